@@ -1,0 +1,37 @@
+/**
+ * The context every call carries. `agentId` and `sessionKey` become subject tokens and log keys,
+ * so they are required and non-empty; any string is allowed (the bus encodes it).
+ */
+import { z } from "zod";
+
+const sessionFields = {
+  agentId: z.string().min(1).describe("The agent instance; any string."),
+  sessionKey: z.string().min(1).describe("The conversation/session; any string."),
+  channel: z.string().optional().describe("Where the conversation happens (slack, web, cli, ...)."),
+  traceId: z
+    .string()
+    .optional()
+    .describe("A distributed-trace id to correlate with the agent's own traces."),
+};
+
+/** Context for hooks that fire outside a run (session start and end). */
+export const SessionContext = z.looseObject({
+  ...sessionFields,
+  runId: z.string().min(1).optional().describe("The run, when the hook fires inside one."),
+});
+
+/** Context for hooks that fire inside one run of the agent loop. */
+export const RunContext = z.looseObject({
+  ...sessionFields,
+  runId: z.string().min(1).describe("One run of the agent loop (one user turn)."),
+});
+
+/** Context for hooks about one tool call. */
+export const ToolContext = RunContext.extend({
+  toolName: z.string().optional(),
+  toolCallId: z.string().optional(),
+});
+
+export type SessionContext = z.infer<typeof SessionContext>;
+export type RunContext = z.infer<typeof RunContext>;
+export type ToolContext = z.infer<typeof ToolContext>;

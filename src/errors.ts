@@ -1,0 +1,61 @@
+/**
+ * Every error hookbus raises or sends over the wire carries one of these stable codes.
+ * The code is the contract (it travels in the `Hookbus-Error-Code` NATS header and in log
+ * records); messages are for people and may change. `docs/errors.md` explains each code to an
+ * operator, and a test keeps that page and this table in step.
+ */
+export const ErrorCodes = {
+  HOOKBUS_UNKNOWN_HOOK: "The hook name is not in the catalog.",
+  HOOKBUS_INVALID_EVENT: "An event does not match its hook's event schema.",
+  HOOKBUS_INVALID_CONTEXT: "A call context does not match its hook's context schema.",
+  HOOKBUS_INVALID_VERDICT: "A policy returned a verdict its hook does not allow.",
+  HOOKBUS_INVALID_OUTCOME: "A policy outcome handed to the merge engine is malformed.",
+  HOOKBUS_DUPLICATE_POLICY: "Two outcomes for one call name the same policy.",
+  HOOKBUS_NOT_MODIFYING_HOOK: "A merge or verdict was asked of an observational hook.",
+  HOOKBUS_INVALID_DECISION:
+    "A merged decision received from a coordinator does not match its hook's decision schema.",
+} as const;
+
+export type ErrorCode = keyof typeof ErrorCodes;
+
+/** One problem found while validating a value against a schema. */
+export interface ValidationIssue {
+  /** Dotted path into the value, e.g. `messages.3.content`; empty for the value itself. */
+  path: string;
+  /** The rule that failed, as zod names it (`invalid_type`, `unrecognized_keys`, `too_small`, ...). */
+  rule: string;
+  message: string;
+}
+
+export interface HookbusErrorDetails {
+  hook?: string;
+  policy?: string;
+  issues?: ValidationIssue[];
+  [key: string]: unknown;
+}
+
+export class HookbusError extends Error {
+  override readonly name = "HookbusError";
+  readonly code: ErrorCode;
+  readonly details: HookbusErrorDetails;
+
+  constructor(
+    code: ErrorCode,
+    message: string,
+    details: HookbusErrorDetails = {},
+    cause?: unknown,
+  ) {
+    super(message, cause === undefined ? undefined : { cause });
+    this.code = code;
+    this.details = details;
+  }
+
+  /** The plain form that crosses the wire and lands in the log. */
+  toJSON(): { code: ErrorCode; message: string; details: HookbusErrorDetails } {
+    return { code: this.code, message: this.message, details: this.details };
+  }
+}
+
+export function isHookbusError(value: unknown, code?: ErrorCode): value is HookbusError {
+  return value instanceof HookbusError && (code === undefined || value.code === code);
+}

@@ -1,0 +1,81 @@
+/**
+ * Turns one policy outcome into what the fold sees: its verdict, a block (a failure under
+ * fail-closed), or nothing (no opinion, or a failure under fail-open).
+ */
+import type { FailMode, ModifyingHookName } from "../catalog/catalog.js";
+import { modifyingHooks } from "../catalog/catalog.js";
+import { toValidationIssues } from "../catalog/validate.js";
+import type { PolicyOutcome, PolicyStatus } from "./outcome.js";
+import type { Contribution } from "./rules/rule.js";
+
+export type PolicyEffect = "applied" | "no-opinion" | "failed-closed" | "failed-open";
+
+export interface PolicyEvaluation {
+  policy: string;
+  version?: string;
+  priority: number;
+  mode: PolicyOutcome["mode"];
+  /** The status after validation: an `ok` outcome whose verdict fails the schema becomes `invalid`. */
+  status: PolicyStatus;
+  failMode: FailMode;
+  effect: PolicyEffect;
+  error?: { code: string; message: string };
+}
+
+export interface Evaluated {
+  evaluation: PolicyEvaluation;
+  contribution?: Contribution;
+}
+
+export function evaluateOutcome(hook: ModifyingHookName, outcome: PolicyOutcome): Evaluated {
+  const failMode = outcome.failMode ?? modifyingHooks[hook].defaultFailMode;
+  const base = {
+    policy: outcome.policy,
+    ...(outcome.version === undefined ? {} : { version: outcome.version }),
+    priority: outcome.priority,
+    mode: outcome.mode,
+    failMode,
+  };
+
+  let status = outcome.status;
+  let error =
+    outcome.error === undefined
+      ? undefined
+      : { code: outcome.error.code, message: outcome.error.message };
+
+  if (status === "ok") {
+    if (outcome.verdict === undefined || outcome.verdict === null) {
+      return { evaluation: { ...base, status, effect: "no-opinion" } };
+    }
+    const parsed = modifyingHooks[hook].verdict.safeParse(outcome.verdict);
+    if (parsed.success) {
+      const verdict = parsed.data as Record<string, unknown>;
+      return {
+        evaluation: { ...base, status, effect: "applied" },
+        contribution: { policy: outcome.policy, verdict },
+      };
+    }
+    status = "invalid";
+    const issues = toValidationIssues(parsed.error);
+    error = {
+      code: "HOOKBUS_INVALID_VERDICT",
+      message: issues
+        .map((i) => `${i.path === "" ? "(root)" : i.path}: ${i.message} (${i.rule})`)
+        .join("; "),
+    };
+  }
+
+  const failure = { ...base, status, ...(error === undefined ? {} : { error }) };
+  if (failMode === "fail-open") return { evaluation: { ...failure, effect: "failed-open" } };
+  const detail = error === undefined ? "" : `: ${error.message}`;
+  return {
+    evaluation: { ...failure, effect: "failed-closed" },
+    contribution: {
+      policy: outcome.policy,
+      verdict: {
+        block: true,
+        blockReason: `policy "${outcome.policy}" failed closed (${status})${detail}`,
+      },
+    },
+  };
+}

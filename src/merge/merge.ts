@@ -1,0 +1,129 @@
+/**
+ * The merge engine: pure, synchronous, no I/O. Given the original event and every policy's
+ * outcome, it returns the decision the agent must follow, who decided each field, and, when
+ * shadow policies answered, what the decision would have been with them enforced.
+ */
+import type { Decision, HookEvent, ModifyingHookName } from "../catalog/catalog.js";
+import { assertModifyingHook, toValidationIssues } from "../catalog/validate.js";
+import { HookbusError } from "../errors.js";
+import { mergeDeclarations, type HookMergeDeclaration } from "./declarations.js";
+import { evaluateOutcome, type Evaluated, type PolicyEvaluation } from "./evaluate.js";
+import { inMergeOrder } from "./order.js";
+import { PolicyOutcome, type PolicyOutcomeInput } from "./outcome.js";
+import { newMergeState, type Contribution, type MergeState } from "./rules/rule.js";
+
+export interface ShadowComparison<H extends ModifyingHookName> {
+  /** The decision with shadow policies enforced too. */
+  decision: Decision<H>;
+  /** Whether enforcing the shadow policies would have changed what the agent was told. */
+  changed: boolean;
+}
+
+export interface MergeResult<H extends ModifyingHookName> {
+  hook: H;
+  /** What the agent must do. Shadow policies never affect it. */
+  decision: Decision<H>;
+  /** Every policy in merge order, with what its outcome did. */
+  policies: PolicyEvaluation[];
+  /** Present when at least one shadow outcome was given. */
+  shadow?: ShadowComparison<H>;
+}
+
+function parseOutcomes(hook: string, outcomes: readonly PolicyOutcomeInput[]): PolicyOutcome[] {
+  return outcomes.map((raw, index) => {
+    const parsed = PolicyOutcome.safeParse(raw);
+    if (parsed.success) return parsed.data;
+    const issues = toValidationIssues(parsed.error).map((i) => ({
+      ...i,
+      path: `${index}.${i.path}`,
+    }));
+    throw new HookbusError(
+      "HOOKBUS_INVALID_OUTCOME",
+      `${hook}: outcome ${index} is malformed: ${issues.map((i) => `${i.path}: ${i.message}`).join("; ")}`,
+      { hook, issues },
+    );
+  });
+}
+
+function fold(
+  declaration: HookMergeDeclaration,
+  event: Readonly<Record<string, unknown>>,
+  contributions: readonly Contribution[],
+): MergeState {
+  const state = newMergeState();
+  for (const contribution of contributions) {
+    for (const rule of declaration.rules) rule.apply(state, contribution);
+  }
+  for (const rule of declaration.rules) rule.finalize?.(state, event);
+  return state;
+}
+
+function toDecision(declaration: HookMergeDeclaration, state: MergeState): Record<string, unknown> {
+  if (state.block !== undefined) {
+    return {
+      outcome: "block",
+      blockReason: state.block.reason,
+      blockedBy: state.block.by,
+      decidedBy: { block: [state.block.by] },
+    };
+  }
+  const decision: Record<string, unknown> = {};
+  const decidedBy: Record<string, string[]> = {};
+  for (const [field, write] of state.fields) {
+    decision[field] = write.value;
+    decidedBy[field] = write.by;
+  }
+  const replied = declaration.replyField !== undefined && state.fields.has(declaration.replyField);
+  const outcome = replied ? "reply" : state.fields.size > 0 ? "modify" : "allow";
+  return { outcome, ...decision, decidedBy };
+}
+
+function decide(
+  declaration: HookMergeDeclaration,
+  event: Readonly<Record<string, unknown>>,
+  evaluated: readonly Evaluated[],
+): Record<string, unknown> {
+  const contributions = evaluated.flatMap((e) =>
+    e.contribution === undefined ? [] : [e.contribution],
+  );
+  return toDecision(declaration, fold(declaration, event, contributions));
+}
+
+/** Two decisions tell the agent the same thing (who decided is not part of what it is told). */
+function sameInstruction(a: Record<string, unknown>, b: Record<string, unknown>): boolean {
+  const strip = ({ decidedBy: _a, blockedBy: _b, ...rest }: Record<string, unknown>) => rest;
+  return JSON.stringify(strip(a)) === JSON.stringify(strip(b));
+}
+
+export function mergeOutcomes<H extends ModifyingHookName>(
+  hook: H,
+  event: HookEvent<H>,
+  outcomes: readonly PolicyOutcomeInput[],
+): MergeResult<H> {
+  assertModifyingHook(hook);
+  const declaration = mergeDeclarations[hook];
+  const original = event as Readonly<Record<string, unknown>>;
+  const evaluated = inMergeOrder(hook, parseOutcomes(hook, outcomes)).map((outcome) => ({
+    outcome,
+    ...evaluateOutcome(hook, outcome),
+  }));
+
+  const enforced = decide(
+    declaration,
+    original,
+    evaluated.filter((e) => e.outcome.mode === "enforce"),
+  );
+  const result: MergeResult<H> = {
+    hook,
+    decision: enforced as Decision<H>,
+    policies: evaluated.map((e) => e.evaluation),
+  };
+  if (evaluated.some((e) => e.outcome.mode === "shadow")) {
+    const withShadow = decide(declaration, original, evaluated);
+    result.shadow = {
+      decision: withShadow as Decision<H>,
+      changed: !sameInstruction(enforced, withShadow),
+    };
+  }
+  return result;
+}

@@ -1,0 +1,26 @@
+/**
+ * The wire contract as JSON Schema, generated from the zod schemas so that a policy worker can
+ * be written in any language. `npm run schemas` writes these files to `schemas/`; a test fails
+ * when the checked-in files differ from what this produces. Every message type that crosses NATS
+ * or lands in the log belongs in this list.
+ */
+import type { z } from "zod";
+import { hookSchemaDocuments, toJsonSchemaDocument } from "./catalog/json-schema.js";
+import { PolicyOutcome } from "./merge/outcome.js";
+
+const messageSchemas: ReadonlyArray<[name: string, schema: z.ZodType]> = [
+  ["policy-outcome", PolicyOutcome],
+];
+
+export function buildJsonSchemas(): Map<string, Record<string, unknown>> {
+  const files = hookSchemaDocuments();
+  for (const [name, schema] of messageSchemas) {
+    const path = `${name}.schema.json`;
+    files.set(path, toJsonSchemaDocument(path, schema, name));
+  }
+  return files;
+}
+
+export function serializeSchema(doc: Record<string, unknown>): string {
+  return `${JSON.stringify(doc, null, 2)}\n`;
+}
