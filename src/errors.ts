@@ -14,6 +14,22 @@ export const ErrorCodes = {
   HOOKBUS_NOT_MODIFYING_HOOK: "A merge or verdict was asked of an observational hook.",
   HOOKBUS_INVALID_DECISION:
     "A merged decision received from a coordinator does not match its hook's decision schema.",
+  HOOKBUS_BAD_MESSAGE:
+    "A message body could not be decoded (not JSON, bad gzip, malformed blob reference).",
+  HOOKBUS_PAYLOAD_TOO_LARGE: "A body is larger than one message and no blob store is available.",
+  HOOKBUS_BLOB_MISSING: "A large body's stored chunks are missing or corrupt.",
+  HOOKBUS_POLICY_ERROR: "A policy's handler threw or rejected.",
+  HOOKBUS_POLICY_TIMEOUT: "A policy did not answer before its deadline.",
+  HOOKBUS_POLICY_UNAVAILABLE: "A policy in the registry has no live worker.",
+  HOOKBUS_BLOCKED: "The merged decision blocked the call.",
+  HOOKBUS_CALL_TIMEOUT: "The agent got no decision before its deadline.",
+  HOOKBUS_COORDINATOR_UNAVAILABLE: "No coordinator is listening for calls.",
+  HOOKBUS_LOG_UNAVAILABLE:
+    "A record could not be stored in the log, so the decision was not released.",
+  HOOKBUS_INVALID_REGISTRY: "A registry document (policy set) is invalid.",
+  HOOKBUS_STATE_CONFLICT: "A session-state update kept losing compare-and-set races and gave up.",
+  HOOKBUS_NATS_NOT_FOUND: "No NATS server could be found or started.",
+  HOOKBUS_INTERNAL: "An unexpected error inside hookbus; the message says where.",
 } as const;
 
 export type ErrorCode = keyof typeof ErrorCodes;

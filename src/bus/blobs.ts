@@ -1,0 +1,83 @@
+/**
+ * Bodies larger than one NATS message (the server's `max_payload`, 1 MiB by default) are stored
+ * as content-addressed chunks in a JetStream stream and sent as a small reference. Chunks live on
+ * `<ns>.blob.<sha256>.<index>`, so a reader fetches each with a direct "last message for subject"
+ * get (no consumer), and a second writer of the same content stores nothing new. Works on
+ * nats-server 2.9.
+ */
+import { createHash } from "node:crypto";
+import type { JetStreamClient, JetStreamManager } from "@nats-io/jetstream";
+import { HookbusError } from "../errors.js";
+import type { Subjects } from "./subjects.js";
+
+/** 512 KiB leaves ample room under the default 1 MiB max_payload for headers and framing. */
+export const DEFAULT_CHUNK_BYTES = 512 * 1024;
+
+export interface BlobRef {
+  blob: string;
+  size: number;
+  chunks: number;
+}
+
+export class BlobStore {
+  constructor(
+    private readonly js: JetStreamClient,
+    private readonly jsm: JetStreamManager,
+    private readonly subjects: Subjects,
+    private readonly chunkBytes: number = DEFAULT_CHUNK_BYTES,
+  ) {}
+
+  async put(bytes: Uint8Array): Promise<BlobRef> {
+    const blob = createHash("sha256").update(bytes).digest("hex");
+    const chunks = Math.max(1, Math.ceil(bytes.length / this.chunkBytes));
+    const ref = { blob, size: bytes.length, chunks };
+    if (await this.has(ref)) return ref;
+    for (let index = 0; index < chunks; index++) {
+      const chunk = bytes.subarray(index * this.chunkBytes, (index + 1) * this.chunkBytes);
+      await this.js.publish(this.chunkSubject(blob, index), chunk, { msgID: `${blob}.${index}` });
+    }
+    return ref;
+  }
+
+  async get(ref: BlobRef): Promise<Uint8Array> {
+    const parts: Uint8Array[] = [];
+    for (let index = 0; index < ref.chunks; index++) {
+      const msg = await this.jsm.streams.getMessage(this.subjects.blobStream, {
+        last_by_subj: this.chunkSubject(ref.blob, index),
+      });
+      if (msg === null) {
+        throw new HookbusError(
+          "HOOKBUS_BLOB_MISSING",
+          `blob ${ref.blob} chunk ${index} is missing`,
+          { blob: ref.blob },
+        );
+      }
+      parts.push(msg.data);
+    }
+    const bytes = Buffer.concat(parts);
+    const digest = createHash("sha256").update(bytes).digest("hex");
+    if (bytes.length !== ref.size || digest !== ref.blob) {
+      throw new HookbusError(
+        "HOOKBUS_BLOB_MISSING",
+        `blob ${ref.blob} is corrupt (got ${bytes.length} bytes, sha256 ${digest})`,
+        {
+          blob: ref.blob,
+        },
+      );
+    }
+    return bytes;
+  }
+
+  private async has(ref: BlobRef): Promise<boolean> {
+    const last = await this.jsm.streams
+      .getMessage(this.subjects.blobStream, {
+        last_by_subj: this.chunkSubject(ref.blob, ref.chunks - 1),
+      })
+      .catch(() => null);
+    return last !== null;
+  }
+
+  private chunkSubject(blob: string, index: number): string {
+    return `${this.subjects.blob(blob)}.${index}`;
+  }
+}

@@ -1,0 +1,52 @@
+/**
+ * What every hookbus process shares over one NATS connection: the subjects of its namespace,
+ * JetStream handles, the body codec (gzip and blobs for large bodies) and a logger.
+ */
+import {
+  jetstream,
+  jetstreamManager,
+  type JetStreamClient,
+  type JetStreamManager,
+} from "@nats-io/jetstream";
+import type { NatsConnection } from "@nats-io/transport-node";
+import { pino, type Logger } from "pino";
+import { BlobStore, DEFAULT_CHUNK_BYTES } from "./blobs.js";
+import { BodyCodec, type BodyCodecOptions } from "./codec.js";
+import { DEFAULT_NAMESPACE, Subjects } from "./subjects.js";
+
+export interface BusOptions {
+  /** Subject prefix; deployments with different namespaces never see each other's calls. */
+  namespace?: string;
+  /** Library code logs nothing unless given a logger. */
+  logger?: Logger;
+  codec?: BodyCodecOptions;
+}
+
+/** Room left under max_payload for headers and protocol framing. */
+const HEADROOM = 64 * 1024;
+
+export class Bus {
+  readonly subjects: Subjects;
+  readonly codec: BodyCodec;
+  readonly logger: Logger;
+
+  private constructor(
+    readonly nc: NatsConnection,
+    readonly js: JetStreamClient,
+    readonly jsm: JetStreamManager,
+    options: BusOptions,
+  ) {
+    this.subjects = new Subjects(options.namespace ?? DEFAULT_NAMESPACE);
+    this.logger = options.logger ?? pino({ level: "silent" });
+    const maxPayload = nc.info?.max_payload ?? 1024 * 1024;
+    const chunkBytes = Math.min(DEFAULT_CHUNK_BYTES, Math.floor(maxPayload / 2));
+    this.codec = new BodyCodec(new BlobStore(js, jsm, this.subjects, chunkBytes), {
+      maxInlineBytes: Math.max(1024, maxPayload - HEADROOM),
+      ...options.codec,
+    });
+  }
+
+  static async open(nc: NatsConnection, options: BusOptions = {}): Promise<Bus> {
+    return new Bus(nc, jetstream(nc), await jetstreamManager(nc), options);
+  }
+}

@@ -1,0 +1,75 @@
+/**
+ * The bodies that cross NATS between agent, coordinator and policy workers. Hooks' own payloads
+ * (event, context, verdict, decision) are described per hook in `schemas/hooks/`; these
+ * envelopes carry them. See docs/protocol.md.
+ */
+import { z } from "zod";
+import { HOOK_NAMES, MODIFYING_HOOK_NAMES } from "../catalog/catalog.js";
+
+const HookNameSchema = z.enum(HOOK_NAMES as [string, ...string[]]);
+const ModifyingHookNameSchema = z.enum(MODIFYING_HOOK_NAMES as [string, ...string[]]);
+
+export const WireError = z
+  .looseObject({
+    code: z.string().describe("A stable code from docs/errors.md."),
+    message: z.string(),
+    details: z.record(z.string(), z.unknown()).optional(),
+  })
+  .meta({ id: "WireError" });
+
+/** Agent → coordinator, on `<ns>.call.<agent>.<hook>`. */
+export const CallRequest = z
+  .strictObject({
+    callId: z
+      .string()
+      .min(1)
+      .max(256)
+      .describe("Unique per call; a retry of the same call reuses it (the log stores it once)."),
+    hook: ModifyingHookNameSchema,
+    context: z.record(z.string(), z.unknown()),
+    event: z.record(z.string(), z.unknown()),
+  })
+  .meta({ id: "CallRequest" });
+
+/** Coordinator → agent: the merged decision, released only after its record is stored. */
+export const CallReply = z
+  .strictObject({
+    callId: z.string(),
+    hook: ModifyingHookNameSchema,
+    decision: z.record(z.string(), z.unknown()).describe("The hook's decision schema."),
+    registryRevision: z.int().min(0),
+    recordSeq: z.int().min(1).describe("Sequence of the decision's record in the log stream."),
+  })
+  .meta({ id: "CallReply" });
+
+/** Coordinator → one worker of a policy, on `<ns>.policy.<policy>.<hook>`. */
+export const PolicyRequest = z
+  .strictObject({
+    callId: z.string(),
+    hook: ModifyingHookNameSchema,
+    policy: z.string(),
+    context: z.record(z.string(), z.unknown()),
+    event: z.record(z.string(), z.unknown()),
+  })
+  .meta({ id: "PolicyRequest" });
+
+/** Worker → coordinator. An error reply sets the `Hookbus-Error-Code` header and carries `error`. */
+export const PolicyReply = z
+  .strictObject({
+    policy: z.string(),
+    version: z.string().optional(),
+    verdict: z
+      .unknown()
+      .optional()
+      .describe("The hook's verdict schema; absent or null is no opinion."),
+    error: WireError.optional(),
+  })
+  .meta({ id: "PolicyReply" });
+
+export type CallRequest = z.infer<typeof CallRequest>;
+export type CallReply = z.infer<typeof CallReply>;
+export type PolicyRequest = z.infer<typeof PolicyRequest>;
+export type PolicyReply = z.infer<typeof PolicyReply>;
+export type WireError = z.infer<typeof WireError>;
+
+export { HookNameSchema, ModifyingHookNameSchema };

@@ -1,0 +1,17 @@
+/** NATS headers hookbus sets. Bodies are JSON; headers carry what routing and errors need. */
+export const Header = {
+  /** The call this message belongs to (agent call id). */
+  CallId: "Hookbus-Call-Id",
+  /** Milliseconds the sender will wait for the answer, from when it sent the message. */
+  TimeoutMs: "Hookbus-Timeout-Ms",
+  /** On an error reply: a stable code from docs/errors.md. Its presence marks the reply as an error. */
+  ErrorCode: "Hookbus-Error-Code",
+  /** How the body is encoded: absent (JSON), `gzip` (gzipped JSON), or `blob` (a reference to chunks). */
+  Encoding: "Hookbus-Encoding",
+  /** The registry revision a decision was made with. */
+  RegistryRevision: "Hookbus-Registry-Revision",
+  /** The policy answering (on verdict replies). */
+  Policy: "Hookbus-Policy",
+  /** The policy's version (on verdict replies). */
+  PolicyVersion: "Hookbus-Policy-Version",
+} as const;

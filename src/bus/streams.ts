@@ -1,0 +1,115 @@
+/**
+ * The JetStream resources hookbus owns, created on start with documented settings
+ * (docs/operations.md). Creating is idempotent, so any number of coordinators may start at once;
+ * an existing stream is used as it is, never silently reconfigured.
+ */
+import {
+  DiscardPolicy,
+  RetentionPolicy,
+  StorageType,
+  type JetStreamManager,
+  type StreamConfig,
+} from "@nats-io/jetstream";
+import { nanos } from "@nats-io/transport-node";
+import type { Logger } from "pino";
+import type { Subjects } from "./subjects.js";
+
+export interface LogSettings {
+  /** Keep records this long; 0 keeps them forever (the default: it is an audit log). */
+  maxAgeMs?: number;
+  /** Cap the log's size; -1 (default) is no cap. */
+  maxBytes?: number;
+  /**
+   * When a cap is reached: `new` (default) refuses new records, so decisions fail with
+   * HOOKBUS_LOG_UNAVAILABLE instead of audit history being deleted; `old` drops the oldest.
+   */
+  discard?: "new" | "old";
+  /** Window in which a retried publish with the same message id is stored once. */
+  duplicateWindowMs?: number;
+  replicas?: number;
+}
+
+type StreamSpec = Partial<StreamConfig> & { name: string };
+
+export const DEFAULT_LOG_SETTINGS: Required<LogSettings> = {
+  maxAgeMs: 0,
+  maxBytes: -1,
+  discard: "new",
+  duplicateWindowMs: 2 * 60_000,
+  replicas: 1,
+};
+
+function baseConfig(settings: Required<LogSettings>): Partial<StreamConfig> {
+  return {
+    retention: RetentionPolicy.Limits,
+    storage: StorageType.File,
+    max_age: nanos(settings.maxAgeMs),
+    max_bytes: settings.maxBytes,
+    discard: settings.discard === "new" ? DiscardPolicy.New : DiscardPolicy.Old,
+    duplicate_window: nanos(settings.duplicateWindowMs),
+    num_replicas: settings.replicas,
+    // An audit log nobody can edit through the API: no message deletes, no purges.
+    deny_delete: true,
+    deny_purge: true,
+    allow_direct: true,
+  };
+}
+
+export function logStreamConfig(subjects: Subjects, settings: LogSettings = {}): StreamSpec {
+  const s = { ...DEFAULT_LOG_SETTINGS, ...settings };
+  return {
+    name: subjects.logStream,
+    description: "hookbus decision log: one record per interception",
+    subjects: [subjects.auditAll],
+    ...baseConfig(s),
+  };
+}
+
+/** Blobs are referenced by log records, so they live (at least) as long as the log. */
+export function blobStreamConfig(subjects: Subjects, settings: LogSettings = {}): StreamSpec {
+  const s = { ...DEFAULT_LOG_SETTINGS, ...settings };
+  return {
+    name: subjects.blobStream,
+    description: "hookbus large bodies, in content-addressed chunks",
+    subjects: [subjects.blobAll],
+    ...baseConfig(s),
+  };
+}
+
+async function ensureStream(
+  jsm: JetStreamManager,
+  config: StreamSpec,
+  logger?: Logger,
+): Promise<void> {
+  const name = config.name;
+  try {
+    await jsm.streams.info(name);
+    return;
+  } catch (error) {
+    if (!isNotFound(error)) throw error;
+  }
+  try {
+    await jsm.streams.add(config);
+    logger?.info({ stream: name }, "created stream");
+  } catch (error) {
+    // Another process created it between our info and add: fine, as long as it exists now.
+    await jsm.streams.info(name).catch(() => {
+      throw error;
+    });
+  }
+}
+
+function isNotFound(error: unknown): boolean {
+  const text = String((error as { message?: string })?.message ?? error);
+  return /not found/i.test(text) || (error as { code?: number | string })?.code === 404;
+}
+
+export async function ensureLogStreams(
+  jsm: JetStreamManager,
+  subjects: Subjects,
+  settings: LogSettings = {},
+  logger?: Logger,
+): Promise<void> {
+  await ensureStream(jsm, logStreamConfig(subjects, settings), logger);
+  await ensureStream(jsm, blobStreamConfig(subjects, settings), logger);
+}

@@ -1,0 +1,115 @@
+/**
+ * Every subject hookbus uses, in one place. A namespace prefix (default `hookbus`) lets several
+ * deployments, or a replay against workers deployed apart, share one NATS account.
+ *
+ *   <ns>.call.<agent>.<hook>                          agent → coordinators (queue group)
+ *   <ns>.policy.<policy>.<hook>                       coordinator → one worker of a policy (queue group)
+ *   <ns>.audit.<agent>.<session>.<hook>.<outcome>     the log stream
+ *   <ns>.blob.<sha256>                                chunks of bodies too large for one message
+ */
+import type { HookName } from "../catalog/catalog.js";
+import { decodeToken, encodeToken } from "./tokens.js";
+
+export const DEFAULT_NAMESPACE = "hookbus";
+
+/** The outcome token of a log record: a decision's outcome, or what kind of record it is. */
+export type RecordKind = "allow" | "modify" | "block" | "reply" | "error" | "late" | "observed";
+
+export interface AuditSubjectFilter {
+  agentId?: string;
+  sessionKey?: string;
+  hook?: HookName;
+  kind?: RecordKind;
+}
+
+export interface ParsedAuditSubject {
+  agentId: string;
+  sessionKey: string;
+  hook: string;
+  kind: RecordKind;
+}
+
+export class Subjects {
+  constructor(readonly namespace: string = DEFAULT_NAMESPACE) {
+    if (!/^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/.test(namespace)) {
+      throw new RangeError(`invalid namespace ${JSON.stringify(namespace)}`);
+    }
+  }
+
+  call(agentId: string, hook: HookName): string {
+    return `${this.namespace}.call.${encodeToken(agentId)}.${hook}`;
+  }
+
+  get callWildcard(): string {
+    return `${this.namespace}.call.*.*`;
+  }
+
+  policy(policy: string, hook: HookName): string {
+    return `${this.namespace}.policy.${policy}.${hook}`;
+  }
+
+  policyWildcard(policy: string): string {
+    return `${this.namespace}.policy.${policy}.*`;
+  }
+
+  /** The queue group of one policy's workers: N processes of a policy share its calls. */
+  policyQueue(policy: string): string {
+    return `${this.namespace}-policy-${policy}`;
+  }
+
+  get coordinatorQueue(): string {
+    return `${this.namespace}-coordinators`;
+  }
+
+  audit(agentId: string, sessionKey: string, hook: HookName, kind: RecordKind): string {
+    return `${this.namespace}.audit.${encodeToken(agentId)}.${encodeToken(sessionKey)}.${hook}.${kind}`;
+  }
+
+  get auditAll(): string {
+    return `${this.namespace}.audit.>`;
+  }
+
+  /** A single-subject filter for what the server can filter by itself (missing parts are `*`). */
+  auditFilter(filter: AuditSubjectFilter = {}): string {
+    const agent = filter.agentId === undefined ? "*" : encodeToken(filter.agentId);
+    const session = filter.sessionKey === undefined ? "*" : encodeToken(filter.sessionKey);
+    return `${this.namespace}.audit.${agent}.${session}.${filter.hook ?? "*"}.${filter.kind ?? "*"}`;
+  }
+
+  parseAudit(subject: string): ParsedAuditSubject {
+    const prefix = `${this.namespace}.audit.`;
+    const parts = subject.startsWith(prefix) ? subject.slice(prefix.length).split(".") : [];
+    if (parts.length !== 4) throw new RangeError(`not an audit subject: ${subject}`);
+    const [agent, session, hook, kind] = parts as [string, string, string, RecordKind];
+    return { agentId: decodeToken(agent), sessionKey: decodeToken(session), hook, kind };
+  }
+
+  blob(id: string): string {
+    return `${this.namespace}.blob.${id}`;
+  }
+
+  get blobAll(): string {
+    return `${this.namespace}.blob.>`;
+  }
+
+  /** Stream and bucket names may not contain dots. */
+  private get flat(): string {
+    return this.namespace.replaceAll(".", "_").toUpperCase();
+  }
+
+  get logStream(): string {
+    return `${this.flat}_LOG`;
+  }
+
+  get blobStream(): string {
+    return `${this.flat}_BLOBS`;
+  }
+
+  get registryBucket(): string {
+    return `${this.flat.toLowerCase()}_registry`;
+  }
+
+  get stateBucket(): string {
+    return `${this.flat.toLowerCase()}_state`;
+  }
+}

@@ -1,0 +1,103 @@
+/**
+ * What the log holds: one record per interception. The record is the source of truth for audit
+ * and replay, so it keeps the full input, every policy's outcome and the decision.
+ */
+import { z } from "zod";
+import { HookNameSchema, ModifyingHookNameSchema, WireError } from "../bus/envelope.js";
+import { FailMode, PolicyMode, PolicyStatus } from "../merge/outcome.js";
+
+export const RECORD_VERSION = 1;
+
+export const RecordedOutcome = z
+  .strictObject({
+    policy: z.string(),
+    version: z.string().optional(),
+    priority: z.number(),
+    mode: PolicyMode,
+    failMode: FailMode,
+    status: PolicyStatus.describe(
+      "After validation: an answered verdict that failed its schema is `invalid`.",
+    ),
+    effect: z.enum(["applied", "no-opinion", "failed-closed", "failed-open"]),
+    verdict: z.unknown().optional(),
+    error: WireError.optional(),
+    latencyMs: z.number().min(0),
+  })
+  .meta({ id: "RecordedOutcome" });
+
+const base = {
+  v: z.literal(RECORD_VERSION),
+  context: z.record(z.string(), z.unknown()),
+  coordinator: z.string().optional().describe("Which process wrote the record."),
+};
+
+/** A call the coordinator decided. */
+export const DecisionRecord = z.strictObject({
+  ...base,
+  kind: z.literal("decision"),
+  callId: z.string(),
+  hook: ModifyingHookNameSchema,
+  event: z.record(z.string(), z.unknown()),
+  outcomes: z.array(RecordedOutcome).describe("Every policy asked, in merge order."),
+  decision: z.record(z.string(), z.unknown()),
+  shadow: z
+    .strictObject({ decision: z.record(z.string(), z.unknown()), changed: z.boolean() })
+    .optional()
+    .describe(
+      "The decision with shadow policies enforced too (present when any shadow policy was asked).",
+    ),
+  registryRevision: z.int().min(0),
+  receivedAt: z.iso.datetime(),
+  decidedAt: z.iso.datetime(),
+});
+
+/** A call the coordinator could not decide (bad input, internal failure). The agent got this error. */
+export const ErrorRecord = z.strictObject({
+  ...base,
+  kind: z.literal("error"),
+  callId: z.string(),
+  hook: z.string().describe("As sent; may not be a known hook."),
+  event: z.unknown().optional(),
+  error: WireError,
+  registryRevision: z.int().min(0),
+  receivedAt: z.iso.datetime(),
+});
+
+/** A verdict that arrived after its deadline, linked to the call by `callId`. */
+export const LateVerdictRecord = z.strictObject({
+  ...base,
+  kind: z.literal("late"),
+  callId: z.string(),
+  hook: ModifyingHookNameSchema,
+  policy: z.string(),
+  version: z.string().optional(),
+  verdict: z.unknown().optional(),
+  error: WireError.optional(),
+  latencyMs: z.number().min(0),
+  timeoutMs: z.number().min(0),
+  wouldHaveBlocked: z
+    .boolean()
+    .describe("The late verdict blocks: had it been on time, the call would have been blocked."),
+  receivedAt: z.iso.datetime(),
+});
+
+/** An observational hook's event, published by the agent. */
+export const ObservationRecord = z.strictObject({
+  ...base,
+  kind: z.literal("observation"),
+  eventId: z.string(),
+  hook: HookNameSchema,
+  event: z.record(z.string(), z.unknown()),
+  publishedAt: z.iso.datetime(),
+});
+
+export const LogRecord = z
+  .discriminatedUnion("kind", [DecisionRecord, ErrorRecord, LateVerdictRecord, ObservationRecord])
+  .meta({ id: "LogRecord" });
+
+export type RecordedOutcome = z.infer<typeof RecordedOutcome>;
+export type DecisionRecord = z.infer<typeof DecisionRecord>;
+export type ErrorRecord = z.infer<typeof ErrorRecord>;
+export type LateVerdictRecord = z.infer<typeof LateVerdictRecord>;
+export type ObservationRecord = z.infer<typeof ObservationRecord>;
+export type LogRecord = z.infer<typeof LogRecord>;

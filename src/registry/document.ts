@@ -1,0 +1,112 @@
+/**
+ * The registry document: the declarative policy set operators apply from a file. The coordinator
+ * asks exactly the policies listed for a hook, so a policy that is declared but has no live
+ * worker is an error handled by its failure mode, never a silent gap.
+ */
+import { z } from "zod";
+import {
+  MODIFYING_HOOK_NAMES,
+  isModifyingHook,
+  isHookName,
+  type ModifyingHookName,
+} from "../catalog/catalog.js";
+import { toValidationIssues } from "../catalog/validate.js";
+import { HookbusError, type ValidationIssue } from "../errors.js";
+import { FailMode, PolicyMode } from "../merge/outcome.js";
+import { POLICY_NAME_PATTERN } from "../bus/tokens.js";
+
+export const DEFAULT_POLICY_TIMEOUT_MS = 1000;
+
+export const PolicyEntry = z
+  .strictObject({
+    name: z
+      .string()
+      .regex(POLICY_NAME_PATTERN, "policy names are 1-64 characters of A-Z a-z 0-9 _ -")
+      .describe("Unique; the subject token and queue group of the policy's workers."),
+    description: z.string().optional(),
+    hooks: z
+      .array(z.string())
+      .min(1)
+      .describe(`Modifying hooks this policy is asked about: ${MODIFYING_HOOK_NAMES.join(", ")}.`),
+    priority: z.int().describe("Higher is asked first in the merge order; ties go by name."),
+    timeoutMs: z
+      .int()
+      .min(1)
+      .max(600_000)
+      .default(DEFAULT_POLICY_TIMEOUT_MS)
+      .describe("How long to wait for this policy, bounded by the call's own deadline."),
+    failMode: FailMode.optional().describe(
+      "Absent: the hook's default (tool and output gates fail closed).",
+    ),
+    mode: PolicyMode.default("enforce"),
+  })
+  .meta({ id: "PolicyEntry" });
+
+export const RegistryDocument = z
+  .strictObject({
+    policies: z.array(PolicyEntry),
+  })
+  .meta({ id: "RegistryDocument", description: "The policy set (`hookbus registry apply FILE`)." });
+
+export type PolicyEntryInput = z.input<typeof PolicyEntry>;
+export type RegistryDocumentInput = z.input<typeof RegistryDocument>;
+export type RegistryDocument = z.output<typeof RegistryDocument>;
+
+export interface RegistryPolicy extends Omit<z.output<typeof PolicyEntry>, "hooks"> {
+  hooks: ModifyingHookName[];
+}
+
+export interface ValidRegistryDocument {
+  policies: RegistryPolicy[];
+}
+
+function semanticIssues(doc: RegistryDocument): ValidationIssue[] {
+  const issues: ValidationIssue[] = [];
+  const names = new Map<string, number>();
+  doc.policies.forEach((policy, index) => {
+    const earlier = names.get(policy.name);
+    if (earlier !== undefined) {
+      issues.push({
+        path: `policies.${index}.name`,
+        rule: "duplicate_policy",
+        message: `policy "${policy.name}" is already declared at policies.${earlier}`,
+      });
+    } else {
+      names.set(policy.name, index);
+    }
+    const seen = new Set<string>();
+    policy.hooks.forEach((hook, h) => {
+      const path = `policies.${index}.hooks.${h}`;
+      if (!isHookName(hook)) {
+        issues.push({
+          path,
+          rule: "unknown_hook",
+          message: `unknown hook "${hook}"; known: ${MODIFYING_HOOK_NAMES.join(", ")}`,
+        });
+      } else if (!isModifyingHook(hook)) {
+        issues.push({
+          path,
+          rule: "observational_hook",
+          message: `"${hook}" is observational: workers subscribe to it themselves; the registry lists modifying hooks only`,
+        });
+      } else if (seen.has(hook)) {
+        issues.push({ path, rule: "duplicate_hook", message: `hook "${hook}" is listed twice` });
+      }
+      seen.add(hook);
+    });
+  });
+  return issues;
+}
+
+/** Parse and check a registry document; every mistake is reported at once, by path. */
+export function parseRegistryDocument(value: unknown, source = "registry"): ValidRegistryDocument {
+  const parsed = RegistryDocument.safeParse(value);
+  const issues = parsed.success ? semanticIssues(parsed.data) : toValidationIssues(parsed.error);
+  if (issues.length > 0) {
+    const list = issues.map((i) => `  ${i.path || "(root)"}: ${i.message} (${i.rule})`).join("\n");
+    throw new HookbusError("HOOKBUS_INVALID_REGISTRY", `${source} is invalid:\n${list}`, {
+      issues,
+    });
+  }
+  return parsed.data as ValidRegistryDocument;
+}

@@ -1,0 +1,42 @@
+/** One revision of the registry, indexed for the hot path (policies of a hook, in merge order). */
+import type { ModifyingHookName } from "../catalog/catalog.js";
+import { compareByPriorityThenName } from "../merge/order.js";
+import type { RegistryPolicy, ValidRegistryDocument } from "./document.js";
+
+export class RegistrySnapshot {
+  private readonly byHook = new Map<ModifyingHookName, RegistryPolicy[]>();
+
+  constructor(
+    /** The KV revision of the document; 0 when nothing was ever applied. */
+    readonly revision: number,
+    readonly document: ValidRegistryDocument,
+  ) {
+    for (const policy of document.policies) {
+      for (const hook of policy.hooks) {
+        const list = this.byHook.get(hook) ?? [];
+        list.push(policy);
+        this.byHook.set(hook, list);
+      }
+    }
+    for (const list of this.byHook.values()) {
+      list.sort((a, b) =>
+        compareByPriorityThenName(
+          { priority: a.priority, policy: a.name },
+          { priority: b.priority, policy: b.name },
+        ),
+      );
+    }
+  }
+
+  static empty(): RegistrySnapshot {
+    return new RegistrySnapshot(0, { policies: [] });
+  }
+
+  policiesFor(hook: ModifyingHookName): readonly RegistryPolicy[] {
+    return this.byHook.get(hook) ?? [];
+  }
+
+  hasPolicies(hook: ModifyingHookName): boolean {
+    return this.byHook.has(hook);
+  }
+}

@@ -1,0 +1,99 @@
+/**
+ * The registry lives in one key of a JetStream KV bucket, so an apply is atomic (no caller ever
+ * sees half a policy set) and the key's revision is the registry revision recorded with every
+ * decision. Coordinators and agents watch the key and switch to a new revision for the next call.
+ */
+import type { NatsConnection } from "@nats-io/transport-node";
+import { Kvm, type KV } from "@nats-io/kv";
+import type { Logger } from "pino";
+import type { Subjects } from "../bus/subjects.js";
+import { parseRegistryDocument, type RegistryDocumentInput } from "./document.js";
+import { RegistrySnapshot } from "./snapshot.js";
+
+const KEY = "policies";
+
+export async function openRegistryBucket(nc: NatsConnection, subjects: Subjects): Promise<KV> {
+  // history 64: the last revisions stay readable for audit ("which policy set decided this?").
+  return new Kvm(nc).create(subjects.registryBucket, { history: 64, storage: "file" });
+}
+
+export class RegistryStore {
+  constructor(private readonly kv: KV) {}
+
+  static async open(nc: NatsConnection, subjects: Subjects): Promise<RegistryStore> {
+    return new RegistryStore(await openRegistryBucket(nc, subjects));
+  }
+
+  /** Validate and store a document; returns the new revision. */
+  async apply(
+    document: RegistryDocumentInput | unknown,
+    source?: string,
+  ): Promise<RegistrySnapshot> {
+    const valid = parseRegistryDocument(document, source);
+    const revision = await this.kv.put(KEY, JSON.stringify(valid));
+    return new RegistrySnapshot(revision, valid);
+  }
+
+  async current(): Promise<RegistrySnapshot> {
+    const entry = await this.kv.get(KEY);
+    if (entry === null || entry.operation !== "PUT") return RegistrySnapshot.empty();
+    return new RegistrySnapshot(
+      entry.revision,
+      parseRegistryDocument(entry.json(), `registry revision ${entry.revision}`),
+    );
+  }
+
+  /** A snapshot at a past revision (audit: what set of policies decided a recorded call). */
+  async atRevision(revision: number): Promise<RegistrySnapshot | undefined> {
+    if (revision === 0) return RegistrySnapshot.empty();
+    const entry = await this.kv.get(KEY, { revision });
+    if (entry === null || entry.operation !== "PUT") return undefined;
+    return new RegistrySnapshot(entry.revision, parseRegistryDocument(entry.json()));
+  }
+
+  /**
+   * Keep `onChange` fed with the current snapshot; it is called once with the current revision
+   * before this resolves. A revision that fails validation (written by hand, bypassing `apply`)
+   * is logged and skipped: the last good policy set stays in force rather than dropping every
+   * policy.
+   */
+  async watch(
+    onChange: (snapshot: RegistrySnapshot) => void,
+    logger?: Logger,
+  ): Promise<() => Promise<void>> {
+    const first = await this.current();
+    let seen = first.revision;
+    onChange(first);
+    // Resume right after what we read, so a put between the read and the watch is not missed.
+    const watcher = await this.kv.watch(
+      seen > 0 ? { key: KEY, resumeFromRevision: seen + 1 } : { key: KEY },
+    );
+    const done = (async () => {
+      for await (const entry of watcher) {
+        if (entry.revision <= seen) continue;
+        seen = entry.revision;
+        if (entry.operation !== "PUT") {
+          onChange(new RegistrySnapshot(entry.revision, { policies: [] }));
+          continue;
+        }
+        try {
+          onChange(
+            new RegistrySnapshot(
+              entry.revision,
+              parseRegistryDocument(entry.json(), `registry revision ${entry.revision}`),
+            ),
+          );
+        } catch (error) {
+          logger?.error(
+            { err: error, revision: entry.revision },
+            "ignoring invalid registry revision",
+          );
+        }
+      }
+    })();
+    return async () => {
+      watcher.stop();
+      await done;
+    };
+  }
+}
