@@ -61,7 +61,8 @@ export class Subjects {
     return `${this.namespace}-coordinators`;
   }
 
-  audit(agentId: string, sessionKey: string, hook: HookName, kind: RecordKind): string {
+  /** `hook` is "unknown" only for error records of calls whose hook name was not valid. */
+  audit(agentId: string, sessionKey: string, hook: HookName | "unknown", kind: RecordKind): string {
     return `${this.namespace}.audit.${encodeToken(agentId)}.${encodeToken(sessionKey)}.${hook}.${kind}`;
   }
 

@@ -1,0 +1,231 @@
+/**
+ * Asks policies over NATS and keeps listening after a deadline passes, so that a verdict that
+ * arrives late is still recorded ("late verdict: would have blocked") instead of vanishing into a
+ * closed inbox. One wildcard inbox subscription serves every request of this coordinator.
+ */
+import {
+  createInbox,
+  type Msg,
+  type NatsConnection,
+  type Subscription,
+} from "@nats-io/transport-node";
+import type { Bus } from "../bus/bus.js";
+import { bodyHeaders, type EncodedBody } from "../bus/codec.js";
+import { PolicyReply, type WireError } from "../bus/envelope.js";
+import { Header } from "../bus/headers.js";
+import type { ModifyingHookName } from "../catalog/catalog.js";
+import type { PolicyOutcomeInput } from "../merge/outcome.js";
+import type { RegistryPolicy } from "../registry/document.js";
+
+export interface AskRequest {
+  callId: string;
+  hook: ModifyingHookName;
+  policy: RegistryPolicy;
+  body: EncodedBody;
+  timeoutMs: number;
+}
+
+/** A reply that came after its request had already timed out. */
+export interface LateReply {
+  request: AskRequest;
+  outcome: PolicyOutcomeInput;
+}
+
+interface Pending {
+  request: AskRequest;
+  startedAt: number;
+  settle?: (outcome: PolicyOutcomeInput) => void;
+  timer: NodeJS.Timeout;
+}
+
+export interface PolicyAskerOptions {
+  /** How long after its deadline a reply still counts as a late verdict. */
+  lateWindowMs?: number;
+  onLate?: (late: LateReply) => void;
+}
+
+export class PolicyAsker {
+  private readonly prefix: string;
+  private readonly pending = new Map<string, Pending>();
+  private readonly subscription: Subscription;
+  private counter = 0;
+  private readonly lateWindowMs: number;
+
+  constructor(
+    private readonly bus: Bus,
+    private readonly options: PolicyAskerOptions = {},
+  ) {
+    this.lateWindowMs = options.lateWindowMs ?? 60_000;
+    this.prefix = createInbox();
+    const nc: NatsConnection = bus.nc;
+    this.subscription = nc.subscribe(`${this.prefix}.*`, {
+      callback: (error, msg) => {
+        if (error === null) this.onReply(msg);
+      },
+    });
+  }
+
+  ask(request: AskRequest): Promise<PolicyOutcomeInput> {
+    const token = (++this.counter).toString(36);
+    const { policy } = request;
+    return new Promise((resolve) => {
+      const entry: Pending = {
+        request,
+        startedAt: performance.now(),
+        settle: resolve,
+        timer: setTimeout(() => this.expire(token), request.timeoutMs),
+      };
+      this.pending.set(token, entry);
+      const headers = bodyHeaders(request.body, {
+        [Header.CallId]: request.callId,
+        [Header.TimeoutMs]: String(request.timeoutMs),
+      });
+      try {
+        this.bus.nc.publish(
+          this.bus.subjects.policy(policy.name, request.hook),
+          request.body.data,
+          {
+            reply: `${this.prefix}.${token}`,
+            headers,
+          },
+        );
+      } catch (error) {
+        // Publishing fails only when the connection is closed or draining: the policy is unreachable.
+        this.finish(
+          token,
+          this.outcome(
+            request,
+            entry.startedAt,
+            "unavailable",
+            undefined,
+            wireError("HOOKBUS_POLICY_UNAVAILABLE", String(error)),
+          ),
+        );
+      }
+    });
+  }
+
+  async close(): Promise<void> {
+    for (const [token, entry] of this.pending) {
+      clearTimeout(entry.timer);
+      this.pending.delete(token);
+    }
+    await this.subscription.drain().catch(() => {});
+  }
+
+  private expire(token: string): void {
+    const entry = this.pending.get(token);
+    if (entry?.settle === undefined) return;
+    const { request } = entry;
+    entry.settle(
+      this.outcome(
+        request,
+        entry.startedAt,
+        "timeout",
+        undefined,
+        wireError("HOOKBUS_POLICY_TIMEOUT", `no answer within ${request.timeoutMs} ms`),
+      ),
+    );
+    delete entry.settle;
+    // Keep listening for a while: a reply now is a late verdict worth recording.
+    entry.timer = setTimeout(() => this.pending.delete(token), this.lateWindowMs);
+  }
+
+  private finish(token: string, outcome: PolicyOutcomeInput): void {
+    const entry = this.pending.get(token);
+    if (entry === undefined) return;
+    clearTimeout(entry.timer);
+    this.pending.delete(token);
+    if (entry.settle !== undefined) entry.settle(outcome);
+    else this.options.onLate?.({ request: entry.request, outcome });
+  }
+
+  private onReply(msg: Msg): void {
+    const token = msg.subject.slice(this.prefix.length + 1);
+    const entry = this.pending.get(token);
+    if (entry === undefined) return;
+    const { request, startedAt } = entry;
+    // A 503 status with no body: the server knows no subscriber for the policy's subject.
+    if (msg.headers?.code === 503) {
+      if (entry.settle === undefined) return;
+      this.finish(
+        token,
+        this.outcome(
+          request,
+          startedAt,
+          "unavailable",
+          undefined,
+          wireError("HOOKBUS_POLICY_UNAVAILABLE", `no worker for policy "${request.policy.name}"`),
+        ),
+      );
+      return;
+    }
+    const latencyMs = performance.now() - startedAt;
+    void this.decodeReply(msg).then((reply) => {
+      const outcome = this.outcome(
+        request,
+        startedAt,
+        reply.status,
+        reply.verdict,
+        reply.error,
+        reply.version,
+      );
+      this.finish(token, { ...outcome, latencyMs });
+    });
+  }
+
+  private async decodeReply(
+    msg: Msg,
+  ): Promise<{
+    status: "ok" | "error" | "invalid";
+    verdict?: unknown;
+    error?: WireError;
+    version?: string;
+  }> {
+    try {
+      const body = PolicyReply.parse(await this.bus.codec.decodeMessage(msg));
+      const code = msg.headers?.get(Header.ErrorCode) ?? "";
+      if (code !== "" || body.error !== undefined) {
+        const error = body.error ?? wireError(code, "policy reported an error");
+        const status = error.code === "HOOKBUS_INVALID_VERDICT" ? "invalid" : "error";
+        return { status, error, ...(body.version === undefined ? {} : { version: body.version }) };
+      }
+      return {
+        status: "ok",
+        verdict: body.verdict,
+        ...(body.version === undefined ? {} : { version: body.version }),
+      };
+    } catch (error) {
+      return {
+        status: "invalid",
+        error: wireError("HOOKBUS_BAD_MESSAGE", `unreadable reply: ${String(error)}`),
+      };
+    }
+  }
+
+  private outcome(
+    request: AskRequest,
+    startedAt: number,
+    status: PolicyOutcomeInput["status"],
+    verdict: unknown,
+    error: WireError | undefined,
+    version?: string,
+  ): PolicyOutcomeInput {
+    const { policy } = request;
+    return {
+      policy: policy.name,
+      ...(version === undefined ? {} : { version }),
+      priority: policy.priority,
+      mode: policy.mode,
+      ...(policy.failMode === undefined ? {} : { failMode: policy.failMode }),
+      status,
+      ...(verdict === undefined ? {} : { verdict }),
+      ...(error === undefined ? {} : { error }),
+      latencyMs: performance.now() - startedAt,
+    };
+  }
+}
+
+function wireError(code: string, message: string): WireError {
+  return { code, message };
+}
