@@ -167,7 +167,7 @@ export class CallHandler {
     if (wire.code === "HOOKBUS_INTERNAL") bus.logger.error({ err: error }, "call failed");
     if (wire.code !== "HOOKBUS_LOG_UNAVAILABLE") {
       // A rejected call is still an interception the agent saw: record it (best effort within the deadline).
-      const context = (request?.context ?? {}) as Record<string, unknown>;
+      const context: Record<string, unknown> = request?.context ?? {};
       const agentId =
         typeof context.agentId === "string" && context.agentId !== ""
           ? context.agentId

@@ -174,9 +174,7 @@ export class PolicyAsker {
     });
   }
 
-  private async decodeReply(
-    msg: Msg,
-  ): Promise<{
+  private async decodeReply(msg: Msg): Promise<{
     status: "ok" | "error" | "invalid";
     verdict?: unknown;
     error?: WireError;

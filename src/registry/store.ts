@@ -7,7 +7,7 @@ import type { NatsConnection } from "@nats-io/transport-node";
 import { Kvm, type KV } from "@nats-io/kv";
 import type { Logger } from "pino";
 import type { Subjects } from "../bus/subjects.js";
-import { parseRegistryDocument, type RegistryDocumentInput } from "./document.js";
+import { parseRegistryDocument } from "./document.js";
 import { RegistrySnapshot } from "./snapshot.js";
 
 const KEY = "policies";
@@ -25,10 +25,7 @@ export class RegistryStore {
   }
 
   /** Validate and store a document; returns the new revision. */
-  async apply(
-    document: RegistryDocumentInput | unknown,
-    source?: string,
-  ): Promise<RegistrySnapshot> {
+  async apply(document: unknown, source?: string): Promise<RegistrySnapshot> {
     const valid = parseRegistryDocument(document, source);
     const revision = await this.kv.put(KEY, JSON.stringify(valid));
     return new RegistrySnapshot(revision, valid);
