@@ -6,10 +6,20 @@
  */
 import type { z } from "zod";
 import { hookSchemaDocuments, toJsonSchemaDocument } from "./catalog/json-schema.js";
+import { CallReply, CallRequest, PolicyReply, PolicyRequest, WireError } from "./bus/envelope.js";
+import { LogRecord } from "./log/record.js";
 import { PolicyOutcome } from "./merge/outcome.js";
+import { RegistryDocument } from "./registry/document.js";
 
 const messageSchemas: ReadonlyArray<[name: string, schema: z.ZodType]> = [
   ["policy-outcome", PolicyOutcome],
+  ["envelope/call-request", CallRequest],
+  ["envelope/call-reply", CallReply],
+  ["envelope/policy-request", PolicyRequest],
+  ["envelope/policy-reply", PolicyReply],
+  ["envelope/error", WireError],
+  ["log-record", LogRecord],
+  ["registry", RegistryDocument],
 ];
 
 export function buildJsonSchemas(): Map<string, Record<string, unknown>> {

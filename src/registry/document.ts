@@ -60,12 +60,24 @@ export interface ValidRegistryDocument {
   policies: RegistryPolicy[];
 }
 
-function semanticIssues(doc: RegistryDocument): ValidationIssue[] {
+/**
+ * Checks the schema cannot express (known hooks, uniqueness). Runs on the raw input too, so a
+ * file with both kinds of mistakes gets every one reported at once.
+ */
+function semanticIssues(value: unknown): ValidationIssue[] {
   const issues: ValidationIssue[] = [];
   const names = new Map<string, number>();
-  doc.policies.forEach((policy, index) => {
-    const earlier = names.get(policy.name);
-    if (earlier !== undefined) {
+  const policies = (value as { policies?: unknown })?.policies;
+  if (!Array.isArray(policies)) return issues;
+  policies.forEach((raw: unknown, index) => {
+    const policy = (typeof raw === "object" && raw !== null ? raw : {}) as {
+      name?: unknown;
+      hooks?: unknown;
+    };
+    const earlier = typeof policy.name === "string" ? names.get(policy.name) : undefined;
+    if (typeof policy.name !== "string") {
+      // the schema reports it
+    } else if (earlier !== undefined) {
       issues.push({
         path: `policies.${index}.name`,
         rule: "duplicate_policy",
@@ -75,7 +87,9 @@ function semanticIssues(doc: RegistryDocument): ValidationIssue[] {
       names.set(policy.name, index);
     }
     const seen = new Set<string>();
-    policy.hooks.forEach((hook, h) => {
+    const hooks: unknown[] = Array.isArray(policy.hooks) ? policy.hooks : [];
+    hooks.forEach((hook, h) => {
+      if (typeof hook !== "string") return;
       const path = `policies.${index}.hooks.${h}`;
       if (!isHookName(hook)) {
         issues.push({
@@ -101,12 +115,15 @@ function semanticIssues(doc: RegistryDocument): ValidationIssue[] {
 /** Parse and check a registry document; every mistake is reported at once, by path. */
 export function parseRegistryDocument(value: unknown, source = "registry"): ValidRegistryDocument {
   const parsed = RegistryDocument.safeParse(value);
-  const issues = parsed.success ? semanticIssues(parsed.data) : toValidationIssues(parsed.error);
+  const issues = [
+    ...(parsed.success ? [] : toValidationIssues(parsed.error)),
+    ...semanticIssues(value),
+  ];
   if (issues.length > 0) {
     const list = issues.map((i) => `  ${i.path || "(root)"}: ${i.message} (${i.rule})`).join("\n");
     throw new HookbusError("HOOKBUS_INVALID_REGISTRY", `${source} is invalid:\n${list}`, {
       issues,
     });
   }
-  return parsed.data as ValidRegistryDocument;
+  return parsed.data as ValidRegistryDocument; // semanticIssues proved every hook is a modifying hook
 }

@@ -1,0 +1,45 @@
+/** How every CLI command and service reaches NATS: flags first, then environment, then defaults. */
+import { readFileSync } from "node:fs";
+import {
+  connect,
+  credsAuthenticator,
+  type NatsConnection,
+  type NodeConnectionOptions,
+} from "@nats-io/transport-node";
+
+export interface ConnectionFlags {
+  server?: string | undefined;
+  creds?: string | undefined;
+  name?: string | undefined;
+}
+
+export const DEFAULT_NATS_URL = "nats://127.0.0.1:4222";
+
+export function connectionOptions(
+  flags: ConnectionFlags = {},
+  env: NodeJS.ProcessEnv = process.env,
+): NodeConnectionOptions {
+  const servers = (flags.server ?? env.NATS_URL ?? DEFAULT_NATS_URL)
+    .split(",")
+    .map((s) => s.trim());
+  const options: NodeConnectionOptions = {
+    servers,
+    name: flags.name ?? "hookbus",
+    // Services must outlive a NATS restart: keep reconnecting, never give up.
+    maxReconnectAttempts: -1,
+    reconnectTimeWait: 250,
+  };
+  const creds = flags.creds ?? env.NATS_CREDS;
+  if (creds !== undefined && creds !== "")
+    options.authenticator = credsAuthenticator(readFileSync(creds));
+  if (env.NATS_USER !== undefined) {
+    options.user = env.NATS_USER;
+    if (env.NATS_PASSWORD !== undefined) options.pass = env.NATS_PASSWORD;
+  }
+  if (env.NATS_TOKEN !== undefined) options.token = env.NATS_TOKEN;
+  return options;
+}
+
+export function connectNats(flags: ConnectionFlags = {}): Promise<NatsConnection> {
+  return connect(connectionOptions(flags));
+}
