@@ -27,8 +27,12 @@ export const ErrorCodes = {
   HOOKBUS_LOG_UNAVAILABLE:
     "A record could not be stored in the log, so the decision was not released.",
   HOOKBUS_INVALID_REGISTRY: "A registry document (policy set) is invalid.",
+  HOOKBUS_INVALID_POLICY:
+    "A policy definition (definePolicy) is invalid: bad name, unknown hook, or a handler that is not a function.",
   HOOKBUS_STATE_CONFLICT: "A session-state update kept losing compare-and-set races and gave up.",
   HOOKBUS_NATS_NOT_FOUND: "No NATS server could be found or started.",
+  HOOKBUS_INVALID_ARGUMENT:
+    "An SDK method got an argument it cannot use (a malformed call or event id, a bad timeout, the wrong kind of hook).",
   HOOKBUS_INTERNAL: "An unexpected error inside hookbus; the message says where.",
 } as const;
 

@@ -18,6 +18,7 @@ export {
   type Verdict,
   type Decision,
   type PolicyHandler,
+  type HandlerVerdict,
   type ObservationHandler,
   type PolicyHandlers,
 } from "./catalog/catalog.js";

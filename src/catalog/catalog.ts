@@ -158,15 +158,38 @@ export type Decision<H extends ModifyingHookName> = z.output<
   (typeof modifyingHooks)[H]["decision"]
 >;
 
+/** Every field that some verdict or decision of the catalog has. */
+type CatalogVerdictKey = {
+  [H in ModifyingHookName]:
+    | keyof z.input<(typeof modifyingHooks)[H]["verdict"]>
+    | keyof z.output<(typeof modifyingHooks)[H]["decision"]>;
+}[ModifyingHookName];
+
+/**
+ * What a handler of hook H may return: `Verdict<H>`, with every *other* catalog field (another
+ * hook's verdict field, or a decision field such as `outcome`) declared `?: never`.
+ *
+ * TypeScript does not run excess-property checks on object literals returned from a function
+ * that is only contextually typed (the inferred return type loses its freshness, TS #241/#7547),
+ * and union-normalised returns (`if (x) return {block: true}; return {content: "x"}`) even pass
+ * the weak-type check. Without this, `{ block: true, content: "x" }` from a before_tool_call
+ * handler compiles and only fails at run time as HOOKBUS_INVALID_VERDICT. Names that no hook uses
+ * (typos) are still caught only when the literal shares no field with the verdict; the runtime
+ * check (strict verdict schemas) catches the rest.
+ */
+export type HandlerVerdict<H extends ModifyingHookName> = Verdict<H> & {
+  [K in Exclude<CatalogVerdictKey, keyof Verdict<H>>]?: never;
+};
+
 /**
  * One handler per hook, typed from the catalog. Returning nothing means "no opinion".
- * The verdict type has no index signature, so an object literal with a field the hook does not
- * allow fails to compile.
+ * Returning a field that another hook's verdict (or a decision) has is a compile error, see
+ * `HandlerVerdict`.
  */
 export type PolicyHandler<H extends ModifyingHookName> = (
   event: HookEvent<H>,
   context: HookContext<H>,
-) => Verdict<H> | undefined | void | Promise<Verdict<H> | undefined | void>;
+) => HandlerVerdict<H> | undefined | void | Promise<HandlerVerdict<H> | undefined | void>;
 
 export type ObservationHandler<H extends ObservationalHookName> = (
   event: HookEvent<H>,

@@ -7,19 +7,14 @@
  */
 import { z } from "zod";
 
-export const ContentPart = z
-  .looseObject({ type: z.string() })
-  .meta({
-    id: "ContentPart",
-    description: "One part of a message (text, image, tool_use, tool_result, ...).",
-  });
+export const ContentPart = z.looseObject({ type: z.string() }).meta({
+  id: "ContentPart",
+  description: "One part of a message (text, image, tool_use, tool_result, ...).",
+});
 
-export const MessageContent = z
-  .union([z.string(), z.array(ContentPart), z.null()])
-  .meta({
-    description:
-      "A plain string, an array of content parts, or null (OpenAI assistant tool turns).",
-  });
+export const MessageContent = z.union([z.string(), z.array(ContentPart), z.null()]).meta({
+  description: "A plain string, an array of content parts, or null (OpenAI assistant tool turns).",
+});
 
 export const Message = z
   .looseObject({

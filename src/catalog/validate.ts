@@ -68,7 +68,7 @@ export function assertModifyingHook(name: unknown): ModifyingHookName {
 
 export function parseEvent<H extends HookName>(hook: H, value: unknown): HookEvent<H> {
   return parseOrThrow(
-    catalog[hook].event,
+    catalog[assertHookName(hook)].event,
     value,
     "HOOKBUS_INVALID_EVENT",
     hook,
@@ -78,7 +78,7 @@ export function parseEvent<H extends HookName>(hook: H, value: unknown): HookEve
 
 export function parseContext<H extends HookName>(hook: H, value: unknown): HookContext<H> {
   return parseOrThrow(
-    catalog[hook].context,
+    catalog[assertHookName(hook)].context,
     value,
     "HOOKBUS_INVALID_CONTEXT",
     hook,
@@ -92,7 +92,7 @@ export function parseVerdict<H extends ModifyingHookName>(
   policy?: string,
 ): Verdict<H> {
   return parseOrThrow(
-    modifyingHooks[hook].verdict,
+    modifyingHooks[assertModifyingHook(hook)].verdict,
     value,
     "HOOKBUS_INVALID_VERDICT",
     hook,
@@ -103,7 +103,7 @@ export function parseVerdict<H extends ModifyingHookName>(
 
 export function parseDecision<H extends ModifyingHookName>(hook: H, value: unknown): Decision<H> {
   return parseOrThrow(
-    modifyingHooks[hook].decision,
+    modifyingHooks[assertModifyingHook(hook)].decision,
     value,
     "HOOKBUS_INVALID_DECISION",
     hook,

@@ -1,12 +1,10 @@
 import { z } from "zod";
 import { decisionFields } from "../common.js";
 
-export const ReplyPayload = z
-  .looseObject({ text: z.string() })
-  .meta({
-    id: "ReplyPayload",
-    description: "A synthetic reply sent instead of running the agent.",
-  });
+export const ReplyPayload = z.looseObject({ text: z.string() }).meta({
+  id: "ReplyPayload",
+  description: "A synthetic reply sent instead of running the agent.",
+});
 
 export const event = z.looseObject({
   cleanedBody: z

@@ -5,7 +5,10 @@ export const event = z.looseObject({
   toolName: z.string().min(1),
   toolCallId: z.string().optional(),
   params: ToolParams,
-  result: z.unknown().describe("The tool's result as the agent holds it."),
+  result: z
+    .unknown()
+    .optional()
+    .describe("The tool's result as the agent holds it (absent when the tool returned nothing)."),
   isError: z.boolean().describe("Whether the tool failed."),
   durationMs: z.number().min(0).optional(),
 });
