@@ -43,7 +43,8 @@ const toolCallsById = intersection<ToolCall>("toolCalls", {
 
 export const mergeDeclarations: Record<ModifyingHookName, HookMergeDeclaration> = {
   before_agent_reply: {
-    rules: [firstWriter("reply", { companion: "reason" })],
+    // Verdicts cannot block here; the latch is for policies that fail closed (an operator's choice).
+    rules: [firstWriter("reply", { companion: "reason" }), blockLatch()],
     replyField: "reply",
   },
   before_llm_call: {

@@ -3,6 +3,7 @@
  * outcome, it returns the decision the agent must follow, who decided each field, and, when
  * shadow policies answered, what the decision would have been with them enforced.
  */
+import { isDeepStrictEqual } from "node:util";
 import type { Decision, HookEvent, ModifyingHookName } from "../catalog/catalog.js";
 import { assertModifyingHook, toValidationIssues } from "../catalog/validate.js";
 import { HookbusError } from "../errors.js";
@@ -89,10 +90,14 @@ function decide(
   return toDecision(declaration, fold(declaration, event, contributions));
 }
 
-/** Two decisions tell the agent the same thing (who decided is not part of what it is told). */
+/**
+ * Two decisions tell the agent the same thing (who decided is not part of what it is told).
+ * Compared structurally: the order in which fields were first written differs when a shadow
+ * policy writes a field before the enforced ones, and that is not a different instruction.
+ */
 function sameInstruction(a: Record<string, unknown>, b: Record<string, unknown>): boolean {
   const strip = ({ decidedBy: _a, blockedBy: _b, ...rest }: Record<string, unknown>) => rest;
-  return JSON.stringify(strip(a)) === JSON.stringify(strip(b));
+  return isDeepStrictEqual(strip(a), strip(b));
 }
 
 export function mergeOutcomes<H extends ModifyingHookName>(

@@ -7,20 +7,16 @@ export const PolicyStatus = z.enum(["ok", "error", "timeout", "invalid", "unavai
     "ok: the policy answered (with a verdict or none). error: its handler failed. timeout: no answer before its deadline. invalid: its verdict failed validation. unavailable: no live worker.",
 });
 
-export const PolicyMode = z
-  .enum(["enforce", "shadow"])
-  .meta({
-    id: "PolicyMode",
-    description: "shadow: asked and recorded, never part of the enforced decision.",
-  });
+export const PolicyMode = z.enum(["enforce", "shadow"]).meta({
+  id: "PolicyMode",
+  description: "shadow: asked and recorded, never part of the enforced decision.",
+});
 
-export const FailMode = z
-  .enum(["fail-open", "fail-closed"])
-  .meta({
-    id: "FailMode",
-    description:
-      "What a failed policy does: fail-closed blocks, naming the policy; fail-open is ignored.",
-  });
+export const FailMode = z.enum(["fail-open", "fail-closed"]).meta({
+  id: "FailMode",
+  description:
+    "What a failed policy does: fail-closed blocks, naming the policy; fail-open is ignored.",
+});
 
 export const OutcomeError = z.looseObject({
   code: z.string(),

@@ -18,10 +18,14 @@ export function firstWriter(field: string, options: FirstWriterOptions = {}): Me
     fields: companion === undefined ? [field] : [field, companion],
     apply(state, { policy, verdict }) {
       const value = verdict[field];
-      if (value === undefined || state.locked.has(field)) return;
+      if (value === undefined || state.fields.has(field)) return;
+      // A cross-lock closes the other field for the policies AFTER the writer, not for the writer
+      // itself: a policy that redacts both content and allContent gets both.
+      const lockedBy = state.locked.get(field);
+      if (lockedBy !== undefined && lockedBy !== policy) return;
       state.fields.set(field, { value, by: [policy] });
-      state.locked.add(field);
-      for (const other of locks) state.locked.add(other);
+      state.locked.set(field, policy);
+      for (const other of locks) if (!state.locked.has(other)) state.locked.set(other, policy);
       if (companion !== undefined && verdict[companion] !== undefined) {
         state.fields.set(companion, { value: verdict[companion], by: [policy] });
       }

@@ -19,8 +19,11 @@ export interface FieldWrite {
 
 export interface MergeState {
   readonly fields: Map<string, FieldWrite>;
-  /** Fields no later policy may write (first writer won, or a cross-lock closed them). */
-  readonly locked: Set<string>;
+  /**
+   * Fields no later policy may write (first writer won, or a cross-lock closed them), each with
+   * the policy that closed it: that policy may still write the other fields of its own lock.
+   */
+  readonly locked: Map<string, string>;
   block: { by: string; reason: string } | undefined;
 }
 
@@ -33,7 +36,7 @@ export interface MergeRule {
 }
 
 export function newMergeState(): MergeState {
-  return { fields: new Map(), locked: new Set(), block: undefined };
+  return { fields: new Map(), locked: new Map(), block: undefined };
 }
 
 /** Latch a block. Only the first blocker in merge order owns the outcome and its reason. */
