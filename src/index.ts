@@ -48,3 +48,41 @@ export {
   type PolicyMode,
 } from "./merge/outcome.js";
 export { compareByPriorityThenName } from "./merge/order.js";
+
+// The process roles: policy workers, the agent SDK, the coordinator.
+export * from "./worker/index.js";
+export * from "./agent/index.js";
+export {
+  startCoordinator,
+  type Coordinator,
+  type CoordinatorOptions,
+} from "./coordinator/index.js";
+
+// The bus: subjects, the registry, the log record, streams, and finding a NATS server.
+export {
+  Subjects,
+  DEFAULT_NAMESPACE,
+  type RecordKind,
+  type AuditSubjectFilter,
+} from "./bus/subjects.js";
+export { encodeToken, decodeToken, POLICY_NAME_PATTERN } from "./bus/tokens.js";
+export { Bus, type BusOptions } from "./bus/bus.js";
+export { ensureLogStreams, DEFAULT_LOG_SETTINGS, type LogSettings } from "./bus/streams.js";
+export { RegistryStore } from "./registry/store.js";
+export { RegistrySnapshot } from "./registry/snapshot.js";
+export {
+  parseRegistryDocument,
+  RegistryDocument,
+  DEFAULT_POLICY_TIMEOUT_MS,
+  type RegistryDocumentInput,
+  type RegistryPolicy,
+} from "./registry/document.js";
+export {
+  LogRecord,
+  type DecisionRecord,
+  type ErrorRecord,
+  type LateVerdictRecord,
+  type ObservationRecord,
+  type RecordedOutcome,
+} from "./log/record.js";
+export { findNatsServer, type NatsServerHandle, type FindNatsOptions } from "./testing/nats.js";

@@ -47,7 +47,12 @@ export const PolicyRequest = z
   .strictObject({
     callId: z.string(),
     hook: ModifyingHookNameSchema,
-    policy: z.string(),
+    policy: z
+      .string()
+      .optional()
+      .describe(
+        "The policy asked; the coordinator omits it so that one body (and one blob) serves every policy of a call. The subject names the policy.",
+      ),
     context: z.record(z.string(), z.unknown()),
     event: z.record(z.string(), z.unknown()),
   })

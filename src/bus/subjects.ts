@@ -8,9 +8,11 @@
  *   <ns>.blob.<sha256>                                chunks of bodies too large for one message
  */
 import type { HookName } from "../catalog/catalog.js";
+import { HookbusError } from "../errors.js";
 import { decodeToken, encodeToken } from "./tokens.js";
 
 export const DEFAULT_NAMESPACE = "hookbus";
+export const NAMESPACE_PATTERN = /^[a-z0-9][a-z0-9-]*(\.[a-z0-9][a-z0-9-]*)*$/;
 
 /** The outcome token of a log record: a decision's outcome, or what kind of record it is. */
 export type RecordKind = "allow" | "modify" | "block" | "reply" | "error" | "late" | "observed";
@@ -31,8 +33,14 @@ export interface ParsedAuditSubject {
 
 export class Subjects {
   constructor(readonly namespace: string = DEFAULT_NAMESPACE) {
-    if (!/^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/.test(namespace)) {
-      throw new RangeError(`invalid namespace ${JSON.stringify(namespace)}`);
+    // Lowercase, digits and '-' in dot-separated parts: stream and bucket names replace dots by
+    // '_' and change case, so allowing '_' or capitals would let two namespaces share a stream.
+    if (!NAMESPACE_PATTERN.test(namespace)) {
+      throw new HookbusError(
+        "HOOKBUS_INVALID_ARGUMENT",
+        `invalid namespace ${JSON.stringify(namespace)}: use lowercase letters, digits and '-', in parts separated by '.'`,
+        { argument: "namespace" },
+      );
     }
   }
 

@@ -105,17 +105,16 @@ export class CallHandler {
     let outcomes: PolicyOutcomeInput[] = [];
     if (policies.length > 0) {
       this.deps.onCallStarted?.(callId, context, call.event);
-      const body = { callId, hook, policy: "", context, event: call.event } satisfies PolicyRequest;
-      // Encoded once per policy name (the name is in the body); a large event is stored as a blob once.
+      // One body for every policy: a large event is encoded (and stored as a blob) once per call.
+      const body = await bus.codec.encode({
+        callId,
+        hook,
+        context,
+        event: call.event,
+      } satisfies PolicyRequest);
       outcomes = await Promise.all(
-        policies.map(async (policy) =>
-          asker.ask({
-            callId,
-            hook,
-            policy,
-            body: await bus.codec.encode({ ...body, policy: policy.name }),
-            timeoutMs: Math.min(policy.timeoutMs, budget),
-          }),
+        policies.map((policy) =>
+          asker.ask({ callId, hook, policy, body, timeoutMs: Math.min(policy.timeoutMs, budget) }),
         ),
       );
     }

@@ -1,0 +1,155 @@
+/**
+ * `npm run bench`: hookbus against a bare-NATS baseline of the same shape, on the same server, in
+ * one run, reported as ratios (timings on shared machines are noisy; ratios of interleaved runs
+ * are not). The LAST line is machine-readable:
+ *   bench: p50_ratio=<hookbus/baseline> p99_ratio=<…> throughput_ratio=<hookbus/baseline> fastpath_us=<…>
+ */
+import { connect, type NatsConnection } from "@nats-io/transport-node";
+import { HookbusClient, measureFastPath } from "../src/agent/index.js";
+import { startCoordinator } from "../src/coordinator/index.js";
+import { Subjects } from "../src/bus/subjects.js";
+import { RegistryStore } from "../src/registry/store.js";
+import { findNatsServer } from "../src/testing/nats.js";
+import { definePolicy, runPolicy } from "../src/worker/index.js";
+import { startBaseline } from "./baseline.js";
+
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+const SEQUENTIAL_PER_ROUND = Number(process.env.BENCH_SEQUENTIAL ?? 400);
+const CONCURRENT_CALLS = Number(process.env.BENCH_CONCURRENT_CALLS ?? 3000);
+const CONCURRENCY = 64;
+const NAMESPACE = `bench${Date.now().toString(36)}`;
+
+const context = {
+  agentId: "bench-agent",
+  sessionKey: "bench-session",
+  runId: "run-1",
+  toolName: "read_file",
+  toolCallId: "call_1",
+};
+const event = {
+  toolName: "read_file",
+  toolCallId: "call_1",
+  params: { path: "/srv/data/report.csv", limit: 100 },
+};
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+async function sequential(call: () => Promise<unknown>, n: number, into: number[]): Promise<void> {
+  for (let i = 0; i < n; i++) {
+    const t0 = performance.now();
+    await call();
+    into.push(performance.now() - t0);
+  }
+}
+
+async function concurrent(call: () => Promise<unknown>, total: number): Promise<number> {
+  let next = 0;
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (next++ < total) await call();
+    }),
+  );
+  return total / ((performance.now() - t0) / 1000);
+}
+
+async function main(): Promise<void> {
+  const server = await findNatsServer();
+  const conns: NatsConnection[] = [];
+  const open = async (name: string) => {
+    const nc = await connect({ servers: server.url, name });
+    conns.push(nc);
+    return nc;
+  };
+  const [agentNc, coordNc, workerNc] = [
+    await open("agent"),
+    await open("coordinator"),
+    await open("worker"),
+  ];
+
+  const baseline = await startBaseline(agentNc, coordNc, workerNc);
+
+  const coordinator = await startCoordinator({ nc: coordNc, namespace: NAMESPACE });
+  const policies = ["p1", "p2", "p3"].map((name) =>
+    definePolicy({
+      name,
+      version: "1",
+      hooks: {
+        before_tool_call: (e) =>
+          e.toolName === "exec" ? { block: true, blockReason: "no shell" } : undefined,
+      },
+    }),
+  );
+  const runner = await runPolicy(policies, { nc: workerNc, namespace: NAMESPACE });
+  const registry = await RegistryStore.open(coordNc, new Subjects(NAMESPACE));
+  await registry.apply({
+    policies: policies.map((p, i) => ({
+      name: p.name,
+      hooks: ["before_tool_call"],
+      priority: 30 - i * 10,
+    })),
+  });
+  const client = await HookbusClient.connect({ nc: agentNc, namespace: NAMESPACE });
+  const until = Date.now() + 5000;
+  while (client.isFastPath("before_tool_call") && Date.now() < until)
+    await new Promise((r) => setTimeout(r, 20));
+  while (coordinator.registry().revision === 0 && Date.now() < until)
+    await new Promise((r) => setTimeout(r, 20));
+
+  const hookbusCall = () => client.beforeToolCall(context, event);
+  const baselineCall = () => baseline.call({ hook: "before_tool_call", context, event });
+
+  // Warm both paths (JIT, connections, stream files).
+  await sequential(baselineCall, 300, []);
+  await sequential(hookbusCall, 300, []);
+
+  const lat = { baseline: [] as number[], hookbus: [] as number[] };
+  for (let round = 0; round < ROUNDS; round++) {
+    await sequential(baselineCall, SEQUENTIAL_PER_ROUND, lat.baseline);
+    await sequential(hookbusCall, SEQUENTIAL_PER_ROUND, lat.hookbus);
+  }
+  const tput = { baseline: [] as number[], hookbus: [] as number[] };
+  for (let round = 0; round < 2; round++) {
+    tput.baseline.push(await concurrent(baselineCall, CONCURRENT_CALLS));
+    tput.hookbus.push(await concurrent(hookbusCall, CONCURRENT_CALLS));
+  }
+  const fast = await measureFastPath();
+
+  await client.close();
+  await runner.stop();
+  await coordinator.stop();
+  await baseline.stop();
+  for (const nc of conns) await nc.drain();
+  await server.stop();
+
+  const stats = (xs: number[]) => {
+    const sorted = [...xs].sort((a, b) => a - b);
+    return { p50: percentile(sorted, 50), p99: percentile(sorted, 99) };
+  };
+  const b = stats(lat.baseline);
+  const h = stats(lat.hookbus);
+  const mean = (xs: number[]) => xs.reduce((s, x) => s + x, 0) / xs.length;
+  const bt = mean(tput.baseline);
+  const ht = mean(tput.hookbus);
+  const f = (n: number, d = 3) => n.toFixed(d);
+  console.log(
+    `nats: ${server.source} ${server.url}; ${ROUNDS}×${SEQUENTIAL_PER_ROUND} sequential calls per side, ${CONCURRENT_CALLS} calls ×2 at concurrency ${CONCURRENCY}`,
+  );
+  console.log(`                 p50 ms   p99 ms   calls/s`);
+  console.log(
+    `baseline         ${f(b.p50).padStart(6)}   ${f(b.p99).padStart(6)}   ${bt.toFixed(0).padStart(7)}`,
+  );
+  console.log(
+    `hookbus          ${f(h.p50).padStart(6)}   ${f(h.p99).padStart(6)}   ${ht.toFixed(0).padStart(7)}`,
+  );
+  console.log(
+    `fast path (no policy on the hook): ${f(fast.usPerCall, 2)} µs/call over ${fast.iterations} calls`,
+  );
+  console.log(
+    `bench: p50_ratio=${f(h.p50 / b.p50, 2)} p99_ratio=${f(h.p99 / b.p99, 2)} throughput_ratio=${f(ht / bt, 2)} fastpath_us=${f(fast.usPerCall, 2)}`,
+  );
+}
+
+await main();

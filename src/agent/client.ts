@@ -1,0 +1,426 @@
+/**
+ * The agent SDK: one typed method per modifying hook, `observe()` for observational hooks, and
+ * the after_llm_call gate.
+ *
+ * Every call is validated locally first (HOOKBUS_INVALID_CONTEXT / _EVENT before any network).
+ * Validation is kept on the fast path too: it costs ~1-3 µs for a typical event (see
+ * `measureFastPath`), well inside the 10 µs budget, and skipping it would make an agent's bad
+ * input pass while the registry is empty and fail the day a policy is added.
+ */
+import { randomUUID } from "node:crypto";
+import { pino, type Logger } from "pino";
+import {
+  isModifyingHook,
+  type Decision,
+  type HookContext,
+  type HookEvent,
+  type ModifyingHookName,
+  type ObservationalHookName,
+} from "../catalog/catalog.js";
+import {
+  assertHookName,
+  assertModifyingHook,
+  parseContext,
+  parseEvent,
+} from "../catalog/validate.js";
+import { Bus } from "../bus/bus.js";
+import { HookbusError } from "../errors.js";
+import { HookbusBlockedError } from "./blocked.js";
+import { beforeDeadline } from "./deadline.js";
+import { AfterLlmCallGate, type GateVerdict, type RunRef } from "./gate.js";
+import { ObservationPublisher, type ObserveResult } from "./observer.js";
+import { checkId, checkTimeout, DEFAULT_AGENT_TIMEOUT_MS } from "./options.js";
+import { ALWAYS_ROUND_TRIP, WatchedRegistryView, type RegistryView } from "./registry-view.js";
+import { NatsCallTransport, type CallTransport } from "./transport.js";
+import type {
+  CallOptions,
+  CallResult,
+  HookbusClientOptions,
+  HookbusClientParts,
+  ObservationSink,
+  ObserveCallOptions,
+} from "./types.js";
+
+export type {
+  CallOptions,
+  CallResult,
+  DecisionSource,
+  HookbusClientOptions,
+  HookbusClientParts,
+  ObservationSink,
+  ObserveCallOptions,
+} from "./types.js";
+
+type AnyContext = Record<string, unknown> & RunRef;
+type AnyEvent = Record<string, unknown>;
+type AnyResult = CallResult<ModifyingHookName>;
+
+const NO_LOG: ObservationSink = {
+  publish: (hook) =>
+    Promise.reject(
+      new HookbusError("HOOKBUS_LOG_UNAVAILABLE", `${hook}: this client has no log to publish to`, {
+        hook,
+      }),
+    ),
+};
+
+export class HookbusClient {
+  private readonly gate = new AfterLlmCallGate();
+  private readonly pending = new Set<Promise<unknown>>();
+  private readonly transport: CallTransport;
+  private readonly observer: ObservationSink;
+  private readonly registry: RegistryView;
+  private readonly timeoutMs: number;
+  private readonly logger: Logger;
+  private closing: Promise<void> | undefined;
+
+  private constructor(parts: HookbusClientParts) {
+    this.transport = parts.transport;
+    this.observer = parts.observer ?? NO_LOG;
+    this.registry = parts.registry ?? ALWAYS_ROUND_TRIP;
+    this.timeoutMs = checkTimeout(parts.timeoutMs ?? DEFAULT_AGENT_TIMEOUT_MS);
+    this.logger = parts.logger ?? pino({ level: "silent" });
+  }
+
+  /** Connect to hookbus over NATS; resolves once the registry's current revision is known. */
+  static async connect(options: HookbusClientOptions): Promise<HookbusClient> {
+    const timeoutMs = checkTimeout(options.timeoutMs ?? DEFAULT_AGENT_TIMEOUT_MS);
+    const logger = options.logger ?? pino({ level: "silent" });
+    const bus = await Bus.open(options.nc, {
+      ...(options.namespace === undefined ? {} : { namespace: options.namespace }),
+      logger,
+    });
+    const registry =
+      options.fastPath === false
+        ? ALWAYS_ROUND_TRIP
+        : await WatchedRegistryView.start(options.nc, bus.subjects, logger);
+    return new HookbusClient({
+      transport: new NatsCallTransport(bus),
+      observer: new ObservationPublisher(bus),
+      registry,
+      timeoutMs,
+      logger,
+    });
+  }
+
+  /** A client on other parts than NATS: an in-process transport, a test double, a benchmark. */
+  static create(parts: HookbusClientParts): HookbusClient {
+    return new HookbusClient(parts);
+  }
+
+  // ---- one typed method per modifying hook: they throw HookbusBlockedError on a block ----
+
+  beforeAgentReply(
+    ctx: HookContext<"before_agent_reply">,
+    event: HookEvent<"before_agent_reply">,
+    opts?: CallOptions,
+  ): Promise<Decision<"before_agent_reply">> {
+    return this.enforce("before_agent_reply", ctx, event, opts);
+  }
+
+  /** Also clears the run's after_llm_call gate: a new LLM call starts a new turn. */
+  beforeLlmCall(
+    ctx: HookContext<"before_llm_call">,
+    event: HookEvent<"before_llm_call">,
+    opts?: CallOptions,
+  ): Promise<Decision<"before_llm_call">> {
+    return this.enforce("before_llm_call", ctx, event, opts);
+  }
+
+  /**
+   * Opens the run's gate before returning: `beforeToolCall`s started afterwards, even without
+   * awaiting this, wait for this decision.
+   */
+  afterLlmCall(
+    ctx: HookContext<"after_llm_call">,
+    event: HookEvent<"after_llm_call">,
+    opts?: CallOptions,
+  ): Promise<Decision<"after_llm_call">> {
+    return this.enforce("after_llm_call", ctx, event, opts);
+  }
+
+  /**
+   * Waits for the run's after_llm_call decision first; a call it does not allow is blocked here,
+   * without a round trip. The tool call id is `event.toolCallId` (and `ctx.toolCallId`, if set:
+   * both must be allowed).
+   */
+  beforeToolCall(
+    ctx: HookContext<"before_tool_call">,
+    event: HookEvent<"before_tool_call">,
+    opts?: CallOptions,
+  ): Promise<Decision<"before_tool_call">> {
+    return this.enforce("before_tool_call", ctx, event, opts);
+  }
+
+  beforeToolResult(
+    ctx: HookContext<"before_tool_result">,
+    event: HookEvent<"before_tool_result">,
+    opts?: CallOptions,
+  ): Promise<Decision<"before_tool_result">> {
+    return this.enforce("before_tool_result", ctx, event, opts);
+  }
+
+  beforeResponseEmit(
+    ctx: HookContext<"before_response_emit">,
+    event: HookEvent<"before_response_emit">,
+    opts?: CallOptions,
+  ): Promise<Decision<"before_response_emit">> {
+    return this.enforce("before_response_emit", ctx, event, opts);
+  }
+
+  /** The decision of any modifying hook; a block is returned (outcome `block`), not thrown. */
+  decide<H extends ModifyingHookName>(
+    hook: H,
+    ctx: HookContext<H>,
+    event: HookEvent<H>,
+    opts?: CallOptions,
+  ): Promise<Decision<H>> {
+    return this.call(hook, ctx, event, opts).then((result) => result.decision);
+  }
+
+  /** Like `decide`, with where the decision came from and its log record. */
+  call<H extends ModifyingHookName>(
+    hook: H,
+    ctx: HookContext<H>,
+    event: HookEvent<H>,
+    opts: CallOptions = {},
+  ): Promise<CallResult<H>> {
+    try {
+      // Synchronous up to the gate: see `start`.
+      return this.start(hook, ctx, event, opts);
+    } catch (error) {
+      return rejected(error);
+    }
+  }
+
+  /**
+   * Publish an observational hook's event to the log (durably, deduplicated by eventId, retried
+   * until the deadline; rejects with HOOKBUS_LOG_UNAVAILABLE only then). `agent_end` also ends
+   * the run's gate.
+   */
+  observe<H extends ObservationalHookName>(
+    hook: H,
+    ctx: HookContext<H>,
+    event: HookEvent<H>,
+    opts: ObserveCallOptions = {},
+  ): Promise<ObserveResult> {
+    let published: Promise<ObserveResult>;
+    try {
+      this.assertOpen(hook);
+      if (isModifyingHook(assertHookName(hook))) {
+        throw new HookbusError(
+          "HOOKBUS_INVALID_ARGUMENT",
+          `${hook} is a modifying hook: ask for a decision (decide() or its typed method) instead of observe()`,
+          { hook, argument: "hook" },
+        );
+      }
+      const context = parseContext(hook, ctx);
+      const ev = parseEvent(hook, event);
+      const eventId = opts.eventId === undefined ? randomUUID() : checkId(opts.eventId, "eventId");
+      const deadline = Date.now() + this.timeoutFor(opts);
+      if (hook === "agent_end") this.gate.clear(context as unknown as RunRef);
+      published = this.observer.publish(hook, context, ev, eventId, deadline);
+    } catch (error) {
+      return rejected(error);
+    }
+    // Tracked so close() waits for it: an observation in flight is never dropped by a shutdown.
+    this.pending.add(published);
+    const forget = () => void this.pending.delete(published);
+    published.then(forget, forget);
+    return published;
+  }
+
+  /** Forget a run's gate (when the run ends without `agent_end`); all agents' unless `agentId`. */
+  endRun(runId: string, agentId?: string): void {
+    this.gate.endRun(runId, agentId);
+  }
+
+  /** Whether the next call of this hook would be answered locally (no policy registered). */
+  isFastPath(hook: ModifyingHookName): boolean {
+    return this.closing === undefined && !this.registry.needsRoundTrip(assertModifyingHook(hook));
+  }
+
+  /** The registry revision the fast path currently reflects (undefined without a fast path). */
+  get registryRevision(): number | undefined {
+    return this.registry.revision;
+  }
+
+  /** Wait for in-flight observations, stop watching the registry. Does not close the connection. */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      await Promise.allSettled([...this.pending]);
+      await this.registry.stop();
+      this.logger.debug("hookbus client closed");
+    })();
+    return this.closing;
+  }
+
+  // ---- internals ----
+
+  private async enforce<H extends ModifyingHookName>(
+    hook: H,
+    ctx: HookContext<H>,
+    event: HookEvent<H>,
+    opts?: CallOptions,
+  ): Promise<Decision<H>> {
+    // `call` runs synchronously up to the gate before this function first awaits.
+    const result = await this.call(hook, ctx, event, opts);
+    if (result.decision.outcome === "block") {
+      throw new HookbusBlockedError(
+        hook,
+        result.decision,
+        result.source === "after_llm_call_gate" ? "after_llm_call_gate" : "decision",
+      );
+    }
+    return result.decision;
+  }
+
+  /**
+   * Validate, then route. Everything up to storing the after_llm_call promise in the gate is
+   * synchronous, so a beforeToolCall started on the next line finds the gate (DESIGN §2).
+   */
+  private start(
+    hook: ModifyingHookName,
+    ctx: AnyContext,
+    event: AnyEvent,
+    opts: CallOptions,
+  ): Promise<AnyResult> {
+    this.assertOpen(hook);
+    assertModifyingHook(hook);
+    const context = parseContext(hook, ctx) as AnyContext;
+    let ev: AnyEvent;
+    let callId: string | undefined;
+    let deadline: number;
+    try {
+      ev = parseEvent(hook, event);
+      callId = opts.callId === undefined ? undefined : checkId(opts.callId, "callId");
+      deadline = Date.now() + this.timeoutFor(opts);
+    } catch (error) {
+      // An after_llm_call that cannot be asked still gates the turn's tools: fail closed.
+      if (hook === "after_llm_call") this.gate.open(context, rejected(error));
+      throw error;
+    }
+
+    switch (hook) {
+      case "before_llm_call":
+        this.gate.clear(context);
+        return this.dispatch(hook, context, ev, callId, deadline);
+      case "after_llm_call": {
+        const result = this.dispatch(hook, context, ev, callId, deadline);
+        this.gate.open(
+          context,
+          result.then((r) => r.decision as Decision<"after_llm_call">),
+        );
+        return result;
+      }
+      case "before_tool_call":
+        return this.gatedToolCall(context, ev, callId, deadline);
+      default:
+        return this.dispatch(hook, context, ev, callId, deadline);
+    }
+  }
+
+  private gatedToolCall(
+    context: AnyContext,
+    event: AnyEvent,
+    callId: string | undefined,
+    deadline: number,
+  ): Promise<AnyResult> {
+    const hook = "before_tool_call";
+    const verdict = this.gate.check(
+      context,
+      event.toolCallId as string | undefined,
+      context.toolCallId as string | undefined,
+    );
+    const next = (v: GateVerdict): Promise<AnyResult> | AnyResult =>
+      v.proceed
+        ? this.dispatch(hook, context, event, callId, deadline)
+        : gateBlock(v, callId, this.registry.revision);
+    // No gate for this run: no await, no timer (the fast path stays cheap).
+    if (!(verdict instanceof Promise)) return Promise.resolve(next(verdict));
+    return beforeDeadline(
+      verdict,
+      deadline,
+      "HOOKBUS_CALL_TIMEOUT",
+      () =>
+        "before_tool_call: the after_llm_call decision did not arrive before this call's deadline",
+      { hook, ...(callId === undefined ? {} : { callId }) },
+    ).then(next);
+  }
+
+  private dispatch(
+    hook: ModifyingHookName,
+    context: AnyContext,
+    event: AnyEvent,
+    callId: string | undefined,
+    deadline: number,
+  ): Promise<AnyResult> {
+    if (!this.registry.needsRoundTrip(hook)) {
+      // No policy (enforce or shadow) for this hook: nothing to ask and nothing to record.
+      return Promise.resolve({
+        decision: { outcome: "allow", decidedBy: {} },
+        source: "fast-path",
+        callId,
+        registryRevision: this.registry.revision,
+        recordSeq: undefined,
+      });
+    }
+    const id = callId ?? randomUUID();
+    return this.transport
+      .call(
+        hook,
+        context as HookContext<typeof hook>,
+        event as HookEvent<typeof hook>,
+        id,
+        deadline,
+      )
+      .then((reply) => ({
+        decision: reply.decision,
+        source: "coordinator" as const,
+        callId: id,
+        registryRevision: reply.registryRevision,
+        recordSeq: reply.recordSeq,
+      }));
+  }
+
+  private timeoutFor(opts: { timeoutMs?: number }): number {
+    return opts.timeoutMs === undefined ? this.timeoutMs : checkTimeout(opts.timeoutMs);
+  }
+
+  private assertOpen(hook: string): void {
+    if (this.closing !== undefined) {
+      // A closed client no longer watches the registry, so it must not answer from it either.
+      throw new HookbusError("HOOKBUS_COORDINATOR_UNAVAILABLE", `${hook}: the client is closed`, {
+        hook,
+      });
+    }
+  }
+}
+
+/** A rejected promise of what was thrown (always an Error, as callers and linters expect). */
+function rejected<T>(error: unknown): Promise<T> {
+  return Promise.reject(
+    error instanceof Error ? error : new HookbusError("HOOKBUS_INTERNAL", String(error)),
+  );
+}
+
+/** The decision a gate block stands for: a before_tool_call block, as a coordinator would shape it. */
+function gateBlock(
+  verdict: Extract<GateVerdict, { proceed: false }>,
+  callId: string | undefined,
+  registryRevision: number | undefined,
+): AnyResult {
+  const decision: Decision<"before_tool_call"> = {
+    outcome: "block",
+    blockReason: verdict.blockReason,
+    ...(verdict.blockedBy === undefined ? {} : { blockedBy: verdict.blockedBy }),
+    decidedBy: { block: verdict.blockedBy === undefined ? [] : [verdict.blockedBy] },
+  };
+  return {
+    decision,
+    source: "after_llm_call_gate",
+    callId,
+    registryRevision,
+    recordSeq: undefined,
+  };
+}

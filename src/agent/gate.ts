@@ -1,0 +1,155 @@
+/**
+ * The after_llm_call gate (DESIGN §2): the after_llm_call decision is enforced at
+ * before_tool_call, in the agent process.
+ *
+ * The seeds first tried a mutable flag written when the decision arrived and read by each tool
+ * call ("best effort", with sequence counters against slow handlers); a tool that started before
+ * the decision landed ran ungated. Here the gate stores the decision's PROMISE, synchronously,
+ * when after_llm_call is asked, so every tool call of that turn awaits the same promise: there is
+ * no window in which a tool can start before the decision is known.
+ *
+ * Rules, per run:
+ * - no gate (after_llm_call was never asked this turn) → proceed;
+ * - the after_llm_call call failed (timeout, no coordinator, invalid event) → block: tool gates
+ *   fail closed;
+ * - the decision blocked → block every tool call of the turn;
+ * - the decision carries `toolCalls` (an allowlist is active) → a call whose id is missing, or not
+ *   in the allowlist, is blocked (a call without an id must not slip through: seed 000 review);
+ * - otherwise → proceed to before_tool_call.
+ * The gate is cleared at the next LLM call of the run and when the run ends.
+ *
+ * This class holds no I/O: the decision source is whatever promise the caller stores, so the
+ * rules are unit-tested with promises the test controls.
+ */
+import type { Decision } from "../catalog/catalog.js";
+import { toolCallId as idOfToolCall } from "../catalog/common.js";
+import { isHookbusError } from "../errors.js";
+
+type AfterLlmCallDecision = Decision<"after_llm_call">;
+
+/** What the gate knows once the stored promise settled. */
+type GateState =
+  { status: "decided"; decision: AfterLlmCallDecision } | { status: "failed"; error: unknown };
+
+export type GateVerdict =
+  { proceed: true } | { proceed: false; blockReason: string; blockedBy?: string };
+
+/** Which run a gate belongs to. Runs are scoped by agent: two agents may reuse a run id. */
+export interface RunRef {
+  agentId: string;
+  runId: string;
+}
+
+const PROCEED: GateVerdict = Object.freeze({ proceed: true });
+
+export class AfterLlmCallGate {
+  /** runId → agentId → the settled-or-pending state. Nested so `endRun(runId)` is O(1). */
+  private readonly gates = new Map<string, Map<string, Promise<GateState>>>();
+
+  /**
+   * Store the decision of the after_llm_call just asked. Must be called synchronously, before
+   * the caller awaits anything, so a tool call started right after finds it. A rejected promise
+   * is a failed call (kept, never an unhandled rejection).
+   */
+  open(run: RunRef, decision: Promise<AfterLlmCallDecision>): void {
+    const state = decision.then(
+      (d): GateState => ({ status: "decided", decision: d }),
+      (error: unknown): GateState => ({ status: "failed", error }),
+    );
+    let byAgent = this.gates.get(run.runId);
+    if (byAgent === undefined) {
+      byAgent = new Map();
+      this.gates.set(run.runId, byAgent);
+    }
+    // A second after_llm_call in the same turn replaces the first: its decision is the newer one.
+    byAgent.set(run.agentId, state);
+  }
+
+  /** Forget the run's gate (next LLM call of the run). */
+  clear(run: RunRef): void {
+    const byAgent = this.gates.get(run.runId);
+    if (byAgent === undefined) return;
+    byAgent.delete(run.agentId);
+    if (byAgent.size === 0) this.gates.delete(run.runId);
+  }
+
+  /** Forget a run's gates; without an agent id, the run id's gates of every agent. */
+  endRun(runId: string, agentId?: string): void {
+    if (agentId === undefined) this.gates.delete(runId);
+    else this.clear({ agentId, runId });
+  }
+
+  has(run: RunRef): boolean {
+    return this.gates.get(run.runId)?.has(run.agentId) ?? false;
+  }
+
+  /** How many runs hold a gate (for leak checks). */
+  get size(): number {
+    let n = 0;
+    for (const byAgent of this.gates.values()) n += byAgent.size;
+    return n;
+  }
+
+  /**
+   * May this tool call run? Synchronous when the run has no gate (the common case: no await,
+   * no timer); a promise when it must wait for the after_llm_call decision.
+   *
+   * `toolCallIds` are the ids the call is known by (the event's and the context's). Empty strings
+   * and undefined count as no id; when both are given, each must be allowed.
+   */
+  check(run: RunRef, ...toolCallIds: (string | undefined)[]): GateVerdict | Promise<GateVerdict> {
+    const state = this.gates.get(run.runId)?.get(run.agentId);
+    if (state === undefined) return PROCEED;
+    return state.then((s) => verdictFor(s, toolCallIds));
+  }
+}
+
+function verdictFor(state: GateState, rawIds: (string | undefined)[]): GateVerdict {
+  if (state.status === "failed") {
+    const error = state.error;
+    const why = isHookbusError(error)
+      ? `${error.code}: ${error.message}`
+      : String((error as Error)?.message ?? error);
+    return {
+      proceed: false,
+      blockReason: `after_llm_call did not decide (${why}); tool calls are blocked until the next LLM call (tool gates fail closed)`,
+    };
+  }
+  const decision = state.decision;
+  if (decision.outcome === "block") {
+    return {
+      proceed: false,
+      blockReason: `after_llm_call blocked this turn's tool calls: ${decision.blockReason ?? "no reason given"}`,
+      ...(decision.blockedBy === undefined ? {} : { blockedBy: decision.blockedBy }),
+    };
+  }
+  if (decision.toolCalls === undefined) return PROCEED;
+
+  // An allowlist is active. The policies that narrowed it: one of them removed this call, and
+  // we can name it only when there is exactly one.
+  const narrowers = decision.decidedBy.toolCalls;
+  const by = narrowers?.length === 1 ? { blockedBy: narrowers[0]! } : {};
+  const ids = rawIds.filter((id): id is string => typeof id === "string" && id.length > 0);
+  if (ids.length === 0) {
+    return {
+      proceed: false,
+      blockReason:
+        "a tool call without an id is blocked while an after_llm_call allowlist is active",
+      ...by,
+    };
+  }
+  const allowed = new Set<string>();
+  for (const call of decision.toolCalls) {
+    const id = idOfToolCall(call);
+    if (id !== undefined) allowed.add(id);
+  }
+  const denied = ids.find((id) => !allowed.has(id));
+  if (denied !== undefined) {
+    return {
+      proceed: false,
+      blockReason: `tool call ${JSON.stringify(denied)} is not in the after_llm_call allowlist`,
+      ...by,
+    };
+  }
+  return PROCEED;
+}

@@ -1,0 +1,18 @@
+/** The agent SDK: what an agent loop (or an adapter) imports. */
+export {
+  HookbusClient,
+  type HookbusClientOptions,
+  type HookbusClientParts,
+  type CallOptions,
+  type CallResult,
+  type DecisionSource,
+  type ObserveCallOptions,
+  type ObservationSink,
+} from "./client.js";
+export { HookbusBlockedError, isHookbusBlockedError, type BlockSource } from "./blocked.js";
+export { AfterLlmCallGate, type GateVerdict, type RunRef } from "./gate.js";
+export type { ObserveResult } from "./observer.js";
+export type { CallTransport, RemoteDecision } from "./transport.js";
+export { staticRegistryView, type RegistryView } from "./registry-view.js";
+export { DEFAULT_AGENT_TIMEOUT_MS } from "./options.js";
+export { measureFastPath, type FastPathBenchOptions, type FastPathBenchResult } from "./bench.js";

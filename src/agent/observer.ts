@@ -1,0 +1,110 @@
+/**
+ * Observational hooks go straight to the log stream with JetStream (no coordinator): the agent
+ * gets a PubAck once the record is stored. Each record is published with `msgID = observed.<eventId>`
+ * (a prefix of its own, so no eventId can collide with the coordinator's `decision.<callId>`), so a
+ * retry after a lost ack, or the same event observed twice, is stored once (within the stream's
+ * duplicate window). Failures are retried with backoff until the deadline and only then reported
+ * as HOOKBUS_LOG_UNAVAILABLE: an observation is never silently dropped.
+ */
+import { ClosedConnectionError, DrainingConnectionError } from "@nats-io/transport-node";
+import type { HookContext, HookEvent, ObservationalHookName } from "../catalog/catalog.js";
+import type { Bus } from "../bus/bus.js";
+import { bodyHeaders, type EncodedBody } from "../bus/codec.js";
+import { HookbusError } from "../errors.js";
+import { RECORD_VERSION, type ObservationRecord } from "../log/record.js";
+import { pauseBeforeRetry, sleep } from "./deadline.js";
+
+export interface ObserveResult {
+  eventId: string;
+  /** The record's sequence in the log stream (of the first copy, for a duplicate). */
+  seq: number;
+  /** True when the log already held this eventId: nothing new was stored. */
+  duplicate: boolean;
+  stream: string;
+}
+
+export class ObservationPublisher {
+  constructor(private readonly bus: Bus) {}
+
+  async publish<H extends ObservationalHookName>(
+    hook: H,
+    context: HookContext<H>,
+    event: HookEvent<H>,
+    eventId: string,
+    deadline: number,
+  ): Promise<ObserveResult> {
+    const { bus } = this;
+    const record: ObservationRecord = {
+      v: RECORD_VERSION,
+      kind: "observation",
+      eventId,
+      hook,
+      context,
+      event,
+      // Set once: every retry publishes the same record.
+      publishedAt: new Date().toISOString(),
+    };
+    const subject = bus.subjects.audit(context.agentId, context.sessionKey, hook, "observed");
+    const stream = bus.subjects.logStream;
+    const started = Date.now();
+    let encoded: EncodedBody | undefined;
+    let lastError: unknown;
+
+    for (let attempt = 0; ; attempt++) {
+      const remaining = Math.floor(deadline - Date.now());
+      if (remaining >= 1) {
+        try {
+          // Encoding may write blobs (JetStream) for a large event, so it is retried too.
+          encoded ??= await bus.codec.encode(record);
+          const ack = await bus.js.publish(subject, encoded.data, {
+            msgID: `observed.${eventId}`,
+            headers: bodyHeaders(encoded),
+            // Only the log stream may take it: a stray stream on the same subjects is a misconfiguration.
+            expect: { streamName: stream },
+            timeout: remaining,
+          });
+          return { eventId, seq: ack.seq, duplicate: ack.duplicate, stream: ack.stream };
+        } catch (error) {
+          // Not retryable: a body that can never fit, or a connection the caller closed.
+          if (error instanceof HookbusError) throw error;
+          lastError = error;
+          if (
+            error instanceof ClosedConnectionError ||
+            error instanceof DrainingConnectionError ||
+            bus.nc.isClosed()
+          ) {
+            throw unavailable(hook, eventId, stream, attempt + 1, started, error);
+          }
+          bus.logger.warn(
+            { hook, eventId, attempt, err: error },
+            "observation not stored yet; retrying",
+          );
+        }
+      }
+      const pause = pauseBeforeRetry(attempt, deadline, 500);
+      if (pause === undefined) {
+        throw unavailable(hook, eventId, stream, attempt + 1, started, lastError);
+      }
+      await sleep(pause);
+    }
+  }
+}
+
+function unavailable(
+  hook: string,
+  eventId: string,
+  stream: string,
+  attempts: number,
+  started: number,
+  cause: unknown,
+): HookbusError {
+  const why =
+    cause === undefined ? "the deadline passed" : String((cause as Error)?.message ?? cause);
+  return new HookbusError(
+    "HOOKBUS_LOG_UNAVAILABLE",
+    `${hook} observation ${eventId} was not stored in ${stream} ` +
+      `(${attempts} attempts over ${Date.now() - started} ms): ${why}`,
+    { hook, eventId, stream, attempts },
+    cause,
+  );
+}

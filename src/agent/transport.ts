@@ -1,0 +1,198 @@
+/**
+ * One agent call over NATS: request on `<ns>.call.<agent>.<hook>`, answered by a coordinator of
+ * the queue group with the merged decision (sent only after its log record is stored) or with an
+ * error reply (`Hookbus-Error-Code` header). See docs/protocol.md.
+ */
+import {
+  ClosedConnectionError,
+  DrainingConnectionError,
+  RequestError,
+  TimeoutError,
+  type Msg,
+} from "@nats-io/transport-node";
+import type { Decision, HookContext, HookEvent, ModifyingHookName } from "../catalog/catalog.js";
+import { parseDecision } from "../catalog/validate.js";
+import type { Bus } from "../bus/bus.js";
+import { bodyHeaders, type EncodedBody } from "../bus/codec.js";
+import { CallReply, WireError, type CallRequest } from "../bus/envelope.js";
+import { Header } from "../bus/headers.js";
+import { ErrorCodes, HookbusError, type ErrorCode } from "../errors.js";
+import { beforeDeadline, pauseBeforeRetry, sleep } from "./deadline.js";
+
+export interface RemoteDecision<H extends ModifyingHookName> {
+  decision: Decision<H>;
+  registryRevision: number;
+  recordSeq: number;
+}
+
+/** Where round trips go. The NATS implementation is below; the client only knows this shape. */
+export interface CallTransport {
+  call<H extends ModifyingHookName>(
+    hook: H,
+    context: HookContext<H>,
+    event: HookEvent<H>,
+    callId: string,
+    deadline: number,
+  ): Promise<RemoteDecision<H>>;
+}
+
+export class NatsCallTransport implements CallTransport {
+  constructor(private readonly bus: Bus) {}
+
+  async call<H extends ModifyingHookName>(
+    hook: H,
+    context: HookContext<H>,
+    event: HookEvent<H>,
+    callId: string,
+    deadline: number,
+  ): Promise<RemoteDecision<H>> {
+    const { bus } = this;
+    const subject = bus.subjects.call(context.agentId, hook);
+    const body: CallRequest = { callId, hook, context, event };
+    const details = { hook, callId };
+    // Large events go to the blob stream here; that write counts against the same deadline.
+    const encoded = await beforeDeadline(
+      encode(bus, body),
+      deadline,
+      "HOOKBUS_CALL_TIMEOUT",
+      () => `${hook} call ${callId}: the deadline passed while storing its large event`,
+      details,
+    );
+
+    const started = Date.now();
+    for (let attempt = 0; ; attempt++) {
+      const remaining = Math.floor(deadline - Date.now());
+      if (remaining < 1) throw timeoutError(hook, callId);
+      let reply: Msg;
+      try {
+        reply = await bus.nc.request(subject, encoded.data, {
+          timeout: remaining,
+          // The same callId on every attempt: the coordinator and the log see one call.
+          headers: bodyHeaders(encoded, {
+            [Header.CallId]: callId,
+            [Header.TimeoutMs]: String(remaining),
+          }),
+        });
+      } catch (error) {
+        if (error instanceof TimeoutError) throw timeoutError(hook, callId, error);
+        if (error instanceof ClosedConnectionError || error instanceof DrainingConnectionError) {
+          throw new HookbusError(
+            "HOOKBUS_COORDINATOR_UNAVAILABLE",
+            `${hook} call ${callId}: the NATS connection is closed`,
+            details,
+            error,
+          );
+        }
+        if (!(error instanceof RequestError)) {
+          throw new HookbusError(
+            "HOOKBUS_INTERNAL",
+            `${hook} call ${callId}: request failed: ${String(error)}`,
+            details,
+            error,
+          );
+        }
+        // No responders (coordinators restarting, or none deployed) or a dropped connection:
+        // retry while the deadline allows, then say plainly that nobody answered.
+        const pause = pauseBeforeRetry(attempt, deadline);
+        if (pause === undefined) {
+          throw new HookbusError(
+            "HOOKBUS_COORDINATOR_UNAVAILABLE",
+            `${hook} call ${callId}: no coordinator answered on ${subject} ` +
+              `(${attempt + 1} attempts over ${Date.now() - started} ms; is a coordinator running on namespace "${bus.subjects.namespace}"?)`,
+            { ...details, subject, attempts: attempt + 1 },
+            error,
+          );
+        }
+        bus.logger.debug({ hook, callId, attempt, err: error }, "no coordinator yet; retrying");
+        await sleep(pause);
+        continue;
+      }
+      return this.readReply(hook, callId, reply);
+    }
+  }
+
+  private async readReply<H extends ModifyingHookName>(
+    hook: H,
+    callId: string,
+    msg: Msg,
+  ): Promise<RemoteDecision<H>> {
+    const details = { hook, callId };
+    const errorCode = msg.headers?.get(Header.ErrorCode) ?? "";
+    if (errorCode !== "") throw await remoteError(this.bus, hook, callId, errorCode, msg);
+
+    const parsed = CallReply.safeParse(await this.bus.codec.decodeMessage(msg));
+    if (!parsed.success) {
+      throw new HookbusError(
+        "HOOKBUS_BAD_MESSAGE",
+        `${hook} call ${callId}: the coordinator's reply is not a CallReply: ${parsed.error.message}`,
+        details,
+      );
+    }
+    const reply = parsed.data;
+    if (reply.callId !== callId || reply.hook !== hook) {
+      throw new HookbusError(
+        "HOOKBUS_BAD_MESSAGE",
+        `${hook} call ${callId}: got the reply of another call (${reply.hook} ${reply.callId})`,
+        details,
+      );
+    }
+    return {
+      decision: parseDecision(hook, reply.decision),
+      registryRevision: reply.registryRevision,
+      recordSeq: reply.recordSeq,
+    };
+  }
+}
+
+async function encode(bus: Bus, body: CallRequest): Promise<EncodedBody> {
+  try {
+    return await bus.codec.encode(body);
+  } catch (error) {
+    if (error instanceof HookbusError) throw error;
+    throw new HookbusError(
+      "HOOKBUS_LOG_UNAVAILABLE",
+      `${body.hook} call ${body.callId}: could not store the large event in the blob stream: ${String(error)}`,
+      { hook: body.hook, callId: body.callId },
+      error,
+    );
+  }
+}
+
+function timeoutError(hook: string, callId: string, cause?: unknown): HookbusError {
+  return new HookbusError(
+    "HOOKBUS_CALL_TIMEOUT",
+    `${hook} call ${callId}: no decision before the deadline`,
+    { hook, callId },
+    cause,
+  );
+}
+
+/** An error reply: the header's code is authoritative; the body adds the message and details. */
+async function remoteError(
+  bus: Bus,
+  hook: string,
+  callId: string,
+  headerCode: string,
+  msg: Msg,
+): Promise<HookbusError> {
+  let message = `the coordinator answered ${headerCode}`;
+  let details: Record<string, unknown> = {};
+  try {
+    const body = WireError.safeParse(await bus.codec.decodeMessage(msg));
+    if (body.success) {
+      message = body.data.message;
+      details = body.data.details ?? {};
+    }
+  } catch {
+    // The code in the header is enough to act on; a broken body must not hide it.
+  }
+  const known = Object.hasOwn(ErrorCodes, headerCode);
+  const code: ErrorCode = known ? (headerCode as ErrorCode) : "HOOKBUS_INTERNAL";
+  return new HookbusError(
+    code,
+    known
+      ? message
+      : `${message} (unknown code ${headerCode}: is this SDK older than the coordinator?)`,
+    { ...details, hook, callId, remote: true, ...(known ? {} : { remoteCode: headerCode }) },
+  );
+}

@@ -1,0 +1,77 @@
+/** The SDK's option and result types, apart from the client so the client file stays readable. */
+import type { NatsConnection } from "@nats-io/transport-node";
+import type { Logger } from "pino";
+import type {
+  Decision,
+  HookContext,
+  HookEvent,
+  ModifyingHookName,
+  ObservationalHookName,
+} from "../catalog/catalog.js";
+import type { ObserveResult } from "./observer.js";
+import type { RegistryView } from "./registry-view.js";
+import type { CallTransport } from "./transport.js";
+
+export interface HookbusClientOptions {
+  /** The caller's connection; `close()` leaves it open. */
+  nc: NatsConnection;
+  /** Must match the coordinators' namespace (default `hookbus`). */
+  namespace?: string;
+  /** Per-call deadline in ms (default 5000): covers the gate wait, retries and the round trip. */
+  timeoutMs?: number;
+  /** Library code logs nothing unless given a logger. */
+  logger?: Logger;
+  /**
+   * Answer calls locally when the registry has no policy for the hook (default true). With
+   * `false` every call goes to a coordinator and the registry is not watched.
+   */
+  fastPath?: boolean;
+}
+
+export interface CallOptions {
+  /** This call's deadline, overriding the client's. */
+  timeoutMs?: number;
+  /** Reuse an id when retrying a call yourself: the log stores one call per id. Default: a UUID. */
+  callId?: string;
+}
+
+export interface ObserveCallOptions {
+  timeoutMs?: number;
+  /** The JetStream message id: observing the same eventId twice stores it once. Default: a UUID. */
+  eventId?: string;
+}
+
+/** Who produced a decision. */
+export type DecisionSource = "coordinator" | "fast-path" | "after_llm_call_gate";
+
+export interface CallResult<H extends ModifyingHookName> {
+  decision: Decision<H>;
+  source: DecisionSource;
+  /** The id the call was sent with; undefined when nothing was sent and none was given. */
+  callId: string | undefined;
+  /** The registry revision the decision was made with, when known. */
+  registryRevision: number | undefined;
+  /** Sequence of the decision's record in the log stream (coordinator decisions only). */
+  recordSeq: number | undefined;
+}
+
+/** Where observations go; the NATS implementation publishes to the log stream. */
+export interface ObservationSink {
+  publish<H extends ObservationalHookName>(
+    hook: H,
+    context: HookContext<H>,
+    event: HookEvent<H>,
+    eventId: string,
+    deadline: number,
+  ): Promise<ObserveResult>;
+}
+
+/** The parts of a client, for `HookbusClient.create` (in-process transports, tests, benchmarks). */
+export interface HookbusClientParts {
+  transport: CallTransport;
+  observer?: ObservationSink;
+  /** Default: no fast path (every call goes to the transport). */
+  registry?: RegistryView;
+  timeoutMs?: number;
+  logger?: Logger;
+}

@@ -1,0 +1,201 @@
+/**
+ * Serves one policy's modifying hooks over NATS core request/reply. Every worker of the policy
+ * subscribes `<ns>.policy.<policy>.*` in the queue group `<ns>-policy-<policy>`, so the server
+ * hands each request to exactly one of them and N processes share the load. The client
+ * re-subscribes by itself after a reconnect.
+ *
+ * Each request gets exactly one reply: a verdict (or none), or an error with a stable code in
+ * the body and the `Hookbus-Error-Code` header. See docs/protocol.md.
+ */
+import type { Msg, Subscription } from "@nats-io/transport-node";
+import { z } from "zod";
+import type { Bus } from "../bus/bus.js";
+import { bodyHeaders } from "../bus/codec.js";
+import type { PolicyReply } from "../bus/envelope.js";
+import { Header } from "../bus/headers.js";
+import { isHookName, isModifyingHook, type ModifyingHookName } from "../catalog/catalog.js";
+import { HookbusError, isHookbusError } from "../errors.js";
+import type { InFlight } from "./in-flight.js";
+import { invokePolicy, toWireError } from "./invoke.js";
+import type { Policy } from "./policy.js";
+import type { SessionStateStore } from "./state/session-state.js";
+
+export interface RequestServerOptions {
+  bus: Bus;
+  policy: Policy;
+  state: SessionStateStore;
+  inFlight: InFlight;
+  /** Aborted when the runner gives up waiting for handlers (a second signal). */
+  hardStop: AbortSignal;
+}
+
+/** The envelope fields the worker needs to route a request; event and context are the handler's. */
+const Envelope = z.looseObject({
+  callId: z.string().min(1),
+  hook: z.string(),
+  /** Absent when one body is shared by every policy of the call (the subject names the policy). */
+  policy: z.string().optional(),
+});
+
+export class RequestServer {
+  private readonly subscription: Subscription;
+  private readonly prefix: string;
+
+  constructor(private readonly options: RequestServerOptions) {
+    const { bus, policy } = options;
+    this.prefix = `${bus.subjects.namespace}.policy.${policy.name}.`;
+    this.subscription = bus.nc.subscribe(bus.subjects.policyWildcard(policy.name), {
+      queue: bus.subjects.policyQueue(policy.name),
+      callback: (error, msg) => {
+        if (error !== null) {
+          bus.logger.error({ err: error, policy: policy.name }, "policy subscription failed");
+          return;
+        }
+        void options.inFlight.run(() => this.answer(msg));
+      },
+    });
+  }
+
+  /** Stop taking requests; those already received are still handed to `inFlight`. */
+  async drain(): Promise<void> {
+    await this.subscription.drain().catch(() => {}); // a closed connection has nothing to drain
+  }
+
+  private async answer(msg: Msg): Promise<void> {
+    const { bus, policy, state } = this.options;
+    const timeoutMs = Number(msg.headers?.get(Header.TimeoutMs) ?? "");
+    const signals = [this.options.hardStop];
+    // The caller stops waiting at its deadline; tell the handler so it can stop working too.
+    if (Number.isFinite(timeoutMs) && timeoutMs > 0) signals.push(AbortSignal.timeout(timeoutMs));
+    let callId = msg.headers?.get(Header.CallId) ?? "";
+    let reply: PolicyReply;
+    let errorCode: string | undefined;
+    try {
+      const { hook, body } = await this.readRequest(msg);
+      callId = body.callId;
+      const result = await invokePolicy(policy, hook, body["event"], body["context"], {
+        callId,
+        state,
+        logger: bus.logger,
+        signal: AbortSignal.any(signals),
+      });
+      reply = {
+        policy: policy.name,
+        ...(policy.version === undefined ? {} : { version: policy.version }),
+      };
+      if (result.error !== undefined) {
+        reply.error = result.error;
+        errorCode = result.error.code;
+      } else if (result.verdict !== undefined) {
+        reply.verdict = result.verdict;
+      }
+    } catch (error) {
+      const failure = isHookbusError(error)
+        ? error
+        : new HookbusError(
+            "HOOKBUS_INTERNAL",
+            `worker of "${policy.name}": ${String(error)}`,
+            { policy: policy.name },
+            error,
+          );
+      bus.logger.warn(
+        { err: failure, policy: policy.name, subject: msg.subject },
+        "cannot serve request",
+      );
+      reply = {
+        policy: policy.name,
+        ...(policy.version === undefined ? {} : { version: policy.version }),
+        error: toWireError(failure),
+      };
+      errorCode = failure.code;
+    }
+    await this.respond(msg, callId, reply, errorCode);
+  }
+
+  /** Decode and check the envelope: it must be for this policy and the hook of its subject. */
+  private async readRequest(
+    msg: Msg,
+  ): Promise<{ hook: ModifyingHookName; body: z.infer<typeof Envelope> }> {
+    const { bus, policy } = this.options;
+    const decoded = await bus.codec.decodeMessage(msg);
+    const parsed = Envelope.safeParse(decoded);
+    if (!parsed.success) {
+      throw new HookbusError(
+        "HOOKBUS_BAD_MESSAGE",
+        `not a PolicyRequest: ${z.prettifyError(parsed.error)}`,
+        { policy: policy.name },
+      );
+    }
+    const body = parsed.data;
+    const subjectHook = msg.subject.startsWith(this.prefix)
+      ? msg.subject.slice(this.prefix.length)
+      : "";
+    if ((body.policy !== undefined && body.policy !== policy.name) || body.hook !== subjectHook) {
+      throw new HookbusError(
+        "HOOKBUS_BAD_MESSAGE",
+        `request for policy "${body.policy ?? policy.name}" hook "${body.hook}" arrived on ${msg.subject}`,
+        { policy: policy.name, hook: body.hook },
+      );
+    }
+    if (!isHookName(body.hook)) {
+      throw new HookbusError("HOOKBUS_UNKNOWN_HOOK", `unknown hook ${JSON.stringify(body.hook)}`, {
+        hook: body.hook,
+        policy: policy.name,
+      });
+    }
+    if (!isModifyingHook(body.hook)) {
+      throw new HookbusError(
+        "HOOKBUS_NOT_MODIFYING_HOOK",
+        `${body.hook} is observational: it is delivered from the log, not asked`,
+        { hook: body.hook, policy: policy.name },
+      );
+    }
+    return { hook: body.hook, body };
+  }
+
+  private async respond(
+    msg: Msg,
+    callId: string,
+    reply: PolicyReply,
+    errorCode: string | undefined,
+  ): Promise<void> {
+    const { bus, policy } = this.options;
+    const headers: Record<string, string> = { [Header.Policy]: policy.name };
+    if (policy.version !== undefined) headers[Header.PolicyVersion] = policy.version;
+    if (callId !== "") headers[Header.CallId] = callId;
+    let body = reply;
+    if (errorCode !== undefined) headers[Header.ErrorCode] = errorCode;
+    let encoded;
+    try {
+      encoded = await bus.codec.encode(body);
+    } catch (error) {
+      // A verdict too large to send (and no blob store): answer with the reason instead.
+      const failure = isHookbusError(error)
+        ? error
+        : new HookbusError(
+            "HOOKBUS_INTERNAL",
+            `cannot encode reply: ${String(error)}`,
+            { policy: policy.name },
+            error,
+          );
+      body = {
+        policy: reply.policy,
+        ...(reply.version === undefined ? {} : { version: reply.version }),
+        error: toWireError(failure),
+      };
+      headers[Header.ErrorCode] = failure.code;
+      encoded = await bus.codec.encode(body);
+    }
+    try {
+      if (!msg.respond(encoded.data, { headers: bodyHeaders(encoded, headers) })) {
+        bus.logger.warn(
+          { policy: policy.name, subject: msg.subject, callId },
+          "request had no reply subject; answer dropped",
+        );
+      }
+    } catch (error) {
+      // Only a closed connection refuses a publish; the coordinator records a timeout.
+      bus.logger.error({ err: error, policy: policy.name, callId }, "cannot send reply");
+    }
+  }
+}

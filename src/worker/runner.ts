@@ -1,0 +1,172 @@
+/**
+ * `runPolicy`: serve one or more policies on NATS. Modifying hooks are answered over core
+ * request/reply (queue group per policy), observational hooks are consumed from the log
+ * (durable consumer per policy and hook). `stop()` drains: no new work is taken, every request
+ * already received is answered and every observation being handled is acked, then it resolves.
+ */
+import type { NatsConnection } from "@nats-io/transport-node";
+import type { Logger } from "pino";
+import { Bus } from "../bus/bus.js";
+import { isModifyingHook } from "../catalog/catalog.js";
+import { HookbusError } from "../errors.js";
+import { InFlight } from "./in-flight.js";
+import { DEFAULT_OBSERVE_OPTIONS, Observer, type ObserveOptions } from "./observer.js";
+import type { Policy } from "./policy.js";
+import { RequestServer } from "./request-server.js";
+import { onShutdownSignals } from "./signals.js";
+import { KvSessionStateStore, type KvSessionStateOptions } from "./state/kv-store.js";
+import type { SessionStateStore } from "./state/session-state.js";
+
+/** Handlers running at once per runner (requests and observations together). */
+export const DEFAULT_CONCURRENCY = 64;
+
+export interface RunPolicyOptions {
+  nc: NatsConnection;
+  /** Must match the coordinators' namespace. Default `hookbus`. */
+  namespace?: string;
+  /** Library code logs nothing unless given a logger. */
+  logger?: Logger;
+  /**
+   * Where session state lives: `"kv"` (default) is the namespace's JetStream KV bucket, shared by
+   * every worker and kept across restarts; or any `SessionStateStore` (e.g. a
+   * `MemorySessionStateStore` for tests).
+   */
+  state?: "kv" | SessionStateStore;
+  /** Settings of the KV state store (`state: "kv"`): TTL, compare-and-set retries. */
+  stateOptions?: Omit<KvSessionStateOptions, "namespace" | "logger">;
+  /**
+   * On SIGTERM/SIGINT: stop() (finish in-flight work), then exit the process (code 0). A second
+   * signal aborts the handlers' `tools.signal` and exits at once (code 1).
+   */
+  handleSignals?: boolean;
+  /** Maximum handlers running at once in this runner. Default 64. */
+  concurrency?: number;
+  /** Delivery settings of observational hooks. */
+  observe?: ObserveOptions;
+}
+
+export interface PolicyRunner {
+  readonly policies: readonly Policy[];
+  /** Stop taking work, wait for in-flight handlers to finish and answer, then resolve. Idempotent. */
+  stop(): Promise<void>;
+}
+
+export async function runPolicy(
+  policyOrPolicies: Policy | readonly Policy[],
+  options: RunPolicyOptions,
+): Promise<PolicyRunner> {
+  const policies = checkPolicies(
+    Array.isArray(policyOrPolicies) ? policyOrPolicies : [policyOrPolicies as Policy],
+  );
+  const bus = await Bus.open(options.nc, {
+    ...(options.namespace === undefined ? {} : { namespace: options.namespace }),
+    ...(options.logger === undefined ? {} : { logger: options.logger }),
+  });
+  if (
+    options.state !== undefined &&
+    options.state !== "kv" &&
+    (typeof options.state !== "object" || typeof options.state.update !== "function")
+  ) {
+    throw new TypeError(`state must be "kv" or a SessionStateStore, got ${typeof options.state}`);
+  }
+  const state =
+    options.state === undefined || options.state === "kv"
+      ? new KvSessionStateStore(options.nc, {
+          ...options.stateOptions,
+          namespace: bus.subjects.namespace,
+          logger: bus.logger,
+        })
+      : options.state;
+  const concurrency = options.concurrency ?? DEFAULT_CONCURRENCY;
+  const inFlight = new InFlight(concurrency);
+  const hardStop = new AbortController();
+  const servers: RequestServer[] = [];
+  const observers: Observer[] = [];
+
+  const shutdown = async () => {
+    await Promise.all(servers.map((server) => server.drain()));
+    await Promise.all(observers.map((observer) => observer.stop()));
+    await inFlight.idle();
+    // The answers were handed to the client; make sure they reached the server.
+    if (!options.nc.isClosed()) await options.nc.flush().catch(() => {});
+  };
+
+  try {
+    for (const policy of policies) {
+      servers.push(new RequestServer({ bus, policy, state, inFlight, hardStop: hardStop.signal }));
+    }
+    // Subscriptions are registered at the server before runPolicy resolves.
+    await options.nc.flush();
+    const settings = { ...DEFAULT_OBSERVE_OPTIONS, ...options.observe };
+    for (const policy of policies) {
+      for (const hook of policy.hookNames) {
+        if (isModifyingHook(hook)) continue;
+        const observer = new Observer({
+          bus,
+          policy,
+          hook,
+          state,
+          inFlight,
+          hardStop: hardStop.signal,
+          batch: Math.min(concurrency, 256),
+          settings,
+        });
+        observers.push(observer);
+        await observer.start();
+      }
+    }
+  } catch (error) {
+    await shutdown();
+    throw error;
+  }
+
+  bus.logger.info(
+    { policies: policies.map((p) => ({ name: p.name, version: p.version, hooks: p.hookNames })) },
+    "policy worker serving",
+  );
+
+  let stopping: Promise<void> | undefined;
+  let removeSignalHandlers = () => {};
+  const runner: PolicyRunner = {
+    policies,
+    stop() {
+      stopping ??= shutdown().finally(() => {
+        removeSignalHandlers();
+        bus.logger.info({ policies: policies.map((p) => p.name) }, "policy worker stopped");
+      });
+      return stopping;
+    },
+  };
+  if (options.handleSignals === true) {
+    removeSignalHandlers = onShutdownSignals({
+      logger: bus.logger,
+      graceful: () => runner.stop(),
+      abort: () => hardStop.abort(new Error("worker forced to stop")),
+    });
+  }
+  return runner;
+}
+
+function checkPolicies(policies: readonly Policy[]): readonly Policy[] {
+  if (policies.length === 0) {
+    throw new HookbusError("HOOKBUS_INVALID_POLICY", "runPolicy needs at least one policy", {});
+  }
+  const seen = new Set<string>();
+  for (const policy of policies) {
+    // Plain objects that did not go through definePolicy lack the checked hook list.
+    if (typeof policy !== "object" || policy === null || !Array.isArray(policy.hookNames)) {
+      throw new HookbusError(
+        "HOOKBUS_INVALID_POLICY",
+        "runPolicy takes policies made with definePolicy()",
+        {},
+      );
+    }
+    if (seen.has(policy.name)) {
+      throw new HookbusError("HOOKBUS_INVALID_POLICY", `policy "${policy.name}" is given twice`, {
+        policy: policy.name,
+      });
+    }
+    seen.add(policy.name);
+  }
+  return Object.freeze([...policies]);
+}

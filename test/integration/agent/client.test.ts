@@ -1,0 +1,319 @@
+/**
+ * The agent SDK on a real NATS server, without a coordinator: fast path, no-coordinator errors,
+ * the wire contract of a call (against a responder that speaks docs/protocol.md), durable
+ * observations, and the registry watch.
+ */
+import { randomBytes, randomUUID } from "node:crypto";
+import { connect, type NatsConnection } from "@nats-io/transport-node";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { HookbusClient, type HookbusClientOptions } from "../../../src/agent/index.js";
+import { Bus } from "../../../src/bus/bus.js";
+import { bodyHeaders } from "../../../src/bus/codec.js";
+import { CallRequest } from "../../../src/bus/envelope.js";
+import { Header } from "../../../src/bus/headers.js";
+import { ensureLogStreams } from "../../../src/bus/streams.js";
+import { isHookbusError } from "../../../src/errors.js";
+import { ObservationRecord } from "../../../src/log/record.js";
+import { RegistryStore } from "../../../src/registry/store.js";
+import { findNatsServer, type NatsServerHandle } from "../../../src/testing/nats.js";
+
+let server: NatsServerHandle;
+let nc: NatsConnection;
+const clients: HookbusClient[] = [];
+
+beforeAll(async () => {
+  server = await findNatsServer();
+  nc = await connect({ servers: server.url });
+});
+
+afterAll(async () => {
+  await Promise.all(clients.map((c) => c.close()));
+  await nc?.drain();
+  await server?.stop();
+});
+
+function namespace(): string {
+  return `agent-${randomUUID().replaceAll("-", "").slice(0, 12)}`;
+}
+
+async function client(ns: string, options: Partial<HookbusClientOptions> = {}) {
+  const c = await HookbusClient.connect({ nc, namespace: ns, ...options });
+  clients.push(c);
+  return c;
+}
+
+async function rejection(promise: Promise<unknown>): Promise<unknown> {
+  try {
+    await promise;
+  } catch (error) {
+    return error;
+  }
+  throw new Error("expected a rejection");
+}
+
+async function until(check: () => boolean, timeoutMs = 3000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > end) throw new Error("condition not met in time");
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+const ctx = { agentId: "agent.1 *>", sessionKey: "sess 1", runId: "run-1" };
+const toolCtx = { ...ctx, toolName: "read", toolCallId: "call_1" };
+const toolEvent = { toolName: "read", toolCallId: "call_1", params: { path: "/x" } };
+
+describe("agent SDK on NATS (no coordinator)", () => {
+  it("fast path: with an empty registry, calls are answered locally, no coordinator needed, nothing sent", async () => {
+    const ns = namespace();
+    const seen: string[] = [];
+    const sub = nc.subscribe(`${ns}.call.>`, { callback: (_e, m) => void seen.push(m.subject) });
+    const c = await client(ns);
+    expect(c.registryRevision).toBe(0);
+    expect(await c.beforeToolCall(toolCtx, toolEvent)).toEqual({ outcome: "allow", decidedBy: {} });
+    const result = await c.call("before_llm_call", ctx, {
+      messages: [{ role: "user", content: "hi" }],
+    });
+    expect(result.source).toBe("fast-path");
+    await nc.flush();
+    expect(seen).toEqual([]);
+    sub.unsubscribe();
+  });
+
+  it("with a policy registered and no coordinator: HOOKBUS_COORDINATOR_UNAVAILABLE within the deadline, after retries", async () => {
+    const ns = namespace();
+    const bus = await Bus.open(nc, { namespace: ns });
+    const store = await RegistryStore.open(nc, bus.subjects);
+    await store.apply({ policies: [{ name: "guard", hooks: ["before_tool_call"], priority: 1 }] });
+    const c = await client(ns, { timeoutMs: 400 });
+    expect(c.isFastPath("before_tool_call")).toBe(false);
+    const started = Date.now();
+    const error = await rejection(c.beforeToolCall(toolCtx, toolEvent));
+    const elapsed = Date.now() - started;
+    expect(isHookbusError(error, "HOOKBUS_COORDINATOR_UNAVAILABLE")).toBe(true);
+    expect((error as { details: { attempts: number } }).details.attempts).toBeGreaterThan(1);
+    expect(elapsed).toBeLessThan(1000);
+    // Hooks without a policy still take the fast path.
+    expect(
+      (await c.call("before_tool_result", toolCtx, { ...toolEvent, result: 1, isError: false }))
+        .source,
+    ).toBe("fast-path");
+  });
+
+  it("a coordinator that starts while the agent retries answers the same call id", async () => {
+    const ns = namespace();
+    const c = await client(ns, { fastPath: false, timeoutMs: 3000 });
+    const bus = await Bus.open(nc, { namespace: ns });
+    const call = c.call("before_agent_reply", ctx, { cleanedBody: "hi" }, { callId: "call-42" });
+    await new Promise((r) => setTimeout(r, 150));
+    const seen: { callId: string; headerCallId: string; timeoutMs: number }[] = [];
+    const sub = nc.subscribe(bus.subjects.call(ctx.agentId, "before_agent_reply"), {
+      queue: bus.subjects.coordinatorQueue,
+      callback: (_e, msg) => {
+        void (async () => {
+          const body = CallRequest.parse(await bus.codec.decodeMessage(msg));
+          seen.push({
+            callId: body.callId,
+            headerCallId: msg.headers?.get(Header.CallId) ?? "",
+            timeoutMs: Number(msg.headers?.get(Header.TimeoutMs)),
+          });
+          const reply = {
+            callId: body.callId,
+            hook: body.hook,
+            decision: {
+              outcome: "reply",
+              reply: { text: "wizard" },
+              decidedBy: { reply: ["wiz"] },
+            },
+            registryRevision: 0,
+            recordSeq: 9,
+          };
+          const encoded = await bus.codec.encode(reply);
+          msg.respond(encoded.data, { headers: bodyHeaders(encoded) });
+        })();
+      },
+    });
+    const result = await call;
+    sub.unsubscribe();
+    expect(result).toMatchObject({ source: "coordinator", callId: "call-42", recordSeq: 9 });
+    expect(result.decision).toEqual({
+      outcome: "reply",
+      reply: { text: "wizard" },
+      decidedBy: { reply: ["wiz"] },
+    });
+    expect(seen).toHaveLength(1);
+    expect(seen[0]).toMatchObject({ callId: "call-42", headerCallId: "call-42" });
+    expect(seen[0]!.timeoutMs).toBeGreaterThan(0);
+    expect(seen[0]!.timeoutMs).toBeLessThanOrEqual(3000);
+  });
+
+  it("an error reply becomes a HookbusError with the code of the Hookbus-Error-Code header", async () => {
+    const ns = namespace();
+    const c = await client(ns, { fastPath: false });
+    const bus = await Bus.open(nc, { namespace: ns });
+    const sub = nc.subscribe(bus.subjects.call(ctx.agentId, "before_llm_call"), {
+      callback: (_e, msg) => {
+        const body = {
+          code: "HOOKBUS_LOG_UNAVAILABLE",
+          message: "log stream full",
+          details: { stream: "X" },
+        };
+        msg.respond(JSON.stringify(body), {
+          headers: bodyHeaders(
+            { data: new Uint8Array(), encoding: "json" },
+            { [Header.ErrorCode]: body.code },
+          ),
+        });
+      },
+    });
+    const error = await rejection(c.beforeLlmCall(ctx, { messages: [] }));
+    sub.unsubscribe();
+    expect(isHookbusError(error, "HOOKBUS_LOG_UNAVAILABLE")).toBe(true);
+    expect(error).toMatchObject({
+      message: "log stream full",
+      details: { stream: "X", remote: true },
+    });
+  });
+
+  it("no decision before the deadline is HOOKBUS_CALL_TIMEOUT", async () => {
+    const ns = namespace();
+    const c = await client(ns, { fastPath: false });
+    const bus = await Bus.open(nc, { namespace: ns });
+    const sub = nc.subscribe(bus.subjects.call(ctx.agentId, "before_llm_call"), {
+      callback: () => {},
+    });
+    const started = Date.now();
+    const error = await rejection(c.beforeLlmCall(ctx, { messages: [] }, { timeoutMs: 200 }));
+    sub.unsubscribe();
+    expect(isHookbusError(error, "HOOKBUS_CALL_TIMEOUT")).toBe(true);
+    expect(Date.now() - started).toBeLessThan(1000);
+  });
+
+  it("observe() lands exactly once in the log stream, even when called twice with the same eventId", async () => {
+    const ns = namespace();
+    const bus = await Bus.open(nc, { namespace: ns });
+    await ensureLogStreams(bus.jsm, bus.subjects);
+    const c = await client(ns);
+    const event = {
+      toolName: "read",
+      toolCallId: "call_1",
+      params: { path: "/x" },
+      result: "ok",
+      durationMs: 3,
+    };
+    const first = await c.observe("after_tool_call", toolCtx, event, { eventId: "ev-1" });
+    const second = await c.observe("after_tool_call", toolCtx, event, { eventId: "ev-1" });
+    expect(first).toMatchObject({
+      eventId: "ev-1",
+      duplicate: false,
+      stream: bus.subjects.logStream,
+    });
+    expect(second).toMatchObject({ eventId: "ev-1", duplicate: true, seq: first.seq });
+    const info = await bus.jsm.streams.info(bus.subjects.logStream);
+    expect(info.state.messages).toBe(1);
+
+    const stored = await bus.jsm.streams.getMessage(bus.subjects.logStream, { seq: first.seq });
+    expect(stored!.subject).toBe(
+      bus.subjects.audit(ctx.agentId, ctx.sessionKey, "after_tool_call", "observed"),
+    );
+    const record = ObservationRecord.parse(
+      await bus.codec.decodeMessage({ data: stored!.data, headers: stored!.header }),
+    );
+    expect(record).toMatchObject({
+      v: 1,
+      kind: "observation",
+      eventId: "ev-1",
+      hook: "after_tool_call",
+      event,
+      context: toolCtx,
+    });
+  });
+
+  it("observe() of a 3 MB event round-trips through the codec (blob chunks) into the log", async () => {
+    const ns = namespace();
+    const bus = await Bus.open(nc, { namespace: ns });
+    await ensureLogStreams(bus.jsm, bus.subjects);
+    const c = await client(ns, { timeoutMs: 20_000 });
+    // Random text does not gzip below max_payload, so this takes the blob path.
+    const big = randomBytes(2.3 * 1024 * 1024).toString("base64");
+    expect(big.length).toBeGreaterThan(3 * 1024 * 1024);
+    const event = { model: "m", assistantTexts: [big, "tail"] };
+    const ack = await c.observe("llm_output", ctx, event);
+    const stored = await bus.jsm.streams.getMessage(bus.subjects.logStream, { seq: ack.seq });
+    expect(stored!.header.get(Header.Encoding)).toBe("blob");
+    const record = ObservationRecord.parse(
+      await bus.codec.decodeMessage({ data: stored!.data, headers: stored!.header }),
+    );
+    expect(record.event).toEqual(event);
+    expect(record.eventId).toBe(ack.eventId);
+  });
+
+  it("observe() retries until the log exists, and fails with HOOKBUS_LOG_UNAVAILABLE only at its deadline", async () => {
+    const ns = namespace();
+    const bus = await Bus.open(nc, { namespace: ns });
+    const c = await client(ns);
+    const started = Date.now();
+    const error = await rejection(c.observe("session_start", ctx, {}, { timeoutMs: 300 }));
+    expect(isHookbusError(error, "HOOKBUS_LOG_UNAVAILABLE")).toBe(true);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(250);
+    expect((error as { details: { attempts: number } }).details.attempts).toBeGreaterThan(1);
+
+    const late = c.observe("session_start", ctx, {}, { timeoutMs: 5000, eventId: "late-1" });
+    await new Promise((r) => setTimeout(r, 300));
+    await ensureLogStreams(bus.jsm, bus.subjects);
+    expect(await late).toMatchObject({ eventId: "late-1", duplicate: false });
+    expect((await bus.jsm.streams.info(bus.subjects.logStream)).state.messages).toBe(1);
+  });
+
+  it("a registry change flips the fast path within a short wait, both ways", async () => {
+    const ns = namespace();
+    const c = await client(ns, { timeoutMs: 300 });
+    const bus = await Bus.open(nc, { namespace: ns });
+    const store = await RegistryStore.open(nc, bus.subjects);
+    expect(c.isFastPath("before_tool_call")).toBe(true);
+
+    const applied = await store.apply({
+      policies: [{ name: "shadowed", hooks: ["before_tool_call"], priority: 1, mode: "shadow" }],
+    });
+    await until(() => !c.isFastPath("before_tool_call"), 2000);
+    expect(c.registryRevision).toBe(applied.revision);
+    expect(c.isFastPath("after_llm_call")).toBe(true);
+    expect(
+      isHookbusError(
+        await rejection(c.beforeToolCall(toolCtx, toolEvent)),
+        "HOOKBUS_COORDINATOR_UNAVAILABLE",
+      ),
+    ).toBe(true);
+
+    await store.apply({ policies: [] });
+    await until(() => c.isFastPath("before_tool_call"), 2000);
+    expect((await c.call("before_tool_call", toolCtx, toolEvent)).source).toBe("fast-path");
+  });
+
+  it("with fastPath: false every call goes to a coordinator", async () => {
+    const ns = namespace();
+    const c = await client(ns, { fastPath: false, timeoutMs: 200 });
+    expect(c.isFastPath("before_tool_call")).toBe(false);
+    expect(
+      isHookbusError(
+        await rejection(c.beforeToolCall(toolCtx, toolEvent)),
+        "HOOKBUS_COORDINATOR_UNAVAILABLE",
+      ),
+    ).toBe(true);
+  });
+
+  it("close() stops the registry watch and later calls are refused", async () => {
+    const ns = namespace();
+    const c = await HookbusClient.connect({ nc, namespace: ns });
+    await c.close();
+    await c.close();
+    expect(c.isFastPath("before_tool_call")).toBe(false);
+    expect(
+      isHookbusError(
+        await rejection(c.beforeToolCall(toolCtx, toolEvent)),
+        "HOOKBUS_COORDINATOR_UNAVAILABLE",
+      ),
+    ).toBe(true);
+    expect(nc.isClosed()).toBe(false);
+  });
+});

@@ -1,0 +1,202 @@
+/**
+ * Session state in JetStream KV: the shared store contract, exactness under concurrent updates
+ * from separate connections and runners, survival across runner restarts, the bounded CAS
+ * retry, and the bucket's layout and settings.
+ */
+import { Kvm } from "@nats-io/kv";
+import type { NatsConnection } from "@nats-io/transport-node";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Subjects } from "../../../src/bus/subjects.js";
+import { encodeToken } from "../../../src/bus/tokens.js";
+import { isHookbusError } from "../../../src/errors.js";
+import { findNatsServer, type NatsServerHandle } from "../../../src/testing/nats.js";
+import {
+  createSessionState,
+  definePolicy,
+  DEFAULT_STATE_TTL_MS,
+  KvSessionStateStore,
+  runPolicy,
+  type PolicyRunner,
+} from "../../../src/worker/index.js";
+import { describeStateStore } from "../../unit/worker/state-contract.js";
+import { connectTo, PolicyAskClient, toolContext, toolEvent, uniqueNamespace } from "./harness.js";
+
+let server: NatsServerHandle;
+let nc: NatsConnection;
+const connections: NatsConnection[] = [];
+const runners: PolicyRunner[] = [];
+
+beforeAll(async () => {
+  server = await findNatsServer();
+  nc = await connection();
+});
+
+afterAll(async () => {
+  await Promise.all(runners.map((r) => r.stop()));
+  await Promise.all(connections.map((c) => c.close()));
+  await server?.stop();
+});
+
+async function connection(): Promise<NatsConnection> {
+  const c = await connectTo(server.url);
+  connections.push(c);
+  return c;
+}
+
+describeStateStore(
+  "KvSessionStateStore",
+  () => new KvSessionStateStore(nc, { namespace: uniqueNamespace("kv") }),
+);
+
+/** Counts tool calls per session in state and answers with the count it reached. */
+const counter = definePolicy({
+  name: "counter",
+  version: "1",
+  hooks: {
+    async before_tool_call(_event, _ctx, { state }) {
+      const n = await state.update<number>("toolCalls", (prev) => (prev ?? 0) + 1);
+      return { params: { n } };
+    },
+  },
+});
+
+const countOf = (r: { reply: { verdict?: unknown } }) =>
+  (r.reply.verdict as { params: { n: number } }).params.n;
+
+describe("KV state through runners", () => {
+  it("three runners on separate connections incrementing one key concurrently total exactly N", async () => {
+    const namespace = uniqueNamespace("kv");
+    for (let i = 0; i < 3; i++)
+      runners.push(await runPolicy(counter, { nc: await connection(), namespace }));
+    const client = await PolicyAskClient.open(await connection(), namespace);
+    const total = 60;
+    const replies = await Promise.all(
+      Array.from({ length: total }, () =>
+        client.request(
+          "counter",
+          "before_tool_call",
+          { event: toolEvent(), context: toolContext("busy") },
+          15_000,
+        ),
+      ),
+    );
+    expect(replies.map((r) => r.errorCode).filter(Boolean)).toEqual([]);
+    // Every increment saw a distinct predecessor: the counts handed out are exactly 1..N.
+    expect(replies.map(countOf).sort((a, b) => a - b)).toEqual(
+      Array.from({ length: total }, (_, i) => i + 1),
+    );
+    const store = new KvSessionStateStore(await connection(), { namespace });
+    expect(await createSessionState(store, "counter", "busy").get("toolCalls")).toBe(total);
+  });
+
+  it("state survives stopping the runner and starting a new one", async () => {
+    const namespace = uniqueNamespace("kv");
+    const client = await PolicyAskClient.open(nc, namespace);
+    const ask = (session: string) =>
+      client.request("counter", "before_tool_call", {
+        event: toolEvent(),
+        context: toolContext(session),
+      });
+
+    const first = await runPolicy(counter, { nc: await connection(), namespace });
+    expect(countOf(await ask("s-restart"))).toBe(1);
+    expect(countOf(await ask("s-restart"))).toBe(2);
+    expect(countOf(await ask("other"))).toBe(1);
+    await first.stop();
+
+    const second = await runPolicy(counter, { nc: await connection(), namespace });
+    runners.push(second);
+    expect(countOf(await ask("s-restart"))).toBe(3);
+    expect(countOf(await ask("other"))).toBe(2);
+  });
+
+  it("answers HOOKBUS_STATE_CONFLICT when the compare-and-set keeps losing, and loses no update", async () => {
+    const namespace = uniqueNamespace("kv");
+    const tight = { maxAttempts: 1 };
+    runners.push(
+      await runPolicy(counter, { nc: await connection(), namespace, stateOptions: tight }),
+    );
+    runners.push(
+      await runPolicy(counter, { nc: await connection(), namespace, stateOptions: tight }),
+    );
+    const client = await PolicyAskClient.open(nc, namespace);
+    const replies = await Promise.all(
+      Array.from({ length: 40 }, () =>
+        client.request("counter", "before_tool_call", {
+          event: toolEvent(),
+          context: toolContext("contended"),
+        }),
+      ),
+    );
+    const conflicts = replies.filter((r) => r.errorCode === "HOOKBUS_STATE_CONFLICT");
+    const successes = replies.filter((r) => r.errorCode === undefined);
+    expect(conflicts.length).toBeGreaterThan(0);
+    expect(conflicts[0]!.reply.error).toMatchObject({
+      code: "HOOKBUS_STATE_CONFLICT",
+      details: { policy: "counter", key: "toolCalls", attempts: 1 },
+    });
+    expect(conflicts.length + successes.length).toBe(40);
+    const store = new KvSessionStateStore(nc, { namespace });
+    expect(await createSessionState(store, "counter", "contended").get("toolCalls")).toBe(
+      successes.length,
+    );
+  });
+});
+
+describe("KvSessionStateStore", () => {
+  it("rejects with HOOKBUS_STATE_CONFLICT after maxAttempts lost races", async () => {
+    const namespace = uniqueNamespace("kv");
+    const stores = await Promise.all(
+      [0, 1, 2].map(
+        async () =>
+          new KvSessionStateStore(await connection(), {
+            namespace,
+            maxAttempts: 2,
+            retryBaseMs: 1,
+            retryMaxMs: 1,
+          }),
+      ),
+    );
+    const results = await Promise.allSettled(
+      Array.from({ length: 45 }, (_, i) =>
+        createSessionState(stores[i % 3]!, "p", "s").update<number>("n", (prev) => (prev ?? 0) + 1),
+      ),
+    );
+    const rejected = results.filter((r): r is PromiseRejectedResult => r.status === "rejected");
+    expect(rejected.length).toBeGreaterThan(0);
+    for (const r of rejected) expect(isHookbusError(r.reason, "HOOKBUS_STATE_CONFLICT")).toBe(true);
+    const fulfilled = results.filter((r) => r.status === "fulfilled").length;
+    expect(await createSessionState(stores[0]!, "p", "s").get("n")).toBe(fulfilled);
+  });
+
+  it("creates its bucket with file storage, one revision per key and the default TTL; keys are encoded", async () => {
+    const namespace = uniqueNamespace("kv");
+    const store = await KvSessionStateStore.open(nc, { namespace });
+    const bucketName = new Subjects(namespace).stateBucket;
+    expect(store.bucketName).toBe(bucketName);
+    const session = "agent:main/slack dm.42";
+    await createSessionState(store, "taint", session).set("read.untrusted web", true);
+    const kv = await new Kvm(nc).open(bucketName);
+    const status = await kv.status();
+    expect(status.ttl).toBe(DEFAULT_STATE_TTL_MS);
+    expect(status.history).toBe(1);
+    expect(status.streamInfo.config.storage).toBe("file");
+    const keys: string[] = [];
+    for await (const key of await kv.keys()) keys.push(key);
+    expect(keys).toEqual([`taint.${encodeToken(session)}.${encodeToken("read.untrusted web")}`]);
+    expect(keys[0]).toBe("taint.agent=3Amain=2Fslack=20dm=2E42.read=2Euntrusted=20web");
+  });
+
+  it("uses the configured TTL when it creates the bucket (0 = keep forever)", async () => {
+    const short = await KvSessionStateStore.open(nc, {
+      namespace: uniqueNamespace("kv"),
+      ttlMs: 60_000,
+    });
+    expect((await (await new Kvm(nc).open(short.bucketName)).status()).ttl).toBe(60_000);
+    const forever = await KvSessionStateStore.open(nc, {
+      namespace: uniqueNamespace("kv"),
+      ttlMs: 0,
+    });
+    expect((await (await new Kvm(nc).open(forever.bucketName)).status()).ttl).toBe(0);
+  });
+});
