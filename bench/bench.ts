@@ -11,6 +11,7 @@ import { Subjects } from "../src/bus/subjects.js";
 import { RegistryStore } from "../src/registry/store.js";
 import { findNatsServer } from "../src/testing/nats.js";
 import { definePolicy, runPolicy } from "../src/worker/index.js";
+import { connectionOptions } from "../src/cli/connect.js";
 import { startBaseline } from "./baseline.js";
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
@@ -59,7 +60,8 @@ async function main(): Promise<void> {
   const server = await findNatsServer();
   const conns: NatsConnection[] = [];
   const open = async (name: string) => {
-    const nc = await connect({ servers: server.url, name });
+    // Both sides use the same client settings: those of hookbus services (src/cli/connect.ts).
+    const nc = await connect({ ...connectionOptions({ server: server.url }), name });
     conns.push(nc);
     return nc;
   };

@@ -12,7 +12,7 @@ import { HookbusError } from "../errors.js";
 import { decodeToken, encodeToken } from "./tokens.js";
 
 export const DEFAULT_NAMESPACE = "hookbus";
-export const NAMESPACE_PATTERN = /^[a-z0-9][a-z0-9-]*(\.[a-z0-9][a-z0-9-]*)*$/;
+export const NAMESPACE_PATTERN = /^[a-z0-9][a-z0-9-]{0,63}$/;
 
 /** The outcome token of a log record: a decision's outcome, or what kind of record it is. */
 export type RecordKind = "allow" | "modify" | "block" | "reply" | "error" | "late" | "observed";
@@ -33,12 +33,13 @@ export interface ParsedAuditSubject {
 
 export class Subjects {
   constructor(readonly namespace: string = DEFAULT_NAMESPACE) {
-    // Lowercase, digits and '-' in dot-separated parts: stream and bucket names replace dots by
-    // '_' and change case, so allowing '_' or capitals would let two namespaces share a stream.
+    // One token of lowercase letters, digits and '-': stream names are the namespace in capitals
+    // (so capitals or '_' would let two namespaces share a stream), and a dotted namespace could
+    // be a prefix of another's subjects (`x` and `x.audit`), which JetStream refuses to overlap.
     if (!NAMESPACE_PATTERN.test(namespace)) {
       throw new HookbusError(
         "HOOKBUS_INVALID_ARGUMENT",
-        `invalid namespace ${JSON.stringify(namespace)}: use lowercase letters, digits and '-', in parts separated by '.'`,
+        `invalid namespace ${JSON.stringify(namespace)}: use 1-64 lowercase letters, digits and '-'`,
         { argument: "namespace" },
       );
     }
@@ -101,24 +102,19 @@ export class Subjects {
     return `${this.namespace}.blob.>`;
   }
 
-  /** Stream and bucket names may not contain dots. */
-  private get flat(): string {
-    return this.namespace.replaceAll(".", "_").toUpperCase();
-  }
-
   get logStream(): string {
-    return `${this.flat}_LOG`;
+    return `${this.namespace.toUpperCase()}_LOG`;
   }
 
   get blobStream(): string {
-    return `${this.flat}_BLOBS`;
+    return `${this.namespace.toUpperCase()}_BLOBS`;
   }
 
   get registryBucket(): string {
-    return `${this.flat.toLowerCase()}_registry`;
+    return `${this.namespace}_registry`;
   }
 
   get stateBucket(): string {
-    return `${this.flat.toLowerCase()}_state`;
+    return `${this.namespace}_state`;
   }
 }

@@ -57,11 +57,14 @@ export async function invokePolicy<H extends HookName>(
   options: InvokeOptions,
 ): Promise<InvokeResult<H>> {
   const started = performance.now();
-  const logger = (options.logger ?? silent).child({
-    policy: policy.name,
-    hook,
-    callId: options.callId,
-  });
+  // Built on first use: most calls never log, and a pino child per call shows up in profiles.
+  let childLogger: Logger | undefined;
+  const log = (): Logger =>
+    (childLogger ??= (options.logger ?? silent).child({
+      policy: policy.name,
+      hook,
+      callId: options.callId,
+    }));
   const finish = (result: Omit<InvokeResult<H>, "latencyMs">): InvokeResult<H> => ({
     ...result,
     latencyMs: performance.now() - started,
@@ -97,22 +100,31 @@ export async function invokePolicy<H extends HookName>(
     validEvent = parseEvent(hook, event);
     validContext = parseContext(hook, context);
   } catch (error) {
-    logger.warn({ err: error }, "rejected invalid input before the handler");
+    log().warn({ err: error }, "rejected invalid input before the handler");
     return fail("error", asHookbusError(error, policy.name, hook));
   }
 
+  // The tools a handler does not touch cost nothing: each is made on first access.
+  let state: PolicyTools["state"] | undefined;
+  let never: AbortSignal | undefined;
   const tools: PolicyTools = {
     callId: options.callId,
-    state: createSessionState(options.state, policy.name, validContext.sessionKey),
-    logger,
-    signal: options.signal ?? new AbortController().signal,
+    get state() {
+      return (state ??= createSessionState(options.state, policy.name, validContext.sessionKey));
+    },
+    get logger() {
+      return log();
+    },
+    get signal() {
+      return options.signal ?? (never ??= new AbortController().signal);
+    },
   };
 
   let returned: unknown;
   try {
     returned = await handler(validEvent, validContext, tools);
   } catch (error) {
-    logger.warn({ err: error }, "policy handler failed");
+    log().warn({ err: error }, "policy handler failed");
     return fail("error", handlerError(error, policy.name, hook));
   }
 
@@ -123,7 +135,7 @@ export async function invokePolicy<H extends HookName>(
     const verdict = parseVerdict(hook, returned, policy.name);
     return finish({ status: "ok", verdict: verdict as InvokeResult<H>["verdict"] });
   } catch (error) {
-    logger.warn({ err: error }, "policy returned an invalid verdict");
+    log().warn({ err: error }, "policy returned an invalid verdict");
     return fail("invalid", asHookbusError(error, policy.name, hook));
   }
 }

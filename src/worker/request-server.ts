@@ -64,9 +64,22 @@ export class RequestServer {
   private async answer(msg: Msg): Promise<void> {
     const { bus, policy, state } = this.options;
     const timeoutMs = Number(msg.headers?.get(Header.TimeoutMs) ?? "");
-    const signals = [this.options.hardStop];
+    const receivedAt = performance.now();
+    const hardStop = this.options.hardStop;
     // The caller stops waiting at its deadline; tell the handler so it can stop working too.
-    if (Number.isFinite(timeoutMs) && timeoutMs > 0) signals.push(AbortSignal.timeout(timeoutMs));
+    // Built only when a handler reads it: a timer and two signals per request are measurable
+    // overhead for the many policies that never look.
+    let signal: AbortSignal | undefined;
+    // Held here on purpose: AbortSignal.any() references its sources weakly, and a timeout signal
+    // nobody else references can be collected before it fires.
+    let timeoutSignal: AbortSignal | undefined;
+    const deadlineSignal = (): AbortSignal => {
+      if (signal !== undefined) return signal;
+      if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) return (signal = hardStop);
+      const remaining = Math.max(0, Math.round(timeoutMs - (performance.now() - receivedAt)));
+      timeoutSignal = AbortSignal.timeout(remaining);
+      return (signal = AbortSignal.any([hardStop, timeoutSignal]));
+    };
     let callId = msg.headers?.get(Header.CallId) ?? "";
     let reply: PolicyReply;
     let errorCode: string | undefined;
@@ -77,7 +90,9 @@ export class RequestServer {
         callId,
         state,
         logger: bus.logger,
-        signal: AbortSignal.any(signals),
+        get signal() {
+          return deadlineSignal();
+        },
       });
       reply = {
         policy: policy.name,

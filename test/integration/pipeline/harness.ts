@@ -1,0 +1,333 @@
+/**
+ * The whole pipeline on a real NATS server, through the public entry point only: agent
+ * (HookbusClient), coordinator (startCoordinator), policy workers (definePolicy + runPolicy),
+ * registry (RegistryStore.apply) and the log stream, each on its own connection, in a namespace
+ * of its own per test. One NATS server per test file (`useNatsServer()`).
+ */
+import { randomBytes } from "node:crypto";
+import { connect, type MsgHdrs, type NatsConnection } from "@nats-io/transport-node";
+import { afterAll, afterEach, beforeAll, expect } from "vitest";
+import {
+  Bus,
+  findNatsServer,
+  HookbusClient,
+  LogRecord,
+  MemorySessionStateStore,
+  RegistryStore,
+  runPolicy,
+  startCoordinator,
+  Subjects,
+  type Coordinator,
+  type CoordinatorOptions,
+  type DecisionRecord,
+  type NatsServerHandle,
+  type Policy,
+  type PolicyRunner,
+  type RegistryDocumentInput,
+  type RunPolicyOptions,
+} from "../../../src/index.js";
+
+const NAMESPACE = /^[a-z0-9][a-z0-9-]*(\.[a-z0-9][a-z0-9-]*)*$/;
+
+export function uniqueNamespace(prefix = "p"): string {
+  const namespace = `${prefix}-${randomBytes(6).toString("hex")}`;
+  if (!NAMESPACE.test(namespace)) throw new Error(`bad test namespace ${namespace}`);
+  return namespace;
+}
+
+let server: NatsServerHandle | undefined;
+const open = new Set<Pipeline>();
+
+/** Spawn (or find) one NATS server for the file; each test's pipelines stop after it, the server after the file. */
+export function useNatsServer(): { url: () => string } {
+  beforeAll(async () => {
+    server = await findNatsServer();
+  }, 30_000);
+  afterEach(async () => {
+    for (const pipeline of [...open]) await pipeline.stop();
+  }, 30_000);
+  afterAll(async () => {
+    for (const pipeline of [...open]) await pipeline.stop();
+    await server?.stop();
+    server = undefined;
+  }, 30_000);
+  return {
+    url: () => {
+      if (server === undefined) throw new Error("no NATS server: call useNatsServer() in the file");
+      return server.url;
+    },
+  };
+}
+
+export interface StoredRecord {
+  seq: number;
+  subject: string;
+  headers: MsgHdrs | undefined;
+  /** `Hookbus-Encoding` of the stored message (undefined: plain JSON). */
+  encoding: string | undefined;
+  /** Size of the stored message body, in bytes. */
+  storedBytes: number;
+  record: LogRecord;
+}
+
+export interface PipelineOptions {
+  /** Applied before the coordinator and the client start (so both begin at this revision). */
+  registry?: RegistryDocumentInput;
+  /** Each served by its own runPolicy, on the workers' connection. */
+  policies?: Policy[];
+  /** Extra options for every runPolicy. */
+  worker?: Partial<Omit<RunPolicyOptions, "nc" | "namespace">>;
+  coordinator?: Partial<Omit<CoordinatorOptions, "nc" | "namespace">>;
+  /** The agent's per-call deadline (default 10 s). */
+  clientTimeoutMs?: number;
+  namespace?: string;
+}
+
+export interface Pipeline {
+  namespace: string;
+  subjects: Subjects;
+  /** A Bus on the reader's connection: the log stream and the body codec. */
+  bus: Bus;
+  connections: {
+    agent: NatsConnection;
+    coordinator: NatsConnection;
+    workers: NatsConnection;
+    reader: NatsConnection;
+  };
+  client: HookbusClient;
+  coordinator: Coordinator;
+  runners: PolicyRunner[];
+  store: RegistryStore;
+  /** The revision of the registry applied at start (0 when none was). */
+  revision: number;
+  /** Apply a registry document while everything runs; resolves once coordinator and client use it. */
+  apply(document: RegistryDocumentInput): Promise<number>;
+  /** Serve more policies (e.g. one added to the registry later). */
+  serve(policy: Policy): Promise<PolicyRunner>;
+  /** Every record of the namespace's log stream, in order. */
+  readLog(): Promise<StoredRecord[]>;
+  /** The decision records with this call id (normally exactly one). */
+  decisionRecords(callId: string): Promise<(StoredRecord & { record: DecisionRecord })[]>;
+  /** The single decision record of a call; fails when there is none or more than one. */
+  decisionRecord(callId: string): Promise<StoredRecord & { record: DecisionRecord }>;
+  stop(): Promise<void>;
+}
+
+function connectTo(url: string, name: string): Promise<NatsConnection> {
+  return connect({ servers: url, name, maxReconnectAttempts: -1, reconnectTimeWait: 100 });
+}
+
+export async function until(
+  check: () => boolean | Promise<boolean>,
+  timeoutMs = 5000,
+  what = "condition",
+): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error(`${what} not met within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+export async function startPipeline(url: string, options: PipelineOptions = {}): Promise<Pipeline> {
+  const namespace = options.namespace ?? uniqueNamespace();
+  const subjects = new Subjects(namespace);
+  const connections = {
+    agent: await connectTo(url, `${namespace}-agent`),
+    coordinator: await connectTo(url, `${namespace}-coordinator`),
+    workers: await connectTo(url, `${namespace}-workers`),
+    reader: await connectTo(url, `${namespace}-reader`),
+  };
+  const stops: (() => Promise<void>)[] = [];
+  let stopping: Promise<void> | undefined;
+  const stop = () => {
+    stopping ??= (async () => {
+      open.delete(pipeline);
+      for (const fn of stops.splice(0).reverse()) await fn().catch(() => {});
+      for (const nc of Object.values(connections)) await nc.drain().catch(() => {});
+    })();
+    return stopping;
+  };
+  // Registered early so a failure half way still cleans up.
+  const pipeline = { stop } as Pipeline;
+  open.add(pipeline);
+
+  try {
+    const store = await RegistryStore.open(connections.reader, subjects);
+    const revision =
+      options.registry === undefined ? 0 : (await store.apply(options.registry)).revision;
+    // The coordinator creates the log and blob streams; workers that observe need the log stream.
+    const coordinator = await startCoordinator({
+      ...options.coordinator,
+      nc: connections.coordinator,
+      namespace,
+    });
+    stops.push(() => coordinator.stop());
+    const runners: PolicyRunner[] = [];
+    const serve = async (policy: Policy) => {
+      const runner = await runPolicy(policy, {
+        state: new MemorySessionStateStore(),
+        ...options.worker,
+        nc: connections.workers,
+        namespace,
+      });
+      runners.push(runner);
+      stops.push(() => runner.stop());
+      return runner;
+    };
+    for (const policy of options.policies ?? []) await serve(policy);
+    const client = await HookbusClient.connect({
+      nc: connections.agent,
+      namespace,
+      timeoutMs: options.clientTimeoutMs ?? 10_000,
+    });
+    stops.push(() => client.close());
+    const bus = await Bus.open(connections.reader, { namespace });
+
+    const readLog = async (): Promise<StoredRecord[]> => {
+      const info = await bus.jsm.streams.info(bus.subjects.logStream);
+      const records: StoredRecord[] = [];
+      for (let seq = info.state.first_seq; seq <= info.state.last_seq && seq > 0; seq++) {
+        const msg = await bus.jsm.streams.getMessage(bus.subjects.logStream, { seq });
+        if (msg === null) continue;
+        const encoding = msg.header?.get("Hookbus-Encoding") || undefined;
+        records.push({
+          seq: msg.seq,
+          subject: msg.subject,
+          headers: msg.header,
+          encoding,
+          storedBytes: msg.data.length,
+          record: LogRecord.parse(
+            await bus.codec.decodeMessage({ data: msg.data, headers: msg.header }),
+          ),
+        });
+      }
+      return records;
+    };
+
+    const decisionRecords = async (callId: string) =>
+      (await readLog()).filter(
+        (r): r is StoredRecord & { record: DecisionRecord } =>
+          r.record.kind === "decision" && r.record.callId === callId,
+      );
+
+    Object.assign(pipeline, {
+      namespace,
+      subjects,
+      bus,
+      connections,
+      client,
+      coordinator,
+      runners,
+      store,
+      revision,
+      serve,
+      readLog,
+      decisionRecords,
+      async decisionRecord(callId: string) {
+        const found = await decisionRecords(callId);
+        if (found.length !== 1)
+          throw new Error(`expected one decision record of ${callId}, found ${found.length}`);
+        return found[0]!;
+      },
+      async apply(document: RegistryDocumentInput) {
+        const applied = await store.apply(document);
+        await until(
+          () =>
+            coordinator.registry().revision >= applied.revision &&
+            (client.registryRevision ?? 0) >= applied.revision,
+          5000,
+          `registry revision ${applied.revision} in force`,
+        );
+        return applied.revision;
+      },
+    } satisfies Omit<Pipeline, "stop">);
+    return pipeline;
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
+export interface ExpectedOutcome {
+  policy: string;
+  priority: number;
+  effect: "applied" | "no-opinion" | "failed-closed" | "failed-open";
+  status?: "ok" | "error" | "timeout" | "invalid" | "unavailable";
+  mode?: "enforce" | "shadow";
+  version?: string;
+  /** The verdict the policy answered; `undefined` asserts it recorded none. */
+  verdict: unknown;
+  /** Lower bound of the recorded latency (a policy that sleeps). */
+  minLatencyMs?: number;
+}
+
+/**
+ * The call's one decision record says what the agent was told, who said what in merge order,
+ * and the registry revision it was decided with; its subject carries the outcome.
+ */
+export async function expectDecisionRecord(
+  p: Pipeline,
+  call: {
+    callId: string;
+    hook: string;
+    context: { agentId: string; sessionKey: string };
+    received: { outcome: string };
+    revision?: number;
+  },
+  outcomes: ExpectedOutcome[],
+): Promise<StoredRecord & { record: DecisionRecord }> {
+  const stored = await p.decisionRecord(call.callId);
+  const { record } = stored;
+  expect(record.kind).toBe("decision");
+  expect(record.hook).toBe(call.hook);
+  expect(record.decision).toEqual(call.received);
+  expect(record.registryRevision).toBe(call.revision ?? p.revision);
+  expect(record.context).toMatchObject(call.context);
+  expect(kindToken(stored.subject)).toBe(call.received.outcome);
+  expect(stored.subject).toBe(
+    p.subjects.audit(
+      call.context.agentId,
+      call.context.sessionKey,
+      call.hook as Parameters<Subjects["audit"]>[2],
+      call.received.outcome as "allow",
+    ),
+  );
+  expect(stored.headers?.get("Hookbus-Call-Id")).toBe(call.callId);
+  expect(record.outcomes.map((o) => o.policy)).toEqual(outcomes.map((o) => o.policy));
+  outcomes.forEach((want, i) => {
+    const got = record.outcomes[i]!;
+    expect(got, want.policy).toMatchObject({
+      policy: want.policy,
+      priority: want.priority,
+      mode: want.mode ?? "enforce",
+      status: want.status ?? "ok",
+      effect: want.effect,
+      ...(want.version === undefined ? {} : { version: want.version }),
+    });
+    expect(got.verdict, `${want.policy} verdict`).toEqual(want.verdict);
+    expect(got.latencyMs, `${want.policy} latency`).toBeGreaterThan(0);
+    expect(got.latencyMs, `${want.policy} latency`).toBeLessThan(10_000);
+    if (want.minLatencyMs !== undefined)
+      expect(got.latencyMs, `${want.policy} latency`).toBeGreaterThanOrEqual(want.minLatencyMs);
+  });
+  expect(Date.parse(record.decidedAt)).toBeGreaterThanOrEqual(Date.parse(record.receivedAt));
+  return stored;
+}
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** The promise's rejection (fails when it resolves). */
+export async function rejection(promise: Promise<unknown>): Promise<unknown> {
+  try {
+    await promise;
+  } catch (error) {
+    return error;
+  }
+  throw new Error("expected a rejection");
+}
+
+/** The last token of an audit subject: the decision's outcome, or the record kind. */
+export function kindToken(subject: string): string {
+  return subject.split(".").at(-1) ?? "";
+}
