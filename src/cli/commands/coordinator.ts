@@ -1,49 +1,72 @@
 /** `hookbus coordinator`: run one coordinator until SIGTERM/SIGINT, then drain. */
 import { pino } from "pino";
 import { startCoordinator } from "../../coordinator/coordinator.js";
-import { connectNats, type ConnectionFlags } from "../connect.js";
+import { HookbusError } from "../../errors.js";
+import { parseCommand, type Command } from "../command.js";
+import { connectNats } from "../connect.js";
 import { onShutdown } from "../shutdown.js";
 
-export interface CoordinatorFlags extends ConnectionFlags {
-  namespace?: string | undefined;
-  "log-level"?: string | undefined;
-  "log-max-age"?: string | undefined;
-  "log-max-bytes"?: string | undefined;
-  id?: string | undefined;
-}
+const HELP = `usage: hookbus coordinator [options]
+
+Runs one coordinator until SIGTERM/SIGINT, then drains (answers what is in flight) and exits.
+
+options:
+  --log-level LEVEL   pino level (env LOG_LEVEL, default info); logs are NDJSON on stdout
+  --log-max-age MS    max age of the log stream when this coordinator creates it
+                      (env HOOKBUS_LOG_MAX_AGE_MS, default 0 = keep forever)
+  --log-max-bytes N   size cap of the log stream when created (env HOOKBUS_LOG_MAX_BYTES, -1 = none)
+  --id NAME           this coordinator's name in records and logs (default random)`;
 
 function numberFlag(value: string | undefined, name: string): number | undefined {
   if (value === undefined) return undefined;
   const n = Number(value);
-  if (!Number.isFinite(n))
-    throw new Error(`--${name} must be a number, got ${JSON.stringify(value)}`);
+  if (!Number.isFinite(n)) {
+    throw new HookbusError(
+      "HOOKBUS_INVALID_ARGUMENT",
+      `--${name} must be a number, got ${JSON.stringify(value)}`,
+      { argument: name },
+    );
+  }
   return n;
 }
 
-export async function coordinatorCommand(flags: CoordinatorFlags): Promise<number> {
-  const logger = pino({ level: flags["log-level"] ?? process.env.LOG_LEVEL ?? "info" });
-  const nc = await connectNats({ ...flags, name: flags.id ?? "hookbus-coordinator" });
-  const maxAgeMs = numberFlag(
-    flags["log-max-age"] ?? process.env.HOOKBUS_LOG_MAX_AGE_MS,
-    "log-max-age",
-  );
-  const maxBytes = numberFlag(
-    flags["log-max-bytes"] ?? process.env.HOOKBUS_LOG_MAX_BYTES,
-    "log-max-bytes",
-  );
-  const coordinator = await startCoordinator({
-    nc,
-    logger,
-    ...(flags.namespace === undefined ? {} : { namespace: flags.namespace }),
-    ...(flags.id === undefined ? {} : { id: flags.id }),
-    log: {
-      ...(maxAgeMs === undefined ? {} : { maxAgeMs }),
-      ...(maxBytes === undefined ? {} : { maxBytes }),
-    },
-  });
-  await onShutdown(logger, async () => {
-    await coordinator.stop();
-    await nc.drain();
-  });
-  return 0;
-}
+export const coordinatorCommand: Command = {
+  summary: "run a coordinator until SIGTERM/SIGINT",
+  async run(argv, out) {
+    const { values } = parseCommand(argv, {
+      "log-level": { type: "string" },
+      "log-max-age": { type: "string" },
+      "log-max-bytes": { type: "string" },
+      id: { type: "string" },
+    });
+    if (values.help === true) {
+      out.print(HELP);
+      return 0;
+    }
+    const maxAgeMs = numberFlag(
+      values["log-max-age"] ?? process.env.HOOKBUS_LOG_MAX_AGE_MS,
+      "log-max-age",
+    );
+    const maxBytes = numberFlag(
+      values["log-max-bytes"] ?? process.env.HOOKBUS_LOG_MAX_BYTES,
+      "log-max-bytes",
+    );
+    const logger = pino({ level: values["log-level"] ?? process.env.LOG_LEVEL ?? "info" });
+    const nc = await connectNats({ ...values, name: values.id ?? "hookbus-coordinator" });
+    const coordinator = await startCoordinator({
+      nc,
+      logger,
+      ...(values.namespace === undefined ? {} : { namespace: values.namespace }),
+      ...(values.id === undefined ? {} : { id: values.id }),
+      log: {
+        ...(maxAgeMs === undefined ? {} : { maxAgeMs }),
+        ...(maxBytes === undefined ? {} : { maxBytes }),
+      },
+    });
+    await onShutdown(logger, async () => {
+      await coordinator.stop();
+      await nc.drain();
+    });
+    return 0;
+  },
+};

@@ -4,8 +4,8 @@ import { Subjects } from "../../bus/subjects.js";
 import { HookbusError } from "../../errors.js";
 import { RegistryStore } from "../../registry/store.js";
 import type { RegistrySnapshot } from "../../registry/snapshot.js";
-import { connectNats, type ConnectionFlags } from "../connect.js";
-import type { Output } from "../output.js";
+import { parseCommand, type Command } from "../command.js";
+import { connectNats } from "../connect.js";
 
 export async function readRegistryFile(path: string): Promise<unknown> {
   let text: string;
@@ -50,34 +50,46 @@ export function formatSnapshot(snapshot: RegistrySnapshot): string {
   return [`registry revision ${snapshot.revision}`, line(header), ...rows.map(line)].join("\n");
 }
 
-export async function registryCommand(
-  args: string[],
-  flags: ConnectionFlags & { namespace?: string | undefined; json?: boolean | undefined },
-  out: Output,
-): Promise<number> {
-  const [action, file] = args;
-  if (action !== "apply" && action !== "show") {
-    out.error("usage: hookbus registry apply FILE | hookbus registry show [--json]");
-    return 2;
-  }
-  if (action === "apply" && file === undefined) {
-    out.error("usage: hookbus registry apply FILE");
-    return 2;
-  }
-  const document = action === "apply" ? await readRegistryFile(file!) : undefined;
-  const nc = await connectNats(flags);
-  try {
-    const store = await RegistryStore.open(nc, new Subjects(flags.namespace));
-    const snapshot = action === "apply" ? await store.apply(document, file) : await store.current();
-    if (flags.json === true)
-      out.print(JSON.stringify({ revision: snapshot.revision, ...snapshot.document }, null, 2));
-    else if (action === "apply")
-      out.print(
-        `applied ${file}: ${snapshot.document.policies.length} policies, revision ${snapshot.revision}`,
-      );
-    else out.print(formatSnapshot(snapshot));
-    return 0;
-  } finally {
-    await nc.drain();
-  }
-}
+const HELP = `usage: hookbus registry apply FILE [--json]
+       hookbus registry show [--json]
+
+apply   validate a policy set (JSON, schemas/registry.schema.json) and store it as the next
+        registry revision; every mistake is reported with its path and nothing is stored
+show    print the policy set in force and its revision`;
+
+export const registryCommand: Command = {
+  summary: "apply a policy set from a file, or show the one in force",
+  async run(argv, out) {
+    const { values, positionals } = parseCommand(argv, { json: { type: "boolean" } });
+    const [action, file, ...extra] = positionals;
+    if (values.help === true) {
+      out.print(HELP);
+      return 0;
+    }
+    if (
+      (action !== "apply" && action !== "show") ||
+      (action === "apply" && file === undefined) ||
+      extra.length > 0
+    ) {
+      out.error(HELP);
+      return 2;
+    }
+    const document = action === "apply" ? await readRegistryFile(file!) : undefined;
+    const nc = await connectNats(values);
+    try {
+      const store = await RegistryStore.open(nc, new Subjects(values.namespace));
+      const snapshot =
+        action === "apply" ? await store.apply(document, file) : await store.current();
+      if (values.json === true)
+        out.print(JSON.stringify({ revision: snapshot.revision, ...snapshot.document }, null, 2));
+      else if (action === "apply")
+        out.print(
+          `applied ${file}: ${snapshot.document.policies.length} policies, revision ${snapshot.revision}`,
+        );
+      else out.print(formatSnapshot(snapshot));
+      return 0;
+    } finally {
+      await nc.drain();
+    }
+  },
+};
