@@ -25,10 +25,36 @@ export const RecordedOutcome = z
   })
   .meta({ id: "RecordedOutcome" });
 
+/** Tamper evidence: each record links to the previous record of its session (agent + session). */
+export const ChainLink = z
+  .strictObject({
+    index: z.int().min(1).describe("1 for the session's first record, then one more per record."),
+    prev: z.string().nullable().describe("The previous record's hash; null for index 1."),
+    hash: z
+      .string()
+      .describe(
+        "sha256 (hex) of this record's canonical JSON with `chain.hash` left out (see docs/tamper-evidence.md).",
+      ),
+  })
+  .meta({ id: "ChainLink" });
+
+/** What the operator's redaction rules changed before the record was written. */
+export const RedactedPath = z
+  .strictObject({
+    path: z.string().describe("A JSON pointer into the record, e.g. /event/content."),
+    action: z.enum(["mask", "hash"]),
+  })
+  .meta({ id: "RedactedPath" });
+
 const base = {
   v: z.literal(RECORD_VERSION),
   context: z.record(z.string(), z.unknown()),
   coordinator: z.string().optional().describe("Which process wrote the record."),
+  chain: ChainLink.optional(),
+  redacted: z
+    .array(RedactedPath)
+    .optional()
+    .describe("Paths masked or hashed before the record was written."),
 };
 
 /** A call the coordinator decided. */
@@ -101,3 +127,5 @@ export type ErrorRecord = z.infer<typeof ErrorRecord>;
 export type LateVerdictRecord = z.infer<typeof LateVerdictRecord>;
 export type ObservationRecord = z.infer<typeof ObservationRecord>;
 export type LogRecord = z.infer<typeof LogRecord>;
+export type ChainLink = z.infer<typeof ChainLink>;
+export type RedactedPath = z.infer<typeof RedactedPath>;

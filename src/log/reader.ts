@@ -1,0 +1,103 @@
+/**
+ * Reading the log: an async iterable of records, filtered by the server where the subject
+ * layout allows (agent, session, hook, outcome kind) and by start time, and bounded: it ends
+ * when it has caught up with what the stream held when reading started, so an empty result
+ * returns at once instead of waiting. With `follow`, it keeps going until aborted.
+ */
+import { DeliverPolicy, type JsMsg } from "@nats-io/jetstream";
+import type { Bus } from "../bus/bus.js";
+import type { AuditSubjectFilter, ParsedAuditSubject } from "../bus/subjects.js";
+import { HookbusError } from "../errors.js";
+import { LogRecord } from "./record.js";
+
+export interface LogEntry {
+  /** Stream sequence. */
+  seq: number;
+  subject: string;
+  /** The subject, decoded: agent, session, hook and record kind. */
+  address: ParsedAuditSubject;
+  /** When the server stored the record. */
+  storedAt: Date;
+  record: LogRecord;
+}
+
+export interface ReadLogOptions {
+  /** Server-side subject filter. */
+  filter?: AuditSubjectFilter;
+  /** Server-side: start at the first record stored at or after this time. */
+  since?: Date;
+  /** Stop at the first record stored after this time. */
+  until?: Date;
+  /** Start at this stream sequence (resuming a tail). */
+  fromSeq?: number;
+  /** Keep reading new records until `signal` aborts (a tail). */
+  follow?: boolean;
+  signal?: AbortSignal;
+}
+
+export async function assertLogExists(bus: Bus): Promise<void> {
+  try {
+    await bus.jsm.streams.info(bus.subjects.logStream);
+  } catch (error) {
+    throw new HookbusError(
+      "HOOKBUS_LOG_UNAVAILABLE",
+      `no log stream ${bus.subjects.logStream}: no coordinator has run in namespace "${bus.subjects.namespace}" on this server (${String((error as Error)?.message ?? error)})`,
+      { stream: bus.subjects.logStream },
+      error,
+    );
+  }
+}
+
+export async function* readLog(bus: Bus, options: ReadLogOptions = {}): AsyncGenerator<LogEntry> {
+  await assertLogExists(bus);
+  const subject = bus.subjects.auditFilter(options.filter);
+  const consumer = await bus.js.consumers.get(bus.subjects.logStream, {
+    filter_subjects: subject,
+    ...(options.fromSeq !== undefined
+      ? { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: options.fromSeq }
+      : options.since !== undefined
+        ? { deliver_policy: DeliverPolicy.StartTime, opt_start_time: options.since.toISOString() }
+        : { deliver_policy: DeliverPolicy.All }),
+  });
+  const follow = options.follow === true;
+  if (!follow) {
+    const info = await consumer.info(true);
+    if (info.num_pending === 0) return;
+  }
+  const messages = await consumer.consume({ max_messages: 256 });
+  const stop = () => messages.stop();
+  options.signal?.addEventListener("abort", stop, { once: true });
+  try {
+    if (options.signal?.aborted === true) return;
+    for await (const msg of messages) {
+      const entry = await toEntry(bus, msg);
+      if (options.until !== undefined && entry.storedAt > options.until) return;
+      yield entry;
+      if (!follow && msg.info.pending === 0) return;
+    }
+  } finally {
+    options.signal?.removeEventListener("abort", stop);
+    messages.stop();
+  }
+}
+
+async function toEntry(bus: Bus, msg: JsMsg): Promise<LogEntry> {
+  const decoded = await bus.codec.decodeMessage(msg);
+  const parsed = LogRecord.safeParse(decoded);
+  if (!parsed.success) {
+    throw new HookbusError(
+      "HOOKBUS_BAD_MESSAGE",
+      `log record ${msg.seq} does not match the record schema: ${parsed.error.message}`,
+      {
+        seq: msg.seq,
+      },
+    );
+  }
+  return {
+    seq: msg.seq,
+    subject: msg.subject,
+    address: bus.subjects.parseAudit(msg.subject),
+    storedAt: new Date(Math.floor(msg.info.timestampNanos / 1e6)),
+    record: parsed.data,
+  };
+}
