@@ -4,7 +4,7 @@
  * when it has caught up with what the stream held when reading started, so an empty result
  * returns at once instead of waiting. With `follow`, it keeps going until aborted.
  */
-import { DeliverPolicy, type JsMsg } from "@nats-io/jetstream";
+import { DeliverPolicy, type JsMsg, type StreamInfo } from "@nats-io/jetstream";
 import type { Bus } from "../bus/bus.js";
 import type { AuditSubjectFilter, ParsedAuditSubject } from "../bus/subjects.js";
 import { HookbusError } from "../errors.js";
@@ -33,11 +33,23 @@ export interface ReadLogOptions {
   /** Keep reading new records until `signal` aborts (a tail). */
   follow?: boolean;
   signal?: AbortSignal;
+  /** Filled in while reading: what the server was asked for and how much it delivered. */
+  stats?: ReadLogStats;
 }
 
-export async function assertLogExists(bus: Bus): Promise<void> {
+/** How much of the log a read touched (shows that subject filters are applied by the server). */
+export interface ReadLogStats {
+  /** The subject filter the server applied. */
+  filterSubject?: string;
+  /** Records matching the filter (and start) that the server had when the read started. */
+  pending?: number;
+  /** Messages the server delivered to this reader. */
+  delivered: number;
+}
+
+export async function assertLogExists(bus: Bus): Promise<StreamInfo> {
   try {
-    await bus.jsm.streams.info(bus.subjects.logStream);
+    return await bus.jsm.streams.info(bus.subjects.logStream);
   } catch (error) {
     throw new HookbusError(
       "HOOKBUS_LOG_UNAVAILABLE",
@@ -49,8 +61,13 @@ export async function assertLogExists(bus: Bus): Promise<void> {
 }
 
 export async function* readLog(bus: Bus, options: ReadLogOptions = {}): AsyncGenerator<LogEntry> {
-  await assertLogExists(bus);
+  const stream = await assertLogExists(bus);
+  // Bounded: a read (not a tail) never goes past what the stream held when it started, even
+  // while records keep arriving.
+  const lastSeq = stream.state.last_seq;
   const subject = bus.subjects.auditFilter(options.filter);
+  const stats = options.stats;
+  if (stats !== undefined) stats.filterSubject = subject;
   const consumer = await bus.js.consumers.get(bus.subjects.logStream, {
     filter_subjects: subject,
     ...(options.fromSeq !== undefined
@@ -60,24 +77,34 @@ export async function* readLog(bus: Bus, options: ReadLogOptions = {}): AsyncGen
         : { deliver_policy: DeliverPolicy.All }),
   });
   const follow = options.follow === true;
-  if (!follow) {
-    const info = await consumer.info(true);
-    if (info.num_pending === 0) return;
-  }
-  const messages = await consumer.consume({ max_messages: 256 });
-  const stop = () => messages.stop();
-  options.signal?.addEventListener("abort", stop, { once: true });
   try {
-    if (options.signal?.aborted === true) return;
-    for await (const msg of messages) {
-      const entry = await toEntry(bus, msg);
-      if (options.until !== undefined && entry.storedAt > options.until) return;
-      yield entry;
-      if (!follow && msg.info.pending === 0) return;
+    // The ordered consumer was created with the filter: its creation info counts what matches.
+    const info = await consumer.info(true);
+    if (stats !== undefined) stats.pending = info.num_pending;
+    if (!follow && info.num_pending === 0) return;
+    const messages = await consumer.consume({ max_messages: 256 });
+    const stop = () => messages.stop();
+    const aborted = () => options.signal?.aborted === true;
+    options.signal?.addEventListener("abort", stop, { once: true });
+    try {
+      if (aborted()) return;
+      for await (const msg of messages) {
+        // Messages already pulled are still in the iterator after stop(): an abort ends it here.
+        if (aborted()) return;
+        if (stats !== undefined) stats.delivered++;
+        if (!follow && msg.seq > lastSeq) return;
+        const entry = await toEntry(bus, msg);
+        if (options.until !== undefined && entry.storedAt > options.until) return;
+        yield entry;
+        if (!follow && (msg.info.pending === 0 || msg.seq >= lastSeq)) return;
+      }
+    } finally {
+      options.signal?.removeEventListener("abort", stop);
+      messages.stop();
     }
   } finally {
-    options.signal?.removeEventListener("abort", stop);
-    messages.stop();
+    // Leave nothing behind on the server (an idle ordered consumer would linger for minutes).
+    await consumer.delete().catch(() => {});
   }
 }
 
