@@ -28,6 +28,8 @@ import { HookbusError } from "../errors.js";
 import { HookbusBlockedError } from "./blocked.js";
 import { beforeDeadline } from "./deadline.js";
 import { AfterLlmCallGate, type GateVerdict, type RunRef } from "./gate.js";
+import { ChainKeeper } from "../log/chain.js";
+import { redactionKeyFromEnv } from "../log/redaction.js";
 import { ObservationPublisher, type ObserveResult } from "./observer.js";
 import { checkId, checkTimeout, DEFAULT_AGENT_TIMEOUT_MS } from "./options.js";
 import { ALWAYS_ROUND_TRIP, WatchedRegistryView, type RegistryView } from "./registry-view.js";
@@ -90,13 +92,25 @@ export class HookbusClient {
       ...(options.namespace === undefined ? {} : { namespace: options.namespace }),
       logger,
     });
-    const registry =
-      options.fastPath === false
-        ? ALWAYS_ROUND_TRIP
-        : await WatchedRegistryView.start(options.nc, bus.subjects, logger);
+    // Watched even without a fast path: observations are redacted by the registry's rules.
+    const watched = await WatchedRegistryView.start(options.nc, bus.subjects, logger);
+    const registry: RegistryView =
+      options.fastPath === false ? { ...ALWAYS_ROUND_TRIP, stop: () => watched.stop() } : watched;
+    let chain: ChainKeeper;
+    try {
+      chain = await ChainKeeper.open(options.nc, bus.subjects, { logger });
+    } catch (error) {
+      await watched.stop();
+      throw error;
+    }
+    const observer = new ObservationPublisher(bus, {
+      chain,
+      redaction: () => watched.redactionRules(),
+      redactionKey: options.redactionKey ?? redactionKeyFromEnv(),
+    });
     return new HookbusClient({
       transport: new NatsCallTransport(bus),
-      observer: new ObservationPublisher(bus),
+      observer,
       registry,
       timeoutMs,
       logger,

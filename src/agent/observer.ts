@@ -5,13 +5,19 @@
  * retry after a lost ack, or the same event observed twice, is stored once (within the stream's
  * duplicate window). Failures are retried with backoff until the deadline and only then reported
  * as HOOKBUS_LOG_UNAVAILABLE: an observation is never silently dropped.
+ *
+ * Like the coordinator's records, an observation is redacted by the registry's `redact` rules
+ * (the client watches the registry) and linked into its session's hash chain (a compare-and-set
+ * on the session's head in `<ns>_chain`) before it is published (docs/tamper-evidence.md).
  */
 import { ClosedConnectionError, DrainingConnectionError } from "@nats-io/transport-node";
 import type { HookContext, HookEvent, ObservationalHookName } from "../catalog/catalog.js";
 import type { Bus } from "../bus/bus.js";
 import { bodyHeaders, type EncodedBody } from "../bus/codec.js";
 import { HookbusError } from "../errors.js";
-import { RECORD_VERSION, type ObservationRecord } from "../log/record.js";
+import { chainKey, sameLink, type ChainKeeper } from "../log/chain.js";
+import { LogRecord, RECORD_VERSION, type ObservationRecord } from "../log/record.js";
+import { redactRecord, type RedactionRule } from "../log/redaction.js";
 import { pauseBeforeRetry, sleep } from "./deadline.js";
 
 export interface ObserveResult {
@@ -23,8 +29,20 @@ export interface ObserveResult {
   stream: string;
 }
 
+export interface ObservationPublisherOptions {
+  /** Links each observation into its session's hash chain; absent: records carry no chain. */
+  chain?: ChainKeeper;
+  /** The registry's redaction rules in force (read on every publish). */
+  redaction?: () => readonly RedactionRule[] | undefined;
+  /** Key of keyed hashes (HOOKBUS_REDACTION_KEY); must be the coordinators' key. */
+  redactionKey?: string | undefined;
+}
+
 export class ObservationPublisher {
-  constructor(private readonly bus: Bus) {}
+  constructor(
+    private readonly bus: Bus,
+    private readonly options: ObservationPublisherOptions = {},
+  ) {}
 
   async publish<H extends ObservationalHookName>(
     hook: H,
@@ -34,7 +52,8 @@ export class ObservationPublisher {
     deadline: number,
   ): Promise<ObserveResult> {
     const { bus } = this;
-    const record: ObservationRecord = {
+    const { chain } = this.options;
+    const unredacted: ObservationRecord = {
       v: RECORD_VERSION,
       kind: "observation",
       eventId,
@@ -44,9 +63,14 @@ export class ObservationPublisher {
       // Set once: every retry publishes the same record.
       publishedAt: new Date().toISOString(),
     };
+    const record = redactRecord(unredacted, this.options.redaction?.(), {
+      key: this.options.redactionKey,
+    });
+    const key = chainKey(context.agentId, context.sessionKey);
     const subject = bus.subjects.audit(context.agentId, context.sessionKey, hook, "observed");
     const stream = bus.subjects.logStream;
     const started = Date.now();
+    let linked: ObservationRecord | undefined;
     let encoded: EncodedBody | undefined;
     let lastError: unknown;
 
@@ -54,8 +78,10 @@ export class ObservationPublisher {
       const remaining = Math.floor(deadline - Date.now());
       if (remaining >= 1) {
         try {
+          // One chain position per observation, claimed once: every retry publishes that record.
+          linked ??= chain === undefined ? record : await chain.claim(key, record, deadline);
           // Encoding may write blobs (JetStream) for a large event, so it is retried too.
-          encoded ??= await bus.codec.encode(record);
+          encoded ??= await bus.codec.encode(linked);
           const ack = await bus.js.publish(subject, encoded.data, {
             msgID: `observed.${eventId}`,
             headers: bodyHeaders(encoded),
@@ -63,6 +89,11 @@ export class ObservationPublisher {
             expect: { streamName: stream },
             timeout: remaining,
           });
+          if (ack.duplicate && chain !== undefined) {
+            const stored = await this.read(ack.seq);
+            // Our position holds no record: say why, so verify does not call it a removal.
+            if (!sameLink(stored, linked)) await chain.voidPosition(key, linked, ack.seq);
+          }
           return { eventId, seq: ack.seq, duplicate: ack.duplicate, stream: ack.stream };
         } catch (error) {
           // Not retryable: a body that can never fit, or a connection the caller closed.
@@ -87,6 +118,14 @@ export class ObservationPublisher {
       }
       await sleep(pause);
     }
+  }
+
+  private async read(seq: number): Promise<LogRecord> {
+    const msg = await this.bus.jsm.streams.getMessage(this.bus.subjects.logStream, { seq });
+    if (msg === null) throw new Error(`log record ${seq} vanished`);
+    return LogRecord.parse(
+      await this.bus.codec.decodeMessage({ data: msg.data, headers: msg.header }),
+    );
   }
 }
 

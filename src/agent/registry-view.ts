@@ -10,6 +10,7 @@ import type { ModifyingHookName } from "../catalog/catalog.js";
 import type { Subjects } from "../bus/subjects.js";
 import { RegistryStore } from "../registry/store.js";
 import type { RegistrySnapshot } from "../registry/snapshot.js";
+import type { RedactionRule } from "../log/redaction.js";
 
 export interface RegistryView {
   /** True when a call of this hook must go to a coordinator. */
@@ -63,6 +64,11 @@ export class WatchedRegistryView implements RegistryView {
 
   get revision(): number | undefined {
     return this.snapshot?.revision;
+  }
+
+  /** The registry's redaction rules in force (applied to the observations the agent writes). */
+  redactionRules(): readonly RedactionRule[] | undefined {
+    return this.snapshot?.document.redact;
   }
 
   async stop(): Promise<void> {

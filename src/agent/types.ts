@@ -23,9 +23,15 @@ export interface HookbusClientOptions {
   logger?: Logger;
   /**
    * Answer calls locally when the registry has no policy for the hook (default true). With
-   * `false` every call goes to a coordinator and the registry is not watched.
+   * `false` every call goes to a coordinator (the registry is still watched, for the redaction
+   * rules of observations).
    */
   fastPath?: boolean;
+  /**
+   * Key of keyed hashes when redaction rules hash values of observations (HMAC-SHA256); must be
+   * the coordinators' key. Default: HOOKBUS_REDACTION_KEY.
+   */
+  redactionKey?: string;
 }
 
 export interface CallOptions {

@@ -16,7 +16,9 @@ import { decodeToken } from "../bus/tokens.js";
 import { isHookName, type HookEvent, type ModifyingHookName } from "../catalog/catalog.js";
 import { assertModifyingHook, parseContext, parseEvent } from "../catalog/validate.js";
 import { HookbusError, isHookbusError } from "../errors.js";
-import type { DecisionRecord, ErrorRecord, LogRecord, RecordedOutcome } from "../log/record.js";
+import type { DecisionRecord, ErrorRecord, RecordedOutcome } from "../log/record.js";
+import { sameLink } from "../log/chain.js";
+import { redactRecord } from "../log/redaction.js";
 import { mergeOutcomes, type MergeResult } from "../merge/merge.js";
 import type { PolicyOutcomeInput } from "../merge/outcome.js";
 import type { RegistrySnapshot } from "../registry/snapshot.js";
@@ -31,8 +33,15 @@ export interface CallHandlerDeps {
   writer: LogWriter;
   registry: () => RegistrySnapshot;
   coordinatorId: string;
+  /** Key of keyed hashes of redaction rules (HOOKBUS_REDACTION_KEY); absent: plain sha256. */
+  redactionKey?: string | undefined;
   /** Told when policies are about to be asked, and when the call is answered (late-verdict bookkeeping). */
-  onCallStarted?: (callId: string, context: Record<string, unknown>, event: unknown) => void;
+  onCallStarted?: (
+    callId: string,
+    context: Record<string, unknown>,
+    event: unknown,
+    snapshot: RegistrySnapshot,
+  ) => void;
   onCallFinished?: (callId: string) => void;
 }
 
@@ -104,7 +113,7 @@ export class CallHandler {
 
     let outcomes: PolicyOutcomeInput[] = [];
     if (policies.length > 0) {
-      this.deps.onCallStarted?.(callId, context, call.event);
+      this.deps.onCallStarted?.(callId, context, call.event, snapshot);
       // One body for every policy: a large event is encoded (and stored as a blob) once per call.
       const body = await bus.codec.encode({
         callId,
@@ -140,15 +149,26 @@ export class CallHandler {
       hook,
       result.decision.outcome,
     );
-    const appended = await writer.append(subject, record, `decision.${callId}`, deadline);
-    let stored: LogRecord = record;
-    if (appended.duplicate) {
-      // The agent retried a call the log already holds: answer what was recorded, not a new decision.
-      stored = await writer.read(appended.seq);
+    // Redaction is for the log only: the agent gets the decision as the policies made it.
+    const logged = redactRecord(record, snapshot.document.redact, { key: this.deps.redactionKey });
+    const appended = await writer.append(subject, logged, `decision.${callId}`, deadline);
+    let decision = result.decision;
+    let registryRevision = snapshot.revision;
+    const stored = appended.stored;
+    if (stored !== undefined && !sameLink(stored, appended.record) && stored.kind === "decision") {
+      // The agent retried a call the log already holds: answer what was recorded, not a new
+      // decision, unless redaction changed the recorded decision (then the fresh one is the
+      // only unredacted answer there is).
+      if (stored.redacted?.some((r) => r.path.startsWith("/decision/")) === true) {
+        bus.logger.warn(
+          { callId, seq: appended.seq },
+          "retried call: the recorded decision is redacted, answering the fresh decision",
+        );
+      } else {
+        decision = stored.decision as typeof decision;
+        registryRevision = stored.registryRevision;
+      }
     }
-    const decision = stored.kind === "decision" ? stored.decision : record.decision;
-    const registryRevision =
-      stored.kind === "decision" ? stored.registryRevision : snapshot.revision;
     const reply: CallReply = { callId, hook, decision, registryRevision, recordSeq: appended.seq };
     await this.respond(msg, reply, { [Header.RegistryRevision]: String(registryRevision) });
   }
@@ -198,8 +218,11 @@ export class CallHandler {
         isHookName(hookToken) ? hookToken : "unknown",
         "error",
       );
+      const logged = redactRecord(record, snapshot.document.redact, {
+        key: this.deps.redactionKey,
+      });
       await writer
-        .append(subject, record, `error.${callId}`, Math.max(deadline, Date.now() + 1000))
+        .append(subject, logged, `error.${callId}`, Math.max(deadline, Date.now() + 1000))
         .catch((e: unknown) => {
           bus.logger.error({ err: e, callId }, "could not record a failed call");
         });

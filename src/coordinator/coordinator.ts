@@ -7,7 +7,9 @@ import type { Logger } from "pino";
 import { Bus, type BusOptions } from "../bus/bus.js";
 import { ensureLogStreams, type LogSettings } from "../bus/streams.js";
 import { isHookbusError } from "../errors.js";
+import { ChainKeeper } from "../log/chain.js";
 import type { LateVerdictRecord } from "../log/record.js";
+import { redactionKeyFromEnv, redactRecord } from "../log/redaction.js";
 import { mergeOutcomes } from "../merge/merge.js";
 import { RegistryStore } from "../registry/store.js";
 import { RegistrySnapshot } from "../registry/snapshot.js";
@@ -24,6 +26,11 @@ export interface CoordinatorOptions extends BusOptions {
   id?: string;
   /** How long after a policy's deadline its reply is still recorded as a late verdict. */
   lateWindowMs?: number;
+  /**
+   * Key of keyed hashes of redaction rules (`action: "hash"`): HMAC-SHA256 instead of plain
+   * sha256. Default: HOOKBUS_REDACTION_KEY. Agents that observe must use the same key.
+   */
+  redactionKey?: string;
   logger?: Logger;
 }
 
@@ -38,6 +45,8 @@ export interface Coordinator {
 interface PendingLate {
   event: unknown;
   context: Record<string, unknown>;
+  /** The registry revision the call was decided with: its redaction rules apply. */
+  snapshot: RegistrySnapshot;
 }
 
 export async function startCoordinator(options: CoordinatorOptions): Promise<Coordinator> {
@@ -56,7 +65,10 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
     );
   }, logger);
 
-  const writer = new LogWriter(bus);
+  // Every record is linked into its session's hash chain before it is written.
+  const chain = await ChainKeeper.open(options.nc, bus.subjects, { logger });
+  const writer = new LogWriter(bus, chain);
+  const redactionKey = options.redactionKey ?? redactionKeyFromEnv();
   // Calls whose policies may still answer late: what a late record needs to say "would have blocked".
   const lateContext = new Map<string, PendingLate>();
   const asker = new PolicyAsker(bus, {
@@ -99,8 +111,9 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
       hook,
       "late",
     );
+    const logged = redactRecord(record, call.snapshot.document.redact, { key: redactionKey });
     await writer
-      .append(subject, record, `late.${request.callId}.${outcome.policy}`, Date.now() + 10_000)
+      .append(subject, logged, `late.${request.callId}.${outcome.policy}`, Date.now() + 10_000)
       .catch((error: unknown) =>
         logger.error({ err: error, callId: request.callId }, "could not record a late verdict"),
       );
@@ -112,7 +125,9 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
     writer,
     registry: () => snapshot,
     coordinatorId: id,
-    onCallStarted: (callId, context, event) => lateContext.set(callId, { context, event }),
+    redactionKey,
+    onCallStarted: (callId, context, event, called) =>
+      lateContext.set(callId, { context, event, snapshot: called }),
     onCallFinished: (callId) => {
       // Keep the call's input only as long as a late verdict may still arrive.
       setTimeout(() => lateContext.delete(callId), options.lateWindowMs ?? 60_000).unref();

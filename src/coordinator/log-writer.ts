@@ -3,21 +3,37 @@
  * the writer retries through NATS reconnects and JetStream hiccups until the caller's deadline.
  * Message ids are deterministic per call, so a retry (ours, or a coordinator handling the agent's
  * retry of the same call) stores one record.
+ *
+ * Each record first gets its place in its session's hash chain (ChainKeeper: compare-and-set on
+ * the session's head in the `<ns>_chain` bucket), then is published; a position whose record
+ * turns out to be a duplicate of one the log already holds is recorded as voided.
  */
 import type { Bus } from "../bus/bus.js";
-import { bodyHeaders } from "../bus/codec.js";
+import { bodyHeaders, type EncodedBody } from "../bus/codec.js";
 import { Header } from "../bus/headers.js";
 import { HookbusError } from "../errors.js";
+import { chainKeyOfSubject, sameLink, type ChainKeeper } from "../log/chain.js";
 import { LogRecord } from "../log/record.js";
 
 export interface Appended {
   seq: number;
   /** The log already held a record with this message id (at `seq`). */
   duplicate: boolean;
+  /** The record as it was linked and sent (with its chain link when the writer chains). */
+  record: LogRecord;
+  /**
+   * For a duplicate: the record the log holds at `seq`. It is `record` itself when an earlier
+   * attempt of this append was stored (its answer lost), another record otherwise.
+   */
+  stored?: LogRecord;
 }
 
 export class LogWriter {
-  constructor(private readonly bus: Bus) {}
+  /** `chain` undefined: records are written without a chain link (no tamper evidence). */
+  constructor(
+    private readonly bus: Bus,
+    private readonly chain?: ChainKeeper,
+  ) {}
 
   async append(
     subject: string,
@@ -25,22 +41,38 @@ export class LogWriter {
     msgID: string,
     deadline: number,
   ): Promise<Appended> {
-    const encoded = await this.bus.codec.encode(record);
+    const key =
+      this.chain === undefined ? undefined : chainKeyOfSubject(this.bus.subjects, subject);
+    const linked: LogRecord =
+      this.chain === undefined || key === undefined
+        ? record
+        : await this.chain.claim(key, record, deadline);
     const extra: Record<string, string> = {};
-    if ("callId" in record) extra[Header.CallId] = record.callId;
+    if ("callId" in linked) extra[Header.CallId] = linked.callId;
+    let encoded: EncodedBody | undefined;
     let attempt = 0;
     let lastError: unknown;
     for (;;) {
       const remaining = deadline - Date.now();
       if (remaining <= 0 && attempt > 0) break;
       try {
+        // Encoding may store blobs (JetStream) for a large record, so it is retried too.
+        encoded ??= await this.bus.codec.encode(linked);
         const ack = await this.bus.js.publish(subject, encoded.data, {
           msgID,
           headers: bodyHeaders(encoded, extra),
           timeout: Math.max(250, Math.min(remaining, 5000)),
         });
-        return { seq: ack.seq, duplicate: ack.duplicate };
+        if (!ack.duplicate) return { seq: ack.seq, duplicate: false, record: linked };
+        const stored = await this.read(ack.seq);
+        if (this.chain !== undefined && key !== undefined && !sameLink(stored, linked)) {
+          // Our position holds no record: say why, so verify does not call it a removal.
+          await this.chain.voidPosition(key, linked, ack.seq);
+        }
+        return { seq: ack.seq, duplicate: true, record: linked, stored };
       } catch (error) {
+        if (error instanceof HookbusError && error.code === "HOOKBUS_PAYLOAD_TOO_LARGE")
+          throw error;
         lastError = error;
         attempt++;
         this.bus.logger.warn({ err: error, subject, attempt }, "log append failed, retrying");

@@ -5,6 +5,7 @@
  */
 import { z } from "zod";
 import {
+  HOOK_NAMES,
   MODIFYING_HOOK_NAMES,
   isModifyingHook,
   isHookName,
@@ -14,6 +15,7 @@ import { toValidationIssues } from "../catalog/validate.js";
 import { HookbusError, type ValidationIssue } from "../errors.js";
 import { FailMode, PolicyMode } from "../merge/outcome.js";
 import { POLICY_NAME_PATTERN } from "../bus/tokens.js";
+import { pointerProblem, RedactionRule } from "../log/redaction.js";
 
 export const DEFAULT_POLICY_TIMEOUT_MS = 1000;
 
@@ -45,6 +47,12 @@ export const PolicyEntry = z
 export const RegistryDocument = z
   .strictObject({
     policies: z.array(PolicyEntry),
+    redact: z
+      .array(RedactionRule)
+      .optional()
+      .describe(
+        "Values to mask or hash in log records before they are written (docs/redaction.md).",
+      ),
   })
   .meta({ id: "RegistryDocument", description: "The policy set (`hookbus registry apply FILE`)." });
 
@@ -58,6 +66,8 @@ export interface RegistryPolicy extends Omit<z.output<typeof PolicyEntry>, "hook
 
 export interface ValidRegistryDocument {
   policies: RegistryPolicy[];
+  /** Redaction rules, in the order they apply; absent when the document has none. */
+  redact?: RedactionRule[];
 }
 
 /**
@@ -102,6 +112,42 @@ function semanticIssues(value: unknown): ValidationIssue[] {
           path,
           rule: "observational_hook",
           message: `"${hook}" is observational: workers subscribe to it themselves; the registry lists modifying hooks only`,
+        });
+      } else if (seen.has(hook)) {
+        issues.push({ path, rule: "duplicate_hook", message: `hook "${hook}" is listed twice` });
+      }
+      seen.add(hook);
+    });
+  });
+  return [...issues, ...redactionIssues(value)];
+}
+
+/** Checks of `redact` rules the schema cannot express: pointers and hook names. */
+function redactionIssues(value: unknown): ValidationIssue[] {
+  const issues: ValidationIssue[] = [];
+  const rules = (value as { redact?: unknown })?.redact;
+  if (!Array.isArray(rules)) return issues;
+  rules.forEach((raw: unknown, index) => {
+    const rule = (typeof raw === "object" && raw !== null ? raw : {}) as {
+      pointer?: unknown;
+      hooks?: unknown;
+    };
+    if (typeof rule.pointer === "string") {
+      const problem = pointerProblem(rule.pointer);
+      if (problem !== undefined) {
+        issues.push({ path: `redact.${index}.pointer`, rule: "invalid_pointer", message: problem });
+      }
+    }
+    const seen = new Set<string>();
+    const hooks: unknown[] = Array.isArray(rule.hooks) ? rule.hooks : [];
+    hooks.forEach((hook, h) => {
+      if (typeof hook !== "string") return;
+      const path = `redact.${index}.hooks.${h}`;
+      if (!isHookName(hook)) {
+        issues.push({
+          path,
+          rule: "unknown_hook",
+          message: `unknown hook "${hook}"; known: ${HOOK_NAMES.join(", ")}`,
         });
       } else if (seen.has(hook)) {
         issues.push({ path, rule: "duplicate_hook", message: `hook "${hook}" is listed twice` });

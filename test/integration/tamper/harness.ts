@@ -1,0 +1,183 @@
+/**
+ * What the tamper-evidence tests share: a log stream an attacker can edit (created before the
+ * coordinator, without deny_delete / deny_purge, so messages can be deleted), reading a session's
+ * stored messages raw, running the CLI as a user does, and building a session through the real
+ * pipeline (coordinator, policy workers, agent SDK, observations).
+ */
+import { connect } from "@nats-io/transport-node";
+import { expect } from "vitest";
+import { logStreamConfig } from "../../../src/bus/streams.js";
+import { main } from "../../../src/cli/main.js";
+import type { Output } from "../../../src/cli/output.js";
+import {
+  Subjects,
+  definePolicy,
+  recordHash,
+  type Bus,
+  type ChainLink,
+} from "../../../src/index.js";
+import { startPipeline, type Pipeline, uniqueNamespace } from "../pipeline/harness.js";
+
+export interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** `hookbus <args> --server URL --namespace NS`, through `main`, as a user runs it. */
+export async function hookbus(url: string, namespace: string, ...args: string[]): Promise<Run> {
+  const stdout: string[] = [];
+  const stderr: string[] = [];
+  const out: Output = { print: (l) => stdout.push(l), error: (l) => stderr.push(l) };
+  const code = await main([...args, "--server", url, "--namespace", namespace], out);
+  return { code, stdout: stdout.join("\n"), stderr: stderr.join("\n") };
+}
+
+/**
+ * Create the namespace's log stream as hookbus would, but editable: a coordinator uses an
+ * existing stream as it is, so the test can later delete messages like an attacker with
+ * access to the server's API (or its files).
+ */
+export async function editableLog(url: string, namespace: string): Promise<void> {
+  const nc = await connect({ servers: url });
+  try {
+    const { jetstreamManager } = await import("@nats-io/jetstream");
+    const jsm = await jetstreamManager(nc);
+    await jsm.streams.add({
+      ...logStreamConfig(new Subjects(namespace)),
+      deny_delete: false,
+      deny_purge: false,
+    });
+  } finally {
+    await nc.drain();
+  }
+}
+
+export interface RawEntry {
+  seq: number;
+  subject: string;
+  /** The stored record as decoded JSON (not validated). */
+  raw: Record<string, unknown> & { chain?: ChainLink };
+}
+
+/** Every stored message of one session, in stream order. */
+export async function sessionMessages(
+  bus: Bus,
+  agentId: string,
+  sessionKey: string,
+): Promise<RawEntry[]> {
+  const prefix = bus.subjects
+    .audit(agentId, sessionKey, "unknown", "error")
+    .split(".")
+    .slice(0, 4)
+    .join(".");
+  const info = await bus.jsm.streams.info(bus.subjects.logStream);
+  const out: RawEntry[] = [];
+  for (let seq = info.state.first_seq; seq <= info.state.last_seq && seq > 0; seq++) {
+    const msg = await bus.jsm.streams.getMessage(bus.subjects.logStream, { seq }).catch(() => null);
+    if (msg === null || !msg.subject.startsWith(`${prefix}.`)) continue;
+    const raw = (await bus.codec.decodeMessage({
+      data: msg.data,
+      headers: msg.header,
+    })) as RawEntry["raw"];
+    out.push({ seq: msg.seq, subject: msg.subject, raw });
+  }
+  return out;
+}
+
+/** The session's records sorted by chain index; asserts they form one chain 1..n, no fork. */
+export function expectOneChain(entries: RawEntry[]): RawEntry[] {
+  const sorted = [...entries].sort((a, b) => a.raw.chain!.index - b.raw.chain!.index);
+  sorted.forEach((entry, i) => {
+    const chain = entry.raw.chain;
+    expect(chain, `seq ${entry.seq} has a chain link`).toBeDefined();
+    expect(chain!.index, `seq ${entry.seq}`).toBe(i + 1);
+    expect(chain!.prev, `seq ${entry.seq} links to the previous record`).toBe(
+      i === 0 ? null : sorted[i - 1]!.raw.chain!.hash,
+    );
+    expect(recordHash(entry.raw), `seq ${entry.seq} hash`).toBe(chain!.hash);
+  });
+  return sorted;
+}
+
+/** Publish a (forged) record to a log subject, bypassing hookbus; returns its sequence. */
+export async function publishRaw(bus: Bus, subject: string, record: unknown): Promise<number> {
+  const encoded = await bus.codec.encode(record);
+  const headers = (await import("../../../src/bus/codec.js")).bodyHeaders(encoded);
+  const ack = await bus.js.publish(subject, encoded.data, { headers });
+  return ack.seq;
+}
+
+export const guard = definePolicy({
+  name: "guard",
+  version: "1.0.0",
+  hooks: {
+    before_tool_call: (e) =>
+      e.toolName === "exec" ? { block: true, blockReason: "no shell" } : undefined,
+    before_response_emit: (e) =>
+      e.content.includes("secret") ? { block: true, blockReason: "leaks a secret" } : undefined,
+  },
+});
+
+export const AGENT = "agent-t";
+export const SESSION = "sess t.1";
+
+export const run = (sessionKey = SESSION) => ({ agentId: AGENT, sessionKey, runId: "run-1" });
+export const toolCtx = (id: string, toolName: string, sessionKey = SESSION) => ({
+  ...run(sessionKey),
+  toolName,
+  toolCallId: id,
+});
+export const toolEvent = (id: string, toolName: string) => ({
+  toolName,
+  toolCallId: id,
+  params: { path: `/data/${id}` },
+});
+
+/**
+ * A pipeline on an editable log (unless `editable` is false) with `guard` registered, and a
+ * session of `calls` before_tool_call decisions (every third an exec, blocked), an
+ * after_tool_call observation after each, and a before_response_emit at the end.
+ */
+export async function sessionPipeline(
+  url: string,
+  options: { calls?: number; editable?: boolean; namespace?: string } = {},
+): Promise<{ p: Pipeline; entries: RawEntry[] }> {
+  const namespace = options.namespace ?? uniqueNamespace("t");
+  if (options.editable !== false) await editableLog(url, namespace);
+  const p = await startPipeline(url, {
+    namespace,
+    registry: {
+      policies: [
+        { name: "guard", hooks: ["before_tool_call", "before_response_emit"], priority: 10 },
+      ],
+    },
+    policies: [guard],
+  });
+  const calls = options.calls ?? 3;
+  for (let i = 0; i < calls; i++) {
+    const tool = i % 3 === 2 ? "exec" : "read_file";
+    const id = `tc-${i}`;
+    const result = await p.client.call("before_tool_call", toolCtx(id, tool), toolEvent(id, tool), {
+      callId: `call-${i}`,
+    });
+    await p.client.observe(
+      "after_tool_call",
+      toolCtx(id, tool),
+      {
+        ...toolEvent(id, tool),
+        result: "ok",
+        durationMs: 1,
+        blocked: result.decision.outcome === "block",
+      },
+      { eventId: `obs-${i}` },
+    );
+  }
+  await p.client.call(
+    "before_response_emit",
+    run(),
+    { content: "done", allContent: ["done"] },
+    { callId: "emit-1" },
+  );
+  return { p, entries: await sessionMessages(p.bus, AGENT, SESSION) };
+}
