@@ -1,0 +1,172 @@
+/**
+ * `hookbus replay`: re-decide recorded sessions with a candidate policy set (modules loaded in
+ * process + a registry file) and report what would change, record by record.
+ */
+import { stat } from "node:fs/promises";
+import { Bus } from "../../bus/bus.js";
+import { parseAuditTime } from "../../audit/time.js";
+import type { LogEntry } from "../../log/reader.js";
+import {
+  countSelection,
+  formatResultLine,
+  formatSummary,
+  Progress,
+  readExport,
+  readSelection,
+  Replayer,
+  ReplaySummarizer,
+  type LogSelection,
+  type ReplayEntry,
+} from "../../replay/index.js";
+import { loadPolicyModules } from "../../worker/load-policies.js";
+import { parseCommand, type Command } from "../command.js";
+import { connectNats } from "../connect.js";
+import type { Output } from "../output.js";
+import { readRegistryFile } from "./registry.js";
+
+const HELP = `usage: hookbus replay --policies FILE[,FILE...] --registry FILE SELECTION [options]
+
+Re-evaluates recorded decisions with a candidate policy set, in process, with the same merge
+engine as the coordinator, and reports every decision that would change.
+
+candidate set:
+  --policies FILES    policy modules (.ts or .js), comma-separated or repeated; every export
+                      made by definePolicy is a policy
+  --registry FILE     the candidate registry (as for \`hookbus registry apply\`): which policies
+                      handle which hook, priority, failMode, mode (shadow). Timeouts are ignored.
+
+selection (one of):
+  --session ID        a recorded session (repeat for several); with --agent, only that agent's
+  --agent ID          every session of an agent, optionally within --since/--until
+  --from-file FILE    an export (NDJSON, one log entry per line, as \`hookbus audit query --json\`)
+  --since TIME        stored at or after TIME: ISO-8601 (2026-05-01, 2026-05-01T10:00:00Z),
+                      a duration ago (30m, 24h, 7d, 1w) or "now", as for \`hookbus audit\`
+  --until TIME        stored at or before TIME
+
+output:
+  --json              one result per line (every record), then {"summary": ...}
+  --verbose           also print unchanged records (text output)
+  --fail-on-change    exit 1 when any decision changed (for CI)
+
+exit codes: 0 done (and nothing changed, with --fail-on-change), 1 changed with
+--fail-on-change or an error (coded), 2 usage`;
+
+function list(values: string[] | undefined): string[] {
+  return (values ?? [])
+    .flatMap((v) => v.split(","))
+    .map((v) => v.trim())
+    .filter((v) => v !== "");
+}
+
+function usage(out: Output, problem: string): number {
+  out.error(`${problem}\n\n${HELP}`);
+  return 2;
+}
+
+export const replayCommand: Command = {
+  summary: "replay recorded sessions against a candidate policy set",
+  async run(argv, out) {
+    const { values, positionals } = parseCommand(argv, {
+      policies: { type: "string", multiple: true },
+      registry: { type: "string" },
+      session: { type: "string", multiple: true },
+      agent: { type: "string" },
+      since: { type: "string" },
+      until: { type: "string" },
+      "from-file": { type: "string" },
+      json: { type: "boolean" },
+      verbose: { type: "boolean" },
+      "fail-on-change": { type: "boolean" },
+    });
+    if (values.help === true) {
+      out.print(HELP);
+      return 0;
+    }
+    const policyPaths = list(values.policies);
+    const sessions = list(values.session);
+    const fromFile = values["from-file"];
+    if (positionals.length > 0) return usage(out, `unexpected argument ${positionals[0]}`);
+    if (policyPaths.length === 0) return usage(out, "--policies is required");
+    if (values.registry === undefined) return usage(out, "--registry is required");
+    const fromLog = sessions.length > 0 || values.agent !== undefined;
+    if (
+      fromFile !== undefined &&
+      (fromLog || values.since !== undefined || values.until !== undefined)
+    )
+      return usage(
+        out,
+        "--from-file replays the whole file: it takes no --session/--agent/--since/--until",
+      );
+    if (fromFile === undefined && !fromLog)
+      return usage(out, "choose what to replay: --session, --agent or --from-file");
+
+    const selection: LogSelection = {
+      ...(sessions.length === 0 ? {} : { sessions }),
+      ...(values.agent === undefined ? {} : { agentId: values.agent }),
+      ...(values.since === undefined ? {} : { since: parseAuditTime(values.since, "--since") }),
+      ...(values.until === undefined ? {} : { until: parseAuditTime(values.until, "--until") }),
+    };
+    const registry = await readRegistryFile(values.registry);
+    const loaded = await loadPolicyModules(policyPaths);
+    const replayer = new Replayer({ policies: loaded.map((l) => l.policy), registry });
+    for (const name of replayer.unused) {
+      const from = loaded.find((l) => l.policy.name === name)?.path ?? "?";
+      out.error(`note: policy "${name}" (${from}) is not in the registry: unused`);
+    }
+    for (const warning of replayer.candidates.warnings) out.error(`warning: ${warning}`);
+
+    const progress = new Progress(process.stderr);
+    const summarizer = new ReplaySummarizer();
+    const json = values.json === true;
+    const report = async (records: AsyncIterable<ReplayEntry | LogEntry>) => {
+      for await (const result of replayer.run(records)) {
+        summarizer.add(result);
+        progress.tick(result.status === "changed");
+        if (json) out.print(JSON.stringify(result));
+        else if (result.status === "changed" || values.verbose === true) {
+          progress.done();
+          out.print(formatResultLine(result));
+        }
+      }
+    };
+
+    if (fromFile !== undefined) {
+      const size = (await stat(fromFile).catch(() => undefined))?.size;
+      await report(
+        readExport(fromFile, {
+          onProgress: (read, total) => progress.setFraction(total > 0 ? read / total : 1),
+        }),
+      );
+      if (size === 0) out.error(`note: ${fromFile} is empty`);
+    } else {
+      const nc = await connectNats({ ...values, name: "hookbus-replay" });
+      try {
+        const bus = await Bus.open(
+          nc,
+          values.namespace === undefined ? {} : { namespace: values.namespace },
+        );
+        const total = progress.enabled ? await countSelection(bus, selection) : undefined;
+        let read = 0;
+        const counted = async function* () {
+          for await (const entry of readSelection(bus, selection)) {
+            read++;
+            if (total !== undefined && total > 0) progress.setFraction(read / total);
+            yield entry;
+          }
+        };
+        await report(counted());
+      } finally {
+        await nc.drain();
+      }
+    }
+    progress.done();
+
+    const summary = summarizer.summary;
+    if (json) out.print(JSON.stringify({ summary, stats: replayer.stats }));
+    else {
+      if (summary.changed > 0 || values.verbose === true) out.print("");
+      out.print(formatSummary(summary, replayer.stats));
+    }
+    return values["fail-on-change"] === true && summary.changed > 0 ? 1 : 0;
+  },
+};

@@ -1,0 +1,72 @@
+/**
+ * Re-deciding one recorded call in process: every candidate policy of the hook through
+ * `invokePolicy` (what a worker runs per request), then `mergeOutcomes` (what the coordinator
+ * runs), so a replayed decision is made by the same code as a live one, minus the network.
+ */
+import type { Logger } from "pino";
+import type { HookEvent, ModifyingHookName } from "../catalog/catalog.js";
+import { recordedOutcomes } from "../coordinator/call-handler.js";
+import type { DecisionRecord } from "../log/record.js";
+import { mergeOutcomes, type MergeResult } from "../merge/merge.js";
+import type { PolicyOutcomeInput } from "../merge/outcome.js";
+import { invokePolicy } from "../worker/invoke.js";
+import type { SessionStateStore } from "../worker/state/session-state.js";
+import type { Candidate } from "./candidates.js";
+import type { ReplayedOutcome } from "./types.js";
+
+export interface Reevaluation {
+  result: MergeResult<ModifyingHookName>;
+  outcomes: ReplayedOutcome[];
+}
+
+async function ask(
+  candidate: Candidate,
+  record: DecisionRecord,
+  state: SessionStateStore,
+  logger: Logger | undefined,
+): Promise<PolicyOutcomeInput> {
+  const { entry, policy } = candidate;
+  const answer = await invokePolicy(
+    policy,
+    record.hook as ModifyingHookName,
+    record.event,
+    record.context,
+    {
+      callId: record.callId,
+      state,
+      ...(logger === undefined ? {} : { logger }),
+    },
+  );
+  // The same outcome the coordinator builds from a worker's reply (src/coordinator/policy-asker.ts).
+  return {
+    policy: entry.name,
+    ...(policy.version === undefined ? {} : { version: policy.version }),
+    priority: entry.priority,
+    mode: entry.mode,
+    ...(entry.failMode === undefined ? {} : { failMode: entry.failMode }),
+    status: answer.status,
+    ...(answer.verdict === undefined ? {} : { verdict: answer.verdict }),
+    ...(answer.error === undefined ? {} : { error: answer.error }),
+    latencyMs: answer.latencyMs,
+  };
+}
+
+export async function reevaluate(
+  record: DecisionRecord,
+  candidates: readonly Candidate[],
+  state: SessionStateStore,
+  logger?: Logger,
+): Promise<Reevaluation> {
+  // Policies of one call run concurrently, as they do live; each has its own state, so the
+  // order in which they finish cannot change what they decide.
+  const raw = await Promise.all(candidates.map((c) => ask(c, record, state, logger)));
+  const result = mergeOutcomes(
+    record.hook as ModifyingHookName,
+    record.event as HookEvent<ModifyingHookName>,
+    raw,
+  );
+  const outcomes = recordedOutcomes(result, raw).map(
+    ({ latencyMs: _latency, ...outcome }) => outcome,
+  );
+  return { result, outcomes };
+}

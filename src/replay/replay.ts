@@ -1,0 +1,254 @@
+/**
+ * Replay: re-decide recorded calls with a candidate policy set and report, record by record,
+ * what would change. Like Temporal's replayer it yields one structured result per history item
+ * (here, per decision record) instead of failing on the first divergence, so a test suite or a
+ * reviewer sees every affected record.
+ *
+ * Deterministic by construction: records are handled one at a time in log order; policy state
+ * lives in a fresh in-memory store per replay, fed by the replayed decision AND observation
+ * records, so a replay never reads or writes live state and never touches the network.
+ */
+import { isDeepStrictEqual } from "node:util";
+import type { Logger } from "pino";
+import type { Decision, ModifyingHookName, ObservationalHookName } from "../catalog/catalog.js";
+import type {
+  DecisionRecord,
+  LogRecord,
+  ObservationRecord,
+  RecordedOutcome,
+} from "../log/record.js";
+import { invokePolicy } from "../worker/invoke.js";
+import { MemorySessionStateStore } from "../worker/state/memory-store.js";
+import { buildCandidates, type CandidateSet } from "./candidates.js";
+import { diffDecisions } from "./diff.js";
+import { reevaluate } from "./evaluate.js";
+import { redactLikeRecord, type Replayed } from "./masking.js";
+import type {
+  ReplayCandidates,
+  ReplayedOutcome,
+  ReplayEntry,
+  ReplayInput,
+  ReplayOptions,
+  ReplayResult,
+  ReplayStats,
+} from "./types.js";
+
+function toEntry(input: ReplayInput): ReplayEntry {
+  return "record" in input && typeof input.record === "object"
+    ? input
+    : { record: input as LogRecord };
+}
+
+/** A decision as the log would hold it (JSON), so comparisons see what a reader of the log sees. */
+function asStored<T>(value: T): T {
+  return JSON.parse(JSON.stringify(value)) as T;
+}
+
+const FAILURES_REPLAY_CANNOT_REPRODUCE = new Set(["timeout", "unavailable"]);
+
+/** Policies whose replayed outcome differs from the recorded one (verdict, status, mode, order). */
+function differingPolicies(recorded: RecordedOutcome[], replayed: ReplayedOutcome[]): Set<string> {
+  const before = new Map(recorded.map((o) => [o.policy, o]));
+  const after = new Map(replayed.map((o) => [o.policy, o]));
+  const differ = new Set<string>();
+  for (const name of new Set([...before.keys(), ...after.keys()])) {
+    const a = before.get(name);
+    const b = after.get(name);
+    if (
+      a === undefined ||
+      b === undefined ||
+      a.status !== b.status ||
+      a.effect !== b.effect ||
+      a.mode !== b.mode ||
+      a.priority !== b.priority ||
+      a.failMode !== b.failMode ||
+      !isDeepStrictEqual(a.verdict, b.verdict)
+    ) {
+      differ.add(name);
+    }
+  }
+  return differ;
+}
+
+/** Of the policies that now answer differently, those that decided a field that changed. */
+function causesOf(
+  record: DecisionRecord,
+  replayed: Record<string, unknown>,
+  outcomes: ReplayedOutcome[],
+  changedFields: string[],
+): string[] {
+  const differ = differingPolicies(record.outcomes, asStored(outcomes));
+  const deciders = new Set<string>();
+  for (const decision of [record.decision, replayed]) {
+    const decidedBy = (decision.decidedBy ?? {}) as Record<string, string[]>;
+    if (typeof decision.blockedBy === "string") deciders.add(decision.blockedBy);
+    for (const field of [...changedFields, "block"]) {
+      for (const name of decidedBy[field] ?? []) deciders.add(name);
+    }
+  }
+  const causes = [...differ].filter((name) => deciders.has(name));
+  return (causes.length > 0 ? causes : [...differ]).sort();
+}
+
+/** The session a record belongs to: its subject's tokens when known (redaction never touches them). */
+function sessionOf(entry: ReplayEntry): { agentId: string; sessionKey: string } {
+  const { context } = entry.record;
+  const text = (value: unknown) => (typeof value === "string" ? value : "(unknown)");
+  return {
+    agentId: entry.address?.agentId ?? text(context.agentId),
+    sessionKey: entry.address?.sessionKey ?? text(context.sessionKey),
+  };
+}
+
+export class Replayer {
+  readonly candidates: CandidateSet;
+  readonly stats: ReplayStats = {
+    decisions: 0,
+    observations: 0,
+    observationErrors: 0,
+    skipped: { error: 0, late: 0 },
+  };
+  private readonly logger: Logger | undefined;
+  private used = false;
+
+  /** Checks the candidate set at once: a registry policy with no module is HOOKBUS_INVALID_POLICY. */
+  constructor(options: ReplayCandidates) {
+    this.candidates = buildCandidates(options.policies, options.registry);
+    this.logger = options.logger;
+  }
+
+  /** Names of loaded policies the registry does not list (unused). */
+  get unused(): string[] {
+    return this.candidates.unused;
+  }
+
+  /** One result per decision record, in input order. A Replayer replays one history, once. */
+  async *run(
+    records: AsyncIterable<ReplayInput> | Iterable<ReplayInput>,
+  ): AsyncGenerator<ReplayResult> {
+    if (this.used) throw new Error("a Replayer runs once: create another for another replay");
+    this.used = true;
+    const state = new MemorySessionStateStore();
+    const diverged = new Set<string>();
+    for await (const input of records) {
+      const entry = toEntry(input);
+      const { record } = entry;
+      switch (record.kind) {
+        case "observation":
+          await this.observe(record, state);
+          break;
+        case "decision": {
+          const key = JSON.stringify(Object.values(sessionOf(entry)));
+          const result = await this.decide(entry, record, state, diverged.has(key));
+          if (result.status === "changed") diverged.add(key);
+          yield result;
+          break;
+        }
+        default:
+          this.stats.skipped[record.kind]++;
+      }
+    }
+  }
+
+  private async observe(record: ObservationRecord, state: MemorySessionStateStore): Promise<void> {
+    const observers = this.candidates.observers(record.hook as ObservationalHookName);
+    if (observers.length === 0) return;
+    this.stats.observations++;
+    // Sequentially, in registry order: observation handlers of different policies share nothing,
+    // but a fixed order keeps the replay's logs (and any handler side effects) reproducible.
+    for (const policy of observers) {
+      const answer = await invokePolicy(
+        policy,
+        record.hook as ObservationalHookName,
+        record.event,
+        record.context,
+        {
+          callId: record.eventId,
+          state,
+          ...(this.logger === undefined ? {} : { logger: this.logger }),
+        },
+      );
+      if (answer.status !== "ok") this.stats.observationErrors++;
+    }
+  }
+
+  private async decide(
+    entry: ReplayEntry,
+    record: DecisionRecord,
+    state: MemorySessionStateStore,
+    counterfactual: boolean,
+  ): Promise<ReplayResult> {
+    this.stats.decisions++;
+    const hook = record.hook as ModifyingHookName;
+    const { result, outcomes } = await reevaluate(
+      record,
+      this.candidates.forHook(hook),
+      state,
+      this.logger,
+    );
+    let replay: Replayed = {
+      decision: result.decision,
+      outcomes,
+      shadow: result.shadow,
+    };
+    let masked: string[] = [];
+    if (record.redacted !== undefined && record.redacted.length > 0) {
+      ({ replayed: replay, incomplete: masked } = redactLikeRecord(record, replay));
+    }
+    let replayed = replay.decision;
+    let compared = diffDecisions(hook, record.event, record.decision, replayed);
+    if (compared.diff.length > 0) {
+      // Compare what the log would hold (JSON: no undefined-valued keys), not the raw object.
+      // Only on a difference: most records are unchanged, and the round trip costs.
+      replayed = asStored(replayed);
+      compared = diffDecisions(hook, record.event, record.decision, replayed);
+    }
+    const { diff, change, summary } = compared;
+    const changed = diff.length > 0;
+    const notes = record.outcomes
+      .filter((o) => FAILURES_REPLAY_CANNOT_REPRODUCE.has(o.status))
+      .map(
+        (o) =>
+          `recorded: policy "${o.policy}" ${o.status === "timeout" ? "timed out" : "had no live worker"} (${o.effect}); in process it answers`,
+      );
+    return {
+      ...(entry.seq === undefined ? {} : { seq: entry.seq }),
+      callId: record.callId,
+      hook,
+      ...sessionOf(entry),
+      status: changed ? "changed" : "unchanged",
+      counterfactual,
+      recorded: record.decision as Decision<ModifyingHookName>,
+      replayed: replayed as Decision<ModifyingHookName>,
+      diff,
+      ...(change === undefined ? {} : { change }),
+      causes: changed
+        ? causesOf(
+            record,
+            replayed,
+            replay.outcomes,
+            diff.map((d) => d.field),
+          )
+        : [],
+      summary,
+      outcomes: replay.outcomes,
+      ...(replay.shadow === undefined
+        ? {}
+        : { shadow: asStored(replay.shadow) as ReplayResult["shadow"] & object }),
+      ...(masked.length === 0 ? {} : { incomplete: { maskedPaths: masked } }),
+      ...(notes.length === 0 ? {} : { notes }),
+    };
+  }
+}
+
+/**
+ * Replay recorded records against a candidate policy set: one result per decision record.
+ * Throws HOOKBUS_INVALID_POLICY (at the first `next()`) when the registry names a policy that
+ * no loaded module defines.
+ */
+export function replay(options: ReplayOptions): AsyncGenerator<ReplayResult> {
+  const { records, ...candidates } = options;
+  return (async function* replayRecords() {
+    yield* new Replayer(candidates).run(records);
+  })();
+}
