@@ -1,81 +1,143 @@
 /**
- * The demo. For now it shows the merge engine deciding a few calls of a scripted session with
- * three policies; the pipeline over NATS replaces it as the services land.
+ * `npm run demo`: hookbus end to end on one machine, in about ten seconds.
+ *   1. finds NATS (NATS_URL, or a server on 127.0.0.1:4222, or starts a private nats-server);
+ *   2. applies the example registry, starts two coordinators and two workers of each example policy;
+ *   3. runs the scripted agent's session, printing each decision as it happens;
+ *   4. prints the session's audit timeline from the log;
+ *   5. replays the session against a stricter policy set and prints the diff;
+ * then stops everything it started and exits 0.
  */
-import { mergeOutcomes, type MergeResult, type ModifyingHookName } from "../src/index.js";
+import { readFile } from "node:fs/promises";
+import { fileURLToPath } from "node:url";
+import { connect, type NatsConnection } from "@nats-io/transport-node";
+import { pino } from "pino";
+import { formatTimeline, sessionTimeline } from "../src/audit/index.js";
+import { connectionOptions } from "../src/cli/connect.js";
+import {
+  Bus,
+  HookbusClient,
+  RegistryStore,
+  Subjects,
+  definePolicy,
+  runPolicy,
+  startCoordinator,
+  type Coordinator,
+  type PolicyRunner,
+} from "../src/index.js";
+import {
+  formatResultLine,
+  formatSummary,
+  readSelection,
+  replay,
+  summarizeReplay,
+} from "../src/replay/index.js";
+import { findDemoNats } from "./demo/find-nats.js";
+import { examplePolicies } from "./policies/index.js";
+import { runScriptedSession } from "./scripted-agent/session.js";
+import { formatStep } from "./scripted-agent/format.js";
 
-function show<H extends ModifyingHookName>(result: MergeResult<H>): void {
-  const { decision } = result;
-  const who = Object.entries(decision.decidedBy)
-    .map(([field, by]) => `${field}←${by.join(",")}`)
-    .join(" ");
-  const reason = decision.outcome === "block" ? ` (${decision.blockReason})` : "";
-  console.log(`${result.hook.padEnd(22)} ${decision.outcome.padEnd(7)}${reason} ${who}`);
+const NAMESPACE = "hookbus-demo";
+const registryFile = fileURLToPath(new URL("./policies/registry.example.json", import.meta.url));
+
+/** The stricter candidate set: a policy that forbids web access altogether. */
+const noWeb = definePolicy({
+  name: "no-web",
+  version: "1.0.0",
+  hooks: {
+    before_tool_call: (event) =>
+      event.toolName === "web_fetch"
+        ? { block: true, blockReason: "web access is not allowed" }
+        : undefined,
+  },
+});
+
+async function main(): Promise<void> {
+  const nats = await findDemoNats();
+  console.log(`NATS: ${nats.url} (${nats.how})`);
+  const open = async (name: string): Promise<NatsConnection> =>
+    connect({ ...connectionOptions({ server: nats.url }), name, maxReconnectAttempts: 3 });
+  const connections: NatsConnection[] = [];
+  const coordinators: Coordinator[] = [];
+  const runners: PolicyRunner[] = [];
+  const logger = pino({ level: process.env.LOG_LEVEL ?? "silent" });
+  try {
+    const admin = await open("demo-admin");
+    connections.push(admin);
+    const registryDoc = JSON.parse(await readFile(registryFile, "utf8")) as { policies: object[] };
+    const registry = await RegistryStore.open(admin, new Subjects(NAMESPACE));
+
+    for (const id of ["coordinator-1", "coordinator-2"]) {
+      const nc = await open(id);
+      connections.push(nc);
+      coordinators.push(await startCoordinator({ nc, namespace: NAMESPACE, id, logger }));
+    }
+    const applied = await registry.apply(registryDoc, "services/policies/registry.example.json");
+    console.log(
+      `registry: ${applied.document.policies.length} policies, revision ${applied.revision}`,
+    );
+    for (const n of [1, 2]) {
+      const nc = await open(`workers-${n}`);
+      connections.push(nc);
+      runners.push(await runPolicy(examplePolicies, { nc, namespace: NAMESPACE, logger }));
+    }
+    console.log(`workers: 2 × ${examplePolicies.map((p) => p.name).join(", ")}; coordinators: 2\n`);
+
+    const agentNc = await open("scripted-agent");
+    connections.push(agentNc);
+    const client = await HookbusClient.connect({ nc: agentNc, namespace: NAMESPACE });
+    const until = Date.now() + 5000;
+    while ((client.registryRevision ?? 0) < applied.revision && Date.now() < until) await sleep(20);
+    while (coordinators.some((c) => c.registry().revision < applied.revision) && Date.now() < until)
+      await sleep(20);
+
+    const sessionKey = `demo-${new Date().toISOString().replace(/[:.]/g, "-")}`;
+    console.log(`— the session (${sessionKey}) —`);
+    console.log(
+      `${"hook".padEnd(22)} ${"outcome".padEnd(8)} ${"latency".padStart(9)}  decided by / reason`,
+    );
+    await runScriptedSession(client, {
+      agentId: "demo-agent",
+      sessionKey,
+      onStep: (s) => console.log(formatStep(s)),
+    });
+    await client.close();
+
+    const bus = await Bus.open(admin, { namespace: NAMESPACE });
+    console.log(
+      `\n— the audit timeline, read back from the log (hookbus audit session ${sessionKey}) —`,
+    );
+    const timeline = await sessionTimeline(bus, sessionKey, { agentId: "demo-agent" });
+    for (const line of formatTimeline(sessionKey, timeline)) console.log(line);
+
+    console.log(`\n— replay against a stricter policy set: the examples plus "no-web" —`);
+    const stricter = {
+      ...registryDoc,
+      policies: [
+        ...registryDoc.policies,
+        { name: "no-web", hooks: ["before_tool_call"], priority: 200, failMode: "fail-closed" },
+      ],
+    };
+    const results = [];
+    for await (const result of replay({
+      records: readSelection(bus, { sessions: [sessionKey] }),
+      policies: [...examplePolicies, noWeb],
+      registry: stricter,
+    })) {
+      results.push(result);
+      if (result.status === "changed" || result.counterfactual)
+        console.log(formatResultLine(result));
+    }
+    console.log(formatSummary(summarizeReplay(results)));
+  } finally {
+    for (const runner of runners) await runner.stop();
+    for (const coordinator of coordinators) await coordinator.stop();
+    for (const nc of connections) await nc.drain().catch(() => {});
+    await nats.stop();
+  }
 }
 
-show(
-  mergeOutcomes(
-    "before_llm_call",
-    {
-      messages: [{ role: "user", content: "summarise my inbox" }],
-      tools: [{ name: "read_email" }, { name: "send_email" }, { name: "exec" }],
-    },
-    [
-      {
-        policy: "tool-allowlist",
-        priority: 100,
-        status: "ok",
-        verdict: { tools: [{ name: "read_email" }, { name: "send_email" }] },
-      },
-      {
-        policy: "no-outbound",
-        priority: 50,
-        status: "ok",
-        verdict: { tools: [{ name: "read_email" }] },
-      },
-    ],
-  ),
-);
-show(
-  mergeOutcomes("before_tool_call", { toolName: "exec", params: { command: "rm -rf /" } }, [
-    {
-      policy: "tool-allowlist",
-      priority: 100,
-      status: "ok",
-      verdict: { block: true, blockReason: "exec is not allowed" },
-    },
-    {
-      policy: "audit-only",
-      priority: 10,
-      status: "ok",
-      verdict: { block: false, blockReason: "looks fine" },
-    },
-  ]),
-);
-show(
-  mergeOutcomes(
-    "before_response_emit",
-    { content: "mail me at a@b.example", allContent: ["mail me at a@b.example"] },
-    [
-      {
-        policy: "pii-redactor",
-        priority: 100,
-        status: "ok",
-        verdict: { content: "mail me at [email]" },
-      },
-      {
-        policy: "late-rewriter",
-        priority: 10,
-        status: "ok",
-        verdict: { allContent: ["original text back"] },
-      },
-    ],
-  ),
-);
-show(
-  mergeOutcomes(
-    "before_tool_result",
-    { toolName: "web_fetch", params: {}, result: "…", isError: false },
-    [{ policy: "injection-screen", priority: 100, status: "timeout" }],
-  ),
-);
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+await main();

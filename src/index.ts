@@ -86,3 +86,77 @@ export {
   type RecordedOutcome,
 } from "./log/record.js";
 export { findNatsServer, type NatsServerHandle, type FindNatsOptions } from "./testing/nats.js";
+
+// Replay: re-decide recorded sessions with a candidate policy set (docs/replay.md).
+export {
+  replay,
+  Replayer,
+  summarizeReplay,
+  ReplaySummarizer,
+  readExport,
+  readSelection,
+  formatExportLine,
+  type ReplaySummary,
+  type LogSelection,
+  type FieldChange,
+  type ReplayEntry,
+  type ReplayInput,
+  type ReplayOptions,
+  type ReplayResult,
+  type ReplayStats,
+} from "./replay/index.js";
+
+// Audit: query the log, a session's timeline, follow new records (docs/audit.md).
+export {
+  queryLog,
+  tailLog,
+  sessionTimeline,
+  toTimelineEntry,
+  parseAuditTime,
+  checkAuditFilter,
+  AUDIT_OUTCOMES,
+  type AuditFilter,
+  type AuditOutcome,
+  type AuditEntry,
+  type AuditQuery,
+  type AuditStats,
+  type QueryOptions,
+  type TailOptions,
+  type TimelineEntry,
+  type TimelineOptions,
+  type DecisionStep,
+  type ErrorStep,
+  type LateStep,
+  type ObservationStep,
+  type PolicyStep,
+} from "./audit/index.js";
+
+// Tamper evidence (docs/tamper-evidence.md) and redaction in the log (docs/redaction.md).
+export {
+  verifyLog,
+  formatVerifyReport,
+  type VerifyOptions,
+  type VerifyReport,
+  type VerifyProblem,
+  type SessionVerification,
+  type ProblemKind,
+  type ProblemReason,
+} from "./audit/verify.js";
+export {
+  canonicalize,
+  recordHash,
+  linkRecord,
+  chainKey,
+  chainBucketName,
+  ChainKeeper,
+  type ChainHead,
+  type VoidedPosition,
+} from "./log/chain.js";
+export {
+  redactRecord,
+  hashValue,
+  RedactionRule,
+  REDACTION_MASK,
+  type RedactionRuleInput,
+} from "./log/redaction.js";
+export type { ChainLink, RedactedPath } from "./log/record.js";

@@ -25,7 +25,12 @@ export interface CommonFlags extends ConnectionFlags {
 }
 
 type Parsed<O extends Options> = ReturnType<
-  typeof parseArgs<{ args: string[]; allowPositionals: true; strict: true; options: typeof commonOptions & O }>
+  typeof parseArgs<{
+    args: string[];
+    allowPositionals: true;
+    strict: true;
+    options: typeof commonOptions & O;
+  }>
 >;
 
 /** parseArgs with the common options added, and the namespace defaulted from the environment. */

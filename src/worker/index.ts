@@ -1,6 +1,7 @@
 /** The policy worker SDK: define a policy, run it on NATS, test or replay it in process. */
 export {
   definePolicy,
+  isPolicy,
   type ExactHooks,
   type ModifyingHookHandler,
   type ObservationalHookHandler,
@@ -9,6 +10,7 @@ export {
   type PolicyHooks,
   type PolicyTools,
 } from "./policy.js";
+export { loadPolicyModule, loadPolicyModules, type LoadedPolicy } from "./load-policies.js";
 export {
   invokePolicy,
   type InvokeOptions,

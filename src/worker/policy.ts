@@ -153,7 +153,23 @@ export function definePolicy<const T extends PolicyHooks & ExactHooks<T>>(
     version,
     hooks: Object.freeze({ ...hooks }),
     hookNames: Object.freeze(hookNames),
+    [POLICY_BRAND]: true,
   });
+}
+
+/**
+ * Marks what definePolicy made. `Symbol.for` so that the check holds across two copies of this
+ * module (a policy file and the CLI may load hookbus from different paths).
+ */
+const POLICY_BRAND = Symbol.for("hookbus.policy");
+
+/** Whether a value (say, a module export) is a policy made by definePolicy. */
+export function isPolicy(value: unknown): value is Policy {
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    (value as Record<symbol, unknown>)[POLICY_BRAND] === true
+  );
 }
 
 /** The handler of `hook`, untyped: callers validate the event and context first. */

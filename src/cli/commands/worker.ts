@@ -1,0 +1,88 @@
+/** `hookbus worker ./policy.ts [...]`: serve policy modules until SIGTERM/SIGINT, then drain. */
+import { pino } from "pino";
+import { HookbusError } from "../../errors.js";
+import { loadPolicyModules } from "../../worker/load-policies.js";
+import { runPolicy } from "../../worker/runner.js";
+import { MemorySessionStateStore } from "../../worker/state/memory-store.js";
+import { parseCommand, type Command } from "../command.js";
+import { connectNats } from "../connect.js";
+import { onShutdown } from "../shutdown.js";
+
+const HELP = `usage: hookbus worker MODULE [MODULE ...] [options]
+
+Serves every policy the modules export (made with definePolicy; TypeScript or JavaScript) until
+SIGTERM/SIGINT, then drains: in-flight calls are answered before it exits. Start more processes
+with the same modules to scale a policy.
+
+options:
+  --concurrency N     handlers running at once in this process (default 64)
+  --log-level LEVEL   pino level (env LOG_LEVEL, default info); logs are NDJSON on stdout
+  --state kv|memory   where session state lives (default kv: shared by all workers, kept across restarts)`;
+
+export const workerCommand: Command = {
+  summary: "serve policy modules (hookbus worker ./my-policy.ts)",
+  async run(argv, out) {
+    const { values, positionals } = parseCommand(argv, {
+      concurrency: { type: "string" },
+      "log-level": { type: "string" },
+      state: { type: "string" },
+    });
+    if (values.help === true) {
+      out.print(HELP);
+      return 0;
+    }
+    if (positionals.length === 0) {
+      out.error(HELP);
+      return 2;
+    }
+    const concurrency = values.concurrency === undefined ? undefined : Number(values.concurrency);
+    if (concurrency !== undefined && (!Number.isInteger(concurrency) || concurrency < 1)) {
+      throw new HookbusError(
+        "HOOKBUS_INVALID_ARGUMENT",
+        `--concurrency must be a positive integer, got ${values.concurrency}`,
+        {
+          argument: "concurrency",
+        },
+      );
+    }
+    if (values.state !== undefined && values.state !== "kv" && values.state !== "memory") {
+      throw new HookbusError(
+        "HOOKBUS_INVALID_ARGUMENT",
+        `--state must be kv or memory, got ${values.state}`,
+        { argument: "state" },
+      );
+    }
+    const loaded = await loadPolicyModules(positionals);
+    const logger = pino({ level: values["log-level"] ?? process.env.LOG_LEVEL ?? "info" });
+    const nc = await connectNats({
+      ...values,
+      name: `hookbus-worker ${loaded.map((l) => l.policy.name).join(",")}`,
+    });
+    const runner = await runPolicy(
+      loaded.map((l) => l.policy),
+      {
+        nc,
+        logger,
+        ...(values.namespace === undefined ? {} : { namespace: values.namespace }),
+        ...(concurrency === undefined ? {} : { concurrency }),
+        ...(values.state === "memory" ? { state: new MemorySessionStateStore() } : {}),
+      },
+    );
+    logger.info(
+      {
+        policies: loaded.map((l) => ({
+          name: l.policy.name,
+          version: l.policy.version,
+          hooks: l.policy.hookNames,
+          from: l.path,
+        })),
+      },
+      "worker ready",
+    );
+    await onShutdown(logger, async () => {
+      await runner.stop();
+      await nc.drain();
+    });
+    return 0;
+  },
+};
