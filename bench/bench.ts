@@ -45,12 +45,16 @@ async function sequential(call: () => Promise<unknown>, n: number, into: number[
   }
 }
 
-async function concurrent(call: () => Promise<unknown>, total: number): Promise<number> {
+/** `call(lane)`: each of the 64 lanes is one agent session, as 64 concurrent agents would be. */
+async function concurrent(
+  call: (lane: number) => Promise<unknown>,
+  total: number,
+): Promise<number> {
   let next = 0;
   const t0 = performance.now();
   await Promise.all(
-    Array.from({ length: CONCURRENCY }, async () => {
-      while (next++ < total) await call();
+    Array.from({ length: CONCURRENCY }, async (_, lane) => {
+      while (next++ < total) await call(lane);
     }),
   );
   return total / ((performance.now() - t0) / 1000);
@@ -100,8 +104,13 @@ async function main(): Promise<void> {
   while (coordinator.registry().revision === 0 && Date.now() < until)
     await new Promise((r) => setTimeout(r, 20));
 
-  const hookbusCall = () => client.beforeToolCall(context, event);
-  const baselineCall = () => baseline.call({ hook: "before_tool_call", context, event });
+  const laneContext = Array.from({ length: CONCURRENCY }, (_, lane) => ({
+    ...context,
+    sessionKey: `bench-session-${lane}`,
+  }));
+  const hookbusCall = (lane = 0) => client.beforeToolCall(laneContext[lane]!, event);
+  const baselineCall = (lane = 0) =>
+    baseline.call({ hook: "before_tool_call", context: laneContext[lane]!, event });
 
   // Warm both paths (JIT, connections, stream files).
   await sequential(baselineCall, 300, []);
