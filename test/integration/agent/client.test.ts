@@ -3,7 +3,7 @@
  * the wire contract of a call (against a responder that speaks docs/protocol.md), durable
  * observations, and the registry watch.
  */
-import { randomBytes, randomUUID } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HookbusClient, type HookbusClientOptions } from "../../../src/agent/index.js";
@@ -16,6 +16,8 @@ import { isHookbusError } from "../../../src/errors.js";
 import { ObservationRecord } from "../../../src/log/record.js";
 import { RegistryStore } from "../../../src/registry/store.js";
 import { findNatsServer, type NatsServerHandle } from "../../../src/testing/nats.js";
+import { uniqueNamespace } from "../../support/nats.js";
+import { rejection } from "../../support/wait.js";
 
 let server: NatsServerHandle;
 let nc: NatsConnection;
@@ -33,22 +35,13 @@ afterAll(async () => {
 });
 
 function namespace(): string {
-  return `agent-${randomUUID().replaceAll("-", "").slice(0, 12)}`;
+  return uniqueNamespace("agent");
 }
 
 async function client(ns: string, options: Partial<HookbusClientOptions> = {}) {
   const c = await HookbusClient.connect({ nc, namespace: ns, ...options });
   clients.push(c);
   return c;
-}
-
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  throw new Error("expected a rejection");
 }
 
 async function until(check: () => boolean, timeoutMs = 3000): Promise<void> {

@@ -2,7 +2,6 @@
  * The agent SDK end to end: coordinator + policy workers + the log, on a real NATS server,
  * through the public entry points (HookbusClient, startCoordinator, definePolicy/runPolicy).
  */
-import { randomUUID } from "node:crypto";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -22,6 +21,8 @@ import {
   runPolicy,
   type Policy,
 } from "../../../src/worker/index.js";
+import { uniqueNamespace } from "../../support/nats.js";
+import { rejection } from "../../support/wait.js";
 
 let server: NatsServerHandle;
 let nc: NatsConnection;
@@ -43,7 +44,7 @@ afterAll(async () => {
 
 /** A namespace with a coordinator, the given policies running and registered, and a client. */
 async function pipeline(registry: RegistryDocumentInput, policies: Policy[]) {
-  const namespace = `e2e-${randomUUID().replaceAll("-", "").slice(0, 12)}`;
+  const namespace = uniqueNamespace("e2e");
   const bus = await Bus.open(nc, { namespace });
   const store = await RegistryStore.open(nc, bus.subjects);
   await store.apply(registry);
@@ -63,15 +64,6 @@ async function decisionRecord(bus: Bus, seq: number): Promise<DecisionRecord> {
   return DecisionRecord.parse(
     await bus.codec.decodeMessage({ data: stored!.data, headers: stored!.header }),
   );
-}
-
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  throw new Error("expected a rejection");
 }
 
 const ctx = { agentId: "agent-e2e", sessionKey: "session-1", runId: "run-1" };

@@ -3,22 +3,18 @@
  * new calls, answers the call in flight only after its record is stored, and exits with 0.
  */
 import { fileURLToPath } from "node:url";
-import type { NatsConnection } from "@nats-io/transport-node";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import {
   definePolicy,
-  findNatsServer,
   HookbusClient,
   MemorySessionStateStore,
   runPolicy,
   startCoordinator,
   type Coordinator,
-  type NatsServerHandle,
   type PolicyRunner,
 } from "../../../src/index.js";
 import {
   applyRegistry,
-  connectTo,
   decisionsOf,
   sleep,
   startChild,
@@ -27,35 +23,25 @@ import {
   uniqueNamespace,
   until,
   type Child,
+  useNatsServer,
 } from "./harness.js";
 
 const cli = fileURLToPath(new URL("../../../bin/hookbus.js", import.meta.url));
 
-let server: NatsServerHandle;
-const connections: NatsConnection[] = [];
+const nats = useNatsServer();
 const children: Child[] = [];
 let runner: PolicyRunner | undefined;
 let standby: Coordinator | undefined;
 let client: HookbusClient | undefined;
-
-beforeAll(async () => {
-  server = await findNatsServer();
-});
 
 afterAll(async () => {
   for (const c of children) if (c.child.exitCode === null) c.child.kill("SIGKILL");
   await client?.close();
   await standby?.stop();
   await runner?.stop();
-  await Promise.all(connections.map((c) => c.close()));
-  await server?.stop();
 });
 
-async function connection(): Promise<NatsConnection> {
-  const nc = await connectTo(server.url);
-  connections.push(nc);
-  return nc;
-}
+const connection = () => nats.connect();
 
 describe("hookbus coordinator (CLI) on SIGTERM", () => {
   it("answers the call in flight with its record stored, takes no new calls, and exits 0", async () => {
@@ -94,7 +80,7 @@ describe("hookbus coordinator (CLI) on SIGTERM", () => {
         cli,
         "coordinator",
         "--server",
-        server.url,
+        nats.url(),
         "--namespace",
         namespace,
         "--id",

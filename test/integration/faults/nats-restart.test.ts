@@ -4,11 +4,9 @@
  * fail with a coded error, but every decision the agent did receive has exactly one record in the
  * log afterwards, and calls succeed again once the server is back.
  */
-import type { NatsConnection } from "@nats-io/transport-node";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import {
   definePolicy,
-  findNatsServer,
   HookbusClient,
   isHookbusError,
   MemorySessionStateStore,
@@ -16,13 +14,11 @@ import {
   runPolicy,
   startCoordinator,
   type Coordinator,
-  type NatsServerHandle,
   type PolicyRunner,
 } from "../../../src/index.js";
 import {
   applyRegistry,
   countByCallId,
-  connectTo,
   decisions,
   readLog,
   sleep,
@@ -30,35 +26,25 @@ import {
   toolEvent,
   uniqueNamespace,
   until,
+  useNatsServer,
 } from "./harness.js";
 
 /** What an agent may see while the server is down; anything else is a bug. */
 const OUTAGE_CODES = ["HOOKBUS_CALL_TIMEOUT", "HOOKBUS_COORDINATOR_UNAVAILABLE"];
 
-let server: NatsServerHandle;
-const connections: NatsConnection[] = [];
+// This file kills and restarts its server, so it must own it (never someone's NATS_URL).
+const nats = useNatsServer({ own: true });
 let coordinator: Coordinator | undefined;
 let runner: PolicyRunner | undefined;
 let client: HookbusClient | undefined;
-
-beforeAll(async () => {
-  // This file kills and restarts its server, so it must own it (never someone's NATS_URL).
-  server = await findNatsServer({ own: true });
-});
 
 afterAll(async () => {
   await client?.close();
   await runner?.stop();
   await coordinator?.stop();
-  await Promise.all(connections.map((c) => c.close()));
-  await server?.stop();
 });
 
-async function connection(): Promise<NatsConnection> {
-  const nc = await connectTo(server.url);
-  connections.push(nc);
-  return nc;
-}
+const connection = () => nats.connect();
 
 interface Answered {
   callId: string;
@@ -127,9 +113,9 @@ describe("NATS restart during a run", () => {
     const chaos = (async () => {
       for (const at of [700, 2200]) {
         await sleep(t0 + at - Date.now());
-        await server.kill();
+        await nats.handle().kill();
         await sleep(300);
-        await server.start();
+        await nats.handle().start();
         restarts.push(Date.now());
       }
     })();

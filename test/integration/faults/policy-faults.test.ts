@@ -5,25 +5,21 @@
  * within the call's deadline and a log record saying what happened.
  */
 import { fileURLToPath } from "node:url";
-import type { NatsConnection } from "@nats-io/transport-node";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
 import {
   definePolicy,
-  findNatsServer,
   HookbusClient,
   MemorySessionStateStore,
   runPolicy,
   startCoordinator,
   type Bus,
   type DecisionRecord,
-  type NatsServerHandle,
   type Policy,
   type RegistryDocumentInput,
 } from "../../../src/index.js";
 import {
   applyRegistry,
   decisionsOf,
-  connectTo,
   lateVerdicts,
   llmCtx,
   llmEvent,
@@ -35,34 +31,24 @@ import {
   uniqueNamespace,
   until,
   type Child,
+  useNatsServer,
 } from "./harness.js";
 
 const stuckWorker = fileURLToPath(new URL("./fixtures/stuck-worker.ts", import.meta.url));
 
-let server: NatsServerHandle;
-const connections: NatsConnection[] = [];
+const nats = useNatsServer();
 const children: Child[] = [];
 const cleanups: (() => Promise<void>)[] = [];
-
-beforeAll(async () => {
-  server = await findNatsServer();
-});
 
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-afterAll(async () => {
+afterAll(() => {
   for (const c of children) if (c.child.exitCode === null) c.child.kill("SIGKILL");
-  await Promise.all(connections.map((c) => c.close()));
-  await server?.stop();
 });
 
-async function connection(): Promise<NatsConnection> {
-  const nc = await connectTo(server.url);
-  connections.push(nc);
-  return nc;
-}
+const connection = () => nats.connect();
 
 /**
  * A namespace with the registry applied, one coordinator, the given policies served in process
@@ -124,7 +110,7 @@ describe("a worker killed mid-call", () => {
     const open = await pipeline(entry("fail-open"));
 
     const worker = startChild(["--import", "tsx", stuckWorker], {
-      NATS_URL_FOR_WORKER: server.url,
+      NATS_URL_FOR_WORKER: nats.url(),
       WORKER_NAMESPACES: `${closed.namespace},${open.namespace}`,
     });
     children.push(worker);

@@ -3,55 +3,38 @@
  * through a coordinator, and two coordinators share calls. Every role has its own connection, as
  * separate processes would; the log must hold exactly one decision record per call.
  */
-import type { NatsConnection } from "@nats-io/transport-node";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import {
   definePolicy,
-  findNatsServer,
   HookbusClient,
   MemorySessionStateStore,
   runPolicy,
   startCoordinator,
-  type NatsServerHandle,
 } from "../../../src/index.js";
 import {
   applyRegistry,
   countByCallId,
-  connectTo,
   decisions,
   readLog,
   sleep,
   toolCtx,
   toolEvent,
   uniqueNamespace,
+  useNatsServer,
 } from "./harness.js";
 
 const CALLS = 150;
 /** Calls in flight at once (the agent side of a busy deployment). */
 const CONCURRENCY = 24;
 
-let server: NatsServerHandle;
-const connections: NatsConnection[] = [];
+const nats = useNatsServer();
 const cleanups: (() => Promise<void>)[] = [];
-
-beforeAll(async () => {
-  server = await findNatsServer();
-});
 
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-afterAll(async () => {
-  await Promise.all(connections.map((c) => c.close()));
-  await server?.stop();
-});
-
-async function connection(): Promise<NatsConnection> {
-  const nc = await connectTo(server.url);
-  connections.push(nc);
-  return nc;
-}
+const connection = () => nats.connect();
 
 /** Three runners of the policy `shared`, each on its own connection, each counting its calls. */
 async function threeWorkers(namespace: string): Promise<number[]> {

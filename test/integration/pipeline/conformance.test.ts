@@ -24,7 +24,7 @@ import {
   type ModifyingHookName,
 } from "../../../src/index.js";
 import { startPipeline, until, useNatsServer } from "./harness.js";
-import { schemaErrors } from "./json-schema.js";
+import { schemaErrors } from "../../support/json-schema.js";
 
 const nats = useNatsServer();
 

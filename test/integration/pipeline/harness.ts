@@ -4,14 +4,11 @@
  * registry (RegistryStore.apply) and the log stream, each on its own connection, in a namespace
  * of its own per test. One NATS server per test file (`useNatsServer()`).
  */
-import { randomBytes } from "node:crypto";
-import { connect, type MsgHdrs, type NatsConnection } from "@nats-io/transport-node";
-import { afterAll, afterEach, beforeAll, expect } from "vitest";
+import type { NatsConnection } from "@nats-io/transport-node";
+import { afterAll, afterEach, expect } from "vitest";
 import {
   Bus,
-  findNatsServer,
   HookbusClient,
-  LogRecord,
   MemorySessionStateStore,
   RegistryStore,
   runPolicy,
@@ -20,54 +17,36 @@ import {
   type Coordinator,
   type CoordinatorOptions,
   type DecisionRecord,
-  type NatsServerHandle,
   type Policy,
   type PolicyRunner,
   type RegistryDocumentInput,
   type RunPolicyOptions,
 } from "../../../src/index.js";
+import { readStoredLog, type StoredRecord } from "../../support/log.js";
+import {
+  connectTo,
+  uniqueNamespace,
+  useNatsServer as useFileNatsServer,
+} from "../../support/nats.js";
+import { until } from "../../support/wait.js";
 
-const NAMESPACE = /^[a-z0-9][a-z0-9-]*(\.[a-z0-9][a-z0-9-]*)*$/;
+export { uniqueNamespace } from "../../support/nats.js";
+export { rejection, sleep, until } from "../../support/wait.js";
+export type { StoredRecord } from "../../support/log.js";
 
-export function uniqueNamespace(prefix = "p"): string {
-  const namespace = `${prefix}-${randomBytes(6).toString("hex")}`;
-  if (!NAMESPACE.test(namespace)) throw new Error(`bad test namespace ${namespace}`);
-  return namespace;
-}
-
-let server: NatsServerHandle | undefined;
 const open = new Set<Pipeline>();
 
 /** Spawn (or find) one NATS server for the file; each test's pipelines stop after it, the server after the file. */
 export function useNatsServer(): { url: () => string } {
-  beforeAll(async () => {
-    server = await findNatsServer();
-  }, 30_000);
+  const nats = useFileNatsServer({ hookTimeoutMs: 30_000 });
   afterEach(async () => {
     for (const pipeline of [...open]) await pipeline.stop();
   }, 30_000);
+  // Registered after the server's hooks, so it runs before the server stops.
   afterAll(async () => {
     for (const pipeline of [...open]) await pipeline.stop();
-    await server?.stop();
-    server = undefined;
   }, 30_000);
-  return {
-    url: () => {
-      if (server === undefined) throw new Error("no NATS server: call useNatsServer() in the file");
-      return server.url;
-    },
-  };
-}
-
-export interface StoredRecord {
-  seq: number;
-  subject: string;
-  headers: MsgHdrs | undefined;
-  /** `Hookbus-Encoding` of the stored message (undefined: plain JSON). */
-  encoding: string | undefined;
-  /** Size of the stored message body, in bytes. */
-  storedBytes: number;
-  record: LogRecord;
+  return { url: () => nats.url() };
 }
 
 export interface PipelineOptions {
@@ -111,22 +90,6 @@ export interface Pipeline {
   /** The single decision record of a call; fails when there is none or more than one. */
   decisionRecord(callId: string): Promise<StoredRecord & { record: DecisionRecord }>;
   stop(): Promise<void>;
-}
-
-function connectTo(url: string, name: string): Promise<NatsConnection> {
-  return connect({ servers: url, name, maxReconnectAttempts: -1, reconnectTimeWait: 100 });
-}
-
-export async function until(
-  check: () => boolean | Promise<boolean>,
-  timeoutMs = 5000,
-  what = "condition",
-): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`${what} not met within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
 }
 
 export async function startPipeline(url: string, options: PipelineOptions = {}): Promise<Pipeline> {
@@ -184,26 +147,7 @@ export async function startPipeline(url: string, options: PipelineOptions = {}):
     stops.push(() => client.close());
     const bus = await Bus.open(connections.reader, { namespace });
 
-    const readLog = async (): Promise<StoredRecord[]> => {
-      const info = await bus.jsm.streams.info(bus.subjects.logStream);
-      const records: StoredRecord[] = [];
-      for (let seq = info.state.first_seq; seq <= info.state.last_seq && seq > 0; seq++) {
-        const msg = await bus.jsm.streams.getMessage(bus.subjects.logStream, { seq });
-        if (msg === null) continue;
-        const encoding = msg.header?.get("Hookbus-Encoding") || undefined;
-        records.push({
-          seq: msg.seq,
-          subject: msg.subject,
-          headers: msg.header,
-          encoding,
-          storedBytes: msg.data.length,
-          record: LogRecord.parse(
-            await bus.codec.decodeMessage({ data: msg.data, headers: msg.header }),
-          ),
-        });
-      }
-      return records;
-    };
+    const readLog = () => readStoredLog(bus);
 
     const decisionRecords = async (callId: string) =>
       (await readLog()).filter(
@@ -313,18 +257,6 @@ export async function expectDecisionRecord(
   });
   expect(Date.parse(record.decidedAt)).toBeGreaterThanOrEqual(Date.parse(record.receivedAt));
   return stored;
-}
-
-export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** The promise's rejection (fails when it resolves). */
-export async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  throw new Error("expected a rejection");
 }
 
 /** The last token of an audit subject: the decision's outcome, or the record kind. */

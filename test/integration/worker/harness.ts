@@ -3,22 +3,18 @@
  * see each other's subjects, streams or buckets), connections, and a client that speaks the
  * coordinator's side of the policy protocol (docs/protocol.md) straight on NATS.
  */
-import { randomUUID } from "node:crypto";
-import { connect, type MsgHdrs, type NatsConnection } from "@nats-io/transport-node";
+import type { MsgHdrs, NatsConnection } from "@nats-io/transport-node";
 import { Bus } from "../../../src/bus/bus.js";
 import { bodyHeaders } from "../../../src/bus/codec.js";
 import { PolicyReply } from "../../../src/bus/envelope.js";
 import { Header } from "../../../src/bus/headers.js";
 import { ensureLogStreams } from "../../../src/bus/streams.js";
+import { uniqueNamespace as namespaceWith } from "../../support/nats.js";
 
-export function uniqueNamespace(prefix = "w"): string {
-  return `${prefix}-${randomUUID().replaceAll("-", "").slice(0, 12)}`;
-}
+export { connectTo, useNatsServer } from "../../support/nats.js";
+export { gate, until } from "../../support/wait.js";
 
-export function connectTo(url: string): Promise<NatsConnection> {
-  // Tests that restart the server need the client to keep trying, quickly.
-  return connect({ servers: url, maxReconnectAttempts: -1, reconnectTimeWait: 100 });
-}
+export const uniqueNamespace = (prefix = "w") => namespaceWith(prefix);
 
 export const toolContext = (sessionKey = "sess-1") => ({
   agentId: "agent-1",
@@ -120,23 +116,4 @@ export class PolicyAskClient {
       encoding: msg.headers?.get(Header.Encoding) || undefined,
     };
   }
-}
-
-export async function until(
-  check: () => boolean | Promise<boolean>,
-  timeoutMs = 5000,
-  what = "condition",
-): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`${what} not met within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
-
-/** A promise with its resolver, for handlers the test holds open. */
-export function gate<T = void>(): { promise: Promise<T>; open: (value: T) => void } {
-  let open!: (value: T) => void;
-  const promise = new Promise<T>((resolve) => (open = resolve));
-  return { promise, open };
 }

@@ -9,7 +9,6 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Subjects } from "../../../src/bus/subjects.js";
 import { encodeToken } from "../../../src/bus/tokens.js";
 import { isHookbusError } from "../../../src/errors.js";
-import { findNatsServer, type NatsServerHandle } from "../../../src/testing/nats.js";
 import {
   createSessionState,
   definePolicy,
@@ -19,29 +18,27 @@ import {
   type PolicyRunner,
 } from "../../../src/worker/index.js";
 import { describeStateStore } from "../../unit/worker/state-contract.js";
-import { connectTo, PolicyAskClient, toolContext, toolEvent, uniqueNamespace } from "./harness.js";
+import {
+  PolicyAskClient,
+  toolContext,
+  toolEvent,
+  uniqueNamespace,
+  useNatsServer,
+} from "./harness.js";
 
-let server: NatsServerHandle;
+const nats = useNatsServer();
 let nc: NatsConnection;
-const connections: NatsConnection[] = [];
 const runners: PolicyRunner[] = [];
 
 beforeAll(async () => {
-  server = await findNatsServer();
   nc = await connection();
 });
 
 afterAll(async () => {
   await Promise.all(runners.map((r) => r.stop()));
-  await Promise.all(connections.map((c) => c.close()));
-  await server?.stop();
 });
 
-async function connection(): Promise<NatsConnection> {
-  const c = await connectTo(server.url);
-  connections.push(c);
-  return c;
-}
+const connection = () => nats.connect();
 
 describeStateStore(
   "KvSessionStateStore",

@@ -11,7 +11,6 @@ import { bodyHeaders } from "../../../src/bus/codec.js";
 import { ensureLogStreams } from "../../../src/bus/streams.js";
 import type { ObservationalHookName } from "../../../src/catalog/catalog.js";
 import { RECORD_VERSION, type ObservationRecord } from "../../../src/log/record.js";
-import { findNatsServer, type NatsServerHandle } from "../../../src/testing/nats.js";
 import {
   createSessionState,
   definePolicy,
@@ -20,24 +19,20 @@ import {
   runPolicy,
   type PolicyRunner,
 } from "../../../src/worker/index.js";
-import { connectTo, uniqueNamespace, until } from "./harness.js";
+import { connectTo, uniqueNamespace, until, useNatsServer } from "./harness.js";
 
-let server: NatsServerHandle;
+const nats = useNatsServer();
 let nc: NatsConnection;
 const runners: PolicyRunner[] = [];
-const connections: NatsConnection[] = [];
 const fast = { retryDelayMs: 50, maxRetryDelayMs: 200 };
 
 beforeAll(async () => {
-  server = await findNatsServer();
-  nc = await connectTo(server.url);
+  nc = await connectTo(nats.url());
 });
 
 afterAll(async () => {
   await Promise.all(runners.map((r) => r.stop()));
-  await Promise.all(connections.map((c) => c.close()));
   await nc?.drain();
-  await server?.stop();
 });
 
 /** A namespace whose log stream exists (the coordinator creates it in production). */
@@ -170,8 +165,7 @@ describe("observational hooks", () => {
           },
         },
       });
-      const own = await connectTo(server.url);
-      connections.push(own);
+      const own = await nats.connect();
       runners.push(
         await runPolicy(policy, {
           nc: own,

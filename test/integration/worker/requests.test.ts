@@ -7,28 +7,32 @@ import type { NatsConnection } from "@nats-io/transport-node";
 import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Header } from "../../../src/bus/headers.js";
-import { findNatsServer, type NatsServerHandle } from "../../../src/testing/nats.js";
 import {
   definePolicy,
   MemorySessionStateStore,
   runPolicy,
   type PolicyRunner,
 } from "../../../src/worker/index.js";
-import { connectTo, PolicyAskClient, toolContext, toolEvent, uniqueNamespace } from "./harness.js";
+import {
+  connectTo,
+  PolicyAskClient,
+  toolContext,
+  toolEvent,
+  uniqueNamespace,
+  useNatsServer,
+} from "./harness.js";
 
-let server: NatsServerHandle;
+const nats = useNatsServer();
 let nc: NatsConnection;
 const runners: PolicyRunner[] = [];
 
 beforeAll(async () => {
-  server = await findNatsServer();
-  nc = await connectTo(server.url);
+  nc = await connectTo(nats.url());
 });
 
 afterAll(async () => {
   await Promise.all(runners.map((r) => r.stop()));
   await nc?.drain();
-  await server?.stop();
 });
 
 /** A namespace with the given policies served, and a client to ask them. */

@@ -3,9 +3,7 @@
  * (queue group), stop() drains in-flight work before it resolves, and a runner keeps serving
  * after its NATS server restarts.
  */
-import type { NatsConnection } from "@nats-io/transport-node";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { findNatsServer, type NatsServerHandle } from "../../../src/testing/nats.js";
+import { afterAll, describe, expect, it } from "vitest";
 import {
   definePolicy,
   MemorySessionStateStore,
@@ -13,35 +11,24 @@ import {
   type PolicyRunner,
 } from "../../../src/worker/index.js";
 import {
-  connectTo,
   gate,
   PolicyAskClient,
   toolContext,
   toolEvent,
   uniqueNamespace,
   until,
+  useNatsServer,
 } from "./harness.js";
 
-let server: NatsServerHandle;
-const connections: NatsConnection[] = [];
+// This file restarts its server, so it must own it (NATS_URL would be someone else's).
+const nats = useNatsServer({ own: true });
 const runners: PolicyRunner[] = [];
-
-beforeAll(async () => {
-  // This file restarts its server, so it must own it (NATS_URL would be someone else's).
-  server = await findNatsServer({ own: true });
-});
 
 afterAll(async () => {
   await Promise.all(runners.map((r) => r.stop()));
-  await Promise.all(connections.map((c) => c.close()));
-  await server?.stop();
 });
 
-async function connection(): Promise<NatsConnection> {
-  const nc = await connectTo(server.url);
-  connections.push(nc);
-  return nc;
-}
+const connection = () => nats.connect();
 
 describe("scale", () => {
   it("three runners of one policy, each on its own connection, share a load of requests", async () => {
@@ -235,8 +222,8 @@ describe("reconnect", () => {
       );
     expect((await ask()).reply.verdict).toEqual({ block: true, blockReason: "still here" });
 
-    await server.kill();
-    await server.start();
+    await nats.handle().kill();
+    await nats.handle().start();
     // The client re-subscribes on reconnect; ask until the worker is back.
     let answer: Awaited<ReturnType<typeof ask>> | undefined;
     const end = Date.now() + 10_000;

@@ -2,11 +2,10 @@
  * A worker process with `handleSignals`: SIGTERM/SIGINT drain in-flight requests (they are
  * answered), then the process exits with 0; a second signal exits at once with 1.
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { findNatsServer, type NatsServerHandle } from "../../../src/testing/nats.js";
 import {
   connectTo,
   PolicyAskClient,
@@ -14,45 +13,34 @@ import {
   toolEvent,
   uniqueNamespace,
   until,
+  useNatsServer,
 } from "./harness.js";
+import { startChild } from "../../support/child.js";
 
 const fixture = fileURLToPath(new URL("./fixtures/signal-worker.ts", import.meta.url));
 
-let server: NatsServerHandle;
+const nats = useNatsServer();
 let nc: NatsConnection;
 const children: ChildProcess[] = [];
 
 beforeAll(async () => {
-  server = await findNatsServer();
-  nc = await connectTo(server.url);
+  nc = await connectTo(nats.url());
 });
 
 afterAll(async () => {
   for (const child of children) if (child.exitCode === null) child.kill("SIGKILL");
   await nc?.drain();
-  await server?.stop();
 });
 
 function startWorker(namespace: string, handlerMs: number, twoRunners = false) {
-  const child = spawn(process.execPath, ["--import", "tsx", fixture], {
-    env: {
-      ...process.env,
-      NATS_URL_FOR_WORKER: server.url,
-      WORKER_NAMESPACE: namespace,
-      HANDLER_MS: String(handlerMs),
-      TWO_RUNNERS: twoRunners ? "1" : "0",
-    },
-    stdio: ["ignore", "pipe", "pipe"],
+  const worker = startChild(["--import", "tsx", fixture], {
+    NATS_URL_FOR_WORKER: nats.url(),
+    WORKER_NAMESPACE: namespace,
+    HANDLER_MS: String(handlerMs),
+    TWO_RUNNERS: twoRunners ? "1" : "0",
   });
-  children.push(child);
-  let out = "";
-  let err = "";
-  child.stdout.on("data", (d: Buffer) => (out += d.toString()));
-  child.stderr.on("data", (d: Buffer) => (err += d.toString()));
-  const exited = new Promise<number | null>((resolve) =>
-    child.once("exit", (code) => resolve(code)),
-  );
-  return { child, exited, output: () => out, errors: () => err };
+  children.push(worker.child);
+  return worker;
 }
 
 describe("handleSignals", () => {

@@ -15,6 +15,7 @@ import {
 } from "../../../src/agent/index.js";
 import { HookbusError, isHookbusError } from "../../../src/errors.js";
 import { RegistrySnapshot } from "../../../src/registry/snapshot.js";
+import { rejection } from "../../support/wait.js";
 
 interface Pending {
   hook: ModifyingHookName;
@@ -86,15 +87,6 @@ const afterEvent = {
 };
 const allow = { outcome: "allow", decidedBy: {} };
 const tick = () => new Promise((r) => setTimeout(r, 10));
-
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  throw new Error("expected a rejection");
-}
 
 describe("HookbusClient (in-process transport)", () => {
   it("validates context and event before any round trip", async () => {

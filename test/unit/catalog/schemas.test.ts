@@ -19,6 +19,7 @@ import {
   type ModifyingHookName,
 } from "../../../src/index.js";
 import { buildJsonSchemas, serializeSchema } from "../../../src/wire-schemas.js";
+import { ANNOTATION_KEYWORDS, checkSchema } from "../../support/json-schema.js";
 
 const SCHEMAS_DIR = fileURLToPath(new URL("../../../schemas/", import.meta.url));
 const REGENERATE = "Run `npm run schemas` and commit the result.";
@@ -150,13 +151,13 @@ describe("the hook schema files", () => {
 
 // --- Conformance: the JSON Schema accepts what zod accepts, and rejects what zod rejects -------
 //
-// There is no JSON Schema validator among the dependencies, so here is a minimal one for the
-// keywords the generated files use. It throws on any other keyword, so that a schema feature it
-// does not understand can never make this test pass by accident.
+// There is no JSON Schema validator among the dependencies, so this uses the minimal one of the
+// tests (test/support/json-schema.ts), limited to the keywords the generated files use. It throws
+// on any other keyword, so that a schema feature it does not understand can never make this test
+// pass by accident.
 
-const ANNOTATIONS = new Set(["$id", "$schema", "title", "description", "default", "$defs"]);
-const KNOWN = new Set([
-  ...ANNOTATIONS,
+const KNOWN = [
+  ...ANNOTATION_KEYWORDS,
   "$ref",
   "type",
   "properties",
@@ -170,87 +171,10 @@ const KNOWN = new Set([
   "minLength",
   "minimum",
   "maximum",
-]);
-
-function typeOf(value: unknown): string {
-  if (value === null) return "null";
-  if (Array.isArray(value)) return "array";
-  return typeof value;
-}
-
-function matchesType(value: unknown, type: string): boolean {
-  switch (type) {
-    case "integer":
-      return typeof value === "number" && Number.isInteger(value);
-    case "number":
-      return typeof value === "number" && Number.isFinite(value);
-    default:
-      return typeOf(value) === type;
-  }
-}
+];
 
 function validate(schema: Json, value: unknown, root: JsonSchema): boolean {
-  if (
-    schema === true ||
-    (typeof schema === "object" && schema !== null && Object.keys(schema).length === 0)
-  )
-    return true;
-  if (schema === false) return false;
-  if (typeof schema !== "object" || schema === null || Array.isArray(schema))
-    throw new Error(`not a schema: ${JSON.stringify(schema)}`);
-  for (const key of Object.keys(schema))
-    if (!KNOWN.has(key)) throw new Error(`the test validator does not know the keyword ${key}`);
-
-  if ("$ref" in schema) {
-    const ref = schema.$ref as string;
-    const match = /^#\/\$defs\/(.+)$/.exec(ref);
-    if (match === null) throw new Error(`unsupported $ref ${ref}`);
-    const target = (root.$defs as Record<string, Json>)[match[1]!];
-    if (target === undefined) throw new Error(`dangling $ref ${ref}`);
-    if (!validate(target, value, root)) return false;
-  }
-  if ("type" in schema) {
-    const types = Array.isArray(schema.type) ? (schema.type as string[]) : [schema.type as string];
-    if (!types.some((t) => matchesType(value, t))) return false;
-  }
-  if ("const" in schema && JSON.stringify(schema.const) !== JSON.stringify(value)) return false;
-  if (
-    "enum" in schema &&
-    !(schema.enum as Json[]).some((e) => JSON.stringify(e) === JSON.stringify(value))
-  )
-    return false;
-  if ("anyOf" in schema && !(schema.anyOf as Json[]).some((s) => validate(s, value, root)))
-    return false;
-  if (
-    typeof value === "string" &&
-    "minLength" in schema &&
-    [...value].length < (schema.minLength as number)
-  )
-    return false;
-  if (typeof value === "number") {
-    if ("minimum" in schema && value < (schema.minimum as number)) return false;
-    if ("maximum" in schema && value > (schema.maximum as number)) return false;
-  }
-  if (
-    Array.isArray(value) &&
-    "items" in schema &&
-    !value.every((v) => validate(schema.items!, v, root))
-  )
-    return false;
-  if (typeOf(value) === "object") {
-    const object = value as Record<string, unknown>;
-    const properties = (schema.properties ?? {}) as Record<string, Json>;
-    for (const key of (schema.required ?? []) as string[]) if (!(key in object)) return false;
-    for (const [key, v] of Object.entries(object)) {
-      if ("propertyNames" in schema && !validate(schema.propertyNames, key, root)) return false;
-      if (key in properties) {
-        if (!validate(properties[key]!, v, root)) return false;
-      } else if ("additionalProperties" in schema) {
-        if (!validate(schema.additionalProperties, v, root)) return false;
-      }
-    }
-  }
-  return true;
+  return checkSchema(schema, value, root, KNOWN).length === 0;
 }
 
 function accepts(path: string, value: unknown): boolean {

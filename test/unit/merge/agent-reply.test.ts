@@ -3,26 +3,12 @@
  * comes with it and only with it.
  */
 import { describe, expect, it } from "vitest";
-import type { z } from "zod";
-import {
-  mergeOutcomes,
-  modifyingHooks,
-  type HookEvent,
-  type PolicyOutcomeInput,
-} from "../../../src/index.js";
-
-function ok(policy: string, priority: number, verdict: unknown): PolicyOutcomeInput {
-  return { policy, priority, status: "ok", verdict };
-}
+import { type HookEvent, type PolicyOutcomeInput } from "../../../src/index.js";
+import { checkedMerge, ok } from "../../support/merge.js";
 
 function merge(outcomes: PolicyOutcomeInput[]) {
   const event: HookEvent<"before_agent_reply"> = { cleanedBody: "/approve 42" };
-  const result = mergeOutcomes("before_agent_reply", event, outcomes);
-  const parsed = (modifyingHooks.before_agent_reply.decision as z.ZodType).safeParse(
-    result.decision,
-  );
-  expect(parsed.error?.issues ?? []).toEqual([]);
-  return result;
+  return checkedMerge("before_agent_reply", event, outcomes);
 }
 
 describe("before_agent_reply", () => {

@@ -2,24 +2,8 @@
  * One-way block latch and block-reason ownership, for every hook whose verdict can block.
  */
 import { describe, expect, it } from "vitest";
-import type { z } from "zod";
-import {
-  mergeOutcomes,
-  modifyingHooks,
-  type ModifyingHookName,
-  type PolicyOutcomeInput,
-} from "../../../src/index.js";
-
-function ok(policy: string, priority: number, verdict: unknown): PolicyOutcomeInput {
-  return { policy, priority, status: "ok", verdict };
-}
-
-function merge(hook: ModifyingHookName, event: unknown, outcomes: PolicyOutcomeInput[]) {
-  const result = mergeOutcomes(hook, event as never, outcomes);
-  const parsed = (modifyingHooks[hook].decision as z.ZodType).safeParse(result.decision);
-  expect(parsed.error?.issues ?? []).toEqual([]);
-  return { ...result, decision: result.decision as Record<string, unknown> };
-}
+import { type ModifyingHookName } from "../../../src/index.js";
+import { ok, looseMerge as merge } from "../../support/merge.js";
 
 /** Hooks whose verdict has `block`, each with an event and a verdict that modifies something. */
 const blockable: Array<{

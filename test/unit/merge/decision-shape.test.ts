@@ -5,30 +5,20 @@
 import { describe, expect, it } from "vitest";
 import type { z } from "zod";
 import {
-  mergeOutcomes,
   modifyingHooks,
   type HookEvent,
   type ModifyingHookName,
   type PolicyOutcomeInput,
 } from "../../../src/index.js";
-
-function ok(
-  policy: string,
-  priority: number,
-  verdict: unknown,
-  extra: Partial<PolicyOutcomeInput> = {},
-): PolicyOutcomeInput {
-  return { policy, priority, status: "ok", verdict, ...extra };
-}
+import { checkedMerge, ok } from "../../support/merge.js";
 
 function merge<H extends ModifyingHookName>(
   hook: H,
   event: HookEvent<H>,
   outcomes: PolicyOutcomeInput[],
 ) {
-  const result = mergeOutcomes(hook, event, outcomes);
+  const result = checkedMerge(hook, event, outcomes);
   const schema = modifyingHooks[hook].decision as z.ZodType;
-  expect(schema.safeParse(result.decision).error?.issues ?? []).toEqual([]);
   if (result.shadow !== undefined) {
     expect(schema.safeParse(result.shadow.decision).error?.issues ?? []).toEqual([]);
   }

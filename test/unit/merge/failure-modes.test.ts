@@ -3,26 +3,13 @@
  * failure; its failure mode decides: fail-closed blocks naming the policy, fail-open is ignored.
  */
 import { describe, expect, it } from "vitest";
-import type { z } from "zod";
 import {
   MODIFYING_HOOK_NAMES,
-  mergeOutcomes,
   modifyingHooks,
   type ModifyingHookName,
-  type PolicyOutcomeInput,
   type PolicyStatus,
 } from "../../../src/index.js";
-
-function ok(policy: string, priority: number, verdict: unknown): PolicyOutcomeInput {
-  return { policy, priority, status: "ok", verdict };
-}
-
-function merge(hook: ModifyingHookName, event: unknown, outcomes: PolicyOutcomeInput[]) {
-  const result = mergeOutcomes(hook, event as never, outcomes);
-  const parsed = (modifyingHooks[hook].decision as z.ZodType).safeParse(result.decision);
-  expect(parsed.error?.issues ?? []).toEqual([]);
-  return { ...result, decision: result.decision as Record<string, unknown> };
-}
+import { ok, looseMerge as merge } from "../../support/merge.js";
 
 const events: Record<ModifyingHookName, unknown> = {
   before_agent_reply: { cleanedBody: "hi" },

@@ -4,29 +4,8 @@
  * `""`, `[]` and `{}` are values and win like any other.
  */
 import { describe, expect, it } from "vitest";
-import type { z } from "zod";
-import {
-  mergeOutcomes,
-  modifyingHooks,
-  type HookEvent,
-  type ModifyingHookName,
-  type PolicyOutcomeInput,
-} from "../../../src/index.js";
-
-function ok(policy: string, priority: number, verdict: unknown): PolicyOutcomeInput {
-  return { policy, priority, status: "ok", verdict };
-}
-
-function merge<H extends ModifyingHookName>(
-  hook: H,
-  event: HookEvent<H>,
-  outcomes: PolicyOutcomeInput[],
-) {
-  const result = mergeOutcomes(hook, event, outcomes);
-  const parsed = (modifyingHooks[hook].decision as z.ZodType).safeParse(result.decision);
-  expect(parsed.error?.issues ?? []).toEqual([]);
-  return result;
-}
+import { type HookEvent } from "../../../src/index.js";
+import { ok, checkedMerge as merge } from "../../support/merge.js";
 
 const llmEvent: HookEvent<"before_llm_call"> = {
   messages: [

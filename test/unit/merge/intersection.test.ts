@@ -4,30 +4,8 @@
  * the surviving keys, so no policy can add an entry or change a definition.
  */
 import { describe, expect, it } from "vitest";
-import type { z } from "zod";
-import {
-  mergeOutcomes,
-  modifyingHooks,
-  toolDefinitionName,
-  type HookEvent,
-  type ModifyingHookName,
-  type PolicyOutcomeInput,
-} from "../../../src/index.js";
-
-function ok(policy: string, priority: number, verdict: unknown): PolicyOutcomeInput {
-  return { policy, priority, status: "ok", verdict };
-}
-
-function merge<H extends ModifyingHookName>(
-  hook: H,
-  event: HookEvent<H>,
-  outcomes: PolicyOutcomeInput[],
-) {
-  const result = mergeOutcomes(hook, event, outcomes);
-  const parsed = (modifyingHooks[hook].decision as z.ZodType).safeParse(result.decision);
-  expect(parsed.error?.issues ?? []).toEqual([]);
-  return result;
-}
+import { toolDefinitionName, type HookEvent } from "../../../src/index.js";
+import { ok, checkedMerge as merge } from "../../support/merge.js";
 
 const read = { name: "read", description: "Read a file", input_schema: { type: "object" } };
 const write = { name: "write", description: "Write a file" };

@@ -3,30 +3,12 @@
  * only on the outcomes, never on which worker answered first or on the machine's locale.
  */
 import { describe, expect, it } from "vitest";
-import type { z } from "zod";
 import {
   compareByPriorityThenName,
-  mergeOutcomes,
-  modifyingHooks,
   type HookEvent,
-  type ModifyingHookName,
   type PolicyOutcomeInput,
 } from "../../../src/index.js";
-
-function ok(policy: string, priority: number, verdict: unknown): PolicyOutcomeInput {
-  return { policy, priority, status: "ok", verdict };
-}
-
-function merge<H extends ModifyingHookName>(
-  hook: H,
-  event: HookEvent<H>,
-  outcomes: PolicyOutcomeInput[],
-) {
-  const result = mergeOutcomes(hook, event, outcomes);
-  const parsed = (modifyingHooks[hook].decision as z.ZodType).safeParse(result.decision);
-  expect(parsed.error?.issues ?? []).toEqual([]);
-  return result;
-}
+import { ok, checkedMerge as merge } from "../../support/merge.js";
 
 function permutations<T>(items: readonly T[]): T[][] {
   if (items.length <= 1) return [[...items]];

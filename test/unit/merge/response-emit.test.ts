@@ -3,25 +3,11 @@
  * bounded by what the agent produced, and content "" as a block.
  */
 import { describe, expect, it } from "vitest";
-import type { z } from "zod";
-import {
-  mergeOutcomes,
-  modifyingHooks,
-  type HookEvent,
-  type PolicyOutcomeInput,
-} from "../../../src/index.js";
-
-function ok(policy: string, priority: number, verdict: unknown): PolicyOutcomeInput {
-  return { policy, priority, status: "ok", verdict };
-}
+import { type HookEvent, type PolicyOutcomeInput } from "../../../src/index.js";
+import { checkedMerge, ok } from "../../support/merge.js";
 
 function merge(event: HookEvent<"before_response_emit">, outcomes: PolicyOutcomeInput[]) {
-  const result = mergeOutcomes("before_response_emit", event, outcomes);
-  const parsed = (modifyingHooks.before_response_emit.decision as z.ZodType).safeParse(
-    result.decision,
-  );
-  expect(parsed.error?.issues ?? []).toEqual([]);
-  return result;
+  return checkedMerge("before_response_emit", event, outcomes);
 }
 
 const event: HookEvent<"before_response_emit"> = {

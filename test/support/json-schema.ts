@@ -9,11 +9,20 @@ import { fileURLToPath } from "node:url";
 type Json = unknown;
 type Schema = Record<string, Json>;
 
-const SCHEMAS_DIR = fileURLToPath(new URL("../../../schemas/", import.meta.url));
+const SCHEMAS_DIR = fileURLToPath(new URL("../../schemas/", import.meta.url));
 
-const ANNOTATIONS = new Set(["$id", "$schema", "title", "description", "default", "$defs"]);
-const KNOWN = new Set([
-  ...ANNOTATIONS,
+/** Keywords that say nothing about validity. */
+export const ANNOTATION_KEYWORDS: readonly string[] = [
+  "$id",
+  "$schema",
+  "title",
+  "description",
+  "default",
+  "$defs",
+];
+/** Every keyword the checker knows. */
+export const KNOWN_KEYWORDS: readonly string[] = [
+  ...ANNOTATION_KEYWORDS,
   "$ref",
   "type",
   "properties",
@@ -32,7 +41,7 @@ const KNOWN = new Set([
   "maximum",
   "pattern",
   "format",
-]);
+];
 
 const cache = new Map<string, Schema>();
 
@@ -57,15 +66,33 @@ function matchesType(value: unknown, type: string): boolean {
   return typeOf(value) === type;
 }
 
-/** The paths where `value` breaks `schema` (empty: valid). */
-function check(schema: Json, value: unknown, root: Schema, path: string): string[] {
+/**
+ * The paths where `value` breaks `schema` (empty: valid); `$ref`s resolve in `root`. A keyword
+ * not in `keywords` (by default every keyword the checker knows) throws.
+ */
+export function checkSchema(
+  schema: Json,
+  value: unknown,
+  root: Schema,
+  keywords: readonly string[] = KNOWN_KEYWORDS,
+): string[] {
+  return check(schema, value, root, "", new Set(keywords));
+}
+
+function check(
+  schema: Json,
+  value: unknown,
+  root: Schema,
+  path: string,
+  known: ReadonlySet<string>,
+): string[] {
   if (schema === true) return [];
   if (schema === false) return [`${path}: not allowed`];
   if (typeof schema !== "object" || schema === null || Array.isArray(schema))
     throw new Error(`not a schema at ${path}: ${JSON.stringify(schema)}`);
   const s = schema as Schema;
   for (const key of Object.keys(s))
-    if (!KNOWN.has(key)) throw new Error(`the checker does not know the keyword ${key}`);
+    if (!known.has(key)) throw new Error(`the checker does not know the keyword ${key}`);
   const errors: string[] = [];
   const fail = (why: string) => errors.push(`${path || "(root)"}: ${why}`);
 
@@ -73,7 +100,7 @@ function check(schema: Json, value: unknown, root: Schema, path: string): string
     const match = /^#\/\$defs\/(.+)$/.exec(s.$ref);
     const target = match === null ? undefined : (root.$defs as Schema)[match[1]!];
     if (target === undefined) throw new Error(`unresolvable $ref ${s.$ref}`);
-    errors.push(...check(target, value, root, path));
+    errors.push(...check(target, value, root, path, known));
   }
   if (s.type !== undefined) {
     const types = Array.isArray(s.type) ? (s.type as string[]) : [s.type as string];
@@ -84,10 +111,15 @@ function check(schema: Json, value: unknown, root: Schema, path: string): string
     fail(`is not ${JSON.stringify(s.const)}`);
   if (Array.isArray(s.enum) && !s.enum.some((e) => JSON.stringify(e) === JSON.stringify(value)))
     fail(`is not one of ${JSON.stringify(s.enum)}`);
-  if (Array.isArray(s.anyOf) && !s.anyOf.some((sub) => check(sub, value, root, path).length === 0))
+  if (
+    Array.isArray(s.anyOf) &&
+    !s.anyOf.some((sub) => check(sub, value, root, path, known).length === 0)
+  )
     fail("matches no anyOf branch");
   if (Array.isArray(s.oneOf)) {
-    const matching = s.oneOf.filter((sub) => check(sub, value, root, path).length === 0).length;
+    const matching = s.oneOf.filter(
+      (sub) => check(sub, value, root, path, known).length === 0,
+    ).length;
     if (matching !== 1) fail(`matches ${matching} oneOf branches, not exactly one`);
   }
   if (typeof value === "string") {
@@ -105,7 +137,9 @@ function check(schema: Json, value: unknown, root: Schema, path: string): string
   if (Array.isArray(value)) {
     if (typeof s.minItems === "number" && value.length < s.minItems) fail("too few items");
     if (s.items !== undefined)
-      value.forEach((item, i) => errors.push(...check(s.items, item, root, `${path}[${i}]`)));
+      value.forEach((item, i) =>
+        errors.push(...check(s.items, item, root, `${path}[${i}]`, known)),
+      );
   }
   if (typeOf(value) === "object") {
     const object = value as Record<string, unknown>;
@@ -114,10 +148,11 @@ function check(schema: Json, value: unknown, root: Schema, path: string): string
       if (!(key in object)) fail(`misses required ${key}`);
     for (const [key, v] of Object.entries(object)) {
       const at = path === "" ? key : `${path}.${key}`;
-      if (s.propertyNames !== undefined) errors.push(...check(s.propertyNames, key, root, at));
-      if (key in properties) errors.push(...check(properties[key], v, root, at));
+      if (s.propertyNames !== undefined)
+        errors.push(...check(s.propertyNames, key, root, at, known));
+      if (key in properties) errors.push(...check(properties[key], v, root, at, known));
       else if (s.additionalProperties !== undefined)
-        errors.push(...check(s.additionalProperties, v, root, at));
+        errors.push(...check(s.additionalProperties, v, root, at, known));
     }
   }
   return errors;
@@ -126,5 +161,5 @@ function check(schema: Json, value: unknown, root: Schema, path: string): string
 /** Problems of `value` against `schemas/<path>`; empty when it conforms. */
 export function schemaErrors(path: string, value: unknown): string[] {
   const doc = loadSchema(path);
-  return check(doc, value, doc, "");
+  return checkSchema(doc, value, doc);
 }
