@@ -153,7 +153,13 @@ export function voidKey(key: string, index: number): string {
 
 /** Created on first use with history 1 (only the head matters), file storage, no expiry. */
 export function openChainBucket(nc: NatsConnection, subjects: Subjects): Promise<KV> {
-  return new Kvm(nc).create(chainBucketName(subjects), { history: 1, storage: "file" });
+  // timeout: the per-request default for reads (2 s in the client) is too short on a starved
+  // server; claims pass their own deadline-bounded timeout.
+  return new Kvm(nc).create(chainBucketName(subjects), {
+    history: 1,
+    storage: "file",
+    timeout: 10_000,
+  });
 }
 
 /** What the head key holds: the last claimed position of the session. */

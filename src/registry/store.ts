@@ -14,7 +14,11 @@ const KEY = "policies";
 
 export async function openRegistryBucket(nc: NatsConnection, subjects: Subjects): Promise<KV> {
   // history 64: the last revisions stay readable for audit ("which policy set decided this?").
-  return new Kvm(nc).create(subjects.registryBucket, { history: 64, storage: "file" });
+  return new Kvm(nc).create(subjects.registryBucket, {
+    history: 64,
+    storage: "file",
+    timeout: 10_000,
+  });
 }
 
 export class RegistryStore {

@@ -138,6 +138,9 @@ export class KvSessionStateStore implements SessionStateStore {
         ttl: this.ttlMs,
         replicas: this.options.replicas ?? 1,
         description: "hookbus policy session state",
+        // The client's default (2 s) fails state operations on a briefly starved server; a
+        // policy's own deadline already bounds how long a call waits.
+        timeout: 10_000,
       });
     // Workers starting together race to create the bucket; the loser finds it on a second look.
     this.bucket ??= create()

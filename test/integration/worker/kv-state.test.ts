@@ -119,10 +119,13 @@ describe("KV state through runners", () => {
     const client = await PolicyAskClient.open(nc, namespace);
     const replies = await Promise.all(
       Array.from({ length: 40 }, () =>
-        client.request("counter", "before_tool_call", {
-          event: toolEvent(),
-          context: toolContext("contended"),
-        }),
+        client.request(
+          "counter",
+          "before_tool_call",
+          { event: toolEvent(), context: toolContext("contended") },
+          // As in the test above: on a loaded machine 40 contended updates can take seconds.
+          15_000,
+        ),
       ),
     );
     const conflicts = replies.filter((r) => r.errorCode === "HOOKBUS_STATE_CONFLICT");
