@@ -22,6 +22,13 @@ export interface BusOptions {
   codec?: BodyCodecOptions;
 }
 
+/**
+ * Request timeout of KV operations (state, chain heads, registry). The client's defaults (2 s for
+ * KV, 5 s for direct gets) fail operations on a briefly starved server; callers with a deadline
+ * pass a shorter one.
+ */
+export const KV_REQUEST_TIMEOUT_MS = 10_000;
+
 /** Room left under max_payload for headers and protocol framing. */
 const HEADROOM = 64 * 1024;
 

@@ -18,7 +18,8 @@
  *   from a removal.
  */
 import { createHash } from "node:crypto";
-import { JetStreamApiCodes, JetStreamApiError } from "@nats-io/jetstream";
+import { JetStreamApiCodes, JetStreamApiError, jetstream } from "@nats-io/jetstream";
+import { KV_REQUEST_TIMEOUT_MS } from "../bus/bus.js";
 import { Kvm, type KV } from "@nats-io/kv";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { pino, type Logger } from "pino";
@@ -155,11 +156,14 @@ export function voidKey(key: string, index: number): string {
 export function openChainBucket(nc: NatsConnection, subjects: Subjects): Promise<KV> {
   // timeout: the per-request default for reads (2 s in the client) is too short on a starved
   // server; claims pass their own deadline-bounded timeout.
-  return new Kvm(nc).create(chainBucketName(subjects), {
-    history: 1,
-    storage: "file",
-    timeout: 10_000,
-  });
+  return new Kvm(jetstream(nc, { timeout: KV_REQUEST_TIMEOUT_MS })).create(
+    chainBucketName(subjects),
+    {
+      history: 1,
+      storage: "file",
+      timeout: 10_000,
+    },
+  );
 }
 
 /** What the head key holds: the last claimed position of the session. */

@@ -4,6 +4,8 @@
  * decision. Coordinators and agents watch the key and switch to a new revision for the next call.
  */
 import type { NatsConnection } from "@nats-io/transport-node";
+import { jetstream } from "@nats-io/jetstream";
+import { KV_REQUEST_TIMEOUT_MS } from "../bus/bus.js";
 import { Kvm, type KV } from "@nats-io/kv";
 import type { Logger } from "pino";
 import type { Subjects } from "../bus/subjects.js";
@@ -14,11 +16,14 @@ const KEY = "policies";
 
 export async function openRegistryBucket(nc: NatsConnection, subjects: Subjects): Promise<KV> {
   // history 64: the last revisions stay readable for audit ("which policy set decided this?").
-  return new Kvm(nc).create(subjects.registryBucket, {
-    history: 64,
-    storage: "file",
-    timeout: 10_000,
-  });
+  return new Kvm(jetstream(nc, { timeout: KV_REQUEST_TIMEOUT_MS })).create(
+    subjects.registryBucket,
+    {
+      history: 64,
+      storage: "file",
+      timeout: 10_000,
+    },
+  );
 }
 
 export class RegistryStore {

@@ -9,7 +9,8 @@
  * Keys are `<policy>.<encodeToken(sessionKey)>.<encodeToken(key)>`: any session key or state key
  * is safe, and one policy's keys never collide with another's.
  */
-import { JetStreamApiCodes, JetStreamApiError } from "@nats-io/jetstream";
+import { JetStreamApiCodes, JetStreamApiError, jetstream } from "@nats-io/jetstream";
+import { KV_REQUEST_TIMEOUT_MS } from "../../bus/bus.js";
 import { Kvm, type KV } from "@nats-io/kv";
 import type { NatsConnection } from "@nats-io/transport-node";
 import type { Logger } from "pino";
@@ -132,15 +133,12 @@ export class KvSessionStateStore implements SessionStateStore {
   /** Opens (creating if missing) the bucket once; a failed open is retried on the next use. */
   private kv(): Promise<KV> {
     const create = () =>
-      new Kvm(this.nc).create(this.bucketName, {
+      new Kvm(jetstream(this.nc, { timeout: KV_REQUEST_TIMEOUT_MS })).create(this.bucketName, {
         storage: "file",
         history: 1,
         ttl: this.ttlMs,
         replicas: this.options.replicas ?? 1,
         description: "hookbus policy session state",
-        // The client's default (2 s) fails state operations on a briefly starved server; a
-        // policy's own deadline already bounds how long a call waits.
-        timeout: 10_000,
       });
     // Workers starting together race to create the bucket; the loser finds it on a second look.
     this.bucket ??= create()
