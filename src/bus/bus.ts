@@ -29,6 +29,14 @@ export interface BusOptions {
  */
 export const KV_REQUEST_TIMEOUT_MS = 10_000;
 
+/**
+ * KV buckets read with compare-and-set (session state, chain heads) turn off direct gets: under a
+ * burst of concurrent reads, nats-server 2.9 occasionally never answers a direct get, and the
+ * read-modify-write loop then stalls until its timeout. Reads through the stream API are
+ * answered by the stream itself.
+ */
+export const KV_ALLOW_DIRECT = false;
+
 /** Room left under max_payload for headers and protocol framing. */
 const HEADROOM = 64 * 1024;
 

@@ -19,7 +19,7 @@
  */
 import { createHash } from "node:crypto";
 import { JetStreamApiCodes, JetStreamApiError, jetstream } from "@nats-io/jetstream";
-import { KV_REQUEST_TIMEOUT_MS } from "../bus/bus.js";
+import { KV_ALLOW_DIRECT, KV_REQUEST_TIMEOUT_MS } from "../bus/bus.js";
 import { Kvm, type KV } from "@nats-io/kv";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { pino, type Logger } from "pino";
@@ -161,6 +161,7 @@ export function openChainBucket(nc: NatsConnection, subjects: Subjects): Promise
     {
       history: 1,
       storage: "file",
+      allow_direct: KV_ALLOW_DIRECT,
       timeout: 10_000,
     },
   );

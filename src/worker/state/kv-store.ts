@@ -10,7 +10,7 @@
  * is safe, and one policy's keys never collide with another's.
  */
 import { JetStreamApiCodes, JetStreamApiError, jetstream } from "@nats-io/jetstream";
-import { KV_REQUEST_TIMEOUT_MS } from "../../bus/bus.js";
+import { KV_ALLOW_DIRECT, KV_REQUEST_TIMEOUT_MS } from "../../bus/bus.js";
 import { Kvm, type KV } from "@nats-io/kv";
 import type { NatsConnection } from "@nats-io/transport-node";
 import type { Logger } from "pino";
@@ -139,6 +139,7 @@ export class KvSessionStateStore implements SessionStateStore {
         ttl: this.ttlMs,
         replicas: this.options.replicas ?? 1,
         description: "hookbus policy session state",
+        allow_direct: KV_ALLOW_DIRECT,
       });
     // Workers starting together race to create the bucket; the loser finds it on a second look.
     this.bucket ??= create()
