@@ -70,9 +70,14 @@ export class HookbusError extends Error {
     this.details = details;
   }
 
-  /** The plain form that crosses the wire and lands in the log. */
-  toJSON(): { code: ErrorCode; message: string; details: HookbusErrorDetails } {
-    return { code: this.code, message: this.message, details: this.details };
+  /**
+   * The plain form that crosses the wire and lands in the log: details only when there are any,
+   * and JSON-safe (a cause or other object in the details becomes what JSON makes of it).
+   */
+  toJSON(): { code: ErrorCode; message: string; details?: HookbusErrorDetails } {
+    if (Object.keys(this.details).length === 0) return { code: this.code, message: this.message };
+    const details = JSON.parse(JSON.stringify(this.details)) as HookbusErrorDetails;
+    return { code: this.code, message: this.message, details };
   }
 }
 

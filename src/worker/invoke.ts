@@ -70,7 +70,7 @@ export async function invokePolicy<H extends HookName>(
     latencyMs: performance.now() - started,
   });
   const fail = (status: "error" | "invalid", error: HookbusError): InvokeResult<H> =>
-    finish({ status, error: toWireError(error) });
+    finish({ status, error: error.toJSON() });
 
   if (!isHookName(hook)) {
     return fail(
@@ -138,17 +138,6 @@ export async function invokePolicy<H extends HookName>(
     log().warn({ err: error }, "policy returned an invalid verdict");
     return fail("invalid", asHookbusError(error, policy.name, hook));
   }
-}
-
-export function toWireError(error: HookbusError): WireError {
-  const details = error.details;
-  return {
-    code: error.code,
-    message: error.message,
-    ...(Object.keys(details).length === 0
-      ? {}
-      : { details: JSON.parse(JSON.stringify(details)) as Record<string, unknown> }),
-  };
 }
 
 function handlerError(error: unknown, policy: string, hook: string): HookbusError {

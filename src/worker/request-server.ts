@@ -16,7 +16,7 @@ import { Header } from "../bus/headers.js";
 import { isHookName, isModifyingHook, type ModifyingHookName } from "../catalog/catalog.js";
 import { HookbusError, isHookbusError } from "../errors.js";
 import type { InFlight } from "./in-flight.js";
-import { invokePolicy, toWireError } from "./invoke.js";
+import { invokePolicy } from "./invoke.js";
 import type { Policy } from "./policy.js";
 import type { SessionStateStore } from "./state/session-state.js";
 
@@ -120,7 +120,7 @@ export class RequestServer {
       reply = {
         policy: policy.name,
         ...(policy.version === undefined ? {} : { version: policy.version }),
-        error: toWireError(failure),
+        error: failure.toJSON(),
       };
       errorCode = failure.code;
     }
@@ -196,7 +196,7 @@ export class RequestServer {
       body = {
         policy: reply.policy,
         ...(reply.version === undefined ? {} : { version: reply.version }),
-        error: toWireError(failure),
+        error: failure.toJSON(),
       };
       headers[Header.ErrorCode] = failure.code;
       encoded = await bus.codec.encode(body);
