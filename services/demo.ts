@@ -31,6 +31,7 @@ import {
   replay,
   summarizeReplay,
 } from "../src/replay/index.js";
+import { sleep } from "../src/time.js";
 import { findDemoNats } from "./demo/find-nats.js";
 import { examplePolicies } from "./policies/index.js";
 import { runScriptedSession } from "./scripted-agent/session.js";
@@ -134,10 +135,6 @@ async function main(): Promise<void> {
     for (const nc of connections) await nc.drain().catch(() => {});
     await nats.stop();
   }
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
 }
 
 await main();

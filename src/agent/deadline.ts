@@ -1,10 +1,6 @@
 /** Small time helpers shared by calls and observations: every wait is bounded by a deadline. */
 import { HookbusError, type ErrorCode } from "../errors.js";
 
-export function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
-}
-
 /**
  * The least time worth one more attempt: enough for a local "no responders" or a PubAck. With
  * less left, retrying would only turn "nobody answered" into a misleading timeout.

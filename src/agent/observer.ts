@@ -18,7 +18,8 @@ import { HookbusError } from "../errors.js";
 import { chainKey, sameLink, type ChainKeeper } from "../log/chain.js";
 import { LogRecord, RECORD_VERSION, type ObservationRecord } from "../log/record.js";
 import { redactRecord, type RedactionRule } from "../log/redaction.js";
-import { pauseBeforeRetry, sleep } from "./deadline.js";
+import { sleep } from "../time.js";
+import { pauseBeforeRetry } from "./deadline.js";
 
 export interface ObserveResult {
   eventId: string;

@@ -17,7 +17,8 @@ import { bodyHeaders, type EncodedBody } from "../bus/codec.js";
 import { CallReply, WireError, type CallRequest } from "../bus/envelope.js";
 import { Header } from "../bus/headers.js";
 import { ErrorCodes, HookbusError, type ErrorCode } from "../errors.js";
-import { beforeDeadline, pauseBeforeRetry, sleep } from "./deadline.js";
+import { sleep } from "../time.js";
+import { beforeDeadline, pauseBeforeRetry } from "./deadline.js";
 
 export interface RemoteDecision<H extends ModifyingHookName> {
   decision: Decision<H>;

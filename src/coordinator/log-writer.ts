@@ -12,6 +12,7 @@ import type { Bus } from "../bus/bus.js";
 import { bodyHeaders, type EncodedBody } from "../bus/codec.js";
 import { Header } from "../bus/headers.js";
 import { HookbusError } from "../errors.js";
+import { sleep } from "../time.js";
 import { chainKeyOfSubject, sameLink, type ChainKeeper } from "../log/chain.js";
 import { LogRecord } from "../log/record.js";
 
@@ -76,7 +77,7 @@ export class LogWriter {
         lastError = error;
         attempt++;
         this.bus.logger.warn({ err: error, subject, attempt }, "log append failed, retrying");
-        await new Promise((r) => setTimeout(r, Math.min(50 * 2 ** attempt, 1000)));
+        await sleep(Math.min(50 * 2 ** attempt, 1000));
       }
     }
     throw new HookbusError(

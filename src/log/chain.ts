@@ -20,6 +20,7 @@
 import { createHash } from "node:crypto";
 import { JetStreamApiCodes, JetStreamApiError, jetstream } from "@nats-io/jetstream";
 import { KV_ALLOW_DIRECT, KV_REQUEST_TIMEOUT_MS } from "../bus/bus.js";
+import { sleep } from "../time.js";
 import { Kvm, type KV } from "@nats-io/kv";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { pino, type Logger } from "pino";
@@ -253,8 +254,6 @@ function isWrongLastSequence(error: unknown): boolean {
       error.code === JetStreamApiCodes.StreamWrongLastSequenceUnknown)
   );
 }
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * Hands out chain positions. One per process (coordinator, agent client); any number of

@@ -12,7 +12,3 @@ export function backoffDelay(attempt: number, { baseMs, maxMs }: BackoffOptions)
   const ceiling = Math.min(maxMs, baseMs * 2 ** Math.max(0, attempt - 1));
   return Math.random() * ceiling;
 }
-
-export function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}

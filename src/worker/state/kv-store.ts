@@ -17,7 +17,8 @@ import type { Logger } from "pino";
 import { DEFAULT_NAMESPACE, Subjects } from "../../bus/subjects.js";
 import { encodeToken, POLICY_NAME_PATTERN } from "../../bus/tokens.js";
 import { HookbusError } from "../../errors.js";
-import { backoffDelay, sleep } from "./backoff.js";
+import { sleep } from "../../time.js";
+import { backoffDelay } from "./backoff.js";
 import {
   parseStateValue,
   serializeStateValue,
