@@ -5,7 +5,7 @@
  *   bench: p50_ratio=<hookbus/baseline> p99_ratio=<…> throughput_ratio=<hookbus/baseline> fastpath_us=<…>
  */
 import { connect, type NatsConnection } from "@nats-io/transport-node";
-import { HookbusClient, measureFastPath } from "../src/agent/index.js";
+import { HookbusClient } from "../src/agent/index.js";
 import { startCoordinator } from "../src/coordinator/index.js";
 import { Subjects } from "../src/bus/subjects.js";
 import { RegistryStore } from "../src/registry/store.js";
@@ -13,6 +13,7 @@ import { findNatsServer } from "../src/testing/nats.js";
 import { definePolicy, runPolicy } from "../src/worker/index.js";
 import { connectionOptions } from "../src/cli/connect.js";
 import { startBaseline } from "./baseline.js";
+import { measureFastPath } from "./fast-path.js";
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const SEQUENTIAL_PER_ROUND = Number(process.env.BENCH_SEQUENTIAL ?? 400);

@@ -85,7 +85,6 @@ export {
   type ObservationRecord,
   type RecordedOutcome,
 } from "./log/record.js";
-export { findNatsServer, type NatsServerHandle, type FindNatsOptions } from "./testing/nats.js";
 
 // Replay: re-decide recorded sessions with a candidate policy set (docs/replay.md).
 export {

@@ -4,7 +4,7 @@
  *
  * Every call is validated locally first (HOOKBUS_INVALID_CONTEXT / _EVENT before any network).
  * Validation is kept on the fast path too: it costs ~1-3 µs for a typical event (see
- * `measureFastPath`), well inside the 10 µs budget, and skipping it would make an agent's bad
+ * `measureFastPath` in bench/fast-path.ts), well inside the 10 µs budget, and skipping it would make an agent's bad
  * input pass while the registry is empty and fail the day a policy is added.
  */
 import { randomUUID } from "node:crypto";

@@ -15,4 +15,3 @@ export type { ObserveResult } from "./observer.js";
 export type { CallTransport, RemoteDecision } from "./transport.js";
 export { staticRegistryView, type RegistryView } from "./registry-view.js";
 export { DEFAULT_AGENT_TIMEOUT_MS } from "./options.js";
-export { measureFastPath, type FastPathBenchOptions, type FastPathBenchResult } from "./bench.js";

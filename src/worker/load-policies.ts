@@ -4,8 +4,8 @@
  */
 import { access } from "node:fs/promises";
 import { resolve } from "node:path";
-import { pathToFileURL } from "node:url";
 import { HookbusError } from "../errors.js";
+import { importModule } from "./import-module.js";
 import { isPolicy, type Policy } from "./policy.js";
 
 export interface LoadedPolicy {
@@ -25,9 +25,13 @@ export async function loadPolicyModule(path: string): Promise<LoadedPolicy[]> {
   }
   let module: Record<string, unknown>;
   try {
-    module = (await import(pathToFileURL(absolute).href)) as Record<string, unknown>;
+    module = await importModule(absolute);
   } catch (error) {
     if (error instanceof HookbusError) throw error; // e.g. definePolicy rejected the definition
+    // The same, thrown by the copy of hookbus a TypeScript module was loaded with (tsx's own graph).
+    const coded = error as Partial<HookbusError> | undefined;
+    if (error instanceof Error && coded?.code?.startsWith("HOOKBUS_") === true)
+      throw new HookbusError(coded.code, error.message, coded.details ?? {}, error);
     throw new HookbusError(
       "HOOKBUS_INVALID_POLICY",
       `cannot load ${absolute}: ${String((error as Error)?.message ?? error)}`,

@@ -6,15 +6,14 @@
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
-  findNatsServer,
   readSelection,
   replay,
   summarizeReplay,
   type LogSelection,
-  type NatsServerHandle,
   type Policy,
   type ReplayResult,
 } from "../../../src/index.js";
+import { findNatsServer, type NatsServerHandle } from "../../../src/testing/index.js";
 import { countSelection } from "../../../src/replay/index.js";
 import {
   fixtureRegistry,

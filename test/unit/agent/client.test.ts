@@ -8,11 +8,11 @@ import {
   HookbusBlockedError,
   HookbusClient,
   isHookbusBlockedError,
-  measureFastPath,
   staticRegistryView,
   type CallTransport,
   type ObservationSink,
 } from "../../../src/agent/index.js";
+import { measureFastPath } from "../../../bench/fast-path.js";
 import { HookbusError, isHookbusError } from "../../../src/errors.js";
 import { RegistrySnapshot } from "../../../src/registry/snapshot.js";
 import { rejection } from "../../support/wait.js";

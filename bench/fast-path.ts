@@ -6,11 +6,11 @@
  * which must have no policy on the hook.
  */
 import { performance } from "node:perf_hooks";
-import type { HookContext, HookEvent } from "../catalog/catalog.js";
-import { HookbusError } from "../errors.js";
-import { RegistrySnapshot } from "../registry/snapshot.js";
-import { HookbusClient } from "./client.js";
-import { staticRegistryView } from "./registry-view.js";
+import type { HookContext, HookEvent } from "../src/catalog/catalog.js";
+import { HookbusError } from "../src/errors.js";
+import { RegistrySnapshot } from "../src/registry/snapshot.js";
+import { HookbusClient } from "../src/agent/client.js";
+import { staticRegistryView } from "../src/agent/registry-view.js";
 
 export interface FastPathBenchOptions {
   /** Timed calls (default 100 000). */
