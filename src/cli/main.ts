@@ -1,6 +1,6 @@
 /** The `hookbus` command line: `hookbus <command> [args] [options]`. Each command parses its own options. */
 import { readFileSync } from "node:fs";
-import { HookbusError, isHookbusError } from "../errors.js";
+import { isHookbusError, type HookbusError } from "../errors.js";
 import { commands } from "./commands/index.js";
 import { describeUncoded } from "./failure.js";
 import { consoleOutput, exitQuietlyOnClosedStdout, type Output } from "./output.js";
@@ -75,10 +75,10 @@ export async function main(argv: string[], out: Output = consoleOutput): Promise
 /** The stack of an error and of its causes, for --debug. */
 function stackOf(error: HookbusError): string {
   const parts: string[] = [];
-  let current: unknown = error;
+  let current: Error | undefined = error;
   for (let depth = 0; current !== undefined && depth < 5; depth++) {
-    parts.push(current instanceof Error ? (current.stack ?? current.message) : String(current));
-    current = current instanceof Error ? current.cause : undefined;
+    parts.push(current.stack ?? current.message);
+    current = current.cause instanceof Error ? current.cause : undefined;
   }
   return parts.join("\ncaused by: ");
 }
