@@ -34,6 +34,16 @@ export const ErrorCodes = {
   HOOKBUS_INVALID_ARGUMENT:
     "An SDK method got an argument it cannot use (a malformed call or event id, a bad timeout, the wrong kind of hook).",
   HOOKBUS_INTERNAL: "An unexpected error inside hookbus; the message says where.",
+  HOOKBUS_NATS_UNREACHABLE:
+    "The NATS server could not be reached (connection refused, unknown host, timed out).",
+  HOOKBUS_NATS_AUTH: "The NATS server refused the connection's credentials.",
+  HOOKBUS_USAGE: "A command line names an unknown command or option, or lacks a required one.",
+  HOOKBUS_EMPTY_SELECTION:
+    "A gate (replay --fail-on-change, audit verify) selected nothing to check, so it cannot pass.",
+  HOOKBUS_NO_REGISTRY:
+    "No registry was ever applied in the agent's namespace, so there is no policy set to enforce.",
+  HOOKBUS_INVALID_FIXTURE:
+    "A policy test fixture file is not valid JSON/NDJSON or a case is malformed.",
 } as const;
 
 export type ErrorCode = keyof typeof ErrorCodes;

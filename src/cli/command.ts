@@ -1,5 +1,6 @@
 /** What a CLI command is, and the options every command shares. */
 import { parseArgs, type ParseArgsConfig } from "node:util";
+import { Subjects } from "../bus/subjects.js";
 import type { ConnectionFlags } from "./connect.js";
 import type { Output } from "./output.js";
 
@@ -46,5 +47,7 @@ export function parseCommand<const O extends Options>(
   });
   const values = parsed.values as typeof parsed.values & CommonFlags;
   values.namespace ??= process.env.HOOKBUS_NAMESPACE;
+  // A bad namespace is reported before anything connects (or loads, or waits for NATS).
+  if (values.namespace !== undefined) new Subjects(values.namespace);
   return { values, positionals: parsed.positionals };
 }

@@ -1,7 +1,9 @@
 /** The `hookbus` command line: `hookbus <command> [args] [options]`. Each command parses its own options. */
-import { isHookbusError } from "../errors.js";
+import { readFileSync } from "node:fs";
+import { isHookbusError, type HookbusError } from "../errors.js";
 import { commands } from "./commands/index.js";
-import { consoleOutput, type Output } from "./output.js";
+import { describeUncoded } from "./failure.js";
+import { consoleOutput, exitQuietlyOnClosedStdout, type Output } from "./output.js";
 
 function usage(): string {
   const rows = Object.entries(commands).map(([name, c]) => `  ${name.padEnd(12)} ${c.summary}`);
@@ -12,35 +14,71 @@ function usage(): string {
     ...rows,
     "",
     "every command takes --server URL (env NATS_URL, default nats://127.0.0.1:4222), --creds FILE",
-    "(env NATS_CREDS) and --namespace NS (env HOOKBUS_NAMESPACE, default hookbus)",
+    "(env NATS_CREDS) and --namespace NS (env HOOKBUS_NAMESPACE, default hookbus);",
+    "--debug (or HOOKBUS_DEBUG=1) prints stack traces of errors; --version prints the version",
   ].join("\n");
 }
 
+/** The package version; src/cli and dist/cli are both two levels below package.json. */
+export function hookbusVersion(): string {
+  const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {
+    version: string;
+  };
+  return pkg.version;
+}
+
+/** Exit status of usage mistakes (unknown command or option), as parseArgs-style tools use. */
+const USAGE_EXIT = 2;
+
+function isParseArgsError(error: unknown): error is TypeError & { code: string } {
+  return (
+    error instanceof TypeError &&
+    (error as { code?: string }).code?.startsWith("ERR_PARSE_ARGS") === true
+  );
+}
+
 export async function main(argv: string[], out: Output = consoleOutput): Promise<number> {
-  const [name, ...rest] = argv;
+  if (out === consoleOutput) exitQuietlyOnClosedStdout();
+  const debug = argv.includes("--debug") || process.env.HOOKBUS_DEBUG === "1";
+  const [name, ...rest] = argv.filter((arg) => arg !== "--debug");
   if (name === undefined || name === "--help" || name === "-h" || name === "help") {
     out.print(usage());
-    return name === undefined ? 2 : 0;
+    return name === undefined ? USAGE_EXIT : 0;
+  }
+  if (name === "--version" || name === "-V" || name === "version") {
+    out.print(hookbusVersion());
+    return 0;
   }
   const command = Object.hasOwn(commands, name) ? commands[name] : undefined;
   if (command === undefined) {
-    out.error(`unknown command "${name}"\n\n${usage()}`);
-    return 2;
+    out.error(
+      `HOOKBUS_USAGE: unknown command ${JSON.stringify(name)}: use one of ${Object.keys(commands).join(", ")} (hookbus --help)`,
+    );
+    return USAGE_EXIT;
   }
   try {
     return await command.run(rest, out);
   } catch (error) {
-    if (isHookbusError(error)) {
-      out.error(`${error.code}: ${error.message}`);
-      return 1;
+    if (isParseArgsError(error)) {
+      // parseArgs explains the mistake in one sentence; the fix is the command's help.
+      const message = error.message.split("\n")[0]!.replace(/\. To specify a positional.*$/, "");
+      out.error(`HOOKBUS_USAGE: ${message} (hookbus ${name} --help)`);
+      return USAGE_EXIT;
     }
-    if (
-      error instanceof TypeError &&
-      (error as { code?: string }).code?.startsWith("ERR_PARSE_ARGS")
-    ) {
-      out.error(`${error.message}\n(hookbus ${name} --help)`);
-      return 2;
-    }
-    throw error;
+    const coded = isHookbusError(error) ? error : describeUncoded(error);
+    out.error(`${coded.code}: ${coded.message}`);
+    if (debug) out.error(stackOf(coded));
+    return isHookbusError(error, "HOOKBUS_USAGE") ? USAGE_EXIT : 1;
   }
+}
+
+/** The stack of an error and of its causes, for --debug. */
+function stackOf(error: HookbusError): string {
+  const parts: string[] = [];
+  let current: Error | undefined = error;
+  for (let depth = 0; current !== undefined && depth < 5; depth++) {
+    parts.push(current.stack ?? current.message);
+    current = current.cause instanceof Error ? current.cause : undefined;
+  }
+  return parts.join("\ncaused by: ");
 }

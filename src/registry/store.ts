@@ -9,6 +9,7 @@ import { KV_REQUEST_TIMEOUT_MS } from "../bus/bus.js";
 import { Kvm, type KV } from "@nats-io/kv";
 import type { Logger } from "pino";
 import type { Subjects } from "../bus/subjects.js";
+import { sameDocument } from "./diff.js";
 import { parseRegistryDocument } from "./document.js";
 import { RegistrySnapshot } from "./snapshot.js";
 
@@ -33,11 +34,25 @@ export class RegistryStore {
     return new RegistryStore(await openRegistryBucket(nc, subjects));
   }
 
-  /** Validate and store a document; returns the new revision. */
+  /** Validate and store a document; returns the revision in force afterwards. */
   async apply(document: unknown, source?: string): Promise<RegistrySnapshot> {
+    return (await this.applyChange(document, source)).snapshot;
+  }
+
+  /**
+   * Validate and store a document, unless it is the one in force: re-applying an identical file
+   * keeps the revision (records, caches and `registry diff` keep pointing at the same set).
+   */
+  async applyChange(
+    document: unknown,
+    source?: string,
+  ): Promise<{ snapshot: RegistrySnapshot; changed: boolean }> {
     const valid = parseRegistryDocument(document, source);
+    const current = await this.current().catch(() => undefined);
+    if (current !== undefined && current.revision > 0 && sameDocument(current.document, valid))
+      return { snapshot: current, changed: false };
     const revision = await this.kv.put(KEY, JSON.stringify(valid));
-    return new RegistrySnapshot(revision, valid);
+    return { snapshot: new RegistrySnapshot(revision, valid), changed: true };
   }
 
   async current(): Promise<RegistrySnapshot> {

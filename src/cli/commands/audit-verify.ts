@@ -6,7 +6,7 @@ import { HookbusError } from "../../errors.js";
 import { parseCommand, type Command } from "../command.js";
 import { connectNats } from "../connect.js";
 
-const HELP = `usage: hookbus audit verify [--session S] [--agent A] [--json] [--verbose] [--settle-ms MS]
+const HELP = `usage: hookbus audit verify [--session S] [--agent A] [--json] [--verbose] [--settle-ms MS] [--allow-empty]
 
 Recompute every session's hash chain from the log and the chain heads (bucket <ns>_chain) and
 report each record that was altered, removed or inserted. Exits 0 when the log is intact, 1 when
@@ -17,7 +17,9 @@ anything is wrong, 2 on a usage error.
 --json         the whole report as one JSON document
 --verbose      list intact sessions too
 --settle-ms MS before reporting positions claimed but not stored, wait MS and look again
-               (records in flight); default 1000, 0 reports at once`;
+               (records in flight); default 1000, 0 reports at once
+--allow-empty  exit 0 when nothing matched (default: HOOKBUS_EMPTY_SELECTION, exit 1, since
+               checking nothing proves nothing)`;
 
 export const auditVerifyCommand: Command = {
   summary: "check that no log record was altered, removed or inserted (exit 1 if any was)",
@@ -28,6 +30,7 @@ export const auditVerifyCommand: Command = {
       json: { type: "boolean" },
       verbose: { type: "boolean", short: "v" },
       "settle-ms": { type: "string" },
+      "allow-empty": { type: "boolean" },
     });
     if (values.help === true) {
       out.print(HELP);
@@ -63,9 +66,24 @@ export const auditVerifyCommand: Command = {
           ? JSON.stringify(report, null, 2)
           : formatVerifyReport(report, { verbose: values.verbose === true }),
       );
+      if (report.records === 0 && report.sessions.length === 0 && values["allow-empty"] !== true) {
+        throw new HookbusError(
+          "HOOKBUS_EMPTY_SELECTION",
+          `no records matched${describeFilter(values)} in namespace ${subjects.namespace}: nothing was verified; check the selection and --namespace, or pass --allow-empty`,
+          { namespace: subjects.namespace },
+        );
+      }
       return report.ok ? 0 : 1;
     } finally {
       await nc.drain();
     }
   },
 };
+
+function describeFilter(values: { session?: string | undefined; agent?: string | undefined }) {
+  const parts = [
+    ...(values.session === undefined ? [] : [`--session ${values.session}`]),
+    ...(values.agent === undefined ? [] : [`--agent ${values.agent}`]),
+  ];
+  return parts.length === 0 ? "" : ` (${parts.join(" ")})`;
+}

@@ -1,17 +1,20 @@
 /** `hookbus coordinator`: run one coordinator until SIGTERM/SIGINT, then drain. */
-import { pino } from "pino";
 import { startCoordinator } from "../../coordinator/coordinator.js";
 import { HookbusError } from "../../errors.js";
 import { parseCommand, type Command } from "../command.js";
-import { connectNats } from "../connect.js";
-import { onShutdown } from "../shutdown.js";
+import { connectNatsWithRetry, connectWaitMs } from "../connect.js";
+import { serviceLogger } from "../logger.js";
+import { runService } from "../service.js";
 
 const HELP = `usage: hookbus coordinator [options]
 
 Runs one coordinator until SIGTERM/SIGINT, then drains (answers what is in flight) and exits.
 
 options:
-  --log-level LEVEL   pino level (env LOG_LEVEL, default info); logs are NDJSON on stdout
+  --log-level LEVEL   fatal|error|warn|info|debug|trace|silent (env LOG_LEVEL, default info);
+                      logs are NDJSON on stdout
+  --connect-wait MS   keep retrying an unreachable NATS server this long at start, logging
+                      each attempt (env HOOKBUS_CONNECT_WAIT_MS, default 30000; 0 = try once)
   --log-max-age MS    max age of the log stream when this coordinator creates it
                       (env HOOKBUS_LOG_MAX_AGE_MS, default 0 = keep forever)
   --log-max-bytes N   size cap of the log stream when created (env HOOKBUS_LOG_MAX_BYTES, -1 = none)
@@ -35,6 +38,7 @@ export const coordinatorCommand: Command = {
   async run(argv, out) {
     const { values } = parseCommand(argv, {
       "log-level": { type: "string" },
+      "connect-wait": { type: "string" },
       "log-max-age": { type: "string" },
       "log-max-bytes": { type: "string" },
       id: { type: "string" },
@@ -51,22 +55,27 @@ export const coordinatorCommand: Command = {
       values["log-max-bytes"] ?? process.env.HOOKBUS_LOG_MAX_BYTES,
       "log-max-bytes",
     );
-    const logger = pino({ level: values["log-level"] ?? process.env.LOG_LEVEL ?? "info" });
-    const nc = await connectNats({ ...values, name: values.id ?? "hookbus-coordinator" });
-    const coordinator = await startCoordinator({
+    const logger = serviceLogger(values["log-level"]);
+    const waitMs = connectWaitMs(values["connect-wait"]);
+    const nc = await connectNatsWithRetry(
+      { ...values, name: values.id ?? "hookbus-coordinator" },
+      { waitMs, logger },
+    );
+    return runService({
       nc,
       logger,
-      ...(values.namespace === undefined ? {} : { namespace: values.namespace }),
-      ...(values.id === undefined ? {} : { id: values.id }),
-      log: {
-        ...(maxAgeMs === undefined ? {} : { maxAgeMs }),
-        ...(maxBytes === undefined ? {} : { maxBytes }),
-      },
+      start: () =>
+        startCoordinator({
+          nc,
+          logger,
+          ...(values.namespace === undefined ? {} : { namespace: values.namespace }),
+          ...(values.id === undefined ? {} : { id: values.id }),
+          log: {
+            ...(maxAgeMs === undefined ? {} : { maxAgeMs }),
+            ...(maxBytes === undefined ? {} : { maxBytes }),
+          },
+        }),
+      stop: (coordinator) => coordinator.stop(),
     });
-    await onShutdown(logger, async () => {
-      await coordinator.stop();
-      await nc.drain();
-    });
-    return 0;
   },
 };

@@ -1,34 +1,40 @@
-/** `hookbus registry apply FILE` and `hookbus registry show`. */
+/** `hookbus registry apply|show|validate|diff`. */
 import { readFile } from "node:fs/promises";
 import { Subjects } from "../../bus/subjects.js";
 import { HookbusError } from "../../errors.js";
+import { diffRegistry, formatRegistryDiff } from "../../registry/diff.js";
+import { parseRegistryDocument } from "../../registry/document.js";
 import { RegistryStore } from "../../registry/store.js";
 import type { RegistrySnapshot } from "../../registry/snapshot.js";
 import { parseCommand, type Command } from "../command.js";
 import { connectNats } from "../connect.js";
+import { unreadableFile } from "../failure.js";
+import { parseJsonText } from "../json-text.js";
 
-export async function readRegistryFile(path: string): Promise<unknown> {
+/** A registry is stored in one KV value, which must fit one NATS message (1 MiB by default). */
+export const MAX_REGISTRY_FILE_BYTES = 1024 * 1024;
+
+/** Read a JSON file a person wrote: line and column on a mistake, duplicate keys refused. */
+export async function readJsonFile(
+  path: string,
+  what: string,
+  code: "HOOKBUS_INVALID_REGISTRY" | "HOOKBUS_INVALID_FIXTURE",
+  maxBytes: number,
+): Promise<unknown> {
   let text: string;
   try {
     text = await readFile(path, "utf8");
   } catch (error) {
-    throw new HookbusError(
-      "HOOKBUS_INVALID_REGISTRY",
-      `cannot read ${path}: ${(error as Error).message}`,
-      {},
-      error,
-    );
+    throw unreadableFile(path, what, error);
   }
-  try {
-    return JSON.parse(text) as unknown;
-  } catch (error) {
-    throw new HookbusError(
-      "HOOKBUS_INVALID_REGISTRY",
-      `${path} is not valid JSON: ${(error as Error).message}`,
-      {},
-      error,
-    );
+  if (Buffer.byteLength(text) > maxBytes) {
+    throw new HookbusError(code, `${path} is larger than ${maxBytes} bytes`, { path });
   }
+  return parseJsonText(text, { code, source: path });
+}
+
+export function readRegistryFile(path: string): Promise<unknown> {
+  return readJsonFile(path, "registry file", "HOOKBUS_INVALID_REGISTRY", MAX_REGISTRY_FILE_BYTES);
 }
 
 export function formatSnapshot(snapshot: RegistrySnapshot): string {
@@ -52,13 +58,22 @@ export function formatSnapshot(snapshot: RegistrySnapshot): string {
 
 const HELP = `usage: hookbus registry apply FILE [--json]
        hookbus registry show [--json]
+       hookbus registry validate FILE [--json]
+       hookbus registry diff FILE [--json]
 
-apply   validate a policy set (JSON, schemas/registry.schema.json) and store it as the next
-        registry revision; every mistake is reported with its path and nothing is stored
-show    print the policy set in force and its revision`;
+apply     validate a policy set (JSON, schemas/registry.schema.json) and store it as the next
+          registry revision; every mistake is reported with its path and nothing is stored.
+          A file identical to the set in force stores nothing (the revision stays).
+show      print the policy set in force and its revision
+validate  check a file offline (no NATS): JSON syntax (line and column), duplicate keys, the
+          schema, hook names; exit 0 when valid, 1 when not
+diff      what applying the file would change against the set in force, policy by policy;
+          exit 0 when nothing would change, 1 when something would (like diff(1))`;
+
+const ACTIONS = new Set(["apply", "show", "validate", "diff"]);
 
 export const registryCommand: Command = {
-  summary: "apply a policy set from a file, or show the one in force",
+  summary: "apply, show, validate or diff a policy set",
   async run(argv, out) {
     const { values, positionals } = parseCommand(argv, { json: { type: "boolean" } });
     const [action, file, ...extra] = positionals;
@@ -66,27 +81,66 @@ export const registryCommand: Command = {
       out.print(HELP);
       return 0;
     }
+    const needsFile = action !== "show";
     if (
-      (action !== "apply" && action !== "show") ||
-      (action === "apply" && file === undefined) ||
+      action === undefined ||
+      !ACTIONS.has(action) ||
+      (needsFile && file === undefined) ||
+      (!needsFile && file !== undefined) ||
       extra.length > 0
     ) {
-      out.error(HELP);
-      return 2;
+      throw new HookbusError(
+        "HOOKBUS_USAGE",
+        action === undefined || !ACTIONS.has(action)
+          ? `hookbus registry takes apply FILE, show, validate FILE or diff FILE${action === undefined ? "" : `, not ${JSON.stringify(action)}`} (hookbus registry --help)`
+          : `hookbus registry ${action} ${needsFile ? "takes one FILE" : "takes no file"} (hookbus registry --help)`,
+      );
     }
-    const document = action === "apply" ? await readRegistryFile(file!) : undefined;
+    const json = values.json === true;
+    const raw = needsFile ? await readRegistryFile(file!) : undefined;
+    if (action === "validate") {
+      const valid = parseRegistryDocument(raw, file);
+      out.print(
+        json
+          ? JSON.stringify({ valid: true, policies: valid.policies.length })
+          : `${file} is valid: ${valid.policies.length} policies`,
+      );
+      return 0;
+    }
     const nc = await connectNats(values);
     try {
       const store = await RegistryStore.open(nc, new Subjects(values.namespace));
-      const snapshot =
-        action === "apply" ? await store.apply(document, file) : await store.current();
-      if (values.json === true)
-        out.print(JSON.stringify({ revision: snapshot.revision, ...snapshot.document }, null, 2));
-      else if (action === "apply")
+      if (action === "diff") {
+        const next = parseRegistryDocument(raw, file);
+        const current = await store.current();
+        const diff = diffRegistry(current.document, next);
         out.print(
-          `applied ${file}: ${snapshot.document.policies.length} policies, revision ${snapshot.revision}`,
+          json
+            ? JSON.stringify({ revision: current.revision, ...diff }, null, 2)
+            : formatRegistryDiff(diff, current.revision),
         );
-      else out.print(formatSnapshot(snapshot));
+        return diff.same ? 0 : 1;
+      }
+      if (action === "apply") {
+        const { snapshot, changed } = await store.applyChange(raw, file);
+        if (json)
+          out.print(
+            JSON.stringify({ revision: snapshot.revision, changed, ...snapshot.document }, null, 2),
+          );
+        else
+          out.print(
+            changed
+              ? `applied ${file}: ${snapshot.document.policies.length} policies, revision ${snapshot.revision}`
+              : `unchanged: ${file} matches revision ${snapshot.revision}, nothing stored`,
+          );
+        return 0;
+      }
+      const snapshot = await store.current();
+      out.print(
+        json
+          ? JSON.stringify({ revision: snapshot.revision, ...snapshot.document }, null, 2)
+          : formatSnapshot(snapshot),
+      );
       return 0;
     } finally {
       await nc.drain();

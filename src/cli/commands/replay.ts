@@ -4,6 +4,7 @@
  */
 import { stat } from "node:fs/promises";
 import { Bus } from "../../bus/bus.js";
+import { HookbusError } from "../../errors.js";
 import { parseAuditTime } from "../../audit/time.js";
 import type { LogEntry } from "../../log/reader.js";
 import {
@@ -46,7 +47,9 @@ selection (one of):
 output:
   --json              one result per line (every record), then {"summary": ...}
   --verbose           also print unchanged records (text output)
-  --fail-on-change    exit 1 when any decision changed (for CI)
+  --fail-on-change    exit 1 when any decision changed (for CI); an empty selection is then
+                      HOOKBUS_EMPTY_SELECTION (exit 1): a gate that checked nothing cannot pass
+  --allow-empty       with --fail-on-change, accept an empty selection (exit 0)
 
 exit codes: 0 done (and nothing changed, with --fail-on-change), 1 changed with
 --fail-on-change or an error (coded), 2 usage`;
@@ -77,6 +80,7 @@ export const replayCommand: Command = {
       json: { type: "boolean" },
       verbose: { type: "boolean" },
       "fail-on-change": { type: "boolean" },
+      "allow-empty": { type: "boolean" },
     });
     if (values.help === true) {
       out.print(HELP);
@@ -166,6 +170,16 @@ export const replayCommand: Command = {
     else {
       if (summary.changed > 0 || values.verbose === true) out.print("");
       out.print(formatSummary(summary, replayer.stats));
+    }
+    if (
+      values["fail-on-change"] === true &&
+      replayer.stats.decisions === 0 &&
+      values["allow-empty"] !== true
+    ) {
+      throw new HookbusError(
+        "HOOKBUS_EMPTY_SELECTION",
+        "the selection holds no decision records, so --fail-on-change checked nothing: check the selection and --namespace, or pass --allow-empty",
+      );
     }
     return values["fail-on-change"] === true && summary.changed > 0 ? 1 : 0;
   },

@@ -1,12 +1,12 @@
 /** `hookbus worker ./policy.ts [...]`: serve policy modules until SIGTERM/SIGINT, then drain. */
-import { pino } from "pino";
 import { HookbusError } from "../../errors.js";
 import { loadPolicyModules } from "../../worker/load-policies.js";
 import { runPolicy } from "../../worker/runner.js";
 import { MemorySessionStateStore } from "../../worker/state/memory-store.js";
 import { parseCommand, type Command } from "../command.js";
-import { connectNats } from "../connect.js";
-import { onShutdown } from "../shutdown.js";
+import { connectNatsWithRetry, connectWaitMs } from "../connect.js";
+import { serviceLogger } from "../logger.js";
+import { runService } from "../service.js";
 
 const HELP = `usage: hookbus worker MODULE [MODULE ...] [options]
 
@@ -16,7 +16,10 @@ with the same modules to scale a policy.
 
 options:
   --concurrency N     handlers running at once in this process (default 64)
-  --log-level LEVEL   pino level (env LOG_LEVEL, default info); logs are NDJSON on stdout
+  --log-level LEVEL   fatal|error|warn|info|debug|trace|silent (env LOG_LEVEL, default info);
+                      logs are NDJSON on stdout
+  --connect-wait MS   keep retrying an unreachable NATS server this long at start, logging
+                      each attempt (env HOOKBUS_CONNECT_WAIT_MS, default 30000; 0 = try once)
   --state kv|memory   where session state lives (default kv: shared by all workers, kept across restarts)`;
 
 export const workerCommand: Command = {
@@ -25,6 +28,7 @@ export const workerCommand: Command = {
     const { values, positionals } = parseCommand(argv, {
       concurrency: { type: "string" },
       "log-level": { type: "string" },
+      "connect-wait": { type: "string" },
       state: { type: "string" },
     });
     if (values.help === true) {
@@ -53,36 +57,40 @@ export const workerCommand: Command = {
       );
     }
     const loaded = await loadPolicyModules(positionals);
-    const logger = pino({ level: values["log-level"] ?? process.env.LOG_LEVEL ?? "info" });
-    const nc = await connectNats({
-      ...values,
-      name: `hookbus-worker ${loaded.map((l) => l.policy.name).join(",")}`,
-    });
-    const runner = await runPolicy(
-      loaded.map((l) => l.policy),
-      {
-        nc,
-        logger,
-        ...(values.namespace === undefined ? {} : { namespace: values.namespace }),
-        ...(concurrency === undefined ? {} : { concurrency }),
-        ...(values.state === "memory" ? { state: new MemorySessionStateStore() } : {}),
-      },
+    const logger = serviceLogger(values["log-level"]);
+    const waitMs = connectWaitMs(values["connect-wait"]);
+    const nc = await connectNatsWithRetry(
+      { ...values, name: `hookbus-worker ${loaded.map((l) => l.policy.name).join(",")}` },
+      { waitMs, logger },
     );
-    logger.info(
-      {
-        policies: loaded.map((l) => ({
-          name: l.policy.name,
-          version: l.policy.version,
-          hooks: l.policy.hookNames,
-          from: l.path,
-        })),
+    return runService({
+      nc,
+      logger,
+      start: async () => {
+        const runner = await runPolicy(
+          loaded.map((l) => l.policy),
+          {
+            nc,
+            logger,
+            ...(values.namespace === undefined ? {} : { namespace: values.namespace }),
+            ...(concurrency === undefined ? {} : { concurrency }),
+            ...(values.state === "memory" ? { state: new MemorySessionStateStore() } : {}),
+          },
+        );
+        logger.info(
+          {
+            policies: loaded.map((l) => ({
+              name: l.policy.name,
+              version: l.policy.version,
+              hooks: l.policy.hookNames,
+              from: l.path,
+            })),
+          },
+          "worker ready",
+        );
+        return runner;
       },
-      "worker ready",
-    );
-    await onShutdown(logger, async () => {
-      await runner.stop();
-      await nc.drain();
+      stop: (runner) => runner.stop(),
     });
-    return 0;
   },
 };

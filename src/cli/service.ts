@@ -1,0 +1,39 @@
+/**
+ * The life of a long-running command (coordinator, worker): start it, serve until SIGTERM/SIGINT,
+ * drain. A failure to start closes the connection (an open connection would keep the process
+ * alive after the error is printed), and a connection that closes by itself is fatal: exit 1,
+ * so a supervisor restarts the service instead of leaving a process that serves nothing.
+ */
+import type { NatsConnection } from "@nats-io/transport-node";
+import type { Logger } from "pino";
+import { onShutdown } from "./shutdown.js";
+
+export interface ServiceLife<T> {
+  nc: NatsConnection;
+  logger: Logger;
+  start(): Promise<T>;
+  stop(started: T): Promise<void>;
+}
+
+export async function runService<T>(life: ServiceLife<T>): Promise<number> {
+  const { nc, logger } = life;
+  let started: T;
+  try {
+    started = await life.start();
+  } catch (error) {
+    await nc.close().catch(() => undefined);
+    throw error;
+  }
+  let draining = false;
+  const drained = onShutdown(logger, async () => {
+    draining = true;
+    await life.stop(started);
+    await nc.drain();
+  }).then(() => 0);
+  const lost = nc.closed().then((error) => {
+    if (draining) return drained;
+    logger.fatal({ err: error }, "the NATS connection closed: exiting");
+    return 1;
+  });
+  return Promise.race([drained, lost]);
+}
