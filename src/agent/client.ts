@@ -39,6 +39,7 @@ import type {
   CallResult,
   HookbusClientOptions,
   HookbusClientParts,
+  HookbusClientStats,
   ObservationSink,
   ObserveCallOptions,
 } from "./types.js";
@@ -49,6 +50,7 @@ export type {
   DecisionSource,
   HookbusClientOptions,
   HookbusClientParts,
+  HookbusClientStats,
   ObservationSink,
   ObserveCallOptions,
 } from "./types.js";
@@ -74,9 +76,12 @@ export class HookbusClient {
   private readonly registry: RegistryView;
   private readonly timeoutMs: number;
   private readonly logger: Logger;
+  private readonly allowMissingRegistry: boolean;
+  private readonly counts = { fastPath: 0, coordinator: 0, gate: 0, noRegistry: 0 };
   private closing: Promise<void> | undefined;
 
   private constructor(parts: HookbusClientParts) {
+    this.allowMissingRegistry = parts.allowMissingRegistry === true;
     this.transport = parts.transport;
     this.observer = parts.observer ?? NO_LOG;
     this.registry = parts.registry ?? ALWAYS_ROUND_TRIP;
@@ -93,9 +98,20 @@ export class HookbusClient {
       logger,
     });
     // Watched even without a fast path: observations are redacted by the registry's rules.
-    const watched = await WatchedRegistryView.start(options.nc, bus.subjects, logger);
+    const watched = await WatchedRegistryView.start(options.nc, bus.subjects, logger, {
+      ...(options.registryStaleAfterMs === undefined
+        ? {}
+        : { staleAfterMs: options.registryStaleAfterMs }),
+    });
     const registry: RegistryView =
-      options.fastPath === false ? { ...ALWAYS_ROUND_TRIP, stop: () => watched.stop() } : watched;
+      options.fastPath === false
+        ? {
+            ...ALWAYS_ROUND_TRIP,
+            missing: () => watched.missing(),
+            health: () => watched.health(),
+            stop: () => watched.stop(),
+          }
+        : watched;
     let chain: ChainKeeper;
     try {
       chain = await ChainKeeper.open(options.nc, bus.subjects, { logger });
@@ -114,6 +130,9 @@ export class HookbusClient {
       registry,
       timeoutMs,
       logger,
+      ...(options.allowMissingRegistry === undefined
+        ? {}
+        : { allowMissingRegistry: options.allowMissingRegistry }),
     });
   }
 
@@ -251,7 +270,23 @@ export class HookbusClient {
 
   /** Whether the next call of this hook would be answered locally (no policy registered). */
   isFastPath(hook: ModifyingHookName): boolean {
-    return this.closing === undefined && !this.registry.needsRoundTrip(assertModifyingHook(hook));
+    return (
+      this.closing === undefined &&
+      (this.allowMissingRegistry || this.registry.missing?.() !== true) &&
+      !this.registry.needsRoundTrip(assertModifyingHook(hook))
+    );
+  }
+
+  /** Where decisions came from so far (the fast path is not recorded: count it here). */
+  stats(): HookbusClientStats {
+    return {
+      ...this.counts,
+      registryWatch: this.registry.health?.() ?? {
+        watching: false,
+        restarts: 0,
+        downForMs: undefined,
+      },
+    };
   }
 
   /** The registry revision the fast path currently reflects (undefined without a fast path). */
@@ -349,7 +384,7 @@ export class HookbusClient {
     const next = (v: GateVerdict): Promise<AnyResult> | AnyResult =>
       v.proceed
         ? this.dispatch(hook, context, event, callId, deadline)
-        : gateBlock(v, callId, this.registry.revision);
+        : (this.counts.gate++, gateBlock(v, callId, this.registry.revision));
     // No gate for this run: no await, no timer (the fast path stays cheap).
     if (!(verdict instanceof Promise)) return Promise.resolve(next(verdict));
     return beforeDeadline(
@@ -369,7 +404,18 @@ export class HookbusClient {
     callId: string | undefined,
     deadline: number,
   ): Promise<AnyResult> {
+    if (this.registry.missing?.() === true && !this.allowMissingRegistry) {
+      this.counts.noRegistry++;
+      return rejected(
+        new HookbusError(
+          "HOOKBUS_NO_REGISTRY",
+          `${hook}: no registry was ever applied in this namespace, so no policy set is enforced: apply one (hookbus registry apply FILE), check the server and namespace, or pass allowMissingRegistry: true to run unchecked`,
+          { hook },
+        ),
+      );
+    }
     if (!this.registry.needsRoundTrip(hook)) {
+      this.counts.fastPath++;
       // No policy (enforce or shadow) for this hook: nothing to ask and nothing to record.
       return Promise.resolve({
         decision: { outcome: "allow", decidedBy: {} },
@@ -380,6 +426,7 @@ export class HookbusClient {
       });
     }
     const id = callId ?? randomUUID();
+    this.counts.coordinator++;
     return this.transport
       .call(
         hook,

@@ -3,6 +3,7 @@ export {
   HookbusClient,
   type HookbusClientOptions,
   type HookbusClientParts,
+  type HookbusClientStats,
   type CallOptions,
   type CallResult,
   type DecisionSource,
@@ -13,5 +14,9 @@ export { HookbusBlockedError, isHookbusBlockedError, type BlockSource } from "./
 export { AfterLlmCallGate, type GateVerdict, type RunRef } from "./gate.js";
 export type { ObserveResult } from "./observer.js";
 export type { CallTransport, RemoteDecision } from "./transport.js";
-export { staticRegistryView, type RegistryView } from "./registry-view.js";
+export {
+  staticRegistryView,
+  type RegistryView,
+  type RegistryWatchHealth,
+} from "./registry-view.js";
 export { DEFAULT_AGENT_TIMEOUT_MS } from "./options.js";

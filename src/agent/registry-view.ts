@@ -3,11 +3,17 @@
  * policy for a hook (in any mode: shadow policies must be asked and recorded too), the call is
  * answered locally with `allow`. The client watches the registry KV key, so a policy applied
  * later is honoured from the next call after the watch delivers it (milliseconds).
+ *
+ * Fail closed where the view cannot be trusted: a namespace where no registry was ever applied
+ * is reported as missing (the client answers HOOKBUS_NO_REGISTRY unless told otherwise), and a
+ * watch that ended is restarted with backoff; while it has been down longer than a bound, every
+ * call goes to a coordinator instead of trusting a policy set that may be stale.
  */
 import type { NatsConnection } from "@nats-io/transport-node";
 import type { Logger } from "pino";
 import type { ModifyingHookName } from "../catalog/catalog.js";
 import type { Subjects } from "../bus/subjects.js";
+import { sameDocument } from "../registry/diff.js";
 import { RegistryStore } from "../registry/store.js";
 import type { RegistrySnapshot } from "../registry/snapshot.js";
 import type { RedactionRule } from "../log/redaction.js";
@@ -17,6 +23,10 @@ export interface RegistryView {
   needsRoundTrip(hook: ModifyingHookName): boolean;
   /** The registry revision the view reflects; undefined when it knows none. */
   readonly revision: number | undefined;
+  /** True when the view knows that no registry was ever applied in the namespace. */
+  missing?(): boolean;
+  /** Whether the registry watch runs, for `client.stats()`. */
+  health?(): RegistryWatchHealth;
   stop(): Promise<void>;
 }
 
@@ -27,7 +37,7 @@ export const ALWAYS_ROUND_TRIP: RegistryView = {
   stop: () => Promise.resolve(),
 };
 
-/** A fixed snapshot (tests and the fast-path benchmark). */
+/** A fixed snapshot (tests and the fast-path benchmark); never reported missing. */
 export function staticRegistryView(snapshot: RegistrySnapshot): RegistryView {
   return {
     needsRoundTrip: (hook) => snapshot.hasPolicies(hook),
@@ -36,34 +46,180 @@ export function staticRegistryView(snapshot: RegistrySnapshot): RegistryView {
   };
 }
 
+export interface RegistryWatchHealth {
+  watching: boolean;
+  restarts: number;
+  /** How long the watch has been down; undefined while it runs. */
+  downForMs: number | undefined;
+}
+
+export interface WatchOptions {
+  /**
+   * How long the watch may be down before calls stop using the fast path (default 5000 ms). A
+   * KV watch survives most faults by itself, but not all (a deleted bucket leaves it waiting
+   * forever, silently), so the view also checks the key every `staleAfterMs / 2`.
+   */
+  staleAfterMs?: number;
+  /** First delay before restarting a watch that is down; doubles up to `maxRestartDelayMs`. */
+  restartDelayMs?: number;
+  maxRestartDelayMs?: number;
+}
+
+export const DEFAULT_STALE_AFTER_MS = 5_000;
+const DEFAULT_RESTART_DELAY_MS = 100;
+const DEFAULT_MAX_RESTART_DELAY_MS = 5_000;
+
 export class WatchedRegistryView implements RegistryView {
   private snapshot: RegistrySnapshot | undefined;
   private stopWatch: (() => Promise<void>) | undefined;
+  /** When the watch was first seen down; undefined while it runs. */
+  private downSince: number | undefined;
+  /** A revision the check read that the watch had not delivered (a second sighting is a fault). */
+  private lagging: number | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private restartDelay: number;
+  private restarts = 0;
+  private stopped = false;
+  private readonly staleAfterMs: number;
+  private readonly firstRestartDelay: number;
+  private readonly maxRestartDelay: number;
 
-  private constructor() {}
+  private constructor(
+    private readonly store: RegistryStore,
+    /** The same bucket with requests bounded by the check interval, for checks and restarts. */
+    private readonly checkStore: RegistryStore,
+    private readonly logger: Logger,
+    options: WatchOptions,
+  ) {
+    this.staleAfterMs = options.staleAfterMs ?? DEFAULT_STALE_AFTER_MS;
+    this.firstRestartDelay = options.restartDelayMs ?? DEFAULT_RESTART_DELAY_MS;
+    this.maxRestartDelay = options.maxRestartDelayMs ?? DEFAULT_MAX_RESTART_DELAY_MS;
+    this.restartDelay = this.firstRestartDelay;
+  }
 
   /** Resolves once the current revision is known (RegistryStore.watch delivers it first). */
   static async start(
     nc: NatsConnection,
     subjects: Subjects,
     logger: Logger,
+    options: WatchOptions = {},
   ): Promise<WatchedRegistryView> {
-    const view = new WatchedRegistryView();
-    const store = await RegistryStore.open(nc, subjects);
-    view.stopWatch = await store.watch((snapshot) => {
-      view.snapshot = snapshot;
-      logger.debug({ revision: snapshot.revision }, "agent sees registry revision");
-    }, logger);
+    const checkMs = checkInterval(options.staleAfterMs ?? DEFAULT_STALE_AFTER_MS);
+    const view = new WatchedRegistryView(
+      await RegistryStore.open(nc, subjects),
+      await RegistryStore.open(nc, subjects, checkMs),
+      logger,
+      options,
+    );
+    await view.watch(view.store);
+    view.schedule(view.checkInterval());
     return view;
   }
 
+  private checkInterval(): number {
+    return checkInterval(this.staleAfterMs);
+  }
+
+  private async watch(store: RegistryStore): Promise<void> {
+    this.stopWatch = await store.watch(
+      (snapshot) => {
+        this.snapshot = snapshot;
+        this.logger.debug({ revision: snapshot.revision }, "agent sees registry revision");
+      },
+      this.logger,
+      (error) => this.down(error, "the registry watch ended"),
+    );
+    this.downSince = undefined;
+    this.lagging = undefined;
+    this.restartDelay = this.firstRestartDelay;
+  }
+
+  private down(error: unknown, why: string): void {
+    if (this.stopped) return;
+    if (this.downSince === undefined) {
+      this.downSince = Date.now();
+      this.logger.warn({ err: error }, `${why}: restarting it`);
+    }
+    this.schedule(0);
+  }
+
+  /** One timer drives everything: the periodic check, and restarts (with backoff) while down. */
+  private schedule(delay: number): void {
+    if (this.stopped) return;
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      void this.tick();
+    }, delay);
+    // The check must not keep an agent process alive on its own.
+    this.timer.unref();
+  }
+
+  private async tick(): Promise<void> {
+    if (this.stopped) return;
+    if (this.downSince !== undefined) {
+      await this.restart();
+      return;
+    }
+    try {
+      const current = await this.checkStore.current();
+      const known = this.snapshot;
+      const seen = known?.revision ?? 0;
+      if (current.revision < seen || (current.revision === seen && !sameAs(known, current)))
+        // The bucket was deleted (and maybe recreated): the watch still waits on the old one.
+        return this.down(undefined, `the registry went back from revision ${seen}`);
+      if (current.revision === seen) this.lagging = undefined;
+      else if (this.lagging === undefined)
+        this.lagging = current.revision; // maybe in flight
+      else return this.down(undefined, `the registry watch missed revision ${this.lagging}`);
+    } catch (error) {
+      return this.down(error, "the registry cannot be read");
+    }
+    this.schedule(this.checkInterval());
+  }
+
+  private async restart(): Promise<void> {
+    const old = this.stopWatch;
+    this.stopWatch = undefined;
+    await old?.().catch(() => undefined);
+    if (this.stopped) return;
+    this.restarts++;
+    try {
+      await this.watch(this.checkStore);
+      this.logger.info({ revision: this.revision }, "the registry watch is back");
+      this.schedule(this.checkInterval());
+    } catch (error) {
+      this.logger.debug({ err: error }, "restarting the registry watch failed");
+      const delay = this.restartDelay;
+      this.restartDelay = Math.min(this.restartDelay * 2, this.maxRestartDelay);
+      this.schedule(delay);
+    }
+  }
+
+  /** Whether the view may be trusted for the fast path right now. */
+  private fresh(): boolean {
+    return this.downSince === undefined || Date.now() - this.downSince <= this.staleAfterMs;
+  }
+
   needsRoundTrip(hook: ModifyingHookName): boolean {
-    // Not known (stopped): never answer locally, a coordinator decides.
-    return this.snapshot === undefined || this.snapshot.hasPolicies(hook);
+    // Not known (stopped) or stale (watch down too long): a coordinator decides.
+    return this.snapshot === undefined || !this.fresh() || this.snapshot.hasPolicies(hook);
+  }
+
+  missing(): boolean {
+    return this.snapshot !== undefined && this.snapshot.revision === 0;
   }
 
   get revision(): number | undefined {
     return this.snapshot?.revision;
+  }
+
+  health(): RegistryWatchHealth {
+    return {
+      watching: this.downSince === undefined && this.stopWatch !== undefined,
+      restarts: this.restarts,
+      downForMs: this.downSince === undefined ? undefined : Date.now() - this.downSince,
+    };
   }
 
   /** The registry's redaction rules in force (applied to the observations the agent writes). */
@@ -72,9 +228,19 @@ export class WatchedRegistryView implements RegistryView {
   }
 
   async stop(): Promise<void> {
+    this.stopped = true;
     this.snapshot = undefined;
+    if (this.timer !== undefined) clearTimeout(this.timer);
     const stop = this.stopWatch;
     this.stopWatch = undefined;
     await stop?.();
   }
+}
+
+function sameAs(known: RegistrySnapshot | undefined, current: RegistrySnapshot): boolean {
+  return known === undefined || sameDocument(known.document, current.document);
+}
+
+function checkInterval(staleAfterMs: number): number {
+  return Math.max(50, Math.floor(staleAfterMs / 2));
 }

@@ -9,7 +9,7 @@ import type {
   ObservationalHookName,
 } from "../catalog/catalog.js";
 import type { ObserveResult } from "./observer.js";
-import type { RegistryView } from "./registry-view.js";
+import type { RegistryView, RegistryWatchHealth } from "./registry-view.js";
 import type { CallTransport } from "./transport.js";
 
 export interface HookbusClientOptions {
@@ -27,6 +27,17 @@ export interface HookbusClientOptions {
    * rules of observations).
    */
   fastPath?: boolean;
+  /**
+   * Run unchecked in a namespace where no registry was ever applied (default false: every call
+   * rejects with HOOKBUS_NO_REGISTRY there, so an agent pointed at the wrong server or namespace
+   * fails closed instead of being allowed everything, unrecorded). For development only.
+   */
+  allowMissingRegistry?: boolean;
+  /**
+   * How long the registry watch may be down (it is restarted with backoff) before calls stop
+   * trusting the fast path and go to a coordinator (default 5000 ms).
+   */
+  registryStaleAfterMs?: number;
   /**
    * Key of keyed hashes when redaction rules hash values of observations (HMAC-SHA256); must be
    * the coordinators' key. Default: HOOKBUS_REDACTION_KEY.
@@ -80,4 +91,20 @@ export interface HookbusClientParts {
   registry?: RegistryView;
   timeoutMs?: number;
   logger?: Logger;
+  /** See HookbusClientOptions.allowMissingRegistry. */
+  allowMissingRegistry?: boolean;
+}
+
+/** Counters of where decisions came from, since the client started (for metrics). */
+export interface HookbusClientStats {
+  /** Calls answered locally with `allow` (no policy for the hook): not recorded in the log. */
+  fastPath: number;
+  /** Calls sent to a coordinator (whatever the outcome). */
+  coordinator: number;
+  /** before_tool_call calls blocked by the run's after_llm_call gate without a round trip. */
+  gate: number;
+  /** Calls refused with HOOKBUS_NO_REGISTRY. */
+  noRegistry: number;
+  /** The registry watch: running, restarts so far, and for how long it has been down. */
+  registryWatch: RegistryWatchHealth;
 }

@@ -15,23 +15,29 @@ import { RegistrySnapshot } from "./snapshot.js";
 
 const KEY = "policies";
 
-export async function openRegistryBucket(nc: NatsConnection, subjects: Subjects): Promise<KV> {
+export async function openRegistryBucket(
+  nc: NatsConnection,
+  subjects: Subjects,
+  timeoutMs = KV_REQUEST_TIMEOUT_MS,
+): Promise<KV> {
   // history 64: the last revisions stay readable for audit ("which policy set decided this?").
-  return new Kvm(jetstream(nc, { timeout: KV_REQUEST_TIMEOUT_MS })).create(
-    subjects.registryBucket,
-    {
-      history: 64,
-      storage: "file",
-      timeout: 10_000,
-    },
-  );
+  return new Kvm(jetstream(nc, { timeout: timeoutMs })).create(subjects.registryBucket, {
+    history: 64,
+    storage: "file",
+    timeout: 10_000,
+  });
 }
 
 export class RegistryStore {
   constructor(private readonly kv: KV) {}
 
-  static async open(nc: NatsConnection, subjects: Subjects): Promise<RegistryStore> {
-    return new RegistryStore(await openRegistryBucket(nc, subjects));
+  /** `timeoutMs` bounds each request (default KV_REQUEST_TIMEOUT_MS). */
+  static async open(
+    nc: NatsConnection,
+    subjects: Subjects,
+    timeoutMs?: number,
+  ): Promise<RegistryStore> {
+    return new RegistryStore(await openRegistryBucket(nc, subjects, timeoutMs));
   }
 
   /** Validate and store a document; returns the revision in force afterwards. */
@@ -76,11 +82,13 @@ export class RegistryStore {
    * Keep `onChange` fed with the current snapshot; it is called once with the current revision
    * before this resolves. A revision that fails validation (written by hand, bypassing `apply`)
    * is logged and skipped: the last good policy set stays in force rather than dropping every
-   * policy.
+   * policy. `onEnd` is called if the watch ends by itself (an error, the bucket deleted) rather
+   * than by the returned stop function: the caller decides whether to start another.
    */
   async watch(
     onChange: (snapshot: RegistrySnapshot) => void,
     logger?: Logger,
+    onEnd?: (error: unknown) => void,
   ): Promise<() => Promise<void>> {
     const first = await this.current();
     let seen = first.revision;
@@ -89,6 +97,7 @@ export class RegistryStore {
     const watcher = await this.kv.watch(
       seen > 0 ? { key: KEY, resumeFromRevision: seen + 1 } : { key: KEY },
     );
+    let stopped = false;
     const done = (async () => {
       for await (const entry of watcher) {
         if (entry.revision <= seen) continue;
@@ -111,8 +120,16 @@ export class RegistryStore {
           );
         }
       }
-    })();
+    })().then(
+      () => {
+        if (!stopped) onEnd?.(undefined);
+      },
+      (error: unknown) => {
+        if (!stopped) onEnd?.(error);
+      },
+    );
     return async () => {
+      stopped = true;
       watcher.stop();
       await done;
     };

@@ -4,6 +4,7 @@
  * observations, and the registry watch.
  */
 import { randomBytes } from "node:crypto";
+import { jetstreamManager } from "@nats-io/jetstream";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HookbusClient, type HookbusClientOptions } from "../../../src/agent/index.js";
@@ -14,6 +15,7 @@ import { Header } from "../../../src/bus/headers.js";
 import { ensureLogStreams } from "../../../src/bus/streams.js";
 import { isHookbusError } from "../../../src/errors.js";
 import { ObservationRecord } from "../../../src/log/record.js";
+import { Subjects } from "../../../src/bus/subjects.js";
 import { RegistryStore } from "../../../src/registry/store.js";
 import { findNatsServer, type NatsServerHandle } from "../../../src/testing/nats.js";
 import { uniqueNamespace } from "../../support/nats.js";
@@ -57,20 +59,44 @@ const toolCtx = { ...ctx, toolName: "read", toolCallId: "call_1" };
 const toolEvent = { toolName: "read", toolCallId: "call_1", params: { path: "/x" } };
 
 describe("agent SDK on NATS (no coordinator)", () => {
-  it("fast path: with an empty registry, calls are answered locally, no coordinator needed, nothing sent", async () => {
+  it("fails closed with HOOKBUS_NO_REGISTRY where no registry was ever applied, nothing sent", async () => {
     const ns = namespace();
     const seen: string[] = [];
     const sub = nc.subscribe(`${ns}.call.>`, { callback: (_e, m) => void seen.push(m.subject) });
+    for (const options of [{}, { fastPath: false }]) {
+      const c = await client(ns, options);
+      expect(c.registryRevision === 0 || options.fastPath === false).toBe(true);
+      const error = await rejection(c.beforeToolCall(toolCtx, toolEvent));
+      expect(isHookbusError(error, "HOOKBUS_NO_REGISTRY"), String(error)).toBe(true);
+      expect(c.stats()).toMatchObject({ noRegistry: 1, fastPath: 0, coordinator: 0 });
+    }
+    await nc.flush();
+    expect(seen).toEqual([]);
+    sub.unsubscribe();
+  });
+
+  it("fast path: with an empty policy set, calls are answered locally, counted, nothing sent", async () => {
+    const ns = namespace();
+    await (await RegistryStore.open(nc, new Subjects(ns))).apply({ policies: [] });
+    const seen: string[] = [];
+    const sub = nc.subscribe(`${ns}.call.>`, { callback: (_e, m) => void seen.push(m.subject) });
     const c = await client(ns);
-    expect(c.registryRevision).toBe(0);
+    expect(c.registryRevision).toBe(1);
     expect(await c.beforeToolCall(toolCtx, toolEvent)).toEqual({ outcome: "allow", decidedBy: {} });
     const result = await c.call("before_llm_call", ctx, {
       messages: [{ role: "user", content: "hi" }],
     });
     expect(result.source).toBe("fast-path");
+    expect(c.stats()).toMatchObject({ fastPath: 2, coordinator: 0, noRegistry: 0 });
     await nc.flush();
     expect(seen).toEqual([]);
     sub.unsubscribe();
+  });
+
+  it("allowMissingRegistry: true opts in to the fast path where no registry was ever applied", async () => {
+    const c = await client(namespace(), { allowMissingRegistry: true });
+    expect(c.registryRevision).toBe(0);
+    expect((await c.call("before_tool_call", toolCtx, toolEvent)).source).toBe("fast-path");
   });
 
   it("with a policy registered and no coordinator: HOOKBUS_COORDINATOR_UNAVAILABLE within the deadline, after retries", async () => {
@@ -95,7 +121,7 @@ describe("agent SDK on NATS (no coordinator)", () => {
 
   it("a coordinator that starts while the agent retries answers the same call id", async () => {
     const ns = namespace();
-    const c = await client(ns, { fastPath: false, timeoutMs: 3000 });
+    const c = await client(ns, { fastPath: false, timeoutMs: 3000, allowMissingRegistry: true });
     const bus = await Bus.open(nc, { namespace: ns });
     const call = c.call("before_agent_reply", ctx, { cleanedBody: "hi" }, { callId: "call-42" });
     await new Promise((r) => setTimeout(r, 150));
@@ -142,7 +168,7 @@ describe("agent SDK on NATS (no coordinator)", () => {
 
   it("an error reply becomes a HookbusError with the code of the Hookbus-Error-Code header", async () => {
     const ns = namespace();
-    const c = await client(ns, { fastPath: false });
+    const c = await client(ns, { fastPath: false, allowMissingRegistry: true });
     const bus = await Bus.open(nc, { namespace: ns });
     const sub = nc.subscribe(bus.subjects.call(ctx.agentId, "before_llm_call"), {
       callback: (_e, msg) => {
@@ -170,7 +196,7 @@ describe("agent SDK on NATS (no coordinator)", () => {
 
   it("no decision before the deadline is HOOKBUS_CALL_TIMEOUT", async () => {
     const ns = namespace();
-    const c = await client(ns, { fastPath: false });
+    const c = await client(ns, { fastPath: false, allowMissingRegistry: true });
     const bus = await Bus.open(nc, { namespace: ns });
     const sub = nc.subscribe(bus.subjects.call(ctx.agentId, "before_llm_call"), {
       callback: () => {},
@@ -263,7 +289,8 @@ describe("agent SDK on NATS (no coordinator)", () => {
     const c = await client(ns, { timeoutMs: 300 });
     const bus = await Bus.open(nc, { namespace: ns });
     const store = await RegistryStore.open(nc, bus.subjects);
-    expect(c.isFastPath("before_tool_call")).toBe(true);
+    // No registry yet: refused (HOOKBUS_NO_REGISTRY), so not answered locally either.
+    expect(c.isFastPath("before_tool_call")).toBe(false);
 
     const applied = await store.apply({
       policies: [{ name: "shadowed", hooks: ["before_tool_call"], priority: 1, mode: "shadow" }],
@@ -283,9 +310,29 @@ describe("agent SDK on NATS (no coordinator)", () => {
     expect((await c.call("before_tool_call", toolCtx, toolEvent)).source).toBe("fast-path");
   });
 
+  it("a registry watch that dies is restarted; while it is down past the bound, calls skip the fast path", async () => {
+    const ns = namespace();
+    const subjects = new Subjects(ns);
+    await (await RegistryStore.open(nc, subjects)).apply({ policies: [] });
+    const c = await client(ns, { registryStaleAfterMs: 300 });
+    expect(c.isFastPath("before_tool_call")).toBe(true);
+    // Deleting the bucket leaves a KV watch waiting forever on the old stream, silently.
+    await (await jetstreamManager(nc)).streams.delete(`KV_${subjects.registryBucket}`);
+    await until(() => !c.isFastPath("before_tool_call"), 5000);
+    expect(c.stats().registryWatch.watching).toBe(false);
+    expect(c.stats().registryWatch.downForMs).toBeGreaterThan(300);
+    // The bucket comes back with a policy on before_llm_call: the restarted watch sees it.
+    await (
+      await RegistryStore.open(nc, subjects)
+    ).apply({ policies: [{ name: "p", hooks: ["before_llm_call"], priority: 1 }] });
+    await until(() => c.stats().registryWatch.watching && c.isFastPath("before_tool_call"), 10_000);
+    expect(c.isFastPath("before_llm_call")).toBe(false);
+    expect(c.stats().registryWatch.restarts).toBeGreaterThan(0);
+  });
+
   it("with fastPath: false every call goes to a coordinator", async () => {
     const ns = namespace();
-    const c = await client(ns, { fastPath: false, timeoutMs: 200 });
+    const c = await client(ns, { fastPath: false, timeoutMs: 200, allowMissingRegistry: true });
     expect(c.isFastPath("before_tool_call")).toBe(false);
     expect(
       isHookbusError(
