@@ -34,6 +34,7 @@ export const ErrorCodes = {
   HOOKBUS_INVALID_ARGUMENT:
     "An SDK method got an argument it cannot use (a malformed call or event id, a bad timeout, the wrong kind of hook).",
   HOOKBUS_INTERNAL: "An unexpected error inside hookbus; the message says where.",
+  HOOKBUS_HTTP_UNAVAILABLE: "The --http address (metrics and health endpoints) could not be bound.",
 } as const;
 
 export type ErrorCode = keyof typeof ErrorCodes;

@@ -34,6 +34,7 @@ import { ObservationPublisher, type ObserveResult } from "./observer.js";
 import { checkId, checkTimeout, DEFAULT_AGENT_TIMEOUT_MS } from "./options.js";
 import { ALWAYS_ROUND_TRIP, WatchedRegistryView, type RegistryView } from "./registry-view.js";
 import { NatsCallTransport, type CallTransport } from "./transport.js";
+import { traceAgentCall } from "../observability/trace.js";
 import type {
   CallOptions,
   CallResult,
@@ -75,6 +76,7 @@ export class HookbusClient {
   private readonly timeoutMs: number;
   private readonly logger: Logger;
   private closing: Promise<void> | undefined;
+  private fastPathCount = 0;
 
   private constructor(parts: HookbusClientParts) {
     this.transport = parts.transport;
@@ -254,6 +256,11 @@ export class HookbusClient {
     return this.closing === undefined && !this.registry.needsRoundTrip(assertModifyingHook(hook));
   }
 
+  /** Calls answered `allow` locally (no policy for their hook): not recorded, so counted here. */
+  get fastPathAnswers(): number {
+    return this.fastPathCount;
+  }
+
   /** The registry revision the fast path currently reflects (undefined without a fast path). */
   get registryRevision(): number | undefined {
     return this.registry.revision;
@@ -371,6 +378,7 @@ export class HookbusClient {
   ): Promise<AnyResult> {
     if (!this.registry.needsRoundTrip(hook)) {
       // No policy (enforce or shadow) for this hook: nothing to ask and nothing to record.
+      this.fastPathCount++;
       return Promise.resolve({
         decision: { outcome: "allow", decidedBy: {} },
         source: "fast-path",
@@ -380,21 +388,21 @@ export class HookbusClient {
       });
     }
     const id = callId ?? randomUUID();
-    return this.transport
-      .call(
+    return traceAgentCall(hook, id, () =>
+      this.transport.call(
         hook,
         context as HookContext<typeof hook>,
         event as HookEvent<typeof hook>,
         id,
         deadline,
-      )
-      .then((reply) => ({
-        decision: reply.decision,
-        source: "coordinator" as const,
-        callId: id,
-        registryRevision: reply.registryRevision,
-        recordSeq: reply.recordSeq,
-      }));
+      ),
+    ).then((reply) => ({
+      decision: reply.decision,
+      source: "coordinator" as const,
+      callId: id,
+      registryRevision: reply.registryRevision,
+      recordSeq: reply.recordSeq,
+    }));
   }
 
   private timeoutFor(opts: { timeoutMs?: number }): number {

@@ -5,6 +5,7 @@ import { HookbusError } from "../../errors.js";
 import { parseCommand, type Command } from "../command.js";
 import { connectNats } from "../connect.js";
 import { onShutdown } from "../shutdown.js";
+import { HTTP_HELP, openServiceHttp } from "../../observability/service-http.js";
 
 const HELP = `usage: hookbus coordinator [options]
 
@@ -15,7 +16,8 @@ options:
   --log-max-age MS    max age of the log stream when this coordinator creates it
                       (env HOOKBUS_LOG_MAX_AGE_MS, default 0 = keep forever)
   --log-max-bytes N   size cap of the log stream when created (env HOOKBUS_LOG_MAX_BYTES, -1 = none)
-  --id NAME           this coordinator's name in records and logs (default random)`;
+  --id NAME           this coordinator's name in records and logs (default random)
+${HTTP_HELP}`;
 
 function numberFlag(value: string | undefined, name: string): number | undefined {
   if (value === undefined) return undefined;
@@ -35,6 +37,7 @@ export const coordinatorCommand: Command = {
   async run(argv, out) {
     const { values } = parseCommand(argv, {
       "log-level": { type: "string" },
+      http: { type: "string" },
       "log-max-age": { type: "string" },
       "log-max-bytes": { type: "string" },
       id: { type: "string" },
@@ -52,6 +55,7 @@ export const coordinatorCommand: Command = {
       "log-max-bytes",
     );
     const logger = pino({ level: values["log-level"] ?? process.env.LOG_LEVEL ?? "info" });
+    const http = await openServiceHttp(values.http, logger);
     const nc = await connectNats({ ...values, name: values.id ?? "hookbus-coordinator" });
     const coordinator = await startCoordinator({
       nc,
@@ -63,9 +67,11 @@ export const coordinatorCommand: Command = {
         ...(maxBytes === undefined ? {} : { maxBytes }),
       },
     });
+    http.attach(coordinator);
     await onShutdown(logger, async () => {
       await coordinator.stop();
       await nc.drain();
+      await http.close();
     });
     return 0;
   },

@@ -7,6 +7,7 @@ import { MemorySessionStateStore } from "../../worker/state/memory-store.js";
 import { parseCommand, type Command } from "../command.js";
 import { connectNats } from "../connect.js";
 import { onShutdown } from "../shutdown.js";
+import { HTTP_HELP, openServiceHttp } from "../../observability/service-http.js";
 
 const HELP = `usage: hookbus worker MODULE [MODULE ...] [options]
 
@@ -17,7 +18,8 @@ with the same modules to scale a policy.
 options:
   --concurrency N     handlers running at once in this process (default 64)
   --log-level LEVEL   pino level (env LOG_LEVEL, default info); logs are NDJSON on stdout
-  --state kv|memory   where session state lives (default kv: shared by all workers, kept across restarts)`;
+  --state kv|memory   where session state lives (default kv: shared by all workers, kept across restarts)
+${HTTP_HELP}`;
 
 export const workerCommand: Command = {
   summary: "serve policy modules (hookbus worker ./my-policy.ts)",
@@ -25,6 +27,7 @@ export const workerCommand: Command = {
     const { values, positionals } = parseCommand(argv, {
       concurrency: { type: "string" },
       "log-level": { type: "string" },
+      http: { type: "string" },
       state: { type: "string" },
     });
     if (values.help === true) {
@@ -54,6 +57,7 @@ export const workerCommand: Command = {
     }
     const loaded = await loadPolicyModules(positionals);
     const logger = pino({ level: values["log-level"] ?? process.env.LOG_LEVEL ?? "info" });
+    const http = await openServiceHttp(values.http, logger);
     const nc = await connectNats({
       ...values,
       name: `hookbus-worker ${loaded.map((l) => l.policy.name).join(",")}`,
@@ -79,9 +83,11 @@ export const workerCommand: Command = {
       },
       "worker ready",
     );
+    http.attach(runner);
     await onShutdown(logger, async () => {
       await runner.stop();
       await nc.drain();
+      await http.close();
     });
     return 0;
   },
