@@ -13,7 +13,7 @@ const LATENCY_BUCKETS = [
 export function newRegistry(role: "coordinator" | "worker", id: string): Registry {
   const registry = new Registry();
   registry.setDefaultLabels({ role, instance_id: id });
-  collectDefaultMetrics({ register: registry, prefix: "hookbus_process_" });
+  collectDefaultMetrics({ register: registry, prefix: "hookbus_" });
   return registry;
 }
 
