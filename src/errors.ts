@@ -44,6 +44,7 @@ export const ErrorCodes = {
     "No registry was ever applied in the agent's namespace, so there is no policy set to enforce.",
   HOOKBUS_INVALID_FIXTURE:
     "A policy test fixture file is not valid JSON/NDJSON or a case is malformed.",
+  HOOKBUS_HTTP_UNAVAILABLE: "The --http address (metrics and health endpoints) could not be bound.",
 } as const;
 
 export type ErrorCode = keyof typeof ErrorCodes;

@@ -159,3 +159,6 @@ export {
   type RedactionRuleInput,
 } from "./log/redaction.js";
 export type { ChainLink, RedactedPath } from "./log/record.js";
+
+// Operating it: discovery, status, metrics and health endpoints (README "Operating it").
+export * from "./observability/index.js";

@@ -34,6 +34,7 @@ import { ObservationPublisher, type ObserveResult } from "./observer.js";
 import { checkId, checkTimeout, DEFAULT_AGENT_TIMEOUT_MS } from "./options.js";
 import { ALWAYS_ROUND_TRIP, WatchedRegistryView, type RegistryView } from "./registry-view.js";
 import { NatsCallTransport, type CallTransport } from "./transport.js";
+import { traceAgentCall } from "../observability/trace.js";
 import type {
   CallOptions,
   CallResult,
@@ -289,6 +290,11 @@ export class HookbusClient {
     };
   }
 
+  /** Calls answered `allow` locally (no policy for their hook): not recorded, so counted here. */
+  get fastPathAnswers(): number {
+    return this.counts.fastPath;
+  }
+
   /** The registry revision the fast path currently reflects (undefined without a fast path). */
   get registryRevision(): number | undefined {
     return this.registry.revision;
@@ -427,21 +433,21 @@ export class HookbusClient {
     }
     const id = callId ?? randomUUID();
     this.counts.coordinator++;
-    return this.transport
-      .call(
+    return traceAgentCall(hook, id, () =>
+      this.transport.call(
         hook,
         context as HookContext<typeof hook>,
         event as HookEvent<typeof hook>,
         id,
         deadline,
-      )
-      .then((reply) => ({
-        decision: reply.decision,
-        source: "coordinator" as const,
-        callId: id,
-        registryRevision: reply.registryRevision,
-        recordSeq: reply.recordSeq,
-      }));
+      ),
+    ).then((reply) => ({
+      decision: reply.decision,
+      source: "coordinator" as const,
+      callId: id,
+      registryRevision: reply.registryRevision,
+      recordSeq: reply.recordSeq,
+    }));
   }
 
   private timeoutFor(opts: { timeoutMs?: number }): number {

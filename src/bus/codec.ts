@@ -9,6 +9,7 @@ import { gunzip, gzip } from "node:zlib";
 import { headers as natsHeaders, type MsgHdrs } from "@nats-io/transport-node";
 import { z } from "zod";
 import { HookbusError } from "../errors.js";
+import { injectTraceContext } from "../observability/trace.js";
 import type { BlobRef, BlobStore } from "./blobs.js";
 import { Header } from "./headers.js";
 
@@ -108,10 +109,10 @@ function parseJson(bytes: Uint8Array): unknown {
   return JSON.parse(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("utf8"));
 }
 
-/** Headers for an encoded body (plus any others the caller sets). */
+/** Headers for an encoded body (plus any others the caller sets, and the active trace context). */
 export function bodyHeaders(encoded: EncodedBody, extra: Record<string, string> = {}): MsgHdrs {
   const h = natsHeaders();
   if (encoded.encoding !== "json") h.set(Header.Encoding, encoded.encoding);
   for (const [key, value] of Object.entries(extra)) h.set(key, value);
-  return h;
+  return injectTraceContext(h);
 }

@@ -6,6 +6,7 @@
  */
 import type { NatsConnection } from "@nats-io/transport-node";
 import type { Logger } from "pino";
+import type { ObservableService, ServiceHttp } from "../observability/service-http.js";
 import { onShutdown } from "./shutdown.js";
 
 export interface ServiceLife<T> {
@@ -13,26 +14,34 @@ export interface ServiceLife<T> {
   logger: Logger;
   start(): Promise<T>;
   stop(started: T): Promise<void>;
+  /** `--http` endpoints, opened before connecting: attached once started, closed at the end. */
+  http?: ServiceHttp;
 }
 
-export async function runService<T>(life: ServiceLife<T>): Promise<number> {
+export async function runService<T extends ObservableService>(
+  life: ServiceLife<T>,
+): Promise<number> {
   const { nc, logger } = life;
   let started: T;
   try {
     started = await life.start();
   } catch (error) {
     await nc.close().catch(() => undefined);
+    await life.http?.close();
     throw error;
   }
+  life.http?.attach(started);
   let draining = false;
   const drained = onShutdown(logger, async () => {
     draining = true;
     await life.stop(started);
     await nc.drain();
+    await life.http?.close();
   }).then(() => 0);
-  const lost = nc.closed().then((error) => {
+  const lost = nc.closed().then(async (error) => {
     if (draining) return drained;
     logger.fatal({ err: error }, "the NATS connection closed: exiting");
+    await life.http?.close();
     return 1;
   });
   return Promise.race([drained, lost]);

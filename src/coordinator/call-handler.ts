@@ -22,6 +22,7 @@ import { redactRecord } from "../log/redaction.js";
 import { mergeOutcomes, type MergeResult } from "../merge/merge.js";
 import type { PolicyOutcomeInput } from "../merge/outcome.js";
 import type { RegistrySnapshot } from "../registry/snapshot.js";
+import { traced, type CallTelemetry } from "../observability/coordinator-telemetry.js";
 import type { LogWriter } from "./log-writer.js";
 import type { PolicyAsker } from "./policy-asker.js";
 
@@ -43,6 +44,8 @@ export interface CallHandlerDeps {
     snapshot: RegistrySnapshot,
   ) => void;
   onCallFinished?: (callId: string) => void;
+  /** Metrics and spans of the call's steps (src/observability). */
+  telemetry?: CallTelemetry;
 }
 
 /** Time kept back from the policies for writing the record and answering. */
@@ -123,7 +126,15 @@ export class CallHandler {
       } satisfies PolicyRequest);
       outcomes = await Promise.all(
         policies.map((policy) =>
-          asker.ask({ callId, hook, policy, body, timeoutMs: Math.min(policy.timeoutMs, budget) }),
+          traced(this.deps.telemetry).askPolicy(policy.name, hook, () =>
+            asker.ask({
+              callId,
+              hook,
+              policy,
+              body,
+              timeoutMs: Math.min(policy.timeoutMs, budget),
+            }),
+          ),
         ),
       );
     }
@@ -151,7 +162,9 @@ export class CallHandler {
     );
     // Redaction is for the log only: the agent gets the decision as the policies made it.
     const logged = redactRecord(record, snapshot.document.redact, { key: this.deps.redactionKey });
-    const appended = await writer.append(subject, logged, `decision.${callId}`, deadline);
+    const appended = await traced(this.deps.telemetry).appendLog(() =>
+      writer.append(subject, logged, `decision.${callId}`, deadline),
+    );
     let decision = result.decision;
     let registryRevision = snapshot.revision;
     const stored = appended.stored;
@@ -170,6 +183,7 @@ export class CallHandler {
       }
     }
     const reply: CallReply = { callId, hook, decision, registryRevision, recordSeq: appended.seq };
+    this.deps.telemetry?.answered(hook, decision.outcome, receivedAt);
     await this.respond(msg, reply, { [Header.RegistryRevision]: String(registryRevision) });
   }
 
@@ -227,6 +241,7 @@ export class CallHandler {
           bus.logger.error({ err: e, callId }, "could not record a failed call");
         });
     }
+    this.deps.telemetry?.answered(request?.hook, "error", receivedAt);
     await this.respond(msg, wire, { [Header.ErrorCode]: wire.code });
   }
 

@@ -13,6 +13,7 @@ import { redactionKeyFromEnv, redactRecord } from "../log/redaction.js";
 import { mergeOutcomes } from "../merge/merge.js";
 import { RegistryStore } from "../registry/store.js";
 import { RegistrySnapshot } from "../registry/snapshot.js";
+import { CoordinatorTelemetry } from "../observability/coordinator-telemetry.js";
 import { CallHandler } from "./call-handler.js";
 import { LogWriter } from "./log-writer.js";
 import { PolicyAsker, type LateReply } from "./policy-asker.js";
@@ -32,12 +33,18 @@ export interface CoordinatorOptions extends BusOptions {
    */
   redactionKey?: string;
   logger?: Logger;
+  /** How often to check that every declared policy has a live worker (ms; 0: never). Default 15 s. */
+  livenessIntervalMs?: number;
 }
 
 export interface Coordinator {
   readonly id: string;
   /** The registry revision in force. */
   registry(): RegistrySnapshot;
+  /** This coordinator's Prometheus metrics (serve them with serveHttp). */
+  readonly metrics: CoordinatorTelemetry["metrics"];
+  /** Connected to NATS with the registry loaded, and not stopping (for /readyz). */
+  ready(): { ready: boolean; reasons: string[] };
   /** Stop taking calls, finish the ones in flight (each answered after its record is stored), release resources. */
   stop(): Promise<void>;
 }
@@ -77,6 +84,7 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
   });
 
   async function recordLate({ request, outcome }: LateReply): Promise<void> {
+    telemetry.lateVerdict(outcome.policy);
     const call = lateContext.get(request.callId);
     if (call === undefined) return;
     const hook: ModifyingHookName = request.hook;
@@ -119,6 +127,16 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
       );
   }
 
+  const inFlight = new Set<Promise<void>>();
+  const telemetry = new CoordinatorTelemetry({
+    bus,
+    id,
+    inFlight: () => inFlight.size,
+    registry: () => snapshot,
+    ...(options.livenessIntervalMs === undefined
+      ? {}
+      : { livenessIntervalMs: options.livenessIntervalMs }),
+  });
   const handler = new CallHandler({
     bus,
     asker,
@@ -126,6 +144,7 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
     registry: () => snapshot,
     coordinatorId: id,
     redactionKey,
+    telemetry,
     onCallStarted: (callId, context, event, called) =>
       lateContext.set(callId, { context, event, snapshot: called }),
     onCallFinished: (callId) => {
@@ -134,7 +153,6 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
     },
   });
 
-  const inFlight = new Set<Promise<void>>();
   const subscription: Subscription = options.nc.subscribe(bus.subjects.callWildcard, {
     queue: bus.subjects.coordinatorQueue,
     callback: (error, msg) => {
@@ -142,21 +160,27 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
         logger.error({ err: error }, "call subscription error");
         return;
       }
-      const work = handler.handle(msg).catch((e: unknown) => {
-        if (!isHookbusError(e)) logger.error({ err: e }, "unhandled call failure");
-      });
+      const work = telemetry
+        .traceCall(msg, () => handler.handle(msg))
+        .catch((e: unknown) => {
+          if (!isHookbusError(e)) logger.error({ err: e }, "unhandled call failure");
+        });
       inFlight.add(work);
       void work.finally(() => inFlight.delete(work));
     },
   });
+  telemetry.start();
   logger.info({ subject: bus.subjects.callWildcard }, "coordinator ready");
 
   let stopping: Promise<void> | undefined;
   return {
     id,
     registry: () => snapshot,
+    metrics: telemetry.metrics,
+    ready: () => telemetry.ready(),
     stop() {
       stopping ??= (async () => {
+        await telemetry.stop();
         await subscription.drain().catch(() => {});
         await Promise.allSettled([...inFlight]);
         await asker.close();

@@ -15,6 +15,7 @@ import type { PolicyReply } from "../bus/envelope.js";
 import { Header } from "../bus/headers.js";
 import { isHookName, isModifyingHook, type ModifyingHookName } from "../catalog/catalog.js";
 import { HookbusError, isHookbusError } from "../errors.js";
+import type { WorkerTelemetry } from "../observability/worker-telemetry.js";
 import type { InFlight } from "./in-flight.js";
 import { invokePolicy } from "./invoke.js";
 import type { Policy } from "./policy.js";
@@ -27,6 +28,8 @@ export interface RequestServerOptions {
   inFlight: InFlight;
   /** Aborted when the runner gives up waiting for handlers (a second signal). */
   hardStop: AbortSignal;
+  /** Handler metrics and spans (src/observability). */
+  telemetry?: WorkerTelemetry;
 }
 
 /** The envelope fields the worker needs to route a request; event and context are the handler's. */
@@ -51,7 +54,10 @@ export class RequestServer {
           bus.logger.error({ err: error, policy: policy.name }, "policy subscription failed");
           return;
         }
-        void options.inFlight.run(() => this.answer(msg));
+        const answer = () => this.answer(msg);
+        void options.inFlight.run(async () => {
+          await (options.telemetry?.handle(policy.name, msg, answer) ?? answer());
+        });
       },
     });
   }
@@ -61,7 +67,8 @@ export class RequestServer {
     await this.subscription.drain().catch(() => {}); // a closed connection has nothing to drain
   }
 
-  private async answer(msg: Msg): Promise<void> {
+  /** Resolves to the error code of the reply (undefined: a verdict or no opinion). */
+  private async answer(msg: Msg): Promise<string | undefined> {
     const { bus, policy, state } = this.options;
     const timeoutMs = Number(msg.headers?.get(Header.TimeoutMs) ?? "");
     const receivedAt = performance.now();
@@ -125,6 +132,7 @@ export class RequestServer {
       errorCode = failure.code;
     }
     await this.respond(msg, callId, reply, errorCode);
+    return errorCode;
   }
 
   /** Decode and check the envelope: it must be for this policy and the hook of its subject. */

@@ -9,6 +9,7 @@ import type { Logger } from "pino";
 import { Bus } from "../bus/bus.js";
 import { isModifyingHook } from "../catalog/catalog.js";
 import { HookbusError } from "../errors.js";
+import { WorkerTelemetry } from "../observability/worker-telemetry.js";
 import { InFlight } from "./in-flight.js";
 import { DEFAULT_OBSERVE_OPTIONS, Observer, type ObserveOptions } from "./observer.js";
 import type { Policy } from "./policy.js";
@@ -43,10 +44,18 @@ export interface RunPolicyOptions {
   concurrency?: number;
   /** Delivery settings of observational hooks. */
   observe?: ObserveOptions;
+  /** This worker's name in discovery replies and metrics; random by default. */
+  id?: string;
 }
 
 export interface PolicyRunner {
   readonly policies: readonly Policy[];
+  /** This worker's name in discovery replies and metrics. */
+  readonly id: string;
+  /** This worker's Prometheus metrics (serve them with serveHttp). */
+  readonly metrics: WorkerTelemetry["metrics"];
+  /** Connected to NATS and serving, not stopping (for /readyz). */
+  ready(): { ready: boolean; reasons: string[] };
   /** Stop taking work, wait for in-flight handlers to finish and answer, then resolve. Idempotent. */
   stop(): Promise<void>;
 }
@@ -82,8 +91,15 @@ export async function runPolicy(
   const hardStop = new AbortController();
   const servers: RequestServer[] = [];
   const observers: Observer[] = [];
+  const telemetry = new WorkerTelemetry({
+    bus,
+    policies,
+    inFlight: () => inFlight.size,
+    ...(options.id === undefined ? {} : { id: options.id }),
+  });
 
   const shutdown = async () => {
+    await telemetry.stop();
     await Promise.all(servers.map((server) => server.drain()));
     await Promise.all(observers.map((observer) => observer.stop()));
     await inFlight.idle();
@@ -93,8 +109,11 @@ export async function runPolicy(
 
   try {
     for (const policy of policies) {
-      servers.push(new RequestServer({ bus, policy, state, inFlight, hardStop: hardStop.signal }));
+      servers.push(
+        new RequestServer({ bus, policy, state, inFlight, hardStop: hardStop.signal, telemetry }),
+      );
     }
+    telemetry.start();
     // Subscriptions are registered at the server before runPolicy resolves.
     await options.nc.flush();
     const settings = { ...DEFAULT_OBSERVE_OPTIONS, ...options.observe };
@@ -129,6 +148,9 @@ export async function runPolicy(
   let removeSignalHandlers = () => {};
   const runner: PolicyRunner = {
     policies,
+    id: telemetry.id,
+    metrics: telemetry.metrics,
+    ready: () => telemetry.ready(),
     stop() {
       stopping ??= shutdown().finally(() => {
         removeSignalHandlers();

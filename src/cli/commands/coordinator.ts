@@ -5,6 +5,7 @@ import { parseCommand, type Command } from "../command.js";
 import { connectNatsWithRetry, connectWaitMs } from "../connect.js";
 import { serviceLogger } from "../logger.js";
 import { runService } from "../service.js";
+import { HTTP_HELP, openServiceHttp } from "../../observability/service-http.js";
 
 const HELP = `usage: hookbus coordinator [options]
 
@@ -18,7 +19,8 @@ options:
   --log-max-age MS    max age of the log stream when this coordinator creates it
                       (env HOOKBUS_LOG_MAX_AGE_MS, default 0 = keep forever)
   --log-max-bytes N   size cap of the log stream when created (env HOOKBUS_LOG_MAX_BYTES, -1 = none)
-  --id NAME           this coordinator's name in records and logs (default random)`;
+  --id NAME           this coordinator's name in records and logs (default random)
+${HTTP_HELP}`;
 
 function numberFlag(value: string | undefined, name: string): number | undefined {
   if (value === undefined) return undefined;
@@ -39,6 +41,7 @@ export const coordinatorCommand: Command = {
     const { values } = parseCommand(argv, {
       "log-level": { type: "string" },
       "connect-wait": { type: "string" },
+      http: { type: "string" },
       "log-max-age": { type: "string" },
       "log-max-bytes": { type: "string" },
       id: { type: "string" },
@@ -56,14 +59,20 @@ export const coordinatorCommand: Command = {
       "log-max-bytes",
     );
     const logger = serviceLogger(values["log-level"]);
+    const http = await openServiceHttp(values.http, logger);
     const waitMs = connectWaitMs(values["connect-wait"]);
+    // Close the endpoints if NATS never comes: an open server would keep the process alive.
     const nc = await connectNatsWithRetry(
       { ...values, name: values.id ?? "hookbus-coordinator" },
       { waitMs, logger },
-    );
+    ).catch(async (error: unknown) => {
+      await http.close();
+      throw error;
+    });
     return runService({
       nc,
       logger,
+      http,
       start: () =>
         startCoordinator({
           nc,

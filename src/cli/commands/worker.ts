@@ -7,6 +7,7 @@ import { parseCommand, type Command } from "../command.js";
 import { connectNatsWithRetry, connectWaitMs } from "../connect.js";
 import { serviceLogger } from "../logger.js";
 import { runService } from "../service.js";
+import { HTTP_HELP, openServiceHttp } from "../../observability/service-http.js";
 
 const HELP = `usage: hookbus worker MODULE [MODULE ...] [options]
 
@@ -20,7 +21,8 @@ options:
                       logs are NDJSON on stdout
   --connect-wait MS   keep retrying an unreachable NATS server this long at start, logging
                       each attempt (env HOOKBUS_CONNECT_WAIT_MS, default 30000; 0 = try once)
-  --state kv|memory   where session state lives (default kv: shared by all workers, kept across restarts)`;
+  --state kv|memory   where session state lives (default kv: shared by all workers, kept across restarts)
+${HTTP_HELP}`;
 
 export const workerCommand: Command = {
   summary: "serve policy modules (hookbus worker ./my-policy.ts)",
@@ -29,6 +31,7 @@ export const workerCommand: Command = {
       concurrency: { type: "string" },
       "log-level": { type: "string" },
       "connect-wait": { type: "string" },
+      http: { type: "string" },
       state: { type: "string" },
     });
     if (values.help === true) {
@@ -58,14 +61,20 @@ export const workerCommand: Command = {
     }
     const loaded = await loadPolicyModules(positionals);
     const logger = serviceLogger(values["log-level"]);
+    const http = await openServiceHttp(values.http, logger);
     const waitMs = connectWaitMs(values["connect-wait"]);
+    // Close the endpoints if NATS never comes: an open server would keep the process alive.
     const nc = await connectNatsWithRetry(
       { ...values, name: `hookbus-worker ${loaded.map((l) => l.policy.name).join(",")}` },
       { waitMs, logger },
-    );
+    ).catch(async (error: unknown) => {
+      await http.close();
+      throw error;
+    });
     return runService({
       nc,
       logger,
+      http,
       start: async () => {
         const runner = await runPolicy(
           loaded.map((l) => l.policy),

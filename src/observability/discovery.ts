@@ -1,0 +1,131 @@
+/**
+ * The discovery protocol: every worker and coordinator subscribes (no queue group) to
+ * `<ns>.discover` and `<ns>.discover.<role>` and answers each request with a JSON description of
+ * itself. An operator's tool sends one request and collects replies until they stop coming
+ * (request-many with a stall timer), within a hard deadline and a cap on replies.
+ */
+import { hostname } from "node:os";
+import type { Msg, NatsConnection, Subscription } from "@nats-io/transport-node";
+import type { Logger } from "pino";
+import { DiscoveryReply, type DiscoveryRole } from "./discovery-schema.js";
+
+export const DISCOVERY_DEFAULTS = {
+  /** The request's hard deadline. */
+  maxWaitMs: 2000,
+  /** Stop once no reply came for this long after the last one. */
+  stallMs: 300,
+  /** Stop after this many replies. */
+  maxReplies: 10_000,
+} as const;
+
+export function discoverySubject(namespace: string, role?: DiscoveryRole): string {
+  return role === undefined ? `${namespace}.discover` : `${namespace}.discover.${role}`;
+}
+
+/** The fields every description shares, fixed when the process starts. */
+export function processIdentity(namespace: string) {
+  return {
+    namespace,
+    host: hostname().slice(0, 256),
+    pid: process.pid,
+    startedAt: new Date().toISOString(),
+  };
+}
+
+export interface DiscoveryResponder {
+  stop(): Promise<void>;
+}
+
+/**
+ * Answer discovery requests with `describe()`. Requests that arrive while a description is being
+ * built share it, so a burst of requests costs one description.
+ */
+export function serveDiscovery(
+  nc: NatsConnection,
+  namespace: string,
+  role: DiscoveryRole,
+  describe: () => DiscoveryReply | Promise<DiscoveryReply>,
+  logger?: Logger,
+): DiscoveryResponder {
+  let building: Promise<Uint8Array> | undefined;
+  const encodeDescription = (): Promise<Uint8Array> => {
+    building ??= Promise.resolve()
+      .then(describe)
+      .then((reply) => new TextEncoder().encode(JSON.stringify(reply)))
+      .finally(() => (building = undefined));
+    return building;
+  };
+  const answer = (error: Error | null, msg: Msg): void => {
+    if (error !== null || msg.reply === undefined || msg.reply === "") return;
+    encodeDescription().then(
+      (data) => {
+        try {
+          msg.respond(data);
+        } catch {
+          // The connection closed meanwhile: nobody to tell.
+        }
+      },
+      (e: unknown) => logger?.warn({ err: e }, "cannot describe this process for discovery"),
+    );
+  };
+  const subscriptions: Subscription[] = [
+    nc.subscribe(discoverySubject(namespace), { callback: answer }),
+    nc.subscribe(discoverySubject(namespace, role), { callback: answer }),
+  ];
+  return {
+    async stop() {
+      await Promise.all(subscriptions.map((s) => s.drain().catch(() => {})));
+    },
+  };
+}
+
+export interface DiscoverOptions {
+  role?: DiscoveryRole;
+  maxWaitMs?: number;
+  stallMs?: number;
+  maxReplies?: number;
+}
+
+export interface Discovered {
+  replies: DiscoveryReply[];
+  /** Replies that were not a valid description (another version, another program). */
+  invalid: number;
+}
+
+/** Ask every live worker and/or coordinator of the namespace to describe itself. */
+export async function discover(
+  nc: NatsConnection,
+  namespace: string,
+  options: DiscoverOptions = {},
+): Promise<Discovered> {
+  const maxWait = options.maxWaitMs ?? DISCOVERY_DEFAULTS.maxWaitMs;
+  const maxReplies = options.maxReplies ?? DISCOVERY_DEFAULTS.maxReplies;
+  const found: Discovered = { replies: [], invalid: 0 };
+  try {
+    const replies = await nc.requestMany(discoverySubject(namespace, options.role), "{}", {
+      strategy: "stall",
+      stall: options.stallMs ?? DISCOVERY_DEFAULTS.stallMs,
+      maxWait,
+      maxMessages: maxReplies,
+    });
+    for await (const msg of replies) {
+      const parsed = parseReply(msg);
+      if (parsed === undefined) found.invalid++;
+      else found.replies.push(parsed);
+      if (found.replies.length + found.invalid >= maxReplies) break;
+    }
+  } catch {
+    // No responders (nobody is running) or the deadline: what came so far is the answer.
+  }
+  return found;
+}
+
+function parseReply(msg: Msg): DiscoveryReply | undefined {
+  if (msg.data.length === 0) return undefined;
+  try {
+    const result = DiscoveryReply.safeParse(JSON.parse(new TextDecoder().decode(msg.data)));
+    return result.success ? result.data : undefined;
+  } catch {
+    return undefined;
+  }
+}
