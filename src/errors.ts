@@ -34,6 +34,14 @@ export const ErrorCodes = {
   HOOKBUS_INVALID_ARGUMENT:
     "An SDK method got an argument it cannot use (a malformed call or event id, a bad timeout, the wrong kind of hook).",
   HOOKBUS_INTERNAL: "An unexpected error inside hookbus; the message says where.",
+  HOOKBUS_IDENTITY_MISMATCH:
+    "A body claims another agent than the agent token of the subject it was sent on.",
+  HOOKBUS_CALL_ID_CONFLICT:
+    "A call or event id was reused, in the same agent and session, for a different call.",
+  HOOKBUS_LIMIT_EXCEEDED:
+    "An input is over a configured limit (id length or characters, body size, nesting depth, blob chunks).",
+  HOOKBUS_RATE_LIMITED: "An agent sent more calls or observations than its rate limit allows.",
+  HOOKBUS_BAD_RECORD: "A log record could not be decoded or does not match the record schema.",
 } as const;
 
 export type ErrorCode = keyof typeof ErrorCodes;

@@ -7,6 +7,7 @@ import type { Logger } from "pino";
 import { Bus, type BusOptions } from "../bus/bus.js";
 import { ensureLogStreams, type LogSettings } from "../bus/streams.js";
 import { isHookbusError } from "../errors.js";
+import { AgentRateLimiter, resolveLimits, type Limits } from "../limits.js";
 import { ChainKeeper } from "../log/chain.js";
 import type { LateVerdictRecord } from "../log/record.js";
 import { redactionKeyFromEnv, redactRecord } from "../log/redaction.js";
@@ -16,6 +17,7 @@ import { RegistrySnapshot } from "../registry/snapshot.js";
 import { CallHandler } from "./call-handler.js";
 import { LogWriter } from "./log-writer.js";
 import { PolicyAsker, type LateReply } from "./policy-asker.js";
+import { boundedLateVerdict } from "./verdict-bounds.js";
 import type { HookEvent, ModifyingHookName } from "../catalog/catalog.js";
 
 export interface CoordinatorOptions extends BusOptions {
@@ -31,6 +33,8 @@ export interface CoordinatorOptions extends BusOptions {
    * sha256. Default: HOOKBUS_REDACTION_KEY. Agents that observe must use the same key.
    */
   redactionKey?: string;
+  /** Limits on calls and observations (docs/limits.md); unset ones come from HOOKBUS_MAX_* env, then defaults. */
+  limits?: Partial<Limits>;
   logger?: Logger;
 }
 
@@ -50,7 +54,12 @@ interface PendingLate {
 }
 
 export async function startCoordinator(options: CoordinatorOptions): Promise<Coordinator> {
-  const bus = await Bus.open(options.nc, options);
+  const limits = resolveLimits(options.limits);
+  const bus = await Bus.open(options.nc, {
+    ...options,
+    codec: { ...options.codec, limits: { ...limits, ...options.codec?.limits } },
+  });
+  const rateLimiter = new AgentRateLimiter(limits);
   const id = options.id ?? `coordinator-${nuid.next().slice(-8)}`;
   const logger = bus.logger.child({ coordinator: id });
   await ensureLogStreams(bus.jsm, bus.subjects, options.log, logger);
@@ -97,7 +106,7 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
       context: call.context,
       policy: outcome.policy,
       ...(outcome.version === undefined ? {} : { version: outcome.version }),
-      ...(outcome.verdict === undefined ? {} : { verdict: outcome.verdict }),
+      ...boundedLateVerdict(hook, outcome.verdict),
       ...(outcome.error === undefined ? {} : { error: outcome.error }),
       latencyMs: Math.round((outcome.latencyMs ?? 0) * 1000) / 1000,
       timeoutMs: request.timeoutMs,
@@ -126,6 +135,8 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
     registry: () => snapshot,
     coordinatorId: id,
     redactionKey,
+    limits,
+    rateLimiter,
     onCallStarted: (callId, context, event, called) =>
       lateContext.set(callId, { context, event, snapshot: called }),
     onCallFinished: (callId) => {
