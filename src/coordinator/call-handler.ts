@@ -4,7 +4,6 @@
  */
 import type { Msg } from "@nats-io/transport-node";
 import type { Bus } from "../bus/bus.js";
-import { bodyHeaders } from "../bus/codec.js";
 import { CallRequest, type CallReply, type PolicyRequest } from "../bus/envelope.js";
 import { Header } from "../bus/headers.js";
 import type { HookEvent, ModifyingHookName } from "../catalog/catalog.js";
@@ -23,6 +22,7 @@ import { mergeOutcomes, type MergeResult } from "../merge/merge.js";
 import type { PolicyOutcomeInput } from "../merge/outcome.js";
 import type { RegistrySnapshot } from "../registry/snapshot.js";
 import { recordFailure, toWireError } from "./failure-record.js";
+import { replyToAgent } from "./reply.js";
 import { addressOf, assertIdentity, type AgentAddress } from "./identity.js";
 import { callDigest, callIdConflict, isSameCall, scopedMessageId } from "./idempotency.js";
 import type { LogWriter } from "./log-writer.js";
@@ -156,7 +156,13 @@ export class CallHandler {
           },
         );
       }
-      await this.respond(msg, wire, { [Header.ErrorCode]: wire.code }, address.agentId);
+      await replyToAgent(
+        this.deps.bus,
+        msg,
+        wire,
+        { [Header.ErrorCode]: wire.code },
+        address.agentId,
+      );
     } finally {
       if (request !== undefined) this.deps.onCallFinished?.(request.callId);
     }
@@ -237,21 +243,6 @@ export class CallHandler {
     }
     const reply: CallReply = { callId, hook, decision, registryRevision, recordSeq: appended.seq };
     const extra = { [Header.RegistryRevision]: String(registryRevision) };
-    await this.respond(msg, reply, extra, agentId);
-  }
-
-  /** Large answers are stored as blobs of the calling agent, which may read only its own. */
-  private async respond(
-    msg: Msg,
-    body: unknown,
-    extra: Record<string, string>,
-    agentId: string | undefined,
-  ): Promise<void> {
-    if (msg.reply === undefined || msg.reply === "") return;
-    const encoded = await this.deps.bus.codec.encode(
-      body,
-      agentId === undefined ? {} : { agentId },
-    );
-    msg.respond(encoded.data, { headers: bodyHeaders(encoded, extra) });
+    await replyToAgent(this.deps.bus, msg, reply, extra, agentId);
   }
 }

@@ -16,6 +16,7 @@ import { RegistryStore } from "../registry/store.js";
 import { RegistrySnapshot } from "../registry/snapshot.js";
 import { CallHandler } from "./call-handler.js";
 import { LogWriter } from "./log-writer.js";
+import { ObservationHandler } from "./observation-handler.js";
 import { PolicyAsker, type LateReply } from "./policy-asker.js";
 import { boundedLateVerdict } from "./verdict-bounds.js";
 import type { HookEvent, ModifyingHookName } from "../catalog/catalog.js";
@@ -160,6 +161,30 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
       void work.finally(() => inFlight.delete(work));
     },
   });
+  // Observations: agents never write the log themselves (docs/protocol.md, "Observations").
+  const observations = new ObservationHandler({
+    bus,
+    writer,
+    registry: () => snapshot,
+    coordinatorId: id,
+    limits,
+    rateLimiter,
+    redactionKey,
+  });
+  const observeSubscription: Subscription = options.nc.subscribe(bus.subjects.observeWildcard, {
+    queue: bus.subjects.coordinatorQueue,
+    callback: (error, msg) => {
+      if (error !== null) {
+        logger.error({ err: error }, "observe subscription error");
+        return;
+      }
+      const work = observations.handle(msg).catch((e: unknown) => {
+        logger.error({ err: e }, "unhandled observation failure");
+      });
+      inFlight.add(work);
+      void work.finally(() => inFlight.delete(work));
+    },
+  });
   logger.info({ subject: bus.subjects.callWildcard }, "coordinator ready");
 
   let stopping: Promise<void> | undefined;
@@ -169,6 +194,7 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
     stop() {
       stopping ??= (async () => {
         await subscription.drain().catch(() => {});
+        await observeSubscription.drain().catch(() => {});
         await Promise.allSettled([...inFlight]);
         await asker.close();
         await stopWatching();
