@@ -3,7 +3,7 @@
  * so an agent never writes the log; a reused eventId for a different event is refused.
  */
 import { describe, expect, it } from "vitest";
-import { HookbusError } from "../../../src/index.js";
+import type { HookbusError } from "../../../src/index.js";
 import { rejection, startPipeline, useNatsServer } from "../pipeline/harness.js";
 import { json, rawRequest } from "./harness.js";
 
