@@ -45,6 +45,14 @@ export const ErrorCodes = {
   HOOKBUS_INVALID_FIXTURE:
     "A policy test fixture file is not valid JSON/NDJSON or a case is malformed.",
   HOOKBUS_HTTP_UNAVAILABLE: "The --http address (metrics and health endpoints) could not be bound.",
+  HOOKBUS_IDENTITY_MISMATCH:
+    "A body claims another agent than the agent token of the subject it was sent on.",
+  HOOKBUS_CALL_ID_CONFLICT:
+    "A call or event id was reused, in the same agent and session, for a different call.",
+  HOOKBUS_LIMIT_EXCEEDED:
+    "An input is over a configured limit (id length or characters, body size, nesting depth, blob chunks).",
+  HOOKBUS_RATE_LIMITED: "An agent sent more calls or observations than its rate limit allows.",
+  HOOKBUS_BAD_RECORD: "A log record could not be decoded or does not match the record schema.",
 } as const;
 
 export type ErrorCode = keyof typeof ErrorCodes;

@@ -6,7 +6,15 @@
  */
 import type { z } from "zod";
 import { hookSchemaDocuments, toJsonSchemaDocument } from "./catalog/json-schema.js";
-import { CallReply, CallRequest, PolicyReply, PolicyRequest, WireError } from "./bus/envelope.js";
+import {
+  CallReply,
+  CallRequest,
+  ObserveReply,
+  ObserveRequest,
+  PolicyReply,
+  PolicyRequest,
+  WireError,
+} from "./bus/envelope.js";
 import { LogRecord } from "./log/record.js";
 import { PolicyOutcome } from "./merge/outcome.js";
 import { RegistryDocument } from "./registry/document.js";
@@ -18,6 +26,8 @@ const messageSchemas: ReadonlyArray<[name: string, schema: z.ZodType]> = [
   ["envelope/policy-request", PolicyRequest],
   ["envelope/policy-reply", PolicyReply],
   ["envelope/error", WireError],
+  ["envelope/observe-request", ObserveRequest],
+  ["envelope/observe-reply", ObserveReply],
   ["log-record", LogRecord],
   ["registry", RegistryDocument],
 ];

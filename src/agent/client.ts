@@ -28,8 +28,6 @@ import { HookbusError } from "../errors.js";
 import { HookbusBlockedError } from "./blocked.js";
 import { beforeDeadline } from "./deadline.js";
 import { AfterLlmCallGate, type GateVerdict, type RunRef } from "./gate.js";
-import { ChainKeeper } from "../log/chain.js";
-import { redactionKeyFromEnv } from "../log/redaction.js";
 import { ObservationPublisher, type ObserveResult } from "./observer.js";
 import { checkId, checkTimeout, DEFAULT_AGENT_TIMEOUT_MS } from "./options.js";
 import { ALWAYS_ROUND_TRIP, WatchedRegistryView, type RegistryView } from "./registry-view.js";
@@ -113,18 +111,8 @@ export class HookbusClient {
             stop: () => watched.stop(),
           }
         : watched;
-    let chain: ChainKeeper;
-    try {
-      chain = await ChainKeeper.open(options.nc, bus.subjects, { logger });
-    } catch (error) {
-      await watched.stop();
-      throw error;
-    }
-    const observer = new ObservationPublisher(bus, {
-      chain,
-      redaction: () => watched.redactionRules(),
-      redactionKey: options.redactionKey ?? redactionKeyFromEnv(),
-    });
+    // Observations go through the coordinators, which redact and record them.
+    const observer = new ObservationPublisher(bus);
     return new HookbusClient({
       transport: new NatsCallTransport(bus),
       observer,

@@ -1,25 +1,28 @@
 /**
- * Observational hooks go straight to the log stream with JetStream (no coordinator): the agent
- * gets a PubAck once the record is stored. Each record is published with `msgID = observed.<eventId>`
- * (a prefix of its own, so no eventId can collide with the coordinator's `decision.<callId>`), so a
- * retry after a lost ack, or the same event observed twice, is stored once (within the stream's
- * duplicate window). Failures are retried with backoff until the deadline and only then reported
- * as HOOKBUS_LOG_UNAVAILABLE: an observation is never silently dropped.
- *
- * Like the coordinator's records, an observation is redacted by the registry's `redact` rules
- * (the client watches the registry) and linked into its session's hash chain (a compare-and-set
- * on the session's head in `<ns>_chain`) before it is published (docs/tamper-evidence.md).
+ * Observational hooks go to the coordinators (request on `<ns>.observe.<agent>.<hook>`), which
+ * validate, identity-check, redact and record them and answer with the record's sequence: agents
+ * never write the log, so they need no JetStream permissions at all. Every attempt carries the
+ * same eventId, and the coordinator stores it with a scoped de-duplication id, so a retry after a
+ * lost answer, or the same event observed twice, is stored once (within the stream's duplicate
+ * window). Failures are retried with backoff until the deadline and only then reported as
+ * HOOKBUS_LOG_UNAVAILABLE: an observation is never silently dropped.
  */
-import { ClosedConnectionError, DrainingConnectionError } from "@nats-io/transport-node";
+import {
+  ClosedConnectionError,
+  DrainingConnectionError,
+  RequestError,
+  TimeoutError,
+  type Msg,
+} from "@nats-io/transport-node";
 import type { HookContext, HookEvent, ObservationalHookName } from "../catalog/catalog.js";
 import type { Bus } from "../bus/bus.js";
 import { bodyHeaders, type EncodedBody } from "../bus/codec.js";
+import { ObserveReply, type ObserveRequest } from "../bus/envelope.js";
+import { Header } from "../bus/headers.js";
 import { HookbusError } from "../errors.js";
-import { chainKey, sameLink, type ChainKeeper } from "../log/chain.js";
-import { LogRecord, RECORD_VERSION, type ObservationRecord } from "../log/record.js";
-import { redactRecord, type RedactionRule } from "../log/redaction.js";
 import { sleep } from "../time.js";
 import { pauseBeforeRetry } from "./deadline.js";
+import { remoteError } from "./transport.js";
 
 export interface ObserveResult {
   eventId: string;
@@ -30,20 +33,8 @@ export interface ObserveResult {
   stream: string;
 }
 
-export interface ObservationPublisherOptions {
-  /** Links each observation into its session's hash chain; absent: records carry no chain. */
-  chain?: ChainKeeper;
-  /** The registry's redaction rules in force (read on every publish). */
-  redaction?: () => readonly RedactionRule[] | undefined;
-  /** Key of keyed hashes (HOOKBUS_REDACTION_KEY); must be the coordinators' key. */
-  redactionKey?: string | undefined;
-}
-
 export class ObservationPublisher {
-  constructor(
-    private readonly bus: Bus,
-    private readonly options: ObservationPublisherOptions = {},
-  ) {}
+  constructor(private readonly bus: Bus) {}
 
   async publish<H extends ObservationalHookName>(
     hook: H,
@@ -53,25 +44,10 @@ export class ObservationPublisher {
     deadline: number,
   ): Promise<ObserveResult> {
     const { bus } = this;
-    const { chain } = this.options;
-    const unredacted: ObservationRecord = {
-      v: RECORD_VERSION,
-      kind: "observation",
-      eventId,
-      hook,
-      context,
-      event,
-      // Set once: every retry publishes the same record.
-      publishedAt: new Date().toISOString(),
-    };
-    const record = redactRecord(unredacted, this.options.redaction?.(), {
-      key: this.options.redactionKey,
-    });
-    const key = chainKey(context.agentId, context.sessionKey);
-    const subject = bus.subjects.audit(context.agentId, context.sessionKey, hook, "observed");
+    const subject = bus.subjects.observe(context.agentId, hook);
     const stream = bus.subjects.logStream;
+    const body: ObserveRequest = { eventId, hook, context, event };
     const started = Date.now();
-    let linked: ObservationRecord | undefined;
     let encoded: EncodedBody | undefined;
     let lastError: unknown;
 
@@ -79,37 +55,34 @@ export class ObservationPublisher {
       const remaining = Math.floor(deadline - Date.now());
       if (remaining >= 1) {
         try {
-          // One chain position per observation, claimed once: every retry publishes that record.
-          linked ??= chain === undefined ? record : await chain.claim(key, record, deadline);
           // Encoding may write blobs (JetStream) for a large event, so it is retried too.
-          encoded ??= await bus.codec.encode(linked);
-          const ack = await bus.js.publish(subject, encoded.data, {
-            msgID: `observed.${eventId}`,
-            headers: bodyHeaders(encoded),
-            // Only the log stream may take it: a stray stream on the same subjects is a misconfiguration.
-            expect: { streamName: stream },
+          encoded ??= await bus.codec.encode(body);
+          const reply = await bus.nc.request(subject, encoded.data, {
             timeout: remaining,
+            headers: bodyHeaders(encoded, {
+              [Header.CallId]: eventId,
+              [Header.TimeoutMs]: String(remaining),
+            }),
           });
-          if (ack.duplicate && chain !== undefined) {
-            const stored = await this.read(ack.seq);
-            // Our position holds no record: say why, so verify does not call it a removal.
-            if (!sameLink(stored, linked)) await chain.voidPosition(key, linked, ack.seq);
-          }
-          return { eventId, seq: ack.seq, duplicate: ack.duplicate, stream: ack.stream };
+          const stored = await this.readReply(hook, eventId, reply);
+          return { eventId, seq: stored.recordSeq, duplicate: stored.duplicate, stream };
         } catch (error) {
-          // Not retryable: a body that can never fit, or a connection the caller closed.
+          // Not retryable: a coded refusal, a body that can never fit, or a closed connection.
           if (error instanceof HookbusError) throw error;
           lastError = error;
           if (
             error instanceof ClosedConnectionError ||
             error instanceof DrainingConnectionError ||
+            error instanceof TimeoutError ||
             bus.nc.isClosed()
           ) {
             throw unavailable(hook, eventId, stream, attempt + 1, started, error);
           }
+          if (!(error instanceof RequestError))
+            throw unavailable(hook, eventId, stream, attempt + 1, started, error);
           bus.logger.warn(
             { hook, eventId, attempt, err: error },
-            "observation not stored yet; retrying",
+            "observation not stored yet (no coordinator answered); retrying",
           );
         }
       }
@@ -121,12 +94,18 @@ export class ObservationPublisher {
     }
   }
 
-  private async read(seq: number): Promise<LogRecord> {
-    const msg = await this.bus.jsm.streams.getMessage(this.bus.subjects.logStream, { seq });
-    if (msg === null) throw new Error(`log record ${seq} vanished`);
-    return LogRecord.parse(
-      await this.bus.codec.decodeMessage({ data: msg.data, headers: msg.header }),
-    );
+  private async readReply(hook: string, eventId: string, msg: Msg): Promise<ObserveReply> {
+    const code = msg.headers?.get(Header.ErrorCode) ?? "";
+    if (code !== "") throw await remoteError(this.bus, hook, eventId, code, msg);
+    const parsed = ObserveReply.safeParse(await this.bus.codec.decodeMessage(msg));
+    if (!parsed.success || parsed.data.eventId !== eventId) {
+      throw new HookbusError(
+        "HOOKBUS_BAD_MESSAGE",
+        `${hook} observation ${eventId}: the coordinator's answer is not its ObserveReply`,
+        { hook, eventId },
+      );
+    }
+    return parsed.data;
   }
 }
 

@@ -169,7 +169,7 @@ function timeoutError(hook: string, callId: string, cause?: unknown): HookbusErr
 }
 
 /** An error reply: the header's code is authoritative; the body adds the message and details. */
-async function remoteError(
+export async function remoteError(
   bus: Bus,
   hook: string,
   callId: string,

@@ -39,8 +39,8 @@ export interface HookbusClientOptions {
    */
   registryStaleAfterMs?: number;
   /**
-   * Key of keyed hashes when redaction rules hash values of observations (HMAC-SHA256); must be
-   * the coordinators' key. Default: HOOKBUS_REDACTION_KEY.
+   * @deprecated Ignored: observations are redacted by the coordinators, with their key. Kept so
+   * that existing callers still compile.
    */
   redactionKey?: string;
 }

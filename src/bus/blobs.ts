@@ -1,9 +1,11 @@
 /**
  * Bodies larger than one NATS message (the server's `max_payload`, 1 MiB by default) are stored
  * as content-addressed chunks in a JetStream stream and sent as a small reference. Chunks live on
- * `<ns>.blob.<sha256>.<index>`, so a reader fetches each with a direct "last message for subject"
- * get (no consumer), and a second writer of the same content stores nothing new. Works on
- * nats-server 2.9.
+ * `<ns>.blob.<owner>.<sha256>.<index>`, where the owner is the agent token of the call the body
+ * belongs to: a reader fetches each chunk with a direct "last message for subject" get (no
+ * consumer), so NATS permissions on `$JS.API.DIRECT.GET.<NS>_BLOBS.<ns>.blob.<agent>.>` can
+ * restrict an agent to its own blobs. A second writer of the same content stores nothing new.
+ * Works on nats-server 2.9.
  */
 import { createHash } from "node:crypto";
 import type { JetStreamClient, JetStreamManager } from "@nats-io/jetstream";
@@ -13,10 +15,18 @@ import type { Subjects } from "./subjects.js";
 /** 512 KiB leaves ample room under the default 1 MiB max_payload for headers and framing. */
 export const DEFAULT_CHUNK_BYTES = 512 * 1024;
 
+/**
+ * The owner token of bodies that belong to no agent (e.g. a worker's large verdict). `=` followed
+ * by lowercase letters is never produced by encodeToken, so no agent id can claim it.
+ */
+export const SHARED_BLOB_OWNER = "=shared";
+
 export interface BlobRef {
   blob: string;
   size: number;
   chunks: number;
+  /** The agent token the chunks are stored under (or SHARED_BLOB_OWNER). */
+  owner: string;
 }
 
 export class BlobStore {
@@ -27,14 +37,16 @@ export class BlobStore {
     private readonly chunkBytes: number = DEFAULT_CHUNK_BYTES,
   ) {}
 
-  async put(bytes: Uint8Array): Promise<BlobRef> {
+  async put(bytes: Uint8Array, owner: string = SHARED_BLOB_OWNER): Promise<BlobRef> {
     const blob = createHash("sha256").update(bytes).digest("hex");
     const chunks = Math.max(1, Math.ceil(bytes.length / this.chunkBytes));
-    const ref = { blob, size: bytes.length, chunks };
+    const ref = { blob, size: bytes.length, chunks, owner };
     if (await this.has(ref)) return ref;
     for (let index = 0; index < chunks; index++) {
       const chunk = bytes.subarray(index * this.chunkBytes, (index + 1) * this.chunkBytes);
-      await this.js.publish(this.chunkSubject(blob, index), chunk, { msgID: `${blob}.${index}` });
+      await this.js.publish(this.chunkSubject(ref, index), chunk, {
+        msgID: `${owner}.${blob}.${index}`,
+      });
     }
     return ref;
   }
@@ -43,7 +55,7 @@ export class BlobStore {
     const parts: Uint8Array[] = [];
     for (let index = 0; index < ref.chunks; index++) {
       const msg = await this.jsm.streams.getMessage(this.subjects.blobStream, {
-        last_by_subj: this.chunkSubject(ref.blob, index),
+        last_by_subj: this.chunkSubject(ref, index),
       });
       if (msg === null) {
         throw new HookbusError(
@@ -71,13 +83,13 @@ export class BlobStore {
   private async has(ref: BlobRef): Promise<boolean> {
     const last = await this.jsm.streams
       .getMessage(this.subjects.blobStream, {
-        last_by_subj: this.chunkSubject(ref.blob, ref.chunks - 1),
+        last_by_subj: this.chunkSubject(ref, ref.chunks - 1),
       })
       .catch(() => null);
     return last !== null;
   }
 
-  private chunkSubject(blob: string, index: number): string {
-    return `${this.subjects.blob(blob)}.${index}`;
+  private chunkSubject(ref: BlobRef, index: number): string {
+    return `${this.subjects.blob(ref.owner, ref.blob)}.${index}`;
   }
 }

@@ -5,16 +5,49 @@
  * docs/protocol.md.
  */
 import { promisify } from "node:util";
-import { gunzip, gzip } from "node:zlib";
+import { gunzip, gzip, type ZlibOptions } from "node:zlib";
 import { headers as natsHeaders, type MsgHdrs } from "@nats-io/transport-node";
 import { z } from "zod";
 import { HookbusError } from "../errors.js";
 import { injectTraceContext } from "../observability/trace.js";
-import type { BlobRef, BlobStore } from "./blobs.js";
+import { DEFAULT_LIMITS, jsonDepthExceeds, limitExceeded, type Limits } from "../limits.js";
+import { SHARED_BLOB_OWNER, type BlobRef, type BlobStore } from "./blobs.js";
 import { Header } from "./headers.js";
+import { encodeToken } from "./tokens.js";
 
 const gzipAsync = promisify(gzip);
-const gunzipAsync = promisify(gunzip);
+const gunzipAsync = promisify<Uint8Array, ZlibOptions, Buffer>(gunzip);
+
+/** The limits the codec enforces on what it decodes (docs/limits.md). */
+export type BodyLimits = Pick<
+  Limits,
+  "maxEncodedBytes" | "maxInflatedBytes" | "maxDepth" | "maxBlobChunks"
+>;
+
+/**
+ * A log record holds a call's input and every verdict, a few levels deeper and a few times
+ * larger than any one message it was made from: records are read with this much more room.
+ */
+export const RECORD_DEPTH_ALLOWANCE = 8;
+export const RECORD_SIZE_FACTOR = 4;
+
+export interface DecodeOptions {
+  /**
+   * The agent token the body was received from: a blob reference must name that agent's blobs
+   * (an agent cannot make a coordinator read another agent's blob into its own call).
+   */
+  owner?: string;
+  /** The body is a log record: allow RECORD_DEPTH_ALLOWANCE more levels, RECORD_SIZE_FACTOR × the sizes. */
+  record?: boolean;
+}
+
+export interface EncodeOptions {
+  /**
+   * The agent whose blobs a large body is stored under. Default: the body's `context.agentId`
+   * when it has one (calls, policy requests, records), else the shared owner.
+   */
+  agentId?: string;
+}
 
 export type BodyEncoding = "json" | "gzip" | "blob";
 
@@ -23,6 +56,8 @@ export interface BodyCodecOptions {
   compressAbove?: number;
   /** Bodies (after gzip) larger than this go to the blob store. Keep below the server's max_payload. */
   maxInlineBytes?: number;
+  /** Limits on decoded bodies; default DEFAULT_LIMITS. */
+  limits?: Partial<BodyLimits>;
 }
 
 export const DEFAULT_COMPRESS_ABOVE = 64 * 1024;
@@ -34,6 +69,10 @@ const BlobReference = z.strictObject({
   size: z.int().min(0),
   chunks: z.int().min(1),
   gzip: z.boolean(),
+  owner: z
+    .string()
+    .regex(/^[A-Za-z0-9_=-]{1,1024}$/)
+    .describe("The agent token the chunks are stored under: <ns>.blob.<owner>.<blob>.<index>."),
 });
 
 export interface EncodedBody {
@@ -44,6 +83,7 @@ export interface EncodedBody {
 export class BodyCodec {
   private readonly compressAbove: number;
   private readonly maxInlineBytes: number;
+  readonly limits: BodyLimits;
 
   constructor(
     private readonly blobs: BlobStore | undefined,
@@ -51,9 +91,15 @@ export class BodyCodec {
   ) {
     this.compressAbove = options.compressAbove ?? DEFAULT_COMPRESS_ABOVE;
     this.maxInlineBytes = options.maxInlineBytes ?? DEFAULT_MAX_INLINE_BYTES;
+    this.limits = {
+      maxEncodedBytes: options.limits?.maxEncodedBytes ?? DEFAULT_LIMITS.maxEncodedBytes,
+      maxInflatedBytes: options.limits?.maxInflatedBytes ?? DEFAULT_LIMITS.maxInflatedBytes,
+      maxDepth: options.limits?.maxDepth ?? DEFAULT_LIMITS.maxDepth,
+      maxBlobChunks: options.limits?.maxBlobChunks ?? DEFAULT_LIMITS.maxBlobChunks,
+    };
   }
 
-  async encode(value: unknown): Promise<EncodedBody> {
+  async encode(value: unknown, options: EncodeOptions = {}): Promise<EncodedBody> {
     const json = Buffer.from(JSON.stringify(value), "utf8");
     if (json.length <= this.compressAbove) return { data: json, encoding: "json" };
     const zipped = await gzipAsync(json);
@@ -65,24 +111,40 @@ export class BodyCodec {
         {},
       );
     }
-    const ref: BlobRef = await this.blobs.put(zipped);
+    const ref: BlobRef = await this.blobs.put(zipped, blobOwner(value, options.agentId));
     const body = { ...ref, gzip: true } satisfies z.infer<typeof BlobReference>;
     return { data: Buffer.from(JSON.stringify(body), "utf8"), encoding: "blob" };
   }
 
-  async decode(data: Uint8Array, encoding: string | undefined): Promise<unknown> {
+  async decode(
+    data: Uint8Array,
+    encoding: string | undefined,
+    options: DecodeOptions = {},
+  ): Promise<unknown> {
+    const limits = effectiveLimits(this.limits, options.record === true);
     try {
+      if (data.length > limits.maxEncodedBytes) {
+        throw limitExceeded(
+          "maxEncodedBytes",
+          `a body of ${data.length} bytes is over the limit of ${limits.maxEncodedBytes}`,
+          { bytes: data.length, max: limits.maxEncodedBytes },
+        );
+      }
       switch (encoding ?? "json") {
         case "json":
-          return parseJson(data);
+          return parseJson(data, limits.maxDepth);
         case "gzip":
-          return parseJson(await gunzipAsync(data));
+          return parseJson(await inflate(data, limits.maxInflatedBytes), limits.maxDepth);
         case "blob": {
           if (this.blobs === undefined)
             throw new Error("no blob store to resolve a blob reference");
-          const ref = BlobReference.parse(parseJson(data));
+          const ref = BlobReference.parse(parseJson(data, 2));
+          checkBlobReference(ref, limits, options.owner);
           const stored = await this.blobs.get(ref);
-          return parseJson(ref.gzip ? await gunzipAsync(stored) : stored);
+          return parseJson(
+            ref.gzip ? await inflate(stored, limits.maxInflatedBytes) : stored,
+            limits.maxDepth,
+          );
         }
         default:
           throw new Error(`unknown body encoding ${JSON.stringify(encoding)}`);
@@ -99,14 +161,87 @@ export class BodyCodec {
   }
 
   /** Decode a message whose encoding is given in its headers. */
-  decodeMessage(msg: { data: Uint8Array; headers?: MsgHdrs | undefined }): Promise<unknown> {
+  decodeMessage(
+    msg: { data: Uint8Array; headers?: MsgHdrs | undefined },
+    options: DecodeOptions = {},
+  ): Promise<unknown> {
     const encoding = msg.headers?.get(Header.Encoding);
-    return this.decode(msg.data, encoding === "" ? undefined : encoding);
+    return this.decode(msg.data, encoding === "" ? undefined : encoding, options);
   }
 }
 
-function parseJson(bytes: Uint8Array): unknown {
+function effectiveLimits(limits: BodyLimits, record: boolean): BodyLimits {
+  if (!record) return limits;
+  return {
+    maxEncodedBytes: limits.maxEncodedBytes * RECORD_SIZE_FACTOR,
+    maxInflatedBytes: limits.maxInflatedBytes * RECORD_SIZE_FACTOR,
+    maxDepth: limits.maxDepth + RECORD_DEPTH_ALLOWANCE,
+    maxBlobChunks: limits.maxBlobChunks * RECORD_SIZE_FACTOR,
+  };
+}
+
+/** Refused before a single chunk is fetched: too many chunks, too large, or another agent's. */
+function checkBlobReference(
+  ref: z.infer<typeof BlobReference>,
+  limits: BodyLimits,
+  owner: string | undefined,
+): void {
+  if (ref.chunks > limits.maxBlobChunks) {
+    throw limitExceeded(
+      "maxBlobChunks",
+      `a blob reference names ${ref.chunks} chunks; at most ${limits.maxBlobChunks} are allowed`,
+      { chunks: ref.chunks, max: limits.maxBlobChunks },
+    );
+  }
+  if (ref.size > limits.maxInflatedBytes) {
+    throw limitExceeded(
+      "maxInflatedBytes",
+      `a blob of ${ref.size} bytes is over the limit of ${limits.maxInflatedBytes}`,
+      { bytes: ref.size, max: limits.maxInflatedBytes },
+    );
+  }
+  if (owner !== undefined && ref.owner !== owner) {
+    throw new HookbusError(
+      "HOOKBUS_IDENTITY_MISMATCH",
+      `a body received from agent token ${owner} refers to a blob of ${ref.owner}`,
+      { owner: ref.owner, expected: owner },
+    );
+  }
+}
+
+/** Gunzip that stops producing output at the cap (a 200 KB bomb never becomes 200 MB). */
+async function inflate(data: Uint8Array, maxBytes: number): Promise<Buffer> {
+  try {
+    return await gunzipAsync(data, { maxOutputLength: maxBytes });
+  } catch (error) {
+    if ((error as { code?: string }).code === "ERR_BUFFER_TOO_LARGE") {
+      throw limitExceeded(
+        "maxInflatedBytes",
+        `a gzip body inflates to more than the limit of ${maxBytes} bytes`,
+        { max: maxBytes },
+      );
+    }
+    throw error;
+  }
+}
+
+function parseJson(bytes: Uint8Array, maxDepth: number): unknown {
+  if (jsonDepthExceeds(bytes, maxDepth)) {
+    throw limitExceeded("maxDepth", `a body nests deeper than the limit of ${maxDepth} levels`, {
+      max: maxDepth,
+    });
+  }
   return JSON.parse(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("utf8"));
+}
+
+/** The agent token a large body's blob is stored under (docs/protocol.md, "Blobs"). */
+function blobOwner(value: unknown, agentId: string | undefined): string {
+  if (agentId !== undefined && agentId !== "") return encodeToken(agentId);
+  const context = (value as { context?: { agentId?: unknown } } | null)?.context;
+  const fromContext = context?.agentId;
+  return typeof fromContext === "string" && fromContext !== ""
+    ? encodeToken(fromContext)
+    : SHARED_BLOB_OWNER;
 }
 
 /** Headers for an encoded body (plus any others the caller sets, and the active trace context). */

@@ -71,6 +71,33 @@ export const PolicyReply = z
   })
   .meta({ id: "PolicyReply" });
 
+/** Agent → coordinator, on `<ns>.observe.<agent>.<hook>`: an observational hook's event. */
+export const ObserveRequest = z
+  .strictObject({
+    eventId: z
+      .string()
+      .min(1)
+      .max(256)
+      .describe("Unique per event; a retry reuses it (the log stores it once)."),
+    hook: HookNameSchema.describe("An observational hook."),
+    context: z.record(z.string(), z.unknown()),
+    event: z.record(z.string(), z.unknown()),
+  })
+  .meta({ id: "ObserveRequest" });
+
+/** Coordinator → agent: the observation is stored (or was already, for a retry). */
+export const ObserveReply = z
+  .strictObject({
+    eventId: z.string(),
+    recordSeq: z.int().min(1).describe("Sequence of the observation's record in the log stream."),
+    duplicate: z
+      .boolean()
+      .describe("The log already held this event (a retry): nothing new was stored."),
+  })
+  .meta({ id: "ObserveReply" });
+
+export type ObserveRequest = z.infer<typeof ObserveRequest>;
+export type ObserveReply = z.infer<typeof ObserveReply>;
 export type CallRequest = z.infer<typeof CallRequest>;
 export type CallReply = z.infer<typeof CallReply>;
 export type PolicyRequest = z.infer<typeof PolicyRequest>;

@@ -5,7 +5,8 @@
  *   <ns>.call.<agent>.<hook>                          agent → coordinators (queue group)
  *   <ns>.policy.<policy>.<hook>                       coordinator → one worker of a policy (queue group)
  *   <ns>.audit.<agent>.<session>.<hook>.<outcome>     the log stream
- *   <ns>.blob.<sha256>                                chunks of bodies too large for one message
+ *   <ns>.observe.<agent>.<hook>                       agent → coordinators: observations (queue group)
+ *   <ns>.blob.<agent>.<sha256>.<index>                chunks of bodies too large for one message
  */
 import type { HookName } from "../catalog/catalog.js";
 import { HookbusError } from "../errors.js";
@@ -53,6 +54,14 @@ export class Subjects {
     return `${this.namespace}.call.*.*`;
   }
 
+  observe(agentId: string, hook: HookName): string {
+    return `${this.namespace}.observe.${encodeToken(agentId)}.${hook}`;
+  }
+
+  get observeWildcard(): string {
+    return `${this.namespace}.observe.*.*`;
+  }
+
   policy(policy: string, hook: HookName): string {
     return `${this.namespace}.policy.${policy}.${hook}`;
   }
@@ -94,8 +103,9 @@ export class Subjects {
     return { agentId: decodeToken(agent), sessionKey: decodeToken(session), hook, kind };
   }
 
-  blob(id: string): string {
-    return `${this.namespace}.blob.${id}`;
+  /** `owner` is already a token: an encoded agent id, or SHARED_BLOB_OWNER. */
+  blob(owner: string, id: string): string {
+    return `${this.namespace}.blob.${owner}.${id}`;
   }
 
   get blobAll(): string {

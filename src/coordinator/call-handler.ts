@@ -4,27 +4,33 @@
  */
 import type { Msg } from "@nats-io/transport-node";
 import type { Bus } from "../bus/bus.js";
-import { bodyHeaders } from "../bus/codec.js";
-import {
-  CallRequest,
-  type CallReply,
-  type PolicyRequest,
-  type WireError,
-} from "../bus/envelope.js";
+import { CallRequest, type CallReply, type PolicyRequest } from "../bus/envelope.js";
 import { Header } from "../bus/headers.js";
-import { decodeToken } from "../bus/tokens.js";
-import { isHookName, type HookEvent, type ModifyingHookName } from "../catalog/catalog.js";
+import type { HookEvent, ModifyingHookName } from "../catalog/catalog.js";
 import { assertModifyingHook, parseContext, parseEvent } from "../catalog/validate.js";
-import { HookbusError, isHookbusError } from "../errors.js";
-import type { DecisionRecord, ErrorRecord, RecordedOutcome } from "../log/record.js";
-import { sameLink } from "../log/chain.js";
+import { HookbusError } from "../errors.js";
+import {
+  type AgentRateLimiter,
+  DEFAULT_LIMITS,
+  callTimeoutMs,
+  checkCallIds,
+  type Limits,
+} from "../limits.js";
+import type { DecisionRecord, RecordedOutcome } from "../log/record.js";
 import { redactRecord } from "../log/redaction.js";
 import { mergeOutcomes, type MergeResult } from "../merge/merge.js";
 import type { PolicyOutcomeInput } from "../merge/outcome.js";
 import type { RegistrySnapshot } from "../registry/snapshot.js";
 import { traced, type CallTelemetry } from "../observability/coordinator-telemetry.js";
+import { recordFailure, toWireError } from "./failure-record.js";
+import { replyToAgent } from "./reply.js";
+import { addressOf, assertIdentity, type AgentAddress } from "./identity.js";
+import { callDigest, callIdConflict, isSameCall, scopedMessageId } from "./idempotency.js";
 import type { LogWriter } from "./log-writer.js";
 import type { PolicyAsker } from "./policy-asker.js";
+import { boundedVerdict } from "./verdict-bounds.js";
+
+export { toWireError } from "./failure-record.js";
 
 export const DEFAULT_CALL_TIMEOUT_MS = 5000;
 
@@ -46,6 +52,23 @@ export interface CallHandlerDeps {
   onCallFinished?: (callId: string) => void;
   /** Metrics and spans of the call's steps (src/observability). */
   telemetry?: CallTelemetry;
+  /** Limits on calls (docs/limits.md); default DEFAULT_LIMITS. */
+  limits?: Limits;
+  /** The per-agent rate limit shared by this coordinator's call and observe handlers. */
+  rateLimiter?: AgentRateLimiter;
+}
+
+/** Refuse an agent over its rate limit (before its body is even decoded). */
+export function assertWithinRate(
+  limiter: AgentRateLimiter | undefined,
+  address: AgentAddress,
+): void {
+  if (limiter === undefined || limiter.take(address.agentToken)) return;
+  throw new HookbusError(
+    "HOOKBUS_RATE_LIMITED",
+    `agent ${address.agentId ?? address.agentToken.slice(0, 64)} is over its rate limit`,
+    { agentId: address.agentId },
+  );
 }
 
 /** Time kept back from the policies for writing the record and answering. */
@@ -69,7 +92,7 @@ export function recordedOutcomes(
       failMode: evaluation.failMode,
       status: evaluation.status,
       effect: evaluation.effect,
-      ...(source?.verdict === undefined ? {} : { verdict: source.verdict }),
+      ...boundedVerdict(evaluation.status, source?.verdict),
       ...(error === undefined ? {} : { error: { code: error.code, message: error.message } }),
       latencyMs: Math.round((source?.latencyMs ?? 0) * 1000) / 1000,
     };
@@ -77,26 +100,73 @@ export function recordedOutcomes(
 }
 
 export class CallHandler {
-  constructor(private readonly deps: CallHandlerDeps) {}
+  private readonly limits: Limits;
+
+  constructor(private readonly deps: CallHandlerDeps) {
+    this.limits = deps.limits ?? DEFAULT_LIMITS;
+  }
 
   async handle(msg: Msg): Promise<void> {
     const receivedAt = new Date();
-    const timeoutHeader = Number(msg.headers?.get(Header.TimeoutMs));
-    const timeoutMs =
-      Number.isFinite(timeoutHeader) && timeoutHeader > 0 ? timeoutHeader : DEFAULT_CALL_TIMEOUT_MS;
+    const { limits } = this;
+    const timeoutMs = callTimeoutMs(
+      msg.headers?.get(Header.TimeoutMs),
+      DEFAULT_CALL_TIMEOUT_MS,
+      limits.maxCallTimeoutMs,
+    );
     const deadline = receivedAt.getTime() + timeoutMs;
     const { bus } = this.deps;
     const snapshot = this.deps.registry();
+    const address = addressOf(msg.subject, limits);
 
+    let raw: Record<string, unknown> | undefined;
     let request: CallRequest | undefined;
+    let digest: string | undefined;
     try {
-      request = CallRequest.parse(await bus.codec.decodeMessage(msg));
+      assertWithinRate(this.deps.rateLimiter, address);
+      const decoded = await bus.codec.decodeMessage(msg, { owner: address.agentToken });
+      raw = typeof decoded === "object" && decoded !== null ? (decoded as typeof raw) : undefined;
+      request = CallRequest.parse(decoded);
+      checkCallIds(limits, { callId: request.callId, context: request.context });
+      assertIdentity(address, request);
       const hook = assertModifyingHook(request.hook);
       const context = parseContext(hook, request.context);
       const event = parseEvent(hook, request.event);
-      await this.decide(msg, { ...request, hook, context, event }, snapshot, receivedAt, deadline);
+      digest = callDigest(hook, context, event);
+      await this.decide(
+        msg,
+        { ...request, hook, context, event },
+        digest,
+        snapshot,
+        receivedAt,
+        deadline,
+      );
     } catch (error) {
-      await this.fail(msg, request, error, snapshot, receivedAt, deadline);
+      const wire = toWireError(error);
+      if (wire.code === "HOOKBUS_INTERNAL") bus.logger.error({ err: error }, "call failed");
+      if (wire.code !== "HOOKBUS_LOG_UNAVAILABLE") {
+        await recordFailure(
+          { ...this.deps, limits },
+          {
+            msg,
+            address,
+            body: raw === undefined ? undefined : { ...raw, id: raw.callId },
+            digest,
+            error: wire,
+            snapshot,
+            receivedAt,
+            deadline,
+          },
+        );
+      }
+      this.deps.telemetry?.answered(request?.hook, "error", receivedAt);
+      await replyToAgent(
+        this.deps.bus,
+        msg,
+        wire,
+        { [Header.ErrorCode]: wire.code },
+        address.agentId,
+      );
     } finally {
       if (request !== undefined) this.deps.onCallFinished?.(request.callId);
     }
@@ -105,12 +175,15 @@ export class CallHandler {
   private async decide(
     msg: Msg,
     call: CallRequest & { hook: ModifyingHookName },
+    digest: string,
     snapshot: RegistrySnapshot,
     receivedAt: Date,
     deadline: number,
   ): Promise<void> {
     const { bus, asker, writer } = this.deps;
     const { hook, callId, context } = call;
+    const agentId = String(context.agentId);
+    const sessionKey = String(context.sessionKey);
     const policies = snapshot.policiesFor(hook);
     const budget = Math.max(1, deadline - Date.now() - reserveFor(deadline - receivedAt.getTime()));
 
@@ -149,30 +222,30 @@ export class CallHandler {
       outcomes: recordedOutcomes(result, outcomes),
       decision: result.decision,
       ...(result.shadow === undefined ? {} : { shadow: result.shadow }),
+      callDigest: digest,
       registryRevision: snapshot.revision,
       receivedAt: receivedAt.toISOString(),
       decidedAt: new Date().toISOString(),
       coordinator: this.deps.coordinatorId,
     };
-    const subject = bus.subjects.audit(
-      String(context.agentId),
-      String(context.sessionKey),
-      hook,
-      result.decision.outcome,
-    );
+    const subject = bus.subjects.audit(agentId, sessionKey, hook, result.decision.outcome);
     // Redaction is for the log only: the agent gets the decision as the policies made it.
     const logged = redactRecord(record, snapshot.document.redact, { key: this.deps.redactionKey });
+    const msgID = scopedMessageId("decision", agentId, sessionKey, callId);
     const appended = await traced(this.deps.telemetry).appendLog(() =>
-      writer.append(subject, logged, `decision.${callId}`, deadline),
+      writer.append(subject, logged, msgID, deadline),
     );
     let decision = result.decision;
     let registryRevision = snapshot.revision;
     const stored = appended.stored;
-    if (stored !== undefined && !sameLink(stored, appended.record) && stored.kind === "decision") {
-      // The agent retried a call the log already holds: answer what was recorded, not a new
-      // decision, unless redaction changed the recorded decision (then the fresh one is the
-      // only unredacted answer there is).
+    if (appended.duplicate && stored !== undefined) {
+      // The id is taken in this agent's session. Only the same call again (a retry) may be
+      // answered with what was recorded; any other call under that id is refused, and recorded.
+      if (stored.kind !== "decision" || !isSameCall(stored, digest)) {
+        throw callIdConflict("callId", callId, appended.seq);
+      }
       if (stored.redacted?.some((r) => r.path.startsWith("/decision/")) === true) {
+        // Redaction changed the recorded decision: the fresh one is the only unredacted answer.
         bus.logger.warn(
           { callId, seq: appended.seq },
           "retried call: the recorded decision is redacted, answering the fresh decision",
@@ -184,91 +257,7 @@ export class CallHandler {
     }
     const reply: CallReply = { callId, hook, decision, registryRevision, recordSeq: appended.seq };
     this.deps.telemetry?.answered(hook, decision.outcome, receivedAt);
-    await this.respond(msg, reply, { [Header.RegistryRevision]: String(registryRevision) });
+    const extra = { [Header.RegistryRevision]: String(registryRevision) };
+    await replyToAgent(this.deps.bus, msg, reply, extra, agentId);
   }
-
-  private async fail(
-    msg: Msg,
-    request: CallRequest | undefined,
-    error: unknown,
-    snapshot: RegistrySnapshot,
-    receivedAt: Date,
-    deadline: number,
-  ): Promise<void> {
-    const { bus, writer } = this.deps;
-    const wire = toWireError(error);
-    if (wire.code === "HOOKBUS_INTERNAL") bus.logger.error({ err: error }, "call failed");
-    if (wire.code !== "HOOKBUS_LOG_UNAVAILABLE") {
-      // A rejected call is still an interception the agent saw: record it (best effort within the deadline).
-      const context: Record<string, unknown> = request?.context ?? {};
-      const agentId =
-        typeof context.agentId === "string" && context.agentId !== ""
-          ? context.agentId
-          : agentFromSubject(msg.subject);
-      const sessionKey =
-        typeof context.sessionKey === "string" && context.sessionKey !== ""
-          ? context.sessionKey
-          : "(unknown)";
-      const callId =
-        request?.callId ??
-        msg.headers?.get(Header.CallId) ??
-        `unidentified.${receivedAt.getTime()}`;
-      const hookToken = request?.hook ?? msg.subject.split(".").pop() ?? "unknown";
-      const record: ErrorRecord = {
-        v: 1,
-        kind: "error",
-        callId,
-        hook: hookToken,
-        context,
-        ...(request?.event === undefined ? {} : { event: request.event }),
-        error: wire,
-        registryRevision: snapshot.revision,
-        receivedAt: receivedAt.toISOString(),
-        coordinator: this.deps.coordinatorId,
-      };
-      const subject = bus.subjects.audit(
-        agentId,
-        sessionKey,
-        isHookName(hookToken) ? hookToken : "unknown",
-        "error",
-      );
-      const logged = redactRecord(record, snapshot.document.redact, {
-        key: this.deps.redactionKey,
-      });
-      await writer
-        .append(subject, logged, `error.${callId}`, Math.max(deadline, Date.now() + 1000))
-        .catch((e: unknown) => {
-          bus.logger.error({ err: e, callId }, "could not record a failed call");
-        });
-    }
-    this.deps.telemetry?.answered(request?.hook, "error", receivedAt);
-    await this.respond(msg, wire, { [Header.ErrorCode]: wire.code });
-  }
-
-  private async respond(msg: Msg, body: unknown, extra: Record<string, string>): Promise<void> {
-    if (msg.reply === undefined || msg.reply === "") return;
-    const encoded = await this.deps.bus.codec.encode(body);
-    msg.respond(encoded.data, { headers: bodyHeaders(encoded, extra) });
-  }
-}
-
-/** The agent token of `<ns>.call.<agent>.<hook>`, decoded (used when the body was unreadable). */
-function agentFromSubject(subject: string): string {
-  const token = subject.split(".").at(-2);
-  try {
-    return token === undefined || token === "" ? "(unknown)" : decodeToken(token);
-  } catch {
-    return "(unknown)";
-  }
-}
-
-export function toWireError(error: unknown): WireError {
-  if (isHookbusError(error)) return error.toJSON();
-  if (error instanceof Error && error.name === "ZodError") {
-    return new HookbusError("HOOKBUS_BAD_MESSAGE", `malformed call: ${error.message}`).toJSON();
-  }
-  return new HookbusError(
-    "HOOKBUS_INTERNAL",
-    `coordinator: ${String((error as Error)?.message ?? error)}`,
-  ).toJSON();
 }

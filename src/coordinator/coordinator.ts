@@ -7,6 +7,7 @@ import type { Logger } from "pino";
 import { Bus, type BusOptions } from "../bus/bus.js";
 import { ensureLogStreams, type LogSettings } from "../bus/streams.js";
 import { isHookbusError } from "../errors.js";
+import { AgentRateLimiter, resolveLimits, type Limits } from "../limits.js";
 import { ChainKeeper } from "../log/chain.js";
 import type { LateVerdictRecord } from "../log/record.js";
 import { redactionKeyFromEnv, redactRecord } from "../log/redaction.js";
@@ -16,7 +17,9 @@ import { RegistrySnapshot } from "../registry/snapshot.js";
 import { CoordinatorTelemetry } from "../observability/coordinator-telemetry.js";
 import { CallHandler } from "./call-handler.js";
 import { LogWriter } from "./log-writer.js";
+import { ObservationHandler } from "./observation-handler.js";
 import { PolicyAsker, type LateReply } from "./policy-asker.js";
+import { boundedLateVerdict } from "./verdict-bounds.js";
 import type { HookEvent, ModifyingHookName } from "../catalog/catalog.js";
 
 export interface CoordinatorOptions extends BusOptions {
@@ -32,6 +35,8 @@ export interface CoordinatorOptions extends BusOptions {
    * sha256. Default: HOOKBUS_REDACTION_KEY. Agents that observe must use the same key.
    */
   redactionKey?: string;
+  /** Limits on calls and observations (docs/limits.md); unset ones come from HOOKBUS_MAX_* env, then defaults. */
+  limits?: Partial<Limits>;
   logger?: Logger;
   /** How often to check that every declared policy has a live worker (ms; 0: never). Default 15 s. */
   livenessIntervalMs?: number;
@@ -57,7 +62,12 @@ interface PendingLate {
 }
 
 export async function startCoordinator(options: CoordinatorOptions): Promise<Coordinator> {
-  const bus = await Bus.open(options.nc, options);
+  const limits = resolveLimits(options.limits);
+  const bus = await Bus.open(options.nc, {
+    ...options,
+    codec: { ...options.codec, limits: { ...limits, ...options.codec?.limits } },
+  });
+  const rateLimiter = new AgentRateLimiter(limits);
   const id = options.id ?? `coordinator-${nuid.next().slice(-8)}`;
   const logger = bus.logger.child({ coordinator: id });
   await ensureLogStreams(bus.jsm, bus.subjects, options.log, logger);
@@ -105,7 +115,7 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
       context: call.context,
       policy: outcome.policy,
       ...(outcome.version === undefined ? {} : { version: outcome.version }),
-      ...(outcome.verdict === undefined ? {} : { verdict: outcome.verdict }),
+      ...boundedLateVerdict(hook, outcome.verdict),
       ...(outcome.error === undefined ? {} : { error: outcome.error }),
       latencyMs: Math.round((outcome.latencyMs ?? 0) * 1000) / 1000,
       timeoutMs: request.timeoutMs,
@@ -145,6 +155,8 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
     coordinatorId: id,
     redactionKey,
     telemetry,
+    limits,
+    rateLimiter,
     onCallStarted: (callId, context, event, called) =>
       lateContext.set(callId, { context, event, snapshot: called }),
     onCallFinished: (callId) => {
@@ -170,6 +182,30 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
     },
   });
   telemetry.start();
+  // Observations: agents never write the log themselves (docs/protocol.md, "Observations").
+  const observations = new ObservationHandler({
+    bus,
+    writer,
+    registry: () => snapshot,
+    coordinatorId: id,
+    limits,
+    rateLimiter,
+    redactionKey,
+  });
+  const observeSubscription: Subscription = options.nc.subscribe(bus.subjects.observeWildcard, {
+    queue: bus.subjects.coordinatorQueue,
+    callback: (error, msg) => {
+      if (error !== null) {
+        logger.error({ err: error }, "observe subscription error");
+        return;
+      }
+      const work = observations.handle(msg).catch((e: unknown) => {
+        logger.error({ err: e }, "unhandled observation failure");
+      });
+      inFlight.add(work);
+      void work.finally(() => inFlight.delete(work));
+    },
+  });
   logger.info({ subject: bus.subjects.callWildcard }, "coordinator ready");
 
   let stopping: Promise<void> | undefined;
@@ -182,6 +218,7 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
       stopping ??= (async () => {
         await telemetry.stop();
         await subscription.drain().catch(() => {});
+        await observeSubscription.drain().catch(() => {});
         await Promise.allSettled([...inFlight]);
         await asker.close();
         await stopWatching();

@@ -50,6 +50,7 @@ export class LogWriter {
         : await this.chain.claim(key, record, deadline);
     const extra: Record<string, string> = {};
     if ("callId" in linked) extra[Header.CallId] = linked.callId;
+    if (linked.callDigest !== undefined) extra[Header.CallDigest] = linked.callDigest;
     let encoded: EncodedBody | undefined;
     let attempt = 0;
     let lastError: unknown;

@@ -8,6 +8,14 @@ import { FailMode, PolicyMode, PolicyStatus } from "../merge/outcome.js";
 
 export const RECORD_VERSION = 1;
 
+/** A verdict that failed its schema is kept as its digest and size: bounded, and schema-valid. */
+export const VerdictDigest = z
+  .strictObject({
+    sha256: z.string().regex(/^[0-9a-f]{64}$/),
+    bytes: z.int().min(0).describe("Size of the verdict's JSON text."),
+  })
+  .meta({ id: "VerdictDigest" });
+
 export const RecordedOutcome = z
   .strictObject({
     policy: z.string(),
@@ -20,6 +28,9 @@ export const RecordedOutcome = z
     ),
     effect: z.enum(["applied", "no-opinion", "failed-closed", "failed-open"]),
     verdict: z.unknown().optional(),
+    rejectedVerdict: VerdictDigest.optional().describe(
+      "Instead of `verdict` when it failed validation: its digest and size, not the payload.",
+    ),
     error: WireError.optional(),
     latencyMs: z.number().min(0),
   })
@@ -55,6 +66,13 @@ const base = {
     .array(RedactedPath)
     .optional()
     .describe("Paths masked or hashed before the record was written."),
+  callDigest: z
+    .string()
+    .regex(/^[0-9a-f]{64}$/)
+    .optional()
+    .describe(
+      "sha256 of the canonical JSON of { hook, context, event } as received: a duplicate of this record's id is a retry only with the same digest (also the Hookbus-Call-Digest header).",
+    ),
 };
 
 /** A call the coordinator decided. */
@@ -98,6 +116,9 @@ export const LateVerdictRecord = z.strictObject({
   policy: z.string(),
   version: z.string().optional(),
   verdict: z.unknown().optional(),
+  rejectedVerdict: VerdictDigest.optional().describe(
+    "Instead of `verdict` when it failed validation: its digest and size, not the payload.",
+  ),
   error: WireError.optional(),
   latencyMs: z.number().min(0),
   timeoutMs: z.number().min(0),
@@ -122,6 +143,7 @@ export const LogRecord = z
   .meta({ id: "LogRecord" });
 
 export type RecordedOutcome = z.infer<typeof RecordedOutcome>;
+export type VerdictDigest = z.infer<typeof VerdictDigest>;
 export type DecisionRecord = z.infer<typeof DecisionRecord>;
 export type ErrorRecord = z.infer<typeof ErrorRecord>;
 export type LateVerdictRecord = z.infer<typeof LateVerdictRecord>;

@@ -21,7 +21,7 @@ export const verdict = z.strictObject({
     .array(z.string())
     .optional()
     .describe(
-      "Replace every assistant text of the run (redaction across turns). Entries beyond the original count are ignored. Setting it locks content.",
+      "The complete replacement of the run's assistant texts (redaction across turns), bounded by the original: entries beyond the original count are ignored, a shorter list drops the texts it does not list, [] removes them all. Setting it locks content.",
     ),
   ...blockFields,
 });

@@ -1,8 +1,10 @@
 import type { MergeRule } from "./rule.js";
 
 /**
- * A replacement list can never grow what the agent produced: entries past the original length
- * are dropped, and entries a verdict did not supply keep the original text.
+ * A replacement list is the complete replacement of what the agent produced, bounded by it:
+ * entries past the original length are dropped, a shorter list drops the original entries it
+ * does not list, and `[]` removes them all. A redactor can never leak a turn it did not list,
+ * and no policy can add one.
  */
 export function boundedByOriginal(field: string): MergeRule {
   return {
@@ -12,10 +14,7 @@ export function boundedByOriginal(field: string): MergeRule {
       const write = state.fields.get(field);
       if (write === undefined) return;
       const original = (event[field] ?? []) as unknown[];
-      const replacement = write.value as unknown[];
-      write.value = original.map((item, index) =>
-        index < replacement.length ? replacement[index] : item,
-      );
+      write.value = (write.value as unknown[]).slice(0, original.length);
     },
   };
 }

@@ -12,7 +12,7 @@ import { Bus } from "../../../src/bus/bus.js";
 import { bodyHeaders } from "../../../src/bus/codec.js";
 import { CallRequest } from "../../../src/bus/envelope.js";
 import { Header } from "../../../src/bus/headers.js";
-import { ensureLogStreams } from "../../../src/bus/streams.js";
+import { startCoordinator, type Coordinator } from "../../../src/coordinator/index.js";
 import { isHookbusError } from "../../../src/errors.js";
 import { ObservationRecord } from "../../../src/log/record.js";
 import { Subjects } from "../../../src/bus/subjects.js";
@@ -24,6 +24,12 @@ import { rejection } from "../../support/wait.js";
 let server: NatsServerHandle;
 let nc: NatsConnection;
 const clients: HookbusClient[] = [];
+const coordinators: Coordinator[] = [];
+
+/** Observations are recorded by coordinators (agents never write the log). */
+async function coordinator(ns: string): Promise<void> {
+  coordinators.push(await startCoordinator({ nc, namespace: ns }));
+}
 
 beforeAll(async () => {
   server = await findNatsServer();
@@ -32,6 +38,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await Promise.all(clients.map((c) => c.close()));
+  await Promise.all(coordinators.map((c) => c.stop()));
   await nc?.drain();
   await server?.stop();
 });
@@ -211,7 +218,7 @@ describe("agent SDK on NATS (no coordinator)", () => {
   it("observe() lands exactly once in the log stream, even when called twice with the same eventId", async () => {
     const ns = namespace();
     const bus = await Bus.open(nc, { namespace: ns });
-    await ensureLogStreams(bus.jsm, bus.subjects);
+    await coordinator(ns);
     const c = await client(ns);
     const event = {
       toolName: "read",
@@ -251,7 +258,7 @@ describe("agent SDK on NATS (no coordinator)", () => {
   it("observe() of a 3 MB event round-trips through the codec (blob chunks) into the log", async () => {
     const ns = namespace();
     const bus = await Bus.open(nc, { namespace: ns });
-    await ensureLogStreams(bus.jsm, bus.subjects);
+    await coordinator(ns);
     const c = await client(ns, { timeoutMs: 20_000 });
     // Random text does not gzip below max_payload, so this takes the blob path.
     const big = randomBytes(2.3 * 1024 * 1024).toString("base64");
@@ -267,7 +274,7 @@ describe("agent SDK on NATS (no coordinator)", () => {
     expect(record.eventId).toBe(ack.eventId);
   });
 
-  it("observe() retries until the log exists, and fails with HOOKBUS_LOG_UNAVAILABLE only at its deadline", async () => {
+  it("observe() retries until a coordinator answers, and fails with HOOKBUS_LOG_UNAVAILABLE only at its deadline", async () => {
     const ns = namespace();
     const bus = await Bus.open(nc, { namespace: ns });
     const c = await client(ns);
@@ -279,7 +286,7 @@ describe("agent SDK on NATS (no coordinator)", () => {
 
     const late = c.observe("session_start", ctx, {}, { timeoutMs: 5000, eventId: "late-1" });
     await new Promise((r) => setTimeout(r, 300));
-    await ensureLogStreams(bus.jsm, bus.subjects);
+    await coordinator(ns);
     expect(await late).toMatchObject({ eventId: "late-1", duplicate: false });
     expect((await bus.jsm.streams.info(bus.subjects.logStream)).state.messages).toBe(1);
   });

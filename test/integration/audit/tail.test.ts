@@ -26,7 +26,12 @@ const noShell = definePolicy({
   name: "no-shell",
   hooks: {
     before_tool_call: (event) =>
-      event.toolName === "exec" ? { block: true, blockReason: "no shell" } : undefined,
+      event.toolName === "exec"
+        ? {
+            block: true,
+            blockReason: typeof event.params.why === "string" ? event.params.why : "no shell",
+          }
+        : undefined,
   },
 });
 
@@ -194,13 +199,19 @@ describe("hookbus audit tail", () => {
       expect(stdout).toMatch(
         /^time\s+agent\s+session\s+hook\s+outcome\s+decided by \/ reason\s+latency\n$/,
       );
-      // An agent id with a newline and a terminal escape cannot forge a row or drive the terminal.
-      await toolCall(p, "evil\nagent\u001b[2J", "evil-1");
+      // A reason with a newline and a terminal escape cannot forge a row or drive the terminal.
+      // (Ids with control characters are refused by the coordinator: docs/limits.md.)
+      await p.client.call(
+        "before_tool_call",
+        { agentId: "agent-x", sessionKey: "s-1", runId: "run-1" },
+        { toolName: "exec", params: { why: "evil\nreason\u001b[2J" } },
+        { callId: "evil-1" },
+      );
       await until(() => stdout.split("\n").length >= 3, 5000, `a row (${stdout})`);
       const rows = stdout.trimEnd().split("\n");
       expect(rows).toHaveLength(2);
-      expect(rows[1]).toContain("evil\\nagent\\u001b[2J");
-      expect(rows[1]).toMatch(/before_tool_call\s+block\s+blocked by no-shell: no shell\s+\d+ ms$/);
+      expect(rows[1]).toContain("blocked by no-shell: evil\\nreason\\u001b[2J");
+      expect(rows[1]).toMatch(/before_tool_call\s+block\s+blocked by no-shell: \S+\s+\d+ ms$/);
       expect(stdout).not.toContain("\u001b");
       child.kill("SIGINT");
       expect(await exited).toBe(0);

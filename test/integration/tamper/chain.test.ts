@@ -170,9 +170,10 @@ describe("concurrent writers of one session", () => {
     const entries = await sessionMessages(p.bus, AGENT, SESSION);
     expect(entries).toHaveLength(80);
     const chain = expectOneChain(entries);
-    // Both coordinators wrote decisions (the queue group spreads calls), the agent observations.
+    // Both coordinators wrote (the queue group spreads calls and observations); agents never write.
     const writers = new Set(chain.map((e) => e.raw.coordinator ?? "agent"));
-    expect(writers.size).toBe(3);
+    expect(writers.has("agent")).toBe(false);
+    expect(writers.size).toBe(2);
     expect(writers.has("coordinator-two")).toBe(true);
     const report = await verifyLog(p.bus, { agentId: AGENT, sessionKey: SESSION });
     expect(report.problems).toEqual([]);

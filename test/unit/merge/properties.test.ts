@@ -338,7 +338,7 @@ describe.each(specs.map((spec) => [spec.hook, spec] as const))(
       );
     });
 
-    it("never grows allContent beyond the original", () => {
+    it("never grows allContent beyond the original, and never keeps an original text the owner did not list", () => {
       fc.assert(
         fc.property(spec.event, outcomesArb(spec), (event, outcomes) => {
           const { decision, shadowDecision } = merge(spec, event, outcomes);
@@ -346,6 +346,14 @@ describe.each(specs.map((spec) => [spec.hook, spec] as const))(
             const merged = d?.allContent as string[] | undefined;
             if (merged === undefined) continue;
             expect(merged.length).toBeLessThanOrEqual((event.allContent as string[]).length);
+            const owner = appliedVerdicts(spec, outcomes).find(
+              (a) => a.verdict.content !== undefined || a.verdict.allContent !== undefined,
+            );
+            if (d === decision && owner?.verdict.allContent !== undefined) {
+              expect(merged.length).toBeLessThanOrEqual(
+                (owner.verdict.allContent as string[]).length,
+              );
+            }
           }
         }),
       );
@@ -384,7 +392,7 @@ describe.each(specs.map((spec) => [spec.hook, spec] as const))(
             const original = event.allContent as string[];
             const replacement = owner?.verdict.allContent as string[] | undefined;
             expect(decision.allContent).toEqual(
-              replacement === undefined ? undefined : original.map((t, i) => replacement[i] ?? t),
+              replacement === undefined ? undefined : replacement.slice(0, original.length),
             );
           }
         }),

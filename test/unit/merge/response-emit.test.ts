@@ -94,18 +94,19 @@ describe("before_response_emit: allContent is bounded by the original", () => {
     expect(result.decision.allContent).toEqual(["one", "two"]);
   });
 
-  it("keeps the original text for entries a verdict did not supply", () => {
-    const result = merge(event, [ok("partial", 1, { allContent: ["looking up [redacted]"] })]);
-    expect(result.decision.allContent).toEqual(["looking up [redacted]", "your key is sk-123"]);
+  it("drops the original texts a shorter list does not supply (a redactor never leaks a turn)", () => {
+    const result = merge(event, [ok("partial", 1, { allContent: ["[REDACTED]"] })]);
+    expect(result.decision.allContent).toEqual(["[REDACTED]"]);
+    expect(JSON.stringify(result.decision)).not.toContain("sk-123");
   });
 
-  it("treats allContent: [] as replacing no entry (the original texts) while still locking content", () => {
+  it("treats allContent: [] as removing every text, while still locking content", () => {
     const result = merge(event, [
       ok("empty-list", 2, { allContent: [] }),
       ok("redactor", 1, { content: "[redacted]" }),
     ]);
     expect(result.decision.outcome).toBe("modify");
-    expect(result.decision.allContent).toEqual(event.allContent);
+    expect(result.decision.allContent).toEqual([]);
     expect("content" in result.decision).toBe(false);
   });
 

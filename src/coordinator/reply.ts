@@ -1,0 +1,19 @@
+import type { Msg } from "@nats-io/transport-node";
+import type { Bus } from "../bus/bus.js";
+import { bodyHeaders } from "../bus/codec.js";
+
+/**
+ * Answer an agent's request. A large answer is stored as a blob of the calling agent (which may
+ * read only its own blobs); without a reply subject there is no one to answer.
+ */
+export async function replyToAgent(
+  bus: Bus,
+  msg: Msg,
+  body: unknown,
+  extra: Record<string, string>,
+  agentId: string | undefined,
+): Promise<void> {
+  if (msg.reply === undefined || msg.reply === "") return;
+  const encoded = await bus.codec.encode(body, agentId === undefined ? {} : { agentId });
+  msg.respond(encoded.data, { headers: bodyHeaders(encoded, extra) });
+}
