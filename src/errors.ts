@@ -34,6 +34,8 @@ export const ErrorCodes = {
   HOOKBUS_INVALID_ARGUMENT:
     "An SDK method got an argument it cannot use (a malformed call or event id, a bad timeout, the wrong kind of hook).",
   HOOKBUS_INTERNAL: "An unexpected error inside hookbus; the message says where.",
+  HOOKBUS_INVALID_AUTH:
+    "An auth description (`hookbus auth`) is invalid, or its key files cannot be read or written.",
 } as const;
 
 export type ErrorCode = keyof typeof ErrorCodes;

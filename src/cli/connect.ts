@@ -3,14 +3,21 @@ import { readFileSync } from "node:fs";
 import {
   connect,
   credsAuthenticator,
+  nkeyAuthenticator,
   type NatsConnection,
   type NodeConnectionOptions,
 } from "@nats-io/transport-node";
+import { checkInboxPrefix } from "../auth/inbox.js";
+import { readNkeySeed } from "../auth/seed.js";
 
 export interface ConnectionFlags {
   server?: string | undefined;
   creds?: string | undefined;
   name?: string | undefined;
+  /** A file holding the user's nkey seed (`hookbus auth` writes one per user). */
+  nkey?: string | undefined;
+  /** Where this connection's replies arrive; NATS permissions allow each role only its own prefix. */
+  "inbox-prefix"?: string | undefined;
 }
 
 export const DEFAULT_NATS_URL = "nats://127.0.0.1:4222";
@@ -40,6 +47,11 @@ export function connectionOptions(
     if (env.NATS_PASSWORD !== undefined) options.pass = env.NATS_PASSWORD;
   }
   if (env.NATS_TOKEN !== undefined) options.token = env.NATS_TOKEN;
+  const seed = readNkeySeed(flags.nkey ?? env.HOOKBUS_NKEY_FILE, env.HOOKBUS_NKEY_SEED);
+  if (seed !== undefined) options.authenticator = nkeyAuthenticator(seed);
+  const inboxPrefix = flags["inbox-prefix"] ?? env.HOOKBUS_INBOX_PREFIX;
+  if (inboxPrefix !== undefined && inboxPrefix !== "")
+    options.inboxPrefix = checkInboxPrefix(inboxPrefix);
   return options;
 }
 

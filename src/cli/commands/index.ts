@@ -1,6 +1,7 @@
 /** Every `hookbus` command, by name. Adding a command is adding a line here. */
 import type { Command } from "../command.js";
 import { auditCommand } from "./audit.js";
+import { authCommand } from "./auth.js";
 import { coordinatorCommand } from "./coordinator.js";
 import { registryCommand } from "./registry.js";
 import { replayCommand } from "./replay.js";
@@ -12,4 +13,5 @@ export const commands: Record<string, Command> = {
   worker: workerCommand,
   audit: auditCommand,
   replay: replayCommand,
+  auth: authCommand,
 };
