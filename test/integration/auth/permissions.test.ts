@@ -99,12 +99,11 @@ describe("each role's own path works with the generated users", () => {
     expect(blocked.decision).toMatchObject({ outcome: "block", blockReason: "p1: no exec" });
 
     const bus = await Bus.open(await server.as("auditor", "aud"), { namespace: ns });
-    const records = [];
-    for await (const entry of queryLog(bus, { agentId: "agent-a" })) records.push(entry.record);
-    expect(records.map((r) => [r.callId, r.decision?.outcome])).toEqual([
-      ["call-1", "allow"],
-      ["call-2", "block"],
-    ]);
+    const records: string[] = [];
+    for await (const { record } of queryLog(bus, { agentId: "agent-a" }))
+      if (record.kind === "decision")
+        records.push(`${record.callId} ${String(record.decision.outcome)}`);
+    expect(records).toEqual(["call-1 allow", "call-2 block"]);
   });
 
   it("an agent reads the registry (fast path) and asks for its own blobs", async () => {
@@ -156,11 +155,13 @@ describe("an agent cannot step outside its own identity", () => {
   it("cannot make JetStream deliver to another agent's inbox (a push consumer of the registry)", async () => {
     const b = await server.as("agent", "agent-b");
     const foreign: string[] = [];
-    b.subscribe(`_INBOX_${ns}.agent.agent-b.>`, { callback: (_e, m) => foreign.push(m.subject) });
+    b.subscribe(`_INBOX_${ns}.agent.agent-b.>`, {
+      callback: (_e, m) => void foreign.push(m.subject),
+    });
     await b.flush();
     const own: string[] = [];
     agentA.subscribe(`_INBOX_${ns}.agent.agent-a.own`, {
-      callback: (_e, m) => own.push(m.subject),
+      callback: (_e, m) => void own.push(m.subject),
     });
     await agentA.flush();
     const jsm = await jetstreamManager(agentA);
