@@ -53,6 +53,8 @@ export const ErrorCodes = {
     "An input is over a configured limit (id length or characters, body size, nesting depth, blob chunks).",
   HOOKBUS_RATE_LIMITED: "An agent sent more calls or observations than its rate limit allows.",
   HOOKBUS_BAD_RECORD: "A log record could not be decoded or does not match the record schema.",
+  HOOKBUS_INVALID_AUTH:
+    "An auth description (`hookbus auth`) is invalid, or its key files cannot be read or written.",
 } as const;
 
 export type ErrorCode = keyof typeof ErrorCodes;

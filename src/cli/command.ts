@@ -16,6 +16,8 @@ type Options = NonNullable<ParseArgsConfig["options"]>;
 export const commonOptions = {
   server: { type: "string" },
   creds: { type: "string" },
+  nkey: { type: "string" },
+  "inbox-prefix": { type: "string" },
   namespace: { type: "string" },
   help: { type: "boolean", short: "h" },
 } as const satisfies Options;

@@ -4,17 +4,24 @@ import type { Logger } from "pino";
 import {
   connect,
   credsAuthenticator,
+  nkeyAuthenticator,
   type NatsConnection,
   type NodeConnectionOptions,
 } from "@nats-io/transport-node";
 import { HookbusError } from "../errors.js";
 import { sleep } from "../time.js";
 import { connectFailure, isRetryableConnectFailure, unreadableFile } from "./failure.js";
+import { checkInboxPrefix } from "../auth/inbox.js";
+import { readNkeySeed } from "../auth/seed.js";
 
 export interface ConnectionFlags {
   server?: string | undefined;
   creds?: string | undefined;
   name?: string | undefined;
+  /** A file holding the user's nkey seed (`hookbus auth` writes one per user). */
+  nkey?: string | undefined;
+  /** Where this connection's replies arrive; NATS permissions allow each role only its own prefix. */
+  "inbox-prefix"?: string | undefined;
 }
 
 export const DEFAULT_NATS_URL = "nats://127.0.0.1:4222";
@@ -51,6 +58,11 @@ export function connectionOptions(
     if (env.NATS_PASSWORD !== undefined) options.pass = env.NATS_PASSWORD;
   }
   if (env.NATS_TOKEN !== undefined) options.token = env.NATS_TOKEN;
+  const seed = readNkeySeed(flags.nkey ?? env.HOOKBUS_NKEY_FILE, env.HOOKBUS_NKEY_SEED);
+  if (seed !== undefined) options.authenticator = nkeyAuthenticator(seed);
+  const inboxPrefix = flags["inbox-prefix"] ?? env.HOOKBUS_INBOX_PREFIX;
+  if (inboxPrefix !== undefined && inboxPrefix !== "")
+    options.inboxPrefix = checkInboxPrefix(inboxPrefix);
   return options;
 }
 

@@ -9,6 +9,7 @@ import {
   type NatsConnection,
   type Subscription,
 } from "@nats-io/transport-node";
+import { connectionInboxPrefix } from "../auth/inbox.js";
 import type { Bus } from "../bus/bus.js";
 import { bodyHeaders, type EncodedBody } from "../bus/codec.js";
 import { PolicyReply, type WireError } from "../bus/envelope.js";
@@ -56,8 +57,10 @@ export class PolicyAsker {
     private readonly options: PolicyAskerOptions = {},
   ) {
     this.lateWindowMs = options.lateWindowMs ?? 60_000;
-    this.prefix = createInbox();
     const nc: NatsConnection = bus.nc;
+    // The connection's inbox prefix (`_INBOX_<ns>.coordinator.<id>`): NATS permissions then give
+    // workers only `allow_responses`, and no one but this coordinator can read its verdicts.
+    this.prefix = createInbox(connectionInboxPrefix(nc));
     this.subscription = nc.subscribe(`${this.prefix}.*`, {
       callback: (error, msg) => {
         if (error === null) this.onReply(msg);

@@ -1,6 +1,7 @@
 /** Every `hookbus` command, by name. Adding a command is adding a line here. */
 import type { Command } from "../command.js";
 import { auditCommand } from "./audit.js";
+import { authCommand } from "./auth.js";
 import { coordinatorCommand } from "./coordinator.js";
 import { registryCommand } from "./registry.js";
 import { replayCommand } from "./replay.js";
@@ -14,4 +15,5 @@ export const commands: Record<string, Command> = {
   audit: auditCommand,
   replay: replayCommand,
   status: statusCommand,
+  auth: authCommand,
 };

@@ -1,0 +1,70 @@
+/** `hookbus auth` without the CLI: a description file in, a server configuration and key files out. */
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname } from "node:path";
+import { HookbusError } from "../errors.js";
+import { generatedUsers, renderAuthConfig, type GeneratedUser } from "./config.js";
+import { parseAuthDescription, type AuthDescription } from "./description.js";
+import { loadOrCreateKey } from "./keys.js";
+
+/** Description files are a few kilobytes; 16 MiB allows ~100,000 users and no more. */
+const MAX_DESCRIPTION_BYTES = 16 * 1024 * 1024;
+
+export interface GenerateAuthOptions {
+  /** The nats-server configuration to write (an `authorization` block). */
+  configFile: string;
+  /** Where the users' seed files live (created 0700; existing seeds are kept). */
+  keyDir: string;
+}
+
+export interface GeneratedAuth {
+  description: AuthDescription;
+  users: GeneratedUser[];
+  configFile: string;
+}
+
+export function readAuthDescription(path: string): AuthDescription {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (error) {
+    throw new HookbusError(
+      "HOOKBUS_INVALID_AUTH",
+      `cannot read ${path}: ${(error as Error).message}`,
+      {},
+      error,
+    );
+  }
+  if (text.length > MAX_DESCRIPTION_BYTES)
+    throw new HookbusError("HOOKBUS_INVALID_AUTH", `${path} is larger than 16 MiB`, {});
+  let json: unknown;
+  try {
+    json = JSON.parse(text) as unknown;
+  } catch (error) {
+    throw new HookbusError(
+      "HOOKBUS_INVALID_AUTH",
+      `${path} is not valid JSON: ${(error as Error).message}`,
+      {},
+      error,
+    );
+  }
+  return parseAuthDescription(json);
+}
+
+export function generateAuth(
+  description: AuthDescription,
+  options: GenerateAuthOptions,
+): GeneratedAuth {
+  const users = generatedUsers(description, (user) => loadOrCreateKey(options.keyDir, user));
+  try {
+    mkdirSync(dirname(options.configFile), { recursive: true });
+    writeFileSync(options.configFile, renderAuthConfig(description, users), { mode: 0o644 });
+  } catch (error) {
+    throw new HookbusError(
+      "HOOKBUS_INVALID_AUTH",
+      `cannot write ${options.configFile}: ${(error as Error).message}`,
+      {},
+      error,
+    );
+  }
+  return { description, users, configFile: options.configFile };
+}

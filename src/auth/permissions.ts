@@ -1,0 +1,187 @@
+/**
+ * Least privilege per role, as nats-server permissions: what each user may publish and subscribe
+ * to. The `$JS.API.*` and `$KV.*` subjects are the ones nats.js v3 sends for what each role does
+ * (read from a trace of every role on nats-server 2.9.10; docs/security.md lists them). Pure: a
+ * description in, permissions out.
+ *
+ * Wildcards in permissions are whole tokens only, so anything scoped to a name (an agent's token,
+ * a policy's consumers) is spelled out per name.
+ */
+import type { AuthUser } from "./description.js";
+import { inboxPrefixFor } from "./inbox.js";
+import { encodeToken } from "../bus/tokens.js";
+import { OBSERVATIONAL_HOOK_NAMES } from "../catalog/catalog.js";
+import { Subjects } from "../bus/subjects.js";
+
+export interface Permissions {
+  publish: string[];
+  /** A `subject queue` entry allows that subject only in that queue group (nats-server ≥ 2.1.2). */
+  subscribe: string[];
+  /** May answer requests it received (one reply each), without any publish permission for them. */
+  allowResponses: boolean;
+}
+
+const JS = "$JS.API";
+
+/** Reading a KV bucket: its stream info, direct and stream gets, and watches (ordered consumers). */
+function kvRead(bucket: string): string[] {
+  const stream = `KV_${bucket}`;
+  return [
+    `${JS}.STREAM.INFO.${stream}`,
+    `${JS}.STREAM.MSG.GET.${stream}`,
+    `${JS}.DIRECT.GET.${stream}.>`,
+    `${JS}.CONSUMER.CREATE.${stream}.*.$KV.${bucket}.>`,
+    `${JS}.CONSUMER.DELETE.${stream}.*`,
+    `$JS.FC.${stream}.>`,
+  ];
+}
+
+/** Writing a KV bucket (and creating it when missing). */
+function kvWrite(bucket: string, keys = ">"): string[] {
+  return [...kvRead(bucket), `${JS}.STREAM.CREATE.KV_${bucket}`, `$KV.${bucket}.${keys}`];
+}
+
+/** Reading a whole stream: info, gets, and ephemeral or ordered consumers (audit, verify, replay). */
+function streamRead(stream: string): string[] {
+  return [
+    `${JS}.STREAM.INFO.${stream}`,
+    `${JS}.STREAM.MSG.GET.${stream}`,
+    `${JS}.DIRECT.GET.${stream}`,
+    `${JS}.DIRECT.GET.${stream}.>`,
+    `${JS}.CONSUMER.CREATE.${stream}.>`,
+    `${JS}.CONSUMER.INFO.${stream}.*`,
+    `${JS}.CONSUMER.DELETE.${stream}.*`,
+    `${JS}.CONSUMER.MSG.NEXT.${stream}.*`,
+    `$JS.FC.${stream}.>`,
+    `$JS.ACK.${stream}.>`,
+  ];
+}
+
+/** What every role does on connect: `jetstreamManager()` checks the account with `$JS.API.INFO`. */
+const COMMON = [`${JS}.INFO`];
+
+export function permissionsFor(namespace: string, user: AuthUser): Permissions {
+  const s = new Subjects(namespace);
+  const ns = namespace;
+  const inbox = `${inboxPrefixFor(namespace, user.role, user.name)}.>`;
+  const log = s.logStream;
+  const blobs = s.blobStream;
+  const seals = `${ns.toUpperCase()}_SEALS`;
+  const discover = [`${ns}.discover`, `${ns}.discover.*`];
+  switch (user.role) {
+    case "agent": {
+      const token = encodeToken(user.name);
+      return {
+        publish: [
+          ...COMMON,
+          `${ns}.call.${token}.*`,
+          `${ns}.observe.${token}.*`,
+          // Its own large bodies only, read by subject (never by sequence, which names no owner).
+          `${JS}.DIRECT.GET.${blobs}.${ns}.blob.${token}.>`,
+          // The registry, read-only, for the fast path and redaction rules.
+          ...kvRead(s.registryBucket),
+        ],
+        subscribe: [inbox],
+        allowResponses: false,
+      };
+    }
+    case "worker": {
+      const policy = user.name;
+      // One durable per observed hook (src/worker/observer.ts), filtered to observations.
+      const observers = OBSERVATIONAL_HOOK_NAMES.flatMap((hook) => {
+        const durable = `${ns.replace(/\./g, "_")}_${policy}_${hook}`;
+        return [
+          `${JS}.CONSUMER.CREATE.${log}.${durable}.${ns}.audit.*.*.${hook}.observed`,
+          `${JS}.CONSUMER.INFO.${log}.${durable}`,
+          `${JS}.CONSUMER.MSG.NEXT.${log}.${durable}`,
+          `$JS.ACK.${log}.${durable}.>`,
+        ];
+      });
+      return {
+        publish: [
+          ...COMMON,
+          // Session state: written only under this policy's keys.
+          `${JS}.STREAM.INFO.KV_${s.stateBucket}`,
+          `${JS}.STREAM.CREATE.KV_${s.stateBucket}`,
+          `${JS}.STREAM.MSG.GET.KV_${s.stateBucket}`,
+          `${JS}.DIRECT.GET.KV_${s.stateBucket}.$KV.${s.stateBucket}.${policy}.>`,
+          `$KV.${s.stateBucket}.${policy}.>`,
+          // Large policy requests arrive as blob references (any agent's: the policy sees all calls).
+          `${JS}.STREAM.MSG.GET.${blobs}`,
+          `${JS}.DIRECT.GET.${blobs}.>`,
+          ...observers,
+        ],
+        subscribe: [`${ns}.policy.${policy}.* ${s.policyQueue(policy)}`, inbox, ...discover],
+        allowResponses: true,
+      };
+    }
+    case "coordinator":
+      return {
+        publish: [
+          ...COMMON,
+          `${ns}.policy.*.*`,
+          `${ns}.audit.>`,
+          `${ns}.blob.>`,
+          `${JS}.STREAM.INFO.${log}`,
+          `${JS}.STREAM.CREATE.${log}`,
+          `${JS}.STREAM.MSG.GET.${log}`,
+          `${JS}.DIRECT.GET.${log}.>`,
+          `${JS}.STREAM.INFO.${blobs}`,
+          `${JS}.STREAM.CREATE.${blobs}`,
+          `${JS}.STREAM.MSG.GET.${blobs}`,
+          `${JS}.DIRECT.GET.${blobs}.>`,
+          ...kvRead(s.registryBucket),
+          // The per-session hash chain, until the sealer takes it off the decision path.
+          ...kvWrite(`${ns}_chain`),
+        ],
+        subscribe: [
+          `${ns}.call.*.* ${s.coordinatorQueue}`,
+          `${ns}.observe.*.* ${s.coordinatorQueue}`,
+          inbox,
+          ...discover,
+        ],
+        allowResponses: true,
+      };
+    case "operator":
+      return {
+        publish: [...COMMON, ...kvWrite(s.registryBucket), ...discover],
+        subscribe: [inbox],
+        allowResponses: false,
+      };
+    case "auditor":
+      return {
+        publish: [
+          ...COMMON,
+          ...streamRead(log),
+          ...streamRead(blobs),
+          ...streamRead(seals),
+          ...kvRead(`${ns}_chain`),
+          ...kvRead(`${ns}_seal_heads`),
+          ...kvRead(s.registryBucket),
+        ],
+        subscribe: [inbox],
+        allowResponses: false,
+      };
+    case "sealer":
+      return {
+        publish: [
+          ...COMMON,
+          ...streamRead(log),
+          ...streamRead(seals),
+          `${JS}.STREAM.CREATE.${seals}`,
+          `${ns}.seals`,
+          ...kvWrite(`${ns}_seal_heads`),
+          ...kvWrite(`${ns}_sealer`),
+          ...kvWrite(`${ns}_chain`),
+        ],
+        subscribe: [inbox],
+        allowResponses: false,
+      };
+    case "indexer":
+      return {
+        publish: [...COMMON, ...streamRead(log), ...streamRead(blobs), ...discover],
+        subscribe: [inbox],
+        allowResponses: false,
+      };
+  }
+}
