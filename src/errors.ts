@@ -34,6 +34,10 @@ export const ErrorCodes = {
   HOOKBUS_INVALID_ARGUMENT:
     "An SDK method got an argument it cannot use (a malformed call or event id, a bad timeout, the wrong kind of hook).",
   HOOKBUS_INTERNAL: "An unexpected error inside hookbus; the message says where.",
+  HOOKBUS_SEAL_KEY_INVALID: "A sealer key (nkey seed or public key) is missing or malformed.",
+  HOOKBUS_SEAL_CONFLICT:
+    "Another sealer appended to the seal stream (or holds the lease): this sealer stood down.",
+  HOOKBUS_ANCHOR_INVALID: "An anchor file cannot be read, is malformed or its signature is wrong.",
 } as const;
 
 export type ErrorCode = keyof typeof ErrorCodes;

@@ -28,7 +28,6 @@ import { HookbusError } from "../errors.js";
 import { HookbusBlockedError } from "./blocked.js";
 import { beforeDeadline } from "./deadline.js";
 import { AfterLlmCallGate, type GateVerdict, type RunRef } from "./gate.js";
-import { ChainKeeper } from "../log/chain.js";
 import { redactionKeyFromEnv } from "../log/redaction.js";
 import { ObservationPublisher, type ObserveResult } from "./observer.js";
 import { checkId, checkTimeout, DEFAULT_AGENT_TIMEOUT_MS } from "./options.js";
@@ -96,15 +95,8 @@ export class HookbusClient {
     const watched = await WatchedRegistryView.start(options.nc, bus.subjects, logger);
     const registry: RegistryView =
       options.fastPath === false ? { ...ALWAYS_ROUND_TRIP, stop: () => watched.stop() } : watched;
-    let chain: ChainKeeper;
-    try {
-      chain = await ChainKeeper.open(options.nc, bus.subjects, { logger });
-    } catch (error) {
-      await watched.stop();
-      throw error;
-    }
+    // Agents never write the chain: the sealer seals observations like every record.
     const observer = new ObservationPublisher(bus, {
-      chain,
       redaction: () => watched.redactionRules(),
       redactionKey: options.redactionKey ?? redactionKeyFromEnv(),
     });

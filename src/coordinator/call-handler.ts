@@ -17,7 +17,6 @@ import { isHookName, type HookEvent, type ModifyingHookName } from "../catalog/c
 import { assertModifyingHook, parseContext, parseEvent } from "../catalog/validate.js";
 import { HookbusError, isHookbusError } from "../errors.js";
 import type { DecisionRecord, ErrorRecord, RecordedOutcome } from "../log/record.js";
-import { sameLink } from "../log/chain.js";
 import { redactRecord } from "../log/redaction.js";
 import { mergeOutcomes, type MergeResult } from "../merge/merge.js";
 import type { PolicyOutcomeInput } from "../merge/outcome.js";
@@ -155,7 +154,7 @@ export class CallHandler {
     let decision = result.decision;
     let registryRevision = snapshot.revision;
     const stored = appended.stored;
-    if (stored !== undefined && !sameLink(stored, appended.record) && stored.kind === "decision") {
+    if (stored !== undefined && stored.kind === "decision") {
       // The agent retried a call the log already holds: answer what was recorded, not a new
       // decision, unless redaction changed the recorded decision (then the fresh one is the
       // only unredacted answer there is).

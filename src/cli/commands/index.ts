@@ -4,6 +4,7 @@ import { auditCommand } from "./audit.js";
 import { coordinatorCommand } from "./coordinator.js";
 import { registryCommand } from "./registry.js";
 import { replayCommand } from "./replay.js";
+import { sealerCommand } from "./sealer.js";
 import { workerCommand } from "./worker.js";
 
 export const commands: Record<string, Command> = {
@@ -12,4 +13,5 @@ export const commands: Record<string, Command> = {
   worker: workerCommand,
   audit: auditCommand,
   replay: replayCommand,
+  sealer: sealerCommand,
 };
