@@ -289,7 +289,7 @@ export async function startSealer(options: SealerOptions): Promise<Sealer> {
     if (failure !== undefined) {
       throw failure instanceof Error
         ? failure
-        : new HookbusError("HOOKBUS_INTERNAL", `sealer: ${String(failure)}`);
+        : new HookbusError("HOOKBUS_INTERNAL", "sealer failed", {}, failure);
     }
   }
 
