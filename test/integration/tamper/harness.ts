@@ -5,17 +5,20 @@
  * pipeline (coordinator, policy workers, agent SDK, observations).
  */
 import { connect } from "@nats-io/transport-node";
-import { expect } from "vitest";
 import { logStreamConfig } from "../../../src/bus/streams.js";
 import { main } from "../../../src/cli/main.js";
 import type { Output } from "../../../src/cli/output.js";
 import {
   Subjects,
+  createSealKey,
   definePolicy,
-  recordHash,
+  readSealLag,
+  sealKeyFromSeed,
+  startSealer,
   type Bus,
-  type ChainLink,
+  type Sealer,
 } from "../../../src/index.js";
+import { until } from "../../support/wait.js";
 import { startPipeline, type Pipeline, uniqueNamespace } from "../pipeline/harness.js";
 
 export interface Run {
@@ -57,7 +60,9 @@ export interface RawEntry {
   seq: number;
   subject: string;
   /** The stored record as decoded JSON (not validated). */
-  raw: Record<string, unknown> & { chain?: ChainLink };
+  raw: Record<string, unknown>;
+  /** The stored bytes and headers (to re-publish a record as it was). */
+  data: Uint8Array;
 }
 
 /** Every stored message of one session, in stream order. */
@@ -80,24 +85,36 @@ export async function sessionMessages(
       data: msg.data,
       headers: msg.header,
     })) as RawEntry["raw"];
-    out.push({ seq: msg.seq, subject: msg.subject, raw });
+    out.push({ seq: msg.seq, subject: msg.subject, raw, data: msg.data });
   }
   return out;
 }
 
-/** The session's records sorted by chain index; asserts they form one chain 1..n, no fork. */
-export function expectOneChain(entries: RawEntry[]): RawEntry[] {
-  const sorted = [...entries].sort((a, b) => a.raw.chain!.index - b.raw.chain!.index);
-  sorted.forEach((entry, i) => {
-    const chain = entry.raw.chain;
-    expect(chain, `seq ${entry.seq} has a chain link`).toBeDefined();
-    expect(chain!.index, `seq ${entry.seq}`).toBe(i + 1);
-    expect(chain!.prev, `seq ${entry.seq} links to the previous record`).toBe(
-      i === 0 ? null : sorted[i - 1]!.raw.chain!.hash,
-    );
-    expect(recordHash(entry.raw), `seq ${entry.seq} hash`).toBe(chain!.hash);
+/** One sealer key pair per test file: the seed stays in the test (the "operator"). */
+export const sealKey = (() => {
+  const { seed, publicKey } = createSealKey();
+  return { seed, publicKey, pair: sealKeyFromSeed(seed) };
+})();
+
+/** A sealer on the namespace, signing with `sealKey`, sealing in small, quick batches. */
+export function sealerFor(
+  bus: Bus,
+  options: { id?: string; leaseTtlMs?: number } = {},
+): Promise<Sealer> {
+  return startSealer({
+    nc: bus.nc,
+    namespace: bus.subjects.namespace,
+    key: sealKey.pair,
+    maxBatch: 4,
+    maxDelayMs: 20,
+    ...options,
   });
-  return sorted;
+}
+
+/** Until every record the log holds now is sealed. */
+export async function sealedUpToNow(bus: Bus, timeoutMs = 10_000): Promise<void> {
+  const last = (await bus.jsm.streams.info(bus.subjects.logStream)).state.last_seq;
+  await until(async () => (await readSealLag(bus)).sealedSeq >= last, timeoutMs, "log sealed");
 }
 
 /** Publish a (forged) record to a log subject, bypassing hookbus; returns its sequence. */
