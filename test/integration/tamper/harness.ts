@@ -198,3 +198,32 @@ export async function sessionPipeline(
   );
   return { p, entries: await sessionMessages(p.bus, AGENT, SESSION) };
 }
+
+export interface StoredMessage {
+  subject: string;
+  data: Uint8Array;
+  headers?: import("@nats-io/transport-node").MsgHdrs;
+}
+
+/**
+ * What an attacker with the server's files can do: rewrite a stream's history. Every message is
+ * read, the stream deleted and created again (editable), and `transform`'s messages published in
+ * order; sequences stay where they were as long as `transform` keeps the count before a change.
+ */
+export async function rewriteStream(
+  bus: Bus,
+  stream: string,
+  transform: (messages: StoredMessage[]) => StoredMessage[],
+): Promise<void> {
+  const info = await bus.jsm.streams.info(stream);
+  const messages: StoredMessage[] = [];
+  for (let seq = info.state.first_seq; seq <= info.state.last_seq && seq > 0; seq++) {
+    const msg = await bus.jsm.streams.getMessage(stream, { seq }).catch(() => null);
+    if (msg !== null) messages.push({ subject: msg.subject, data: msg.data, headers: msg.header });
+  }
+  await bus.jsm.streams.delete(stream);
+  await bus.jsm.streams.add({ ...info.config, deny_delete: false, deny_purge: false });
+  for (const m of transform(messages)) {
+    await bus.js.publish(m.subject, m.data, m.headers === undefined ? {} : { headers: m.headers });
+  }
+}
