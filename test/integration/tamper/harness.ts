@@ -4,7 +4,7 @@
  * stored messages raw, running the CLI as a user does, and building a session through the real
  * pipeline (coordinator, policy workers, agent SDK, observations).
  */
-import { connect } from "@nats-io/transport-node";
+import { connect, type MsgHdrs } from "@nats-io/transport-node";
 import { logStreamConfig } from "../../../src/bus/streams.js";
 import { main } from "../../../src/cli/main.js";
 import type { Output } from "../../../src/cli/output.js";
@@ -202,7 +202,7 @@ export async function sessionPipeline(
 export interface StoredMessage {
   subject: string;
   data: Uint8Array;
-  headers?: import("@nats-io/transport-node").MsgHdrs;
+  headers?: MsgHdrs;
 }
 
 /**
