@@ -87,6 +87,9 @@ interface SealState {
   streamSeq: number;
 }
 
+/** Silence after which an idle consumer is checked against the log (see checkStalled). */
+const STALL_MS = 2000;
+
 const DEFAULTS = { maxBatch: 500, maxDelayMs: 100, leaseTtlMs: 5000, maxCachedSessions: 100_000 };
 
 export async function startSealer(options: SealerOptions): Promise<Sealer> {
@@ -249,6 +252,7 @@ export async function startSealer(options: SealerOptions): Promise<Sealer> {
       messages.stop();
     };
     stopCurrent = () => messages.stop();
+    let lastDelivery = Date.now();
     const renew = setInterval(() => {
       lease.acquire().then(
         (held) => {
@@ -256,7 +260,23 @@ export async function startSealer(options: SealerOptions): Promise<Sealer> {
         },
         (error: unknown) => logger.warn({ err: error }, "lease renewal failed"),
       );
+      if (buffer.length === 0 && Date.now() - lastDelivery > STALL_MS) void checkStalled();
     }, settings.leaseTtlMs / 4);
+    // An ordered consumer may stay silent after a server restart lost it: if the log has moved
+    // on while nothing arrives, start over from the seal stream.
+    const checkStalled = async () => {
+      const last = await bus.jsm.streams
+        .info(bus.subjects.logStream)
+        .then((i) => i.state.last_seq)
+        .catch(() => 0);
+      if (state !== undefined && last >= state.nextSeq && Date.now() - lastDelivery > STALL_MS) {
+        logger.warn(
+          { nextSeq: state.nextSeq, logLastSeq: last },
+          "log consumer stalled, restarting",
+        );
+        fail(new HookbusError("HOOKBUS_LOG_UNAVAILABLE", "the sealer's log consumer stalled"));
+      }
+    };
     let timer: NodeJS.Timeout | undefined;
     const flushSoon = () => {
       clearTimeout(timer);
@@ -274,6 +294,7 @@ export async function startSealer(options: SealerOptions): Promise<Sealer> {
           storedAt: Math.floor(msg.info.timestampNanos / 1e6),
         });
         lastPending = msg.info.pending;
+        lastDelivery = Date.now();
         if (buffer.length >= settings.maxBatch) await flushSoon();
         else timer ??= setTimeout(() => void flushSoon(), settings.maxDelayMs);
       }
