@@ -55,6 +55,10 @@ export const ErrorCodes = {
   HOOKBUS_BAD_RECORD: "A log record could not be decoded or does not match the record schema.",
   HOOKBUS_INVALID_AUTH:
     "An auth description (`hookbus auth`) is invalid, or its key files cannot be read or written.",
+  HOOKBUS_SEAL_KEY_INVALID: "A sealer key (nkey seed or public key) is missing or malformed.",
+  HOOKBUS_SEAL_CONFLICT:
+    "Another sealer appended to the seal stream (or holds the lease): this sealer stood down.",
+  HOOKBUS_ANCHOR_INVALID: "An anchor file cannot be read, is malformed or its signature is wrong.",
 } as const;
 
 export type ErrorCode = keyof typeof ErrorCodes;

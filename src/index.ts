@@ -136,21 +136,27 @@ export {
   formatVerifyReport,
   type VerifyOptions,
   type VerifyReport,
-  type VerifyProblem,
-  type SessionVerification,
-  type ProblemKind,
-  type ProblemReason,
+  type VerifyFinding,
+  type FindingKind,
 } from "./audit/verify.js";
+export { makeAnchor, readAnchor, AnchorStatement, type AnchorFile } from "./audit/anchor.js";
 export {
-  canonicalize,
-  recordHash,
-  linkRecord,
-  chainKey,
-  chainBucketName,
-  ChainKeeper,
-  type ChainHead,
-  type VoidedPosition,
-} from "./log/chain.js";
+  startSealer,
+  readSealLag,
+  createSealKey,
+  parsePublicKeys,
+  sealKeyFromFile,
+  sealKeyFromSeed,
+  SealBatch,
+  sealStreamName,
+  chainHash,
+  type Sealer,
+  type SealerOptions,
+  type SealLag,
+  type StreamSealLag,
+  type SealKeyPair,
+} from "./sealer/index.js";
+export { canonicalize } from "./log/chain.js";
 export {
   redactRecord,
   hashValue,

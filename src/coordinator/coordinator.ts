@@ -8,7 +8,6 @@ import { Bus, type BusOptions } from "../bus/bus.js";
 import { ensureLogStreams, type LogSettings } from "../bus/streams.js";
 import { isHookbusError } from "../errors.js";
 import { AgentRateLimiter, resolveLimits, type Limits } from "../limits.js";
-import { ChainKeeper } from "../log/chain.js";
 import type { LateVerdictRecord } from "../log/record.js";
 import { redactionKeyFromEnv, redactRecord } from "../log/redaction.js";
 import { mergeOutcomes } from "../merge/merge.js";
@@ -82,9 +81,8 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
     );
   }, logger);
 
-  // Every record is linked into its session's hash chain before it is written.
-  const chain = await ChainKeeper.open(options.nc, bus.subjects, { logger });
-  const writer = new LogWriter(bus, chain);
+  // No chain work here: the sealer seals the log after the fact (src/sealer/).
+  const writer = new LogWriter(bus);
   const redactionKey = options.redactionKey ?? redactionKeyFromEnv();
   // Calls whose policies may still answer late: what a late record needs to say "would have blocked".
   const lateContext = new Map<string, PendingLate>();

@@ -4,23 +4,21 @@
  * Message ids are deterministic per call, so a retry (ours, or a coordinator handling the agent's
  * retry of the same call) stores one record.
  *
- * Each record first gets its place in its session's hash chain (ChainKeeper: compare-and-set on
- * the session's head in the `<ns>_chain` bucket), then is published; a position whose record
- * turns out to be a duplicate of one the log already holds is recorded as voided.
+ * Nothing else happens on this path: tamper evidence is the sealer's job, after the fact
+ * (src/sealer/, docs/tamper-evidence.md), so a decision pays one publish and no chain work.
  */
 import type { Bus } from "../bus/bus.js";
 import { bodyHeaders, type EncodedBody } from "../bus/codec.js";
 import { Header } from "../bus/headers.js";
 import { HookbusError } from "../errors.js";
 import { sleep } from "../time.js";
-import { chainKeyOfSubject, sameLink, type ChainKeeper } from "../log/chain.js";
 import { LogRecord } from "../log/record.js";
 
 export interface Appended {
   seq: number;
   /** The log already held a record with this message id (at `seq`). */
   duplicate: boolean;
-  /** The record as it was linked and sent (with its chain link when the writer chains). */
+  /** The record as it was sent. */
   record: LogRecord;
   /**
    * For a duplicate: the record the log holds at `seq`. It is `record` itself when an earlier
@@ -30,11 +28,7 @@ export interface Appended {
 }
 
 export class LogWriter {
-  /** `chain` undefined: records are written without a chain link (no tamper evidence). */
-  constructor(
-    private readonly bus: Bus,
-    private readonly chain?: ChainKeeper,
-  ) {}
+  constructor(private readonly bus: Bus) {}
 
   async append(
     subject: string,
@@ -42,15 +36,9 @@ export class LogWriter {
     msgID: string,
     deadline: number,
   ): Promise<Appended> {
-    const key =
-      this.chain === undefined ? undefined : chainKeyOfSubject(this.bus.subjects, subject);
-    const linked: LogRecord =
-      this.chain === undefined || key === undefined
-        ? record
-        : await this.chain.claim(key, record, deadline);
     const extra: Record<string, string> = {};
-    if ("callId" in linked) extra[Header.CallId] = linked.callId;
-    if (linked.callDigest !== undefined) extra[Header.CallDigest] = linked.callDigest;
+    if ("callId" in record) extra[Header.CallId] = record.callId;
+    if (record.callDigest !== undefined) extra[Header.CallDigest] = record.callDigest;
     let encoded: EncodedBody | undefined;
     let attempt = 0;
     let lastError: unknown;
@@ -59,19 +47,14 @@ export class LogWriter {
       if (remaining <= 0 && attempt > 0) break;
       try {
         // Encoding may store blobs (JetStream) for a large record, so it is retried too.
-        encoded ??= await this.bus.codec.encode(linked);
+        encoded ??= await this.bus.codec.encode(record);
         const ack = await this.bus.js.publish(subject, encoded.data, {
           msgID,
           headers: bodyHeaders(encoded, extra),
           timeout: Math.max(250, Math.min(remaining, 5000)),
         });
-        if (!ack.duplicate) return { seq: ack.seq, duplicate: false, record: linked };
-        const stored = await this.read(ack.seq);
-        if (this.chain !== undefined && key !== undefined && !sameLink(stored, linked)) {
-          // Our position holds no record: say why, so verify does not call it a removal.
-          await this.chain.voidPosition(key, linked, ack.seq);
-        }
-        return { seq: ack.seq, duplicate: true, record: linked, stored };
+        if (!ack.duplicate) return { seq: ack.seq, duplicate: false, record };
+        return { seq: ack.seq, duplicate: true, record, stored: await this.read(ack.seq) };
       } catch (error) {
         if (error instanceof HookbusError && error.code === "HOOKBUS_PAYLOAD_TOO_LARGE")
           throw error;

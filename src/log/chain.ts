@@ -1,7 +1,14 @@
 /**
- * Tamper evidence: every record links to the previous record of its session (agent + session
- * key) by hash, so an altered, removed or inserted record breaks the chain (docs/tamper-evidence.md).
+ * Canonical JSON (used by redaction's hashes), and the per-record chain of hookbus before the
+ * sealer.
  *
+ * LEGACY: tamper evidence is now the sealer's (src/sealer/, docs/tamper-evidence.md); nothing on
+ * the decision path links records any more, and records written before it keep their `chain`
+ * field (the record schema still reads it; verify counts such records and seals them like any
+ * other). `ChainKeeper` and its helpers remain only for the agent observer's optional chain
+ * parameter, which no caller sets; delete them once observations go through coordinators.
+ *
+ * What the pre-sealer chain did:
  * - `canonicalize` is the one JSON form that is hashed (sorted keys, no whitespace; RFC 8785 for
  *   the values hookbus writes), and `recordHash` hashes a record with `chain.hash` left out.
  * - The head of each session's chain (its last claimed index and hash) lives in a JetStream KV

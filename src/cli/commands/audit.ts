@@ -16,6 +16,7 @@ import { parseCommand, type Command, type CommonFlags } from "../command.js";
 import { connectNats } from "../connect.js";
 import type { Output } from "../output.js";
 import { auditVerifyCommand } from "./audit-verify.js";
+import { auditAnchorCommand } from "./audit-anchor.js";
 
 const CONNECTION_HELP = `connection: --server URL (env NATS_URL), --creds FILE (env NATS_CREDS),
             --namespace NS (env HOOKBUS_NAMESPACE, default hookbus)`;
@@ -287,6 +288,7 @@ export const auditSubcommands: Record<string, Command> = {
   session: auditSessionCommand,
   tail: auditTailCommand,
   verify: auditVerifyCommand,
+  anchor: auditAnchorCommand,
 };
 
 function auditHelp(): string {

@@ -6,6 +6,7 @@ import { coordinatorCommand } from "./coordinator.js";
 import { registryCommand } from "./registry.js";
 import { replayCommand } from "./replay.js";
 import { statusCommand } from "./status.js";
+import { sealerCommand } from "./sealer.js";
 import { workerCommand } from "./worker.js";
 
 export const commands: Record<string, Command> = {
@@ -16,4 +17,5 @@ export const commands: Record<string, Command> = {
   replay: replayCommand,
   status: statusCommand,
   auth: authCommand,
+  sealer: sealerCommand,
 };

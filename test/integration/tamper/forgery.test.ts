@@ -1,19 +1,32 @@
 /**
- * Forging the log and seeing it detected. The log stream of these tests is editable (created
- * without deny_delete), as it would be for an attacker with access to the server: a record is
- * altered (re-published changed, the original deleted), removed (deleted), or inserted
- * (published beside hookbus). `verifyLog` must name exactly the forged record, and
- * `hookbus audit verify` must exit 1.
+ * Forging the log and seeing it detected. The attacker has write access to the log (its stream
+ * is editable, or rewritten as someone with the server's files could) and to every bucket, but
+ * not the sealer's private key. Each forgery must be named by its sequence, and
+ * `hookbus audit verify --key PUB` must exit 1.
  */
+import { createHash } from "node:crypto";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { headers as natsHeaders } from "@nats-io/transport-node";
 import { describe, expect, it } from "vitest";
-import { linkRecord, recordHash, verifyLog, type LogRecord } from "../../../src/index.js";
+import {
+  SealBatch,
+  chainHash,
+  createSealKey,
+  sealKeyFromSeed,
+  sealStreamName,
+  verifyLog,
+  type VerifyReport,
+} from "../../../src/index.js";
 import { useNatsServer } from "../pipeline/harness.js";
 import {
-  AGENT,
-  SESSION,
-  expectOneChain,
   hookbus,
   publishRaw,
+  rewriteStream,
+  sealKey,
+  sealedUpToNow,
+  sealerFor,
   sessionPipeline,
   type RawEntry,
 } from "./harness.js";
@@ -21,176 +34,309 @@ import {
 const nats = useNatsServer();
 
 /**
- * A clean session of 9 records, its chain sorted by index: odd indexes 1-7 are before_tool_call
- * decisions (5 is a blocked exec), even ones 2-8 after_tool_call observations, 9 the
- * before_response_emit decision.
+ * A clean session of 9 records, all sealed, the sealer stopped (restarted where a test wants the
+ * forgery sealed too): entries 1, 3, 5, 7 are before_tool_call decisions (5 a blocked exec), 2, 4,
+ * 6, 8 after_tool_call observations, 9 the before_response_emit decision.
  */
-async function cleanSession() {
+async function sealedSession() {
   const { p, entries } = await sessionPipeline(nats.url(), { calls: 4 });
-  const chain = expectOneChain(entries);
-  expect(chain).toHaveLength(9);
-  expect((await verifyLog(p.bus, { sessionKey: SESSION, settleMs: 0 })).ok).toBe(true);
-  const at = (index: number): RawEntry => chain[index - 1]!;
-  const verify = async () => {
-    const report = await verifyLog(p.bus, { sessionKey: SESSION, settleMs: 100 });
+  expect(entries).toHaveLength(9);
+  let sealer = await sealerFor(p.bus);
+  await sealedUpToNow(p.bus);
+  await sealer.stop();
+  const at = (n: number): RawEntry => entries[n - 1]!;
+  const verify = async (...extra: string[]) => {
+    const report = await verifyLog(p.bus, { keys: [sealKey.publicKey] });
     const cli = await hookbus(
       nats.url(),
       p.namespace,
       "audit",
       "verify",
-      "--session",
-      SESSION,
-      "--settle-ms",
-      "100",
+      "--key",
+      sealKey.publicKey,
+      ...extra,
     );
     return { report, cli };
   };
-  const stream = p.subjects.logStream;
-  const remove = (entry: RawEntry) => p.bus.jsm.streams.deleteMessage(stream, entry.seq, true);
-  return { p, chain, at, verify, remove };
+  const reseal = async () => {
+    sealer = await sealerFor(p.bus);
+    await sealedUpToNow(p.bus);
+    await sealer.stop();
+  };
+  const remove = (entry: RawEntry) =>
+    p.bus.jsm.streams.deleteMessage(p.subjects.logStream, entry.seq, true);
+  const close = async () => {
+    await sealer.stop();
+    await p.stop();
+  };
+  return { p, at, verify, reseal, remove, close };
 }
 
-/** The problems as the test names them: kind, reason, where. */
-const found = (report: Awaited<ReturnType<typeof verifyLog>>) =>
-  report.problems.map((x) => ({
-    kind: x.kind,
-    reason: x.reason,
-    ...(x.seq === undefined ? {} : { seq: x.seq }),
-    ...(x.index === undefined ? {} : { index: x.index }),
-    ...(x.toIndex === undefined ? {} : { toIndex: x.toIndex }),
+const found = (report: VerifyReport) =>
+  report.findings.map((f) => ({
+    kind: f.kind,
+    reason: f.reason,
+    ...(f.seq === undefined ? {} : { seq: f.seq }),
+    ...(f.batch === undefined ? {} : { batch: f.batch }),
   }));
+const withoutBatch = (report: VerifyReport) => found(report).map(({ batch: _b, ...f }) => f);
+const bytes = (value: unknown) => new TextEncoder().encode(JSON.stringify(value));
 
 describe("an altered record", () => {
-  it("is reported as altered (its content no longer hashes to its chain hash), and only it", async () => {
-    const { p, at, verify, remove } = await cleanSession();
-    const victim = at(3);
-    expect(victim.raw.kind).toBe("decision");
-    // The attacker turns a decision's input into something else and puts it back in place.
-    const altered = {
-      ...victim.raw,
-      event: { ...(victim.raw.event as object), params: { path: "/etc/shadow" } },
-    };
-    const seq = await publishRaw(p.bus, victim.subject, altered);
-    await remove(victim);
-
-    const { report, cli } = await verify();
-    expect(found(report)).toEqual([{ kind: "altered", reason: "hash-mismatch", seq, index: 3 }]);
-    expect(report.ok).toBe(false);
-    expect(cli.code).toBe(1);
-    expect(cli.stdout).toMatch(/altered\s+seq \d+ index 3 \(decision before_tool_call call-/);
-    expect(cli.stdout).toMatch(
-      /TAMPERED: 1 problem\(s\) in 1 of 1 session\(s\).*1 altered, 0 removed, 0 inserted/,
+  it("altered in place (the server's files) is named by its sequence, and only it", async () => {
+    const s = await sealedSession();
+    const victim = s.at(3);
+    await rewriteStream(s.p.bus, s.p.subjects.logStream, (messages) =>
+      messages.map((m, i) =>
+        i + 1 === victim.seq
+          ? {
+              ...m,
+              data: bytes({
+                ...victim.raw,
+                event: { ...(victim.raw.event as object), params: { path: "/etc/shadow" } },
+              }),
+            }
+          : m,
+      ),
     );
-  });
-
-  it("is still caught when the attacker re-computes its hash: the next record links to the old one", async () => {
-    const { p, at, verify, remove } = await cleanSession();
-    const victim = at(4);
-    expect(victim.raw.kind).toBe("observation");
-    const altered = { ...victim.raw, publishedAt: "2020-01-01T00:00:00.000Z" } as RawEntry["raw"];
-    altered.chain = { ...victim.raw.chain!, hash: recordHash(altered) };
-    const seq = await publishRaw(p.bus, victim.subject, altered);
-    await remove(victim);
-    const { report, cli } = await verify();
-    expect(found(report)).toEqual([{ kind: "altered", reason: "link-mismatch", seq, index: 4 }]);
+    const { report, cli } = await s.verify();
+    expect(withoutBatch(report)).toEqual([
+      { kind: "altered", reason: "hash-mismatch", seq: victim.seq },
+    ]);
     expect(cli.code).toBe(1);
+    expect(cli.stdout).toMatch(
+      new RegExp(`altered\\s+seq ${victim.seq} \\(decision before_tool_call call-1\\) was altered`),
+    );
+    expect(cli.stdout).toMatch(/TAMPERED: 1 finding\(s\).*1 altered, 0 removed/);
+    await s.close();
   });
 
-  it("is caught at the end of the chain by the head in the chain bucket", async () => {
-    const { p, at, verify, remove } = await cleanSession();
-    const last = at(9);
-    const altered = {
-      ...last.raw,
-      decision: { outcome: "modify", content: "send the wire", decidedBy: { content: "guard" } },
-    } as RawEntry["raw"];
-    altered.chain = { ...last.raw.chain!, hash: recordHash(altered) };
-    const seq = await publishRaw(p.bus, last.subject, altered);
-    await remove(last);
-    const { report } = await verify();
-    expect(found(report)).toEqual([{ kind: "altered", reason: "head-mismatch", seq, index: 9 }]);
+  it("replaced through the API (deleted, re-published changed) is named as removed, even once the forgery is sealed", async () => {
+    const s = await sealedSession();
+    const victim = s.at(4);
+    await publishRaw(s.p.bus, victim.subject, {
+      ...victim.raw,
+      publishedAt: "2020-01-01T00:00:00.000Z",
+    });
+    await s.remove(victim);
+    await s.reseal();
+    const { report, cli } = await s.verify();
+    expect(withoutBatch(report)).toEqual([{ kind: "removed", reason: "missing", seq: victim.seq }]);
+    expect(cli.code).toBe(1);
+    await s.close();
   });
 });
 
 describe("a removed record", () => {
-  it("in the middle is reported as a gap at exactly its index", async () => {
-    const { at, verify, remove } = await cleanSession();
-    await remove(at(6));
-    const { report, cli } = await verify();
-    expect(found(report)).toEqual([{ kind: "removed", reason: "gap", index: 6, toIndex: 6 }]);
+  it("in the middle is named by its sequence", async () => {
+    const s = await sealedSession();
+    await s.remove(s.at(6));
+    const { report, cli } = await s.verify();
+    expect(withoutBatch(report)).toEqual([
+      { kind: "removed", reason: "missing", seq: s.at(6).seq },
+    ]);
     expect(cli.code).toBe(1);
-    expect(cli.stdout).toMatch(/removed\s+index 6: no record in the log/);
+    expect(cli.stdout).toMatch(
+      new RegExp(`removed\\s+seq ${s.at(6).seq} .* the log no longer holds it`),
+    );
+    await s.close();
   });
 
-  it("at the end (truncation) is reported because the head is ahead of the log", async () => {
-    const { at, verify, remove } = await cleanSession();
-    await remove(at(9));
-    await remove(at(8));
-    const { report, cli } = await verify();
-    expect(found(report)).toEqual([{ kind: "removed", reason: "truncated", index: 8, toIndex: 9 }]);
+  it("at the end (truncation) is named record by record", async () => {
+    const s = await sealedSession();
+    await s.remove(s.at(9));
+    await s.remove(s.at(8));
+    const { report, cli } = await s.verify();
+    expect(withoutBatch(report)).toEqual([
+      { kind: "removed", reason: "missing", seq: s.at(8).seq },
+      { kind: "removed", reason: "missing", seq: s.at(9).seq },
+    ]);
     expect(cli.code).toBe(1);
+    await s.close();
+  });
+});
+
+describe("a re-subjected record", () => {
+  it("a blocked call filed under …allow is named (its subject no longer says what it holds), even sealed", async () => {
+    const s = await sealedSession();
+    const blocked = s.at(5);
+    expect(blocked.subject).toMatch(/\.before_tool_call\.block$/);
+    const allow = blocked.subject.replace(/\.block$/, ".allow");
+    const seq = await publishRaw(s.p.bus, allow, blocked.raw);
+    await s.remove(blocked);
+    await s.reseal();
+    const { report, cli } = await s.verify();
+    expect(withoutBatch(report)).toEqual([
+      { kind: "removed", reason: "missing", seq: blocked.seq },
+      { kind: "re-subjected", reason: "subject-mismatch", seq },
+    ]);
+    expect(cli.stdout).toMatch(/outcome allow in the subject, "block" in the record/);
+    await s.close();
+  });
+
+  it("moved in place (the server's files) is named twice: hash and subject", async () => {
+    const s = await sealedSession();
+    const blocked = s.at(5);
+    await rewriteStream(s.p.bus, s.p.subjects.logStream, (messages) =>
+      messages.map((m, i) =>
+        i + 1 === blocked.seq ? { ...m, subject: m.subject.replace(/\.block$/, ".allow") } : m,
+      ),
+    );
+    const { report } = await s.verify();
+    expect(withoutBatch(report)).toEqual([
+      { kind: "re-subjected", reason: "subject-mismatch", seq: blocked.seq },
+      { kind: "altered", reason: "hash-mismatch", seq: blocked.seq },
+    ]);
+    await s.close();
   });
 });
 
 describe("an inserted record", () => {
-  it("with a valid hash at an index already taken is reported as inserted (duplicate index), and only it", async () => {
-    const { p, at, verify } = await cleanSession();
-    // A forger copies record 7's shape, makes it say something else, and links it after record 6.
-    const model = at(7);
-    const forged = linkRecord(
-      { ...model.raw, callId: "forged-1", coordinator: "evil" } as unknown as LogRecord,
-      7,
-      at(6).raw.chain!.hash,
-    );
-    const seq = await publishRaw(p.bus, model.subject, forged);
-    const { report, cli } = await verify();
-    expect(found(report)).toEqual([{ kind: "inserted", reason: "duplicate-index", seq, index: 7 }]);
+  it("repeating a stored call's id is named, even once sealed", async () => {
+    const s = await sealedSession();
+    const model = s.at(7);
+    const seq = await publishRaw(s.p.bus, model.subject, { ...model.raw, coordinator: "evil" });
+    await s.reseal();
+    const { report, cli } = await s.verify();
+    expect(withoutBatch(report)).toEqual([{ kind: "inserted", reason: "duplicate-id", seq }]);
     expect(cli.code).toBe(1);
-    expect(cli.stdout).toMatch(
-      /inserted\s+seq \d+ index 7 .* takes index 7, which the chain continues through seq/,
-    );
+    await s.close();
   });
 
-  it("without a chain link is reported as inserted (no chain)", async () => {
-    const { p, at, verify } = await cleanSession();
-    const { chain: _chain, ...unchained } = { ...at(2).raw, eventId: "forged-obs" };
-    const seq = await publishRaw(p.bus, at(2).subject, unchained);
-    const { report, cli } = await verify();
-    expect(found(report)).toEqual([{ kind: "inserted", reason: "no-chain", seq }]);
-    expect(cli.code).toBe(1);
-  });
-
-  it("appended after the last record is reported as inserted (beyond the head: nobody claimed it)", async () => {
-    const { p, at, verify } = await cleanSession();
-    const forged = linkRecord(
-      { ...at(9).raw, callId: "forged-2" } as unknown as LogRecord,
-      10,
-      at(9).raw.chain!.hash,
-    );
-    const seq = await publishRaw(p.bus, at(9).subject, forged);
-    const { report, cli } = await verify();
-    expect(found(report)).toEqual([{ kind: "inserted", reason: "beyond-head", seq, index: 10 }]);
-    expect(cli.code).toBe(1);
-  });
-
-  it("in a session of its own (no chain head) is reported as inserted", async () => {
-    const { p, at } = await cleanSession();
-    const subject = p.subjects.audit(AGENT, "made-up", "before_tool_call", "allow");
-    const forged = linkRecord(
+  it("inserted into history (the server's files) is named at its sequence, and nothing before it", async () => {
+    const s = await sealedSession();
+    const model = s.at(4);
+    await rewriteStream(s.p.bus, s.p.subjects.logStream, (messages) => [
+      ...messages.slice(0, model.seq),
       {
-        ...at(1).raw,
-        context: { ...(at(1).raw.context as object), sessionKey: "made-up" },
-      } as unknown as LogRecord,
-      1,
-      null,
-    );
-    const seq = await publishRaw(p.bus, subject, forged);
-    const report = await verifyLog(p.bus, { settleMs: 0 });
-    expect(found(report)).toEqual([{ kind: "inserted", reason: "no-head", seq, index: 1 }]);
-    const cli = await hookbus(nats.url(), p.namespace, "audit", "verify", "--json");
+        subject: model.subject,
+        data: bytes({ ...model.raw, eventId: "forged" }),
+      },
+      ...messages.slice(model.seq),
+    ]);
+    const { report, cli } = await s.verify();
+    expect(report.ok).toBe(false);
+    expect(Math.min(...report.findings.map((f) => f.seq ?? Infinity))).toBe(model.seq + 1);
     expect(cli.code).toBe(1);
-    expect(JSON.parse(cli.stdout)).toMatchObject({
-      ok: false,
-      problems: [{ kind: "inserted", reason: "no-head", sessionKey: "made-up", agentId: AGENT }],
+    await s.close();
+  });
+});
+
+describe("forged seals", () => {
+  it("a record altered in place and its batch re-sealed with another key: the batch is named", async () => {
+    const s = await sealedSession();
+    const victim = s.at(3);
+    const forgedData = bytes({ ...victim.raw, coordinator: "evil" });
+    await rewriteStream(s.p.bus, s.p.subjects.logStream, (messages) =>
+      messages.map((m, i) => (i + 1 === victim.seq ? { ...m, data: forgedData } : m)),
+    );
+    const attacker = sealKeyFromSeed(createSealKey().seed);
+    let forgedIndex = 0;
+    await rewriteStream(s.p.bus, sealStreamName(s.p.subjects), (messages) =>
+      messages.map((m) => {
+        const batch = SealBatch.parse(JSON.parse(new TextDecoder().decode(m.data)));
+        const session = batch.sessions.find((x) => x.records.some(([seq]) => seq === victim.seq));
+        if (session === undefined) return m;
+        forgedIndex = batch.index;
+        let prev = session.prev;
+        session.records = session.records.map(([seq]) => {
+          const data = seq === victim.seq ? forgedData : s.at(seq).data;
+          prev = chainHash(prev, s.at(seq).subject, data);
+          return [seq, prev] as [number, string];
+        });
+        const data = bytes(batch);
+        const headers = natsHeaders();
+        headers.set("Hookbus-Seal-Signature", attacker.sign(data));
+        headers.set("Hookbus-Seal-Key", attacker.publicKey);
+        return { subject: m.subject, data, headers };
+      }),
+    );
+    const { report, cli } = await s.verify();
+    expect(found(report)).toContainEqual({
+      kind: "seal",
+      reason: "untrusted-key",
+      batch: forgedIndex,
     });
+    expect(report.findings.some((f) => f.reason === "seal-chain-break")).toBe(true);
+    expect(cli.code).toBe(1);
+    await s.close();
+  });
+
+  it("an anchor catches a history deleted and recreated, even when an honest sealer re-sealed it", async () => {
+    const s = await sealedSession();
+    const dir = mkdtempSync(join(tmpdir(), "hookbus-anchor-"));
+    const keyFile = join(dir, "sealer.nk");
+    writeFileSync(keyFile, `${sealKey.seed}\n`);
+    const anchorFile = join(dir, "anchor.json");
+    const made = await hookbus(
+      nats.url(),
+      s.p.namespace,
+      "audit",
+      "anchor",
+      "--key-file",
+      keyFile,
+      "--out",
+      anchorFile,
+    );
+    expect(made.code).toBe(0);
+    expect((await s.verify("--anchor", anchorFile)).cli.code).toBe(0);
+
+    // Both streams deleted; the log recreated with a rewritten history; the sealer re-seals it.
+    await s.p.bus.jsm.streams.delete(sealStreamName(s.p.subjects));
+    const victim = s.at(5);
+    await rewriteStream(s.p.bus, s.p.subjects.logStream, (messages) =>
+      messages.map((m, i) =>
+        i + 1 === victim.seq
+          ? { ...m, data: bytes({ ...victim.raw, coordinator: "rewritten" }) }
+          : m,
+      ),
+    );
+    await s.reseal();
+    const plain = await s.verify();
+    expect(plain.report.findings).toEqual([]); // without the anchor, the new history looks whole
+    const anchored = await s.verify("--anchor", anchorFile);
+    expect(anchored.cli.code).toBe(1);
+    expect(anchored.cli.stdout).toMatch(
+      /is not the batch the anchor vouches for|has no batch \d+, which the anchor vouches for/,
+    );
+    await s.close();
+  });
+});
+
+describe("anchor files", () => {
+  it("refuses an anchor whose statement was edited", async () => {
+    const s = await sealedSession();
+    const dir = mkdtempSync(join(tmpdir(), "hookbus-anchor-"));
+    const keyFile = join(dir, "sealer.nk");
+    writeFileSync(keyFile, `${sealKey.seed}\n`);
+    const anchorFile = join(dir, "anchor.json");
+    await hookbus(
+      nats.url(),
+      s.p.namespace,
+      "audit",
+      "anchor",
+      "--key-file",
+      keyFile,
+      "--out",
+      anchorFile,
+    );
+    const { readFileSync } = await import("node:fs");
+    const file = JSON.parse(readFileSync(anchorFile, "utf8")) as { statement: string };
+    const statement = JSON.parse(file.statement) as { hash: string };
+    statement.hash = createHash("sha256").update("other").digest("hex");
+    writeFileSync(anchorFile, JSON.stringify({ ...file, statement: JSON.stringify(statement) }));
+    const cli = await hookbus(
+      nats.url(),
+      s.p.namespace,
+      "audit",
+      "verify",
+      "--key",
+      sealKey.publicKey,
+      "--anchor",
+      anchorFile,
+    );
+    expect(cli.code).not.toBe(0);
+    expect(cli.stderr).toMatch(/HOOKBUS_ANCHOR_INVALID|signature that does not verify/);
+    await s.close();
   });
 });

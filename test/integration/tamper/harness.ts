@@ -4,18 +4,21 @@
  * stored messages raw, running the CLI as a user does, and building a session through the real
  * pipeline (coordinator, policy workers, agent SDK, observations).
  */
-import { connect } from "@nats-io/transport-node";
-import { expect } from "vitest";
+import { connect, type MsgHdrs } from "@nats-io/transport-node";
 import { logStreamConfig } from "../../../src/bus/streams.js";
 import { main } from "../../../src/cli/main.js";
 import type { Output } from "../../../src/cli/output.js";
 import {
   Subjects,
+  createSealKey,
   definePolicy,
-  recordHash,
+  readSealLag,
+  sealKeyFromSeed,
+  startSealer,
   type Bus,
-  type ChainLink,
+  type Sealer,
 } from "../../../src/index.js";
+import { until } from "../../support/wait.js";
 import { startPipeline, type Pipeline, uniqueNamespace } from "../pipeline/harness.js";
 
 export interface Run {
@@ -57,7 +60,9 @@ export interface RawEntry {
   seq: number;
   subject: string;
   /** The stored record as decoded JSON (not validated). */
-  raw: Record<string, unknown> & { chain?: ChainLink };
+  raw: Record<string, unknown>;
+  /** The stored bytes and headers (to re-publish a record as it was). */
+  data: Uint8Array;
 }
 
 /** Every stored message of one session, in stream order. */
@@ -80,24 +85,36 @@ export async function sessionMessages(
       data: msg.data,
       headers: msg.header,
     })) as RawEntry["raw"];
-    out.push({ seq: msg.seq, subject: msg.subject, raw });
+    out.push({ seq: msg.seq, subject: msg.subject, raw, data: msg.data });
   }
   return out;
 }
 
-/** The session's records sorted by chain index; asserts they form one chain 1..n, no fork. */
-export function expectOneChain(entries: RawEntry[]): RawEntry[] {
-  const sorted = [...entries].sort((a, b) => a.raw.chain!.index - b.raw.chain!.index);
-  sorted.forEach((entry, i) => {
-    const chain = entry.raw.chain;
-    expect(chain, `seq ${entry.seq} has a chain link`).toBeDefined();
-    expect(chain!.index, `seq ${entry.seq}`).toBe(i + 1);
-    expect(chain!.prev, `seq ${entry.seq} links to the previous record`).toBe(
-      i === 0 ? null : sorted[i - 1]!.raw.chain!.hash,
-    );
-    expect(recordHash(entry.raw), `seq ${entry.seq} hash`).toBe(chain!.hash);
+/** One sealer key pair per test file: the seed stays in the test (the "operator"). */
+export const sealKey = (() => {
+  const { seed, publicKey } = createSealKey();
+  return { seed, publicKey, pair: sealKeyFromSeed(seed) };
+})();
+
+/** A sealer on the namespace, signing with `sealKey`, sealing in small, quick batches. */
+export function sealerFor(
+  bus: Bus,
+  options: { id?: string; leaseTtlMs?: number } = {},
+): Promise<Sealer> {
+  return startSealer({
+    nc: bus.nc,
+    namespace: bus.subjects.namespace,
+    key: sealKey.pair,
+    maxBatch: 4,
+    maxDelayMs: 20,
+    ...options,
   });
-  return sorted;
+}
+
+/** Until every record the log holds now is sealed. */
+export async function sealedUpToNow(bus: Bus, timeoutMs = 10_000): Promise<void> {
+  const last = (await bus.jsm.streams.info(bus.subjects.logStream)).state.last_seq;
+  await until(async () => (await readSealLag(bus)).sealedSeq >= last, timeoutMs, "log sealed");
 }
 
 /** Publish a (forged) record to a log subject, bypassing hookbus; returns its sequence. */
@@ -180,4 +197,33 @@ export async function sessionPipeline(
     { callId: "emit-1" },
   );
   return { p, entries: await sessionMessages(p.bus, AGENT, SESSION) };
+}
+
+export interface StoredMessage {
+  subject: string;
+  data: Uint8Array;
+  headers?: MsgHdrs;
+}
+
+/**
+ * What an attacker with the server's files can do: rewrite a stream's history. Every message is
+ * read, the stream deleted and created again (editable), and `transform`'s messages published in
+ * order; sequences stay where they were as long as `transform` keeps the count before a change.
+ */
+export async function rewriteStream(
+  bus: Bus,
+  stream: string,
+  transform: (messages: StoredMessage[]) => StoredMessage[],
+): Promise<void> {
+  const info = await bus.jsm.streams.info(stream);
+  const messages: StoredMessage[] = [];
+  for (let seq = info.state.first_seq; seq <= info.state.last_seq && seq > 0; seq++) {
+    const msg = await bus.jsm.streams.getMessage(stream, { seq }).catch(() => null);
+    if (msg !== null) messages.push({ subject: msg.subject, data: msg.data, headers: msg.header });
+  }
+  await bus.jsm.streams.delete(stream);
+  await bus.jsm.streams.add({ ...info.config, deny_delete: false, deny_purge: false });
+  for (const m of transform(messages)) {
+    await bus.js.publish(m.subject, m.data, m.headers === undefined ? {} : { headers: m.headers });
+  }
 }

@@ -1,0 +1,43 @@
+/** `audit verify`'s report for people: one line per finding, then the verdict and what it covers. */
+import type { VerifyReport } from "./verify-analyse.js";
+
+export function formatVerifyReport(
+  report: VerifyReport,
+  options: { verbose?: boolean } = {},
+): string {
+  const lines: string[] = [];
+  for (const f of report.findings) lines.push(`${f.kind.padEnd(12)} ${f.message}`);
+  if (report.findingsOmitted > 0) lines.push(`… and ${report.findingsOmitted} more finding(s)`);
+  const u = report.unsealed;
+  if (u.records > 0) {
+    lines.push(
+      report.batches === 0
+        ? `UNSEALED: no seal batch in namespace ${report.namespace}: the log predates the sealer or no sealer has run (start \`hookbus sealer\`); ${u.records} record(s) not checked against seals`
+        : `unsealed: ${u.records} record(s) from seq ${u.fromSeq} on are newer than the last seal (seq ${report.sealedThrough}); not tampering, not yet sealed`,
+    );
+    if (options.verbose === true) {
+      for (const s of u.sample) lines.push(`  unsealed seq ${s.seq} ${s.subject}`);
+    }
+  }
+  if (report.legacyChained > 0) {
+    lines.push(
+      `note: ${report.legacyChained} record(s) carry per-record chain fields from before the sealer; they are checked against the seals like every record`,
+    );
+  }
+  if (report.signatures === "self-declared" && report.batches > 0) {
+    lines.push(
+      "warning: no trusted key given (--key or HOOKBUS_SEAL_PUBLIC_KEYS): signatures were checked against the key each batch names, which a forger could choose",
+    );
+  }
+  if (report.anchor !== undefined && report.anchor.found) {
+    lines.push(`anchor: batch ${report.anchor.batch} found in the seal stream`);
+  }
+  const count = (kind: string) => report.findings.filter((f) => f.kind === kind).length;
+  const total = report.findings.length + report.findingsOmitted;
+  lines.push(
+    report.ok
+      ? `OK: ${report.records} record(s) of namespace ${report.namespace} read, ${report.sealed} checked against ${report.batches} seal batch(es); none altered, removed, inserted or re-subjected`
+      : `TAMPERED: ${total} finding(s) in namespace ${report.namespace}: ${count("altered")} altered, ${count("removed")} removed, ${count("inserted")} inserted, ${count("re-subjected")} re-subjected, ${count("seal")} about the seals`,
+  );
+  return lines.join("\n");
+}

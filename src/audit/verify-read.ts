@@ -1,0 +1,89 @@
+/**
+ * What `audit verify` reads, as streams with bounded memory: the log's messages (exact bytes, and
+ * the record decoded for the content checks) and the seal stream's batches, each up to where the
+ * stream ended when verification started, so a log being written still verifies to an end.
+ */
+import { DeliverPolicy, type JsMsg } from "@nats-io/jetstream";
+import type { Bus } from "../bus/bus.js";
+import { sealStreamName } from "../sealer/batch.js";
+import { toStoredBatch, type StoredBatch } from "../sealer/seal-stream.js";
+
+export interface LogItem {
+  seq: number;
+  subject: string;
+  /** The message body exactly as stored (what the seal's chain hashes). */
+  data: Uint8Array;
+  /** The decoded record (not validated), or why it could not be decoded. */
+  record?: unknown;
+  unreadable?: string;
+}
+
+/** Where each stream ended when reading started (0: empty or absent). */
+export interface ReadBounds {
+  logLastSeq: number;
+  sealLastSeq: number;
+}
+
+export async function readBounds(bus: Bus): Promise<ReadBounds> {
+  const log = await bus.jsm.streams.info(bus.subjects.logStream);
+  const seals = await bus.jsm.streams.info(sealStreamName(bus.subjects)).catch(() => undefined);
+  return { logLastSeq: log.state.last_seq, sealLastSeq: seals?.state.last_seq ?? 0 };
+}
+
+async function* readStream(
+  bus: Bus,
+  stream: string,
+  filter: string | undefined,
+  lastSeq: number,
+): AsyncGenerator<JsMsg> {
+  if (lastSeq === 0) return;
+  const consumer = await bus.js.consumers.get(stream, {
+    ...(filter === undefined ? {} : { filter_subjects: filter }),
+    deliver_policy: DeliverPolicy.All,
+  });
+  try {
+    if ((await consumer.info(true)).num_pending === 0) return;
+    const messages = await consumer.consume({ max_messages: 256 });
+    try {
+      for await (const msg of messages) {
+        if (msg.seq > lastSeq) return;
+        yield msg;
+        if (msg.info.pending === 0 || msg.seq >= lastSeq) return;
+      }
+    } finally {
+      messages.stop();
+    }
+  } finally {
+    await consumer.delete().catch(() => {});
+  }
+}
+
+/** The log's messages matching `filter` (a subject filter), in stream order, decoded. */
+export async function* readLogItems(
+  bus: Bus,
+  filter: string,
+  lastSeq: number,
+): AsyncGenerator<LogItem> {
+  for await (const msg of readStream(bus, bus.subjects.logStream, filter, lastSeq)) {
+    const item: LogItem = { seq: msg.seq, subject: msg.subject, data: msg.data };
+    try {
+      item.record = await bus.codec.decodeMessage(msg);
+    } catch (error) {
+      item.unreadable = String((error as Error)?.message ?? error);
+    }
+    yield item;
+  }
+}
+
+/** Every seal batch, in order, as stored. */
+export async function* readSealBatches(bus: Bus, lastSeq: number): AsyncGenerator<StoredBatch> {
+  const stream = sealStreamName(bus.subjects);
+  for await (const msg of readStream(bus, stream, undefined, lastSeq)) {
+    yield toStoredBatch(
+      msg.seq,
+      msg.data,
+      msg.headers,
+      new Date(Math.floor(msg.info.timestampNanos / 1e6)),
+    );
+  }
+}

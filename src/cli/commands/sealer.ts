@@ -1,0 +1,98 @@
+/**
+ * `hookbus sealer`: run a sealer until SIGTERM/SIGINT. `hookbus sealer keygen`: make a key pair.
+ */
+import { pino } from "pino";
+import { HookbusError } from "../../errors.js";
+import { createSealKey, sealKeyFromFile, sealKeyFromSeed } from "../../sealer/keys.js";
+import { startSealer } from "../../sealer/sealer.js";
+import { parseCommand, type Command } from "../command.js";
+import { connectNats } from "../connect.js";
+import { onShutdown } from "../shutdown.js";
+
+const HELP = `usage: hookbus sealer [options]
+       hookbus sealer keygen
+
+Reads the log in order and appends signed seal batches to the seal stream <NS>_SEALS
+(docs/tamper-evidence.md). Run several for availability: one holds the lease and seals, the
+others take over when it expires. Runs until SIGTERM/SIGINT, then seals what it read and exits.
+
+options:
+  --key-file FILE     the signing key, an nkey seed (env HOOKBUS_SEAL_KEY_FILE; or the seed
+                      itself in env HOOKBUS_SEAL_SEED). Required.
+  --max-batch N       records per seal batch at most (default 500)
+  --max-delay-ms MS   seal a batch at most MS after its first record was read (default 100)
+  --lease-ms MS       lease duration; a standby takes over after it (default 5000)
+  --id NAME           this sealer's name in batches and logs (default random)
+  --log-level LEVEL   pino level (env LOG_LEVEL, default info)
+
+keygen prints a new seed (give it to the sealer, keep it secret) and its public key (give it to
+verifiers: --key / HOOKBUS_SEAL_PUBLIC_KEYS).`;
+
+function positiveInt(value: string | undefined, name: string): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1 || n > 1_000_000) {
+    throw new HookbusError(
+      "HOOKBUS_INVALID_ARGUMENT",
+      `--${name} must be a whole number from 1 to 1000000, not ${JSON.stringify(value)}`,
+      { argument: name },
+    );
+  }
+  return n;
+}
+
+export const sealerCommand: Command = {
+  summary: "run a sealer: signed seal batches over the log (tamper evidence)",
+  async run(argv, out) {
+    const { values, positionals } = parseCommand(argv, {
+      "key-file": { type: "string" },
+      "max-batch": { type: "string" },
+      "max-delay-ms": { type: "string" },
+      "lease-ms": { type: "string" },
+      id: { type: "string" },
+      "log-level": { type: "string" },
+    });
+    if (values.help === true) {
+      out.print(HELP);
+      return 0;
+    }
+    if (positionals[0] === "keygen" && positionals.length === 1) {
+      const { seed, publicKey } = createSealKey();
+      out.print(`seed: ${seed}\npublic key: ${publicKey}`);
+      return 0;
+    }
+    if (positionals.length > 0) {
+      out.error(HELP);
+      return 2;
+    }
+    const keyFile = values["key-file"] ?? process.env.HOOKBUS_SEAL_KEY_FILE;
+    const seed = process.env.HOOKBUS_SEAL_SEED;
+    if (keyFile === undefined && (seed === undefined || seed === "")) {
+      throw new HookbusError(
+        "HOOKBUS_SEAL_KEY_INVALID",
+        "the sealer needs its signing key: --key-file FILE (or env HOOKBUS_SEAL_KEY_FILE / HOOKBUS_SEAL_SEED); `hookbus sealer keygen` makes one",
+      );
+    }
+    const key = keyFile !== undefined ? sealKeyFromFile(keyFile) : sealKeyFromSeed(seed!);
+    const maxBatch = positiveInt(values["max-batch"], "max-batch");
+    const maxDelayMs = positiveInt(values["max-delay-ms"], "max-delay-ms");
+    const leaseTtlMs = positiveInt(values["lease-ms"], "lease-ms");
+    const logger = pino({ level: values["log-level"] ?? process.env.LOG_LEVEL ?? "info" });
+    const nc = await connectNats({ ...values, name: values.id ?? "hookbus-sealer" });
+    const sealer = await startSealer({
+      nc,
+      key,
+      logger,
+      ...(values.namespace === undefined ? {} : { namespace: values.namespace }),
+      ...(values.id === undefined ? {} : { id: values.id }),
+      ...(maxBatch === undefined ? {} : { maxBatch }),
+      ...(maxDelayMs === undefined ? {} : { maxDelayMs }),
+      ...(leaseTtlMs === undefined ? {} : { leaseTtlMs }),
+    });
+    await onShutdown(logger, async () => {
+      await sealer.stop();
+      await nc.drain();
+    });
+    return 0;
+  },
+};

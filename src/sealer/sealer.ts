@@ -1,0 +1,381 @@
+/**
+ * The sealer process role (`hookbus sealer`): reads the log in stream order and appends signed
+ * seal batches to `<NS>_SEALS`, off the decision path (docs/tamper-evidence.md). Any number may
+ * run; the one holding the lease seals, the others wait to take over when it expires.
+ *
+ * Its cursor is the seal stream itself (the last batch's `toSeq`), not a consumer's ack floor:
+ * the seal stream is fenced by `Nats-Expected-Last-Sequence`, so whoever takes over resumes
+ * exactly after the last batch anyone stored, and a record is never sealed twice or skipped.
+ */
+import { DeliverPolicy, JetStreamApiCodes, JetStreamApiError } from "@nats-io/jetstream";
+import { headers as natsHeaders, nuid, type NatsConnection } from "@nats-io/transport-node";
+import { pino, type Logger } from "pino";
+import { Bus, type BusOptions } from "../bus/bus.js";
+import { HookbusError } from "../errors.js";
+import { sleep } from "../time.js";
+import {
+  SEAL_VERSION,
+  SignatureHeader,
+  SignerHeader,
+  sealStreamName,
+  sealSubject,
+  sessionOfSubject,
+  type SealBatch,
+  type SealedSession,
+} from "./batch.js";
+import { bytesHash, chainHash } from "./hash.js";
+import { SessionHeads, type SessionHead } from "./heads.js";
+import type { SealKeyPair } from "./keys.js";
+import { SealerLease } from "./lease.js";
+import { ensureSealStream, lastBatch } from "./seal-stream.js";
+
+export interface SealerOptions extends BusOptions {
+  nc: NatsConnection;
+  /** The signing key (an nkey seed): `sealKeyFromFile`, `sealKeyFromSeed`. */
+  key: SealKeyPair;
+  id?: string;
+  /** Records per batch at most (default 500). */
+  maxBatch?: number;
+  /** A batch is sealed at the latest this long after its first record was read (default 100). */
+  maxDelayMs?: number;
+  /** How long the lease lasts without renewal (default 5000); standbys take over after it. */
+  leaseTtlMs?: number;
+  /** Session heads kept in memory (the rest are read back from KV). Default 100 000. */
+  maxCachedSessions?: number;
+  /** Replicas of the seal stream and the sealer's buckets when this sealer creates them. */
+  replicas?: number;
+  logger?: Logger;
+}
+
+/** How far the seals are behind the log. */
+export interface SealLag {
+  /** Log records stored but not sealed yet (as last seen by this sealer). */
+  records: number;
+  /** Age of the oldest unsealed record this sealer holds, in seconds (0 when caught up). */
+  seconds: number;
+  /** The last log sequence sealed. */
+  sealedSeq: number;
+  /** Batches this process stored. */
+  batches: number;
+  /** Whether this sealer holds the lease. */
+  active: boolean;
+}
+
+export interface Sealer {
+  readonly id: string;
+  readonly publicKey: string;
+  /** Evidence lag, for metrics and status (a getter: cheap, no I/O). */
+  lag(): SealLag;
+  /** Seal what was read, give the lease up, stop. */
+  stop(): Promise<void>;
+}
+
+interface Pending {
+  seq: number;
+  subject: string;
+  data: Uint8Array;
+  storedAt: number;
+}
+
+interface SealState {
+  /** Index and hash of the last batch (0 / null: none). */
+  index: number;
+  hash: string | null;
+  /** The next log sequence to seal. */
+  nextSeq: number;
+  /** The seal stream's last sequence (the expectation of the next append). */
+  streamSeq: number;
+}
+
+/** Silence after which an idle consumer is checked against the log (see checkStalled). */
+const STALL_MS = 2000;
+
+const DEFAULTS = { maxBatch: 500, maxDelayMs: 100, leaseTtlMs: 5000, maxCachedSessions: 100_000 };
+
+export async function startSealer(options: SealerOptions): Promise<Sealer> {
+  const bus = await Bus.open(options.nc, options);
+  const id = options.id ?? `sealer-${nuid.next().slice(-8)}`;
+  const logger = (options.logger ?? pino({ level: "silent" })).child({ sealer: id });
+  const settings = { ...DEFAULTS, ...stripUndefined(options) };
+  const replicas = options.replicas ?? 1;
+  await ensureSealStream(bus, replicas);
+  const lease = await SealerLease.open(options.nc, bus.subjects, id, settings.leaseTtlMs, replicas);
+  const heads = await SessionHeads.open(
+    options.nc,
+    bus.subjects,
+    settings.maxCachedSessions,
+    replicas,
+  );
+  const subject = sealSubject(bus.subjects);
+  const encoder = new TextEncoder();
+
+  let stopped = false;
+  let active = false;
+  let state: SealState | undefined;
+  const buffer: Pending[] = [];
+  let lastPending = 0;
+  let batches = 0;
+  let stopCurrent: (() => void) | undefined;
+  let wake: (() => void) | undefined;
+
+  async function loadState(): Promise<SealState> {
+    const last = await lastBatch(bus);
+    heads.forget();
+    if (last === undefined) {
+      const info = await bus.jsm.streams.info(bus.subjects.logStream).catch(() => undefined);
+      const streamSeq = await bus.jsm.streams
+        .info(sealStreamName(bus.subjects))
+        .then((i) => i.state.last_seq);
+      return { index: 0, hash: null, nextSeq: Math.max(1, info?.state.first_seq ?? 1), streamSeq };
+    }
+    if (last.batch === undefined) {
+      throw new HookbusError(
+        "HOOKBUS_INTERNAL",
+        `the last seal batch (seal stream seq ${last.streamSeq}) is not a batch: ${last.invalid ?? ""}`,
+      );
+    }
+    // Heads of the last batch may be missing from KV (a crash before they were written).
+    for (const s of last.batch.sessions) {
+      heads.remember(s.session, { hash: s.records.at(-1)![1], count: s.count });
+    }
+    return {
+      index: last.batch.index,
+      hash: last.hash,
+      nextSeq: last.batch.toSeq + 1,
+      streamSeq: last.streamSeq,
+    };
+  }
+
+  async function build(
+    items: Pending[],
+    from: SealState,
+  ): Promise<{ batch: SealBatch; heads: Map<string, SessionHead> }> {
+    const sessions = new Map<string, SealedSession>();
+    for (const item of items) {
+      const key = sessionOfSubject(bus.subjects.namespace, item.subject);
+      let s = sessions.get(key);
+      if (s === undefined) {
+        const head = await heads.get(key);
+        s = { session: key, prev: head?.hash ?? null, count: head?.count ?? 0, records: [] };
+        sessions.set(key, s);
+      }
+      const prev = s.records.at(-1)?.[1] ?? s.prev;
+      s.records.push([item.seq, chainHash(prev, item.subject, item.data)]);
+      s.count++;
+    }
+    const last = items.at(-1)!;
+    const batch: SealBatch = {
+      v: SEAL_VERSION,
+      namespace: bus.subjects.namespace,
+      index: from.index + 1,
+      fromSeq: from.nextSeq,
+      toSeq: last.seq,
+      prev: from.hash,
+      sessions: [...sessions.values()],
+      loggedAt: new Date(last.storedAt).toISOString(),
+      sealedAt: new Date().toISOString(),
+      sealer: id,
+    };
+    const newHeads = new Map(
+      batch.sessions.map((s) => [s.session, { hash: s.records.at(-1)![1], count: s.count }]),
+    );
+    return { batch, heads: newHeads };
+  }
+
+  /** Append a batch, fenced on the seal stream's last sequence; retried until stored or refused. */
+  async function append(data: Uint8Array, from: SealState): Promise<number> {
+    const hdrs = natsHeaders();
+    hdrs.set(SignatureHeader, options.key.sign(data));
+    hdrs.set(SignerHeader, options.key.publicKey);
+    const hash = bytesHash(data);
+    for (let attempt = 0; ; attempt++) {
+      if (!lease.held()) {
+        throw new HookbusError("HOOKBUS_SEAL_CONFLICT", "the sealer lease was lost");
+      }
+      try {
+        const ack = await bus.js.publish(subject, data, {
+          headers: hdrs,
+          expect: { lastSequence: from.streamSeq },
+          timeout: 5000,
+        });
+        return ack.seq;
+      } catch (error) {
+        // Did an earlier attempt get through (its answer lost), or did someone else append?
+        const last = await lastBatch(bus).catch(() => undefined);
+        if (last !== undefined && last.hash === hash) return last.streamSeq;
+        if (last !== undefined && last.streamSeq !== from.streamSeq) {
+          throw new HookbusError(
+            "HOOKBUS_SEAL_CONFLICT",
+            `another sealer appended seal batch ${last.batch?.index ?? "?"}: standing down`,
+            { streamSeq: last.streamSeq },
+            error,
+          );
+        }
+        if (isWrongLastSequence(error)) {
+          throw new HookbusError("HOOKBUS_SEAL_CONFLICT", "the seal stream moved", {}, error);
+        }
+        logger.warn({ err: error, attempt }, "seal append failed, retrying");
+        await sleep(Math.min(50 * 2 ** attempt, 1000));
+      }
+    }
+  }
+
+  let flushing: Promise<void> = Promise.resolve();
+  /** Seal what is buffered (up to maxBatch); flushes never overlap. */
+  function flush(): Promise<void> {
+    flushing = flushing.then(async () => {
+      if (state === undefined || buffer.length === 0) return;
+      const items = buffer.slice(0, settings.maxBatch);
+      const { batch, heads: newHeads } = await build(items, state);
+      const data = encoder.encode(JSON.stringify(batch));
+      const streamSeq = await append(data, state);
+      buffer.splice(0, items.length);
+      state = { index: batch.index, hash: bytesHash(data), nextSeq: batch.toSeq + 1, streamSeq };
+      batches++;
+      for (const [session, head] of newHeads) heads.remember(session, head);
+      await heads.persist(newHeads);
+    });
+    return flushing;
+  }
+
+  async function sealWhileActive(): Promise<void> {
+    state = await loadState();
+    buffer.length = 0;
+    const consumer = await bus.js.consumers.get(bus.subjects.logStream, {
+      deliver_policy: DeliverPolicy.StartSequence,
+      opt_start_seq: state.nextSeq,
+    });
+    const messages = await consumer.consume({ max_messages: settings.maxBatch * 2 });
+    let failure: unknown;
+    const fail = (error: unknown) => {
+      failure ??= error;
+      messages.stop();
+    };
+    stopCurrent = () => messages.stop();
+    let lastDelivery = Date.now();
+    const renew = setInterval(() => {
+      lease.acquire().then(
+        (held) => {
+          if (!held) fail(new HookbusError("HOOKBUS_SEAL_CONFLICT", "lost the sealer lease"));
+        },
+        (error: unknown) => logger.warn({ err: error }, "lease renewal failed"),
+      );
+      if (buffer.length === 0 && Date.now() - lastDelivery > STALL_MS) void checkStalled();
+    }, settings.leaseTtlMs / 4);
+    // An ordered consumer may stay silent after a server restart lost it: if the log has moved
+    // on while nothing arrives, start over from the seal stream.
+    const checkStalled = async () => {
+      const last = await bus.jsm.streams
+        .info(bus.subjects.logStream)
+        .then((i) => i.state.last_seq)
+        .catch(() => 0);
+      if (state !== undefined && last >= state.nextSeq && Date.now() - lastDelivery > STALL_MS) {
+        logger.warn(
+          { nextSeq: state.nextSeq, logLastSeq: last },
+          "log consumer stalled, restarting",
+        );
+        fail(new HookbusError("HOOKBUS_LOG_UNAVAILABLE", "the sealer's log consumer stalled"));
+      }
+    };
+    let timer: NodeJS.Timeout | undefined;
+    const flushSoon = () => {
+      clearTimeout(timer);
+      timer = undefined;
+      return flush().catch(fail);
+    };
+    try {
+      for await (const msg of messages) {
+        if (failure !== undefined || stopped) break;
+        if (msg.seq < state.nextSeq) continue;
+        buffer.push({
+          seq: msg.seq,
+          subject: msg.subject,
+          data: msg.data,
+          storedAt: Math.floor(msg.info.timestampNanos / 1e6),
+        });
+        lastPending = msg.info.pending;
+        lastDelivery = Date.now();
+        if (buffer.length >= settings.maxBatch) await flushSoon();
+        else timer ??= setTimeout(() => void flushSoon(), settings.maxDelayMs);
+      }
+      clearTimeout(timer);
+      if (failure === undefined) await flush().catch(fail);
+    } finally {
+      clearTimeout(timer);
+      clearInterval(renew);
+      messages.stop();
+      await consumer.delete().catch(() => {});
+      stopCurrent = undefined;
+    }
+    if (failure !== undefined) {
+      throw failure instanceof Error
+        ? failure
+        : new HookbusError("HOOKBUS_INTERNAL", "sealer failed", {}, failure);
+    }
+  }
+
+  const running = (async () => {
+    for (let attempt = 0; !stopped;) {
+      try {
+        active = await lease.acquire();
+        if (!active) {
+          await new Promise<void>((resolve) => {
+            wake = resolve;
+            setTimeout(resolve, settings.leaseTtlMs / 4).unref();
+          });
+          continue;
+        }
+        logger.info("sealer active");
+        await sealWhileActive();
+        attempt = 0;
+      } catch (error) {
+        active = false;
+        heads.forget();
+        const conflict = error instanceof HookbusError && error.code === "HOOKBUS_SEAL_CONFLICT";
+        logger[conflict ? "info" : "error"]({ err: error }, "sealer standing by");
+        await sleep(conflict ? settings.leaseTtlMs / 4 : Math.min(100 * 2 ** attempt++, 5000));
+      }
+    }
+  })();
+  logger.info({ publicKey: options.key.publicKey }, "sealer started");
+
+  let stopping: Promise<void> | undefined;
+  return {
+    id,
+    publicKey: options.key.publicKey,
+    lag() {
+      const oldest = buffer[0];
+      return {
+        records: buffer.length + lastPending,
+        seconds: oldest === undefined ? 0 : Math.max(0, (Date.now() - oldest.storedAt) / 1000),
+        sealedSeq: state === undefined ? 0 : state.nextSeq - 1,
+        batches,
+        active: active && lease.held(),
+      };
+    },
+    stop() {
+      stopping ??= (async () => {
+        stopped = true;
+        wake?.();
+        stopCurrent?.();
+        await running;
+        await lease.release();
+        active = false;
+        logger.info("sealer stopped");
+      })();
+      return stopping;
+    },
+  };
+}
+
+function isWrongLastSequence(error: unknown): boolean {
+  return (
+    error instanceof JetStreamApiError &&
+    (error.code === JetStreamApiCodes.StreamWrongLastSequence ||
+      error.code === JetStreamApiCodes.StreamWrongLastSequenceUnknown)
+  );
+}
+
+function stripUndefined<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
+}

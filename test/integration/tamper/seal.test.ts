@@ -1,0 +1,117 @@
+/**
+ * The sealer on a real server: it seals every record of a session in signed, linked batches;
+ * a clean log verifies (library and CLI, exit 0); records past the last seal are reported as
+ * unsealed, not as tampering; and a standby sealer takes over without forking the seal stream.
+ */
+import { describe, expect, it } from "vitest";
+import { readSealLag, sealStreamName, verifyLog, SealBatch } from "../../../src/index.js";
+import { useNatsServer } from "../pipeline/harness.js";
+import {
+  hookbus,
+  run,
+  sealKey,
+  sealedUpToNow,
+  sealerFor,
+  sessionPipeline,
+  SESSION,
+} from "./harness.js";
+
+const nats = useNatsServer();
+
+describe("the sealer", () => {
+  it("seals every record in signed batches; verify is clean and the CLI exits 0", async () => {
+    const { p, entries } = await sessionPipeline(nats.url(), { calls: 4, editable: false });
+    const sealer = await sealerFor(p.bus);
+    try {
+      await sealedUpToNow(p.bus);
+      const report = await verifyLog(p.bus, { keys: [sealKey.publicKey] });
+      expect(report.findings).toEqual([]);
+      expect(report.ok).toBe(true);
+      expect(report.records).toBe(entries.length);
+      expect(report.sealed).toBe(entries.length);
+      expect(report.unsealed.records).toBe(0);
+      expect(report.batches).toBeGreaterThanOrEqual(Math.ceil(entries.length / 4));
+      const lag = sealer.lag();
+      expect(lag).toMatchObject({ records: 0, active: true });
+      expect(lag.sealedSeq).toBe(entries.at(-1)!.seq);
+
+      // Each batch is on the seal stream as a valid SealBatch naming its session's records.
+      const first = await p.bus.jsm.streams.getMessage(sealStreamName(p.subjects), { seq: 1 });
+      const batch = SealBatch.parse(first!.json());
+      expect(batch).toMatchObject({ index: 1, prev: null, fromSeq: 1 });
+
+      const cli = await hookbus(
+        nats.url(),
+        p.namespace,
+        "audit",
+        "verify",
+        "--key",
+        sealKey.publicKey,
+      );
+      expect(cli.code).toBe(0);
+      expect(cli.stdout).toMatch(/^OK: 9 record\(s\) .* 9 checked against \d+ seal batch/m);
+      const bySession = await hookbus(
+        nats.url(),
+        p.namespace,
+        "audit",
+        "verify",
+        "--session",
+        SESSION,
+        "--key",
+        sealKey.publicKey,
+      );
+      expect(bySession.code).toBe(0);
+    } finally {
+      await sealer.stop();
+      await p.stop();
+    }
+  });
+
+  it("reports records newer than the last seal as unsealed, not as tampering", async () => {
+    const { p, entries } = await sessionPipeline(nats.url(), { calls: 1, editable: false });
+    const report = await verifyLog(p.bus, { keys: [sealKey.publicKey] });
+    expect(report.ok).toBe(true);
+    expect(report.unsealed).toMatchObject({ records: entries.length, fromSeq: entries[0]!.seq });
+    const cli = await hookbus(
+      nats.url(),
+      p.namespace,
+      "audit",
+      "verify",
+      "--key",
+      sealKey.publicKey,
+    );
+    expect(cli.code).toBe(0);
+    expect(cli.stdout).toMatch(
+      /UNSEALED: no seal batch .* the log predates the sealer or no sealer has run/,
+    );
+    expect((await readSealLag(p.bus)).records).toBe(entries.length);
+    await p.stop();
+  });
+
+  it("one of two sealers seals; the standby takes over when it stops, and the seal stream stays one chain", async () => {
+    const { p } = await sessionPipeline(nats.url(), { calls: 2, editable: false });
+    const a = await sealerFor(p.bus, { id: "sealer-a", leaseTtlMs: 1000 });
+    const b = await sealerFor(p.bus, { id: "sealer-b", leaseTtlMs: 1000 });
+    try {
+      await sealedUpToNow(p.bus);
+      expect([a.lag().active, b.lag().active].filter(Boolean)).toHaveLength(1);
+      const [active, standby] = a.lag().active ? [a, b] : [b, a];
+      await active.stop();
+      for (let i = 0; i < 3; i++) {
+        await p.client.call("before_response_emit", run(), {
+          content: `more ${i}`,
+          allContent: [],
+        });
+      }
+      await sealedUpToNow(p.bus);
+      expect(standby.lag().active).toBe(true);
+      const report = await verifyLog(p.bus, { keys: [sealKey.publicKey] });
+      expect(report.findings).toEqual([]);
+      expect(report.unsealed.records).toBe(0);
+    } finally {
+      await a.stop();
+      await b.stop();
+      await p.stop();
+    }
+  });
+});
