@@ -34,6 +34,9 @@ export const ErrorCodes = {
   HOOKBUS_INVALID_ARGUMENT:
     "An SDK method got an argument it cannot use (a malformed call or event id, a bad timeout, the wrong kind of hook).",
   HOOKBUS_INTERNAL: "An unexpected error inside hookbus; the message says where.",
+  HOOKBUS_WORKER_OVERLOADED:
+    "A policy worker's queue was full, or the request's deadline had passed before a handler was free.",
+  HOOKBUS_OVERLOADED: "A coordinator already had its maximum number of calls in flight.",
 } as const;
 
 export type ErrorCode = keyof typeof ErrorCodes;

@@ -20,6 +20,9 @@ import type { SessionStateStore } from "./state/session-state.js";
 /** Handlers running at once per runner (requests and observations together). */
 export const DEFAULT_CONCURRENCY = 64;
 
+/** Requests waiting for a handler beyond which a worker answers HOOKBUS_WORKER_OVERLOADED. */
+export const DEFAULT_MAX_QUEUED = 1024;
+
 export interface RunPolicyOptions {
   nc: NatsConnection;
   /** Must match the coordinators' namespace. Default `hookbus`. */
@@ -41,6 +44,11 @@ export interface RunPolicyOptions {
   handleSignals?: boolean;
   /** Maximum handlers running at once in this runner. Default 64. */
   concurrency?: number;
+  /**
+   * Requests waiting for a free handler beyond which new ones are answered at once with
+   * HOOKBUS_WORKER_OVERLOADED (the coordinator applies the policy's failure mode). Default 1024.
+   */
+  maxQueued?: number;
   /** Delivery settings of observational hooks. */
   observe?: ObserveOptions;
 }
@@ -93,7 +101,16 @@ export async function runPolicy(
 
   try {
     for (const policy of policies) {
-      servers.push(new RequestServer({ bus, policy, state, inFlight, hardStop: hardStop.signal }));
+      servers.push(
+        new RequestServer({
+          bus,
+          policy,
+          state,
+          inFlight,
+          hardStop: hardStop.signal,
+          maxQueued: options.maxQueued ?? DEFAULT_MAX_QUEUED,
+        }),
+      );
     }
     // Subscriptions are registered at the server before runPolicy resolves.
     await options.nc.flush();
