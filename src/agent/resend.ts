@@ -17,9 +17,13 @@ import {
 } from "@nats-io/transport-node";
 import type { Logger } from "pino";
 import { ConnectionWatch } from "../bus/connection-watch.js";
+import { Header } from "../bus/headers.js";
 import { HookbusError, type ErrorCode } from "../errors.js";
 import { sleep } from "../time.js";
 import { MIN_ATTEMPT_MS, pauseBeforeRetry } from "./deadline.js";
+
+/** Error replies that mean "not now, try another responder": re-sent within the deadline. */
+const RETRY_CODES = new Set<string>(["HOOKBUS_OVERLOADED"]);
 
 /** The first attempt's window; each later one doubles it, so a slow answer is asked for rarely. */
 export const FIRST_ATTEMPT_MS = 1000;
@@ -100,7 +104,16 @@ export async function requestWithResend(nc: NatsConnection, request: ResendReque
     } finally {
       reconnect.cancel();
     }
-    if (result.kind === "reply") return result.msg;
+    if (result.kind === "reply") {
+      const code = result.msg.headers?.get(Header.ErrorCode) ?? "";
+      if (!RETRY_CODES.has(code)) return result.msg;
+      // That responder is full: another of its queue group may have room. The last such
+      // answer is the caller's if the deadline leaves no room for one more attempt.
+      const pause = pauseBeforeRetry(retries++, deadline);
+      if (pause === undefined || deadline - Date.now() - pause < MIN_ATTEMPT_MS) return result.msg;
+      await sleep(pause);
+      continue;
+    }
     if (result.kind === "reconnected") {
       // The request may have been lost with the old connection: send it again now.
       sent.catch(() => {});

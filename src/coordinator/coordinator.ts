@@ -14,6 +14,9 @@ import { mergeOutcomes } from "../merge/merge.js";
 import { RegistryStore } from "../registry/store.js";
 import { RegistrySnapshot } from "../registry/snapshot.js";
 import { CallHandler } from "./call-handler.js";
+import { JoinedCalls } from "./joined-calls.js";
+import { LateContexts } from "./late-contexts.js";
+import { refuseOverloaded } from "./overload.js";
 import { LogWriter } from "./log-writer.js";
 import { PolicyAsker, type LateReply } from "./policy-asker.js";
 import type { HookEvent, ModifyingHookName } from "../catalog/catalog.js";
@@ -26,6 +29,12 @@ export interface CoordinatorOptions extends BusOptions {
   id?: string;
   /** How long after a policy's deadline its reply is still recorded as a late verdict. */
   lateWindowMs?: number;
+  /**
+   * Calls handled at once; beyond it a call is answered HOOKBUS_OVERLOADED at once (unrecorded),
+   * and the agent SDK re-sends it, so the queue group spreads it to a coordinator with room.
+   * Default 1024.
+   */
+  maxInFlight?: number;
   /**
    * Key of keyed hashes of redaction rules (`action: "hash"`): HMAC-SHA256 instead of plain
    * sha256. Default: HOOKBUS_REDACTION_KEY. Agents that observe must use the same key.
@@ -42,12 +51,8 @@ export interface Coordinator {
   stop(): Promise<void>;
 }
 
-interface PendingLate {
-  event: unknown;
-  context: Record<string, unknown>;
-  /** The registry revision the call was decided with: its redaction rules apply. */
-  snapshot: RegistrySnapshot;
-}
+/** Calls handled at once by one coordinator beyond which new ones get HOOKBUS_OVERLOADED. */
+export const DEFAULT_MAX_IN_FLIGHT = 1024;
 
 export async function startCoordinator(options: CoordinatorOptions): Promise<Coordinator> {
   const bus = await Bus.open(options.nc, options);
@@ -70,19 +75,27 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
   const writer = new LogWriter(bus, chain);
   const redactionKey = options.redactionKey ?? redactionKeyFromEnv();
   // Calls whose policies may still answer late: what a late record needs to say "would have blocked".
-  const lateContext = new Map<string, PendingLate>();
+  const lateWindowMs = options.lateWindowMs ?? 60_000;
+  const lateContext = new LateContexts(lateWindowMs);
   const asker = new PolicyAsker(bus, {
-    ...(options.lateWindowMs === undefined ? {} : { lateWindowMs: options.lateWindowMs }),
+    lateWindowMs,
     onLate: (late) => void recordLate(late),
   });
 
   async function recordLate({ request, outcome }: LateReply): Promise<void> {
     const call = lateContext.get(request.callId);
-    if (call === undefined) return;
+    if (call === undefined) {
+      logger.warn(
+        { callId: request.callId, policy: outcome.policy },
+        "late verdict after its call was forgotten; not recorded",
+      );
+      return;
+    }
     const hook: ModifyingHookName = request.hook;
     let wouldHaveBlocked = false;
     try {
-      const alone = mergeOutcomes(hook, call.event as HookEvent<typeof hook>, [
+      // An empty event: blocking never depends on it (the event only shapes lists and texts).
+      const alone = mergeOutcomes(hook, {} as HookEvent<typeof hook>, [
         { ...outcome, mode: "enforce", failMode: "fail-open" },
       ]);
       wouldHaveBlocked = alone.decision.outcome === "block";
@@ -126,13 +139,12 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
     registry: () => snapshot,
     coordinatorId: id,
     redactionKey,
-    onCallStarted: (callId, context, event, called) =>
-      lateContext.set(callId, { context, event, snapshot: called }),
-    onCallFinished: (callId) => {
-      // Keep the call's input only as long as a late verdict may still arrive.
-      setTimeout(() => lateContext.delete(callId), options.lateWindowMs ?? 60_000).unref();
-    },
+    onCallStarted: (callId, context, _event, called) =>
+      lateContext.started(callId, { context, snapshot: called }),
+    onCallFinished: (callId) => lateContext.finished(callId),
   });
+  const maxInFlight = options.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT;
+  const joined = new JoinedCalls();
 
   const inFlight = new Set<Promise<void>>();
   const subscription: Subscription = options.nc.subscribe(bus.subjects.callWildcard, {
@@ -142,11 +154,24 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
         logger.error({ err: error }, "call subscription error");
         return;
       }
-      const work = handler.handle(msg).catch((e: unknown) => {
+      // A re-sent call joins its run in flight, which costs nothing: checked before the cap.
+      const admitted = joined.admit(msg);
+      if (admitted === undefined) return;
+      if (inFlight.size >= maxInFlight) {
+        admitted.done();
+        void refuseOverloaded(bus, msg, maxInFlight).catch((e: unknown) =>
+          logger.warn({ err: e }, "could not refuse a call"),
+        );
+        return;
+      }
+      const work = handler.handle(admitted.msg).catch((e: unknown) => {
         if (!isHookbusError(e)) logger.error({ err: e }, "unhandled call failure");
       });
       inFlight.add(work);
-      void work.finally(() => inFlight.delete(work));
+      void work.finally(() => {
+        admitted.done();
+        inFlight.delete(work);
+      });
     },
   });
   logger.info({ subject: bus.subjects.callWildcard }, "coordinator ready");
