@@ -8,6 +8,7 @@ import { jetstream } from "@nats-io/jetstream";
 import { KV_REQUEST_TIMEOUT_MS } from "../bus/bus.js";
 import { Kvm, type KV } from "@nats-io/kv";
 import type { Logger } from "pino";
+import { defaultReplicas } from "../bus/streams.js";
 import type { Subjects } from "../bus/subjects.js";
 import { parseRegistryDocument } from "./document.js";
 import { RegistrySnapshot } from "./snapshot.js";
@@ -21,6 +22,7 @@ export async function openRegistryBucket(nc: NatsConnection, subjects: Subjects)
     {
       history: 64,
       storage: "file",
+      replicas: defaultReplicas(),
       timeout: 10_000,
     },
   );

@@ -1,6 +1,7 @@
 /** `hookbus coordinator`: run one coordinator until SIGTERM/SIGINT, then drain. */
 import { pino } from "pino";
 import { startCoordinator } from "../../coordinator/coordinator.js";
+import { checkReplicas } from "../../bus/streams.js";
 import { HookbusError } from "../../errors.js";
 import { parseCommand, type Command } from "../command.js";
 import { connectNats } from "../connect.js";
@@ -15,7 +16,11 @@ options:
   --log-max-age MS    max age of the log stream when this coordinator creates it
                       (env HOOKBUS_LOG_MAX_AGE_MS, default 0 = keep forever)
   --log-max-bytes N   size cap of the log stream when created (env HOOKBUS_LOG_MAX_BYTES, -1 = none)
-  --id NAME           this coordinator's name in records and logs (default random)`;
+  --id NAME           this coordinator's name in records and logs (default random)
+  --replicas N        copies of the streams and buckets it creates in a JetStream cluster
+                      (env HOOKBUS_REPLICAS, default 1; 3 in a cluster)
+  --max-in-flight N   calls handled at once; beyond it calls are answered HOOKBUS_OVERLOADED
+                      and the agent re-sends them to another coordinator (default 1024)`;
 
 function numberFlag(value: string | undefined, name: string): number | undefined {
   if (value === undefined) return undefined;
@@ -38,6 +43,8 @@ export const coordinatorCommand: Command = {
       "log-max-age": { type: "string" },
       "log-max-bytes": { type: "string" },
       id: { type: "string" },
+      replicas: { type: "string" },
+      "max-in-flight": { type: "string" },
     });
     if (values.help === true) {
       out.print(HELP);
@@ -51,6 +58,18 @@ export const coordinatorCommand: Command = {
       values["log-max-bytes"] ?? process.env.HOOKBUS_LOG_MAX_BYTES,
       "log-max-bytes",
     );
+    // Also the default of the buckets this process creates (registry, chain).
+    if (values.replicas !== undefined) {
+      process.env.HOOKBUS_REPLICAS = String(checkReplicas(Number(values.replicas), "--replicas"));
+    }
+    const maxInFlight = numberFlag(values["max-in-flight"], "max-in-flight");
+    if (maxInFlight !== undefined && (!Number.isInteger(maxInFlight) || maxInFlight < 1)) {
+      throw new HookbusError(
+        "HOOKBUS_INVALID_ARGUMENT",
+        `--max-in-flight must be a positive integer, got ${values["max-in-flight"]}`,
+        { argument: "max-in-flight" },
+      );
+    }
     const logger = pino({ level: values["log-level"] ?? process.env.LOG_LEVEL ?? "info" });
     const nc = await connectNats({ ...values, name: values.id ?? "hookbus-coordinator" });
     const coordinator = await startCoordinator({
@@ -58,6 +77,7 @@ export const coordinatorCommand: Command = {
       logger,
       ...(values.namespace === undefined ? {} : { namespace: values.namespace }),
       ...(values.id === undefined ? {} : { id: values.id }),
+      ...(maxInFlight === undefined ? {} : { maxInFlight }),
       log: {
         ...(maxAgeMs === undefined ? {} : { maxAgeMs }),
         ...(maxBytes === undefined ? {} : { maxBytes }),

@@ -14,6 +14,7 @@ import { KV_ALLOW_DIRECT, KV_REQUEST_TIMEOUT_MS } from "../../bus/bus.js";
 import { Kvm, type KV } from "@nats-io/kv";
 import type { NatsConnection } from "@nats-io/transport-node";
 import type { Logger } from "pino";
+import { defaultReplicas } from "../../bus/streams.js";
 import { DEFAULT_NAMESPACE, Subjects } from "../../bus/subjects.js";
 import { encodeToken, POLICY_NAME_PATTERN } from "../../bus/tokens.js";
 import { HookbusError } from "../../errors.js";
@@ -52,7 +53,7 @@ export interface KvSessionStateOptions {
   /** Backoff after the first lost race (ms); it doubles per attempt up to `retryMaxMs`. */
   retryBaseMs?: number;
   retryMaxMs?: number;
-  /** Bucket replicas when this store creates it (clustered JetStream). Default 1. */
+  /** Bucket replicas when this store creates it (clustered JetStream). Default HOOKBUS_REPLICAS or 1. */
   replicas?: number;
   logger?: Logger;
 }
@@ -149,7 +150,7 @@ export class KvSessionStateStore implements SessionStateStore {
         storage: "file",
         history: 1,
         ttl: this.ttlMs,
-        replicas: this.options.replicas ?? 1,
+        replicas: this.options.replicas ?? defaultReplicas(),
         description: "hookbus policy session state",
         allow_direct: KV_ALLOW_DIRECT,
       });
