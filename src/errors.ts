@@ -59,6 +59,9 @@ export const ErrorCodes = {
   HOOKBUS_SEAL_CONFLICT:
     "Another sealer appended to the seal stream (or holds the lease): this sealer stood down.",
   HOOKBUS_ANCHOR_INVALID: "An anchor file cannot be read, is malformed or its signature is wrong.",
+  HOOKBUS_WORKER_OVERLOADED:
+    "A policy worker's queue was full, or the request's deadline had passed before a handler was free.",
+  HOOKBUS_OVERLOADED: "A coordinator already had its maximum number of calls in flight.",
 } as const;
 
 export type ErrorCode = keyof typeof ErrorCodes;

@@ -16,7 +16,11 @@
  * - the decision carries `toolCalls` (an allowlist is active) → a call whose id is missing, or not
  *   in the allowlist, is blocked (a call without an id must not slip through: seed 000 review);
  * - otherwise → proceed to before_tool_call.
- * The gate is cleared at the next LLM call of the run and when the run ends.
+ * The gate is cleared at the next LLM call of the run and when the run ends. A run that never
+ * ends must not hold memory forever: a gate also expires `ttlMs` after it was opened (default one
+ * hour, far longer than a turn's tool calls take), and beyond `maxRuns` gates the oldest is
+ * forgotten. A forgotten gate lets that turn's later tool calls go on to before_tool_call, which
+ * the policies still decide.
  *
  * This class holds no I/O: the decision source is whatever promise the caller stores, so the
  * rules are unit-tested with promises the test controls.
@@ -42,9 +46,28 @@ export interface RunRef {
 
 const PROCEED: GateVerdict = Object.freeze({ proceed: true });
 
+export const DEFAULT_GATE_TTL_MS = 60 * 60 * 1000;
+export const DEFAULT_MAX_GATES = 10_000;
+
+export interface GateLimits {
+  /** A gate is forgotten this long after it was opened. Default one hour. */
+  ttlMs?: number;
+  /** Gates held at once; beyond it the oldest is forgotten. Default 10,000. */
+  maxRuns?: number;
+}
+
 export class AfterLlmCallGate {
   /** runId → agentId → the settled-or-pending state. Nested so `endRun(runId)` is O(1). */
   private readonly gates = new Map<string, Map<string, Promise<GateState>>>();
+  /** Every gate by opening time, oldest first: `[runId, agentId]` and when it expires. */
+  private readonly opened = new Map<string, { run: RunRef; expiresAt: number }>();
+  private readonly ttlMs: number;
+  private readonly maxRuns: number;
+
+  constructor(limits: GateLimits = {}) {
+    this.ttlMs = limits.ttlMs ?? DEFAULT_GATE_TTL_MS;
+    this.maxRuns = limits.maxRuns ?? DEFAULT_MAX_GATES;
+  }
 
   /**
    * Store the decision of the after_llm_call just asked. Must be called synchronously, before
@@ -63,10 +86,18 @@ export class AfterLlmCallGate {
     }
     // A second after_llm_call in the same turn replaces the first: its decision is the newer one.
     byAgent.set(run.agentId, state);
+    const key = orderKey(run);
+    this.opened.delete(key);
+    this.opened.set(key, {
+      run: { runId: run.runId, agentId: run.agentId },
+      expiresAt: Date.now() + this.ttlMs,
+    });
+    this.expire();
   }
 
   /** Forget the run's gate (next LLM call of the run). */
   clear(run: RunRef): void {
+    this.opened.delete(orderKey(run));
     const byAgent = this.gates.get(run.runId);
     if (byAgent === undefined) return;
     byAgent.delete(run.agentId);
@@ -75,11 +106,13 @@ export class AfterLlmCallGate {
 
   /** Forget a run's gates; without an agent id, the run id's gates of every agent. */
   endRun(runId: string, agentId?: string): void {
-    if (agentId === undefined) this.gates.delete(runId);
-    else this.clear({ agentId, runId });
+    if (agentId !== undefined) return this.clear({ agentId, runId });
+    for (const agent of [...(this.gates.get(runId)?.keys() ?? [])])
+      this.clear({ runId, agentId: agent });
   }
 
   has(run: RunRef): boolean {
+    this.expire();
     return this.gates.get(run.runId)?.has(run.agentId) ?? false;
   }
 
@@ -98,10 +131,25 @@ export class AfterLlmCallGate {
    * and undefined count as no id; when both are given, each must be allowed.
    */
   check(run: RunRef, ...toolCallIds: (string | undefined)[]): GateVerdict | Promise<GateVerdict> {
+    this.expire();
     const state = this.gates.get(run.runId)?.get(run.agentId);
     if (state === undefined) return PROCEED;
     return state.then((s) => verdictFor(s, toolCallIds));
   }
+
+  /** Forget gates past their TTL, and the oldest beyond the bound (oldest first: cheap). */
+  private expire(): void {
+    const now = Date.now();
+    for (const { run, expiresAt } of this.opened.values()) {
+      if (this.opened.size <= this.maxRuns && expiresAt > now) return;
+      this.clear(run);
+    }
+  }
+}
+
+/** A JSON pair: no run id or agent id can make two different runs collide. */
+function orderKey(run: RunRef): string {
+  return JSON.stringify([run.runId, run.agentId]);
 }
 
 function verdictFor(state: GateState, rawIds: (string | undefined)[]): GateVerdict {

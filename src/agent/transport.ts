@@ -3,13 +3,7 @@
  * the queue group with the merged decision (sent only after its log record is stored) or with an
  * error reply (`Hookbus-Error-Code` header). See docs/protocol.md.
  */
-import {
-  ClosedConnectionError,
-  DrainingConnectionError,
-  RequestError,
-  TimeoutError,
-  type Msg,
-} from "@nats-io/transport-node";
+import type { Msg } from "@nats-io/transport-node";
 import type { Decision, HookContext, HookEvent, ModifyingHookName } from "../catalog/catalog.js";
 import { parseDecision } from "../catalog/validate.js";
 import type { Bus } from "../bus/bus.js";
@@ -17,8 +11,10 @@ import { bodyHeaders, type EncodedBody } from "../bus/codec.js";
 import { CallReply, WireError, type CallRequest } from "../bus/envelope.js";
 import { Header } from "../bus/headers.js";
 import { ErrorCodes, HookbusError, type ErrorCode } from "../errors.js";
-import { sleep } from "../time.js";
-import { beforeDeadline, pauseBeforeRetry } from "./deadline.js";
+import { beforeDeadline } from "./deadline.js";
+import { requestWithResend } from "./resend.js";
+
+export { requestWithResend, type ResendRequest } from "./resend.js";
 
 export interface RemoteDecision<H extends ModifyingHookName> {
   decision: Decision<H>;
@@ -60,56 +56,22 @@ export class NatsCallTransport implements CallTransport {
       details,
     );
 
-    const started = Date.now();
-    for (let attempt = 0; ; attempt++) {
-      const remaining = Math.floor(deadline - Date.now());
-      if (remaining < 1) throw timeoutError(hook, callId);
-      let reply: Msg;
-      try {
-        reply = await bus.nc.request(subject, encoded.data, {
-          timeout: remaining,
-          // The same callId on every attempt: the coordinator and the log see one call.
-          headers: bodyHeaders(encoded, {
-            [Header.CallId]: callId,
-            [Header.TimeoutMs]: String(remaining),
-          }),
-        });
-      } catch (error) {
-        if (error instanceof TimeoutError) throw timeoutError(hook, callId, error);
-        if (error instanceof ClosedConnectionError || error instanceof DrainingConnectionError) {
-          throw new HookbusError(
-            "HOOKBUS_COORDINATOR_UNAVAILABLE",
-            `${hook} call ${callId}: the NATS connection is closed`,
-            details,
-            error,
-          );
-        }
-        if (!(error instanceof RequestError)) {
-          throw new HookbusError(
-            "HOOKBUS_INTERNAL",
-            `${hook} call ${callId}: request failed: ${String(error)}`,
-            details,
-            error,
-          );
-        }
-        // No responders (coordinators restarting, or none deployed) or a dropped connection:
-        // retry while the deadline allows, then say plainly that nobody answered.
-        const pause = pauseBeforeRetry(attempt, deadline);
-        if (pause === undefined) {
-          throw new HookbusError(
-            "HOOKBUS_COORDINATOR_UNAVAILABLE",
-            `${hook} call ${callId}: no coordinator answered on ${subject} ` +
-              `(${attempt + 1} attempts over ${Date.now() - started} ms; is a coordinator running on namespace "${bus.subjects.namespace}"?)`,
-            { ...details, subject, attempts: attempt + 1 },
-            error,
-          );
-        }
-        bus.logger.debug({ hook, callId, attempt, err: error }, "no coordinator yet; retrying");
-        await sleep(pause);
-        continue;
-      }
-      return this.readReply(hook, callId, reply);
-    }
+    const reply = await requestWithResend(bus.nc, {
+      subject,
+      data: encoded.data,
+      // The same callId on every attempt: the coordinator and the log see one call.
+      headers: (remaining) =>
+        bodyHeaders(encoded, {
+          [Header.CallId]: callId,
+          [Header.TimeoutMs]: String(remaining),
+        }),
+      deadline,
+      what: `${hook} call ${callId}`,
+      details,
+      hint: `; is a coordinator running on namespace "${bus.subjects.namespace}"?`,
+      logger: bus.logger,
+    });
+    return this.readReply(hook, callId, reply);
   }
 
   private async readReply<H extends ModifyingHookName>(
@@ -157,15 +119,6 @@ async function encode(bus: Bus, body: CallRequest): Promise<EncodedBody> {
       error,
     );
   }
-}
-
-function timeoutError(hook: string, callId: string, cause?: unknown): HookbusError {
-  return new HookbusError(
-    "HOOKBUS_CALL_TIMEOUT",
-    `${hook} call ${callId}: no decision before the deadline`,
-    { hook, callId },
-    cause,
-  );
 }
 
 /** An error reply: the header's code is authoritative; the body adds the message and details. */

@@ -12,7 +12,31 @@ import {
 } from "@nats-io/jetstream";
 import { nanos } from "@nats-io/transport-node";
 import type { Logger } from "pino";
+import { HookbusError } from "../errors.js";
 import type { Subjects } from "./subjects.js";
+
+/** Most replicas a JetStream cluster allows for a stream or bucket. */
+export const MAX_REPLICAS = 5;
+
+/**
+ * The replica count of every stream and bucket hookbus creates when the caller names none:
+ * `HOOKBUS_REPLICAS` (1-5), default 1. A JetStream cluster runs 3 (docs/operations.md).
+ */
+export function defaultReplicas(env: NodeJS.ProcessEnv = process.env): number {
+  const raw = env.HOOKBUS_REPLICAS;
+  return raw === undefined || raw === "" ? 1 : checkReplicas(Number(raw), "HOOKBUS_REPLICAS");
+}
+
+export function checkReplicas(replicas: number, source = "replicas"): number {
+  if (!Number.isInteger(replicas) || replicas < 1 || replicas > MAX_REPLICAS) {
+    throw new HookbusError(
+      "HOOKBUS_INVALID_ARGUMENT",
+      `${source} must be an integer from 1 to ${MAX_REPLICAS}, got ${String(replicas)}`,
+      { argument: source },
+    );
+  }
+  return replicas;
+}
 
 export interface LogSettings {
   /** Keep records this long; 0 keeps them forever (the default: it is an audit log). */
@@ -26,6 +50,7 @@ export interface LogSettings {
   discard?: "new" | "old";
   /** Window in which a retried publish with the same message id is stored once. */
   duplicateWindowMs?: number;
+  /** Copies of each stream in a JetStream cluster. Default: defaultReplicas() (HOOKBUS_REPLICAS or 1). */
   replicas?: number;
 }
 
@@ -55,8 +80,16 @@ function baseConfig(settings: Required<LogSettings>): Partial<StreamConfig> {
   };
 }
 
-export function logStreamConfig(subjects: Subjects, settings: LogSettings = {}): StreamSpec {
+/** The defaults, then the replica count of the environment, then what the caller set. */
+function resolve(settings: LogSettings): Required<LogSettings> {
   const s = { ...DEFAULT_LOG_SETTINGS, ...settings };
+  s.replicas =
+    settings.replicas === undefined ? defaultReplicas() : checkReplicas(settings.replicas);
+  return s;
+}
+
+export function logStreamConfig(subjects: Subjects, settings: LogSettings = {}): StreamSpec {
+  const s = resolve(settings);
   return {
     name: subjects.logStream,
     description: "hookbus decision log: one record per interception",
@@ -67,7 +100,7 @@ export function logStreamConfig(subjects: Subjects, settings: LogSettings = {}):
 
 /** Blobs are referenced by log records, so they live (at least) as long as the log. */
 export function blobStreamConfig(subjects: Subjects, settings: LogSettings = {}): StreamSpec {
-  const s = { ...DEFAULT_LOG_SETTINGS, ...settings };
+  const s = resolve(settings);
   return {
     name: subjects.blobStream,
     description: "hookbus large bodies, in content-addressed chunks",

@@ -15,6 +15,9 @@ import { RegistryStore } from "../registry/store.js";
 import { RegistrySnapshot } from "../registry/snapshot.js";
 import { CoordinatorTelemetry } from "../observability/coordinator-telemetry.js";
 import { CallHandler } from "./call-handler.js";
+import { JoinedCalls } from "./joined-calls.js";
+import { LateContexts } from "./late-contexts.js";
+import { refuseOverloaded } from "./overload.js";
 import { LogWriter } from "./log-writer.js";
 import { ObservationHandler } from "./observation-handler.js";
 import { PolicyAsker, type LateReply } from "./policy-asker.js";
@@ -29,6 +32,12 @@ export interface CoordinatorOptions extends BusOptions {
   id?: string;
   /** How long after a policy's deadline its reply is still recorded as a late verdict. */
   lateWindowMs?: number;
+  /**
+   * Calls handled at once; beyond it a call is answered HOOKBUS_OVERLOADED at once (unrecorded),
+   * and the agent SDK re-sends it, so the queue group spreads it to a coordinator with room.
+   * Default 1024.
+   */
+  maxInFlight?: number;
   /**
    * Key of keyed hashes of redaction rules (`action: "hash"`): HMAC-SHA256 instead of plain
    * sha256. Default: HOOKBUS_REDACTION_KEY. Agents that observe must use the same key.
@@ -53,12 +62,8 @@ export interface Coordinator {
   stop(): Promise<void>;
 }
 
-interface PendingLate {
-  event: unknown;
-  context: Record<string, unknown>;
-  /** The registry revision the call was decided with: its redaction rules apply. */
-  snapshot: RegistrySnapshot;
-}
+/** Calls handled at once by one coordinator beyond which new ones get HOOKBUS_OVERLOADED. */
+export const DEFAULT_MAX_IN_FLIGHT = 1024;
 
 export async function startCoordinator(options: CoordinatorOptions): Promise<Coordinator> {
   const limits = resolveLimits(options.limits);
@@ -85,20 +90,28 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
   const writer = new LogWriter(bus);
   const redactionKey = options.redactionKey ?? redactionKeyFromEnv();
   // Calls whose policies may still answer late: what a late record needs to say "would have blocked".
-  const lateContext = new Map<string, PendingLate>();
+  const lateWindowMs = options.lateWindowMs ?? 60_000;
+  const lateContext = new LateContexts(lateWindowMs);
   const asker = new PolicyAsker(bus, {
-    ...(options.lateWindowMs === undefined ? {} : { lateWindowMs: options.lateWindowMs }),
+    lateWindowMs,
     onLate: (late) => void recordLate(late),
   });
 
   async function recordLate({ request, outcome }: LateReply): Promise<void> {
     telemetry.lateVerdict(outcome.policy);
     const call = lateContext.get(request.callId);
-    if (call === undefined) return;
+    if (call === undefined) {
+      logger.warn(
+        { callId: request.callId, policy: outcome.policy },
+        "late verdict after its call was forgotten; not recorded",
+      );
+      return;
+    }
     const hook: ModifyingHookName = request.hook;
     let wouldHaveBlocked = false;
     try {
-      const alone = mergeOutcomes(hook, call.event as HookEvent<typeof hook>, [
+      // An empty event: blocking never depends on it (the event only shapes lists and texts).
+      const alone = mergeOutcomes(hook, {} as HookEvent<typeof hook>, [
         { ...outcome, mode: "enforce", failMode: "fail-open" },
       ]);
       wouldHaveBlocked = alone.decision.outcome === "block";
@@ -155,13 +168,12 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
     telemetry,
     limits,
     rateLimiter,
-    onCallStarted: (callId, context, event, called) =>
-      lateContext.set(callId, { context, event, snapshot: called }),
-    onCallFinished: (callId) => {
-      // Keep the call's input only as long as a late verdict may still arrive.
-      setTimeout(() => lateContext.delete(callId), options.lateWindowMs ?? 60_000).unref();
-    },
+    onCallStarted: (callId, context, _event, called) =>
+      lateContext.started(callId, { context, snapshot: called }),
+    onCallFinished: (callId) => lateContext.finished(callId),
   });
+  const maxInFlight = options.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT;
+  const joined = new JoinedCalls();
 
   const subscription: Subscription = options.nc.subscribe(bus.subjects.callWildcard, {
     queue: bus.subjects.coordinatorQueue,
@@ -170,13 +182,26 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
         logger.error({ err: error }, "call subscription error");
         return;
       }
+      // A re-sent call joins its run in flight, which costs nothing: checked before the cap.
+      const admitted = joined.admit(msg);
+      if (admitted === undefined) return;
+      if (inFlight.size >= maxInFlight) {
+        admitted.done();
+        void refuseOverloaded(bus, msg, maxInFlight).catch((e: unknown) =>
+          logger.warn({ err: e }, "could not refuse a call"),
+        );
+        return;
+      }
       const work = telemetry
-        .traceCall(msg, () => handler.handle(msg))
+        .traceCall(admitted.msg, () => handler.handle(admitted.msg))
         .catch((e: unknown) => {
           if (!isHookbusError(e)) logger.error({ err: e }, "unhandled call failure");
         });
       inFlight.add(work);
-      void work.finally(() => inFlight.delete(work));
+      void work.finally(() => {
+        admitted.done();
+        inFlight.delete(work);
+      });
     },
   });
   telemetry.start();
@@ -195,6 +220,13 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
     callback: (error, msg) => {
       if (error !== null) {
         logger.error({ err: error }, "observe subscription error");
+        return;
+      }
+      // Observations count against the same cap as calls: memory stays bounded either way.
+      if (inFlight.size >= maxInFlight) {
+        void refuseOverloaded(bus, msg, maxInFlight).catch((e: unknown) =>
+          logger.warn({ err: e }, "could not refuse an observation"),
+        );
         return;
       }
       const work = observations.handle(msg).catch((e: unknown) => {

@@ -26,20 +26,25 @@ export interface AskRequest {
   timeoutMs: number;
 }
 
-/** A reply that came after its request had already timed out. */
+/** A reply that came after its request had already timed out (its body is no longer kept). */
 export interface LateReply {
-  request: AskRequest;
+  request: Omit<AskRequest, "body">;
   outcome: PolicyOutcomeInput;
 }
 
 interface Pending {
-  request: AskRequest;
+  request: AskRequest | Omit<AskRequest, "body">;
   startedAt: number;
   settle?: (outcome: PolicyOutcomeInput) => void;
   timer: NodeJS.Timeout;
 }
 
+/** Timed-out asks still listened to for late verdicts; beyond it the oldest is forgotten. */
+export const DEFAULT_MAX_LATE_LISTENERS = 10_000;
+
 export interface PolicyAskerOptions {
+  /** Bound on timed-out asks still listened to (default 10,000). */
+  maxLateListeners?: number;
   /** How long after its deadline a reply still counts as a late verdict. */
   lateWindowMs?: number;
   onLate?: (late: LateReply) => void;
@@ -51,6 +56,8 @@ export class PolicyAsker {
   private readonly subscription: Subscription;
   private counter = 0;
   private readonly lateWindowMs: number;
+  /** Tokens of timed-out asks, oldest first (a Set keeps insertion order). */
+  private readonly late = new Set<string>();
 
   constructor(
     private readonly bus: Bus,
@@ -113,6 +120,7 @@ export class PolicyAsker {
       clearTimeout(entry.timer);
       this.pending.delete(token);
     }
+    this.late.clear();
     await this.subscription.drain().catch(() => {});
   }
 
@@ -130,15 +138,35 @@ export class PolicyAsker {
       ),
     );
     delete entry.settle;
-    // Keep listening for a while: a reply now is a late verdict worth recording.
-    entry.timer = setTimeout(() => this.pending.delete(token), this.lateWindowMs);
+    // Keep listening for a while: a reply now is a late verdict worth recording. The body (up
+    // to megabytes) is not needed for that.
+    entry.request = {
+      callId: request.callId,
+      hook: request.hook,
+      policy: request.policy,
+      timeoutMs: request.timeoutMs,
+    };
+    entry.timer = setTimeout(() => this.forget(token), this.lateWindowMs);
+    this.late.add(token);
+    const max = this.options.maxLateListeners ?? DEFAULT_MAX_LATE_LISTENERS;
+    for (const oldest of this.late) {
+      if (this.late.size <= max) break;
+      const gone = this.pending.get(oldest);
+      if (gone !== undefined) clearTimeout(gone.timer);
+      this.forget(oldest);
+    }
+  }
+
+  private forget(token: string): void {
+    this.pending.delete(token);
+    this.late.delete(token);
   }
 
   private finish(token: string, outcome: PolicyOutcomeInput): void {
     const entry = this.pending.get(token);
     if (entry === undefined) return;
     clearTimeout(entry.timer);
-    this.pending.delete(token);
+    this.forget(token);
     if (entry.settle !== undefined) entry.settle(outcome);
     else this.options.onLate?.({ request: entry.request, outcome });
   }
@@ -205,7 +233,7 @@ export class PolicyAsker {
   }
 
   private outcome(
-    request: AskRequest,
+    request: Omit<AskRequest, "body">,
     startedAt: number,
     status: PolicyOutcomeInput["status"],
     verdict: unknown,

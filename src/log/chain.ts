@@ -30,6 +30,7 @@ import { KV_ALLOW_DIRECT, KV_REQUEST_TIMEOUT_MS } from "../bus/bus.js";
 import { sleep } from "../time.js";
 import { Kvm, type KV } from "@nats-io/kv";
 import type { NatsConnection } from "@nats-io/transport-node";
+import { defaultReplicas } from "../bus/streams.js";
 import { pino, type Logger } from "pino";
 import type { Subjects } from "../bus/subjects.js";
 import { encodeToken } from "../bus/tokens.js";
@@ -170,6 +171,7 @@ export function openChainBucket(nc: NatsConnection, subjects: Subjects): Promise
       history: 1,
       storage: "file",
       allow_direct: KV_ALLOW_DIRECT,
+      replicas: defaultReplicas(),
       timeout: 10_000,
     },
   );

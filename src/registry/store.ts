@@ -8,6 +8,7 @@ import { jetstream } from "@nats-io/jetstream";
 import { KV_REQUEST_TIMEOUT_MS } from "../bus/bus.js";
 import { Kvm, type KV } from "@nats-io/kv";
 import type { Logger } from "pino";
+import { defaultReplicas } from "../bus/streams.js";
 import type { Subjects } from "../bus/subjects.js";
 import { sameDocument } from "./diff.js";
 import { parseRegistryDocument } from "./document.js";
@@ -24,6 +25,7 @@ export async function openRegistryBucket(
   return new Kvm(jetstream(nc, { timeout: timeoutMs })).create(subjects.registryBucket, {
     history: 64,
     storage: "file",
+    replicas: defaultReplicas(),
     timeout: 10_000,
   });
 }

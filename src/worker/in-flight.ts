@@ -17,6 +17,11 @@ export class InFlight {
     return this.tasks.size;
   }
 
+  /** Tasks accepted but still waiting for a slot. */
+  get queued(): number {
+    return this.waiting.length;
+  }
+
   /**
    * Run `task` once a slot is free. The returned promise resolves when the task has *started*
    * (so a caller pulling messages slows down while every slot is busy); the task's own errors

@@ -42,12 +42,14 @@ export interface InvokeOptions {
   logger?: Logger;
   /** Handed to the handler as `tools.signal`; defaults to one that never aborts. */
   signal?: AbortSignal;
+  /** Epoch ms when the caller stops waiting: session-state operations give up then. */
+  deadline?: number;
 }
 
 const silent = pino({ level: "silent" });
 
 /** Error codes a handler may raise on purpose through the SDK and that keep their meaning on the wire. */
-const PASS_THROUGH_CODES = new Set(["HOOKBUS_STATE_CONFLICT"]);
+const PASS_THROUGH_CODES = new Set(["HOOKBUS_STATE_CONFLICT", "HOOKBUS_POLICY_TIMEOUT"]);
 
 export async function invokePolicy<H extends HookName>(
   policy: Policy,
@@ -110,7 +112,12 @@ export async function invokePolicy<H extends HookName>(
   const tools: PolicyTools = {
     callId: options.callId,
     get state() {
-      return (state ??= createSessionState(options.state, policy.name, validContext.sessionKey));
+      return (state ??= createSessionState(
+        options.state,
+        policy.name,
+        validContext.sessionKey,
+        options.deadline,
+      ));
     },
     get logger() {
       return log();

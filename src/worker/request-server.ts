@@ -30,6 +30,8 @@ export interface RequestServerOptions {
   hardStop: AbortSignal;
   /** Handler metrics and spans (src/observability). */
   telemetry?: WorkerTelemetry;
+  /** Requests waiting for a free handler beyond which new ones are refused (HOOKBUS_WORKER_OVERLOADED). */
+  maxQueued: number;
 }
 
 /** The envelope fields the worker needs to route a request; event and context are the handler's. */
@@ -54,7 +56,13 @@ export class RequestServer {
           bus.logger.error({ err: error, policy: policy.name }, "policy subscription failed");
           return;
         }
-        const answer = () => this.answer(msg);
+        // Stamped here, not when a handler is free: the caller's deadline runs from now.
+        const arrivedAt = performance.now();
+        if (options.inFlight.queued >= options.maxQueued) {
+          void this.refuse(msg, "its queue is full");
+          return;
+        }
+        const answer = () => this.answer(msg, arrivedAt);
         void options.inFlight.run(async () => {
           await (options.telemetry?.handle(policy.name, msg, answer) ?? answer());
         });
@@ -67,11 +75,37 @@ export class RequestServer {
     await this.subscription.drain().catch(() => {}); // a closed connection has nothing to drain
   }
 
-  /** Resolves to the error code of the reply (undefined: a verdict or no opinion). */
-  private async answer(msg: Msg): Promise<string | undefined> {
+  /** Answer at once with HOOKBUS_WORKER_OVERLOADED: the coordinator applies the failure mode. */
+  private async refuse(msg: Msg, why: string): Promise<void> {
+    const { policy } = this.options;
+    const failure = new HookbusError(
+      "HOOKBUS_WORKER_OVERLOADED",
+      `worker of "${policy.name}" refused the request: ${why}`,
+      { policy: policy.name },
+    );
+    const reply: PolicyReply = {
+      policy: policy.name,
+      ...(policy.version === undefined ? {} : { version: policy.version }),
+      error: failure.toJSON(),
+    };
+    await this.respond(msg, msg.headers?.get(Header.CallId) ?? "", reply, failure.code);
+  }
+
+  /** Resolves to the error code of the reply (undefined: a verdict, no opinion, or dropped). */
+  private async answer(msg: Msg, receivedAt: number): Promise<string | undefined> {
     const { bus, policy, state } = this.options;
     const timeoutMs = Number(msg.headers?.get(Header.TimeoutMs) ?? "");
-    const receivedAt = performance.now();
+    const hasDeadline = Number.isFinite(timeoutMs) && timeoutMs > 0;
+    const waited = performance.now() - receivedAt;
+    if (hasDeadline && waited >= timeoutMs) {
+      // The caller has stopped waiting: running the handler now would only delay the next request.
+      bus.logger.debug(
+        { policy: policy.name, subject: msg.subject, waitedMs: Math.round(waited) },
+        "request expired in the queue; dropped",
+      );
+      return undefined;
+    }
+    const deadline = hasDeadline ? Date.now() + (timeoutMs - waited) : undefined;
     const hardStop = this.options.hardStop;
     // The caller stops waiting at its deadline; tell the handler so it can stop working too.
     // Built only when a handler reads it: a timer and two signals per request are measurable
@@ -82,7 +116,7 @@ export class RequestServer {
     let timeoutSignal: AbortSignal | undefined;
     const deadlineSignal = (): AbortSignal => {
       if (signal !== undefined) return signal;
-      if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) return (signal = hardStop);
+      if (!hasDeadline) return (signal = hardStop);
       const remaining = Math.max(0, Math.round(timeoutMs - (performance.now() - receivedAt)));
       timeoutSignal = AbortSignal.timeout(remaining);
       return (signal = AbortSignal.any([hardStop, timeoutSignal]));
@@ -96,6 +130,7 @@ export class RequestServer {
       const result = await invokePolicy(policy, hook, body["event"], body["context"], {
         callId,
         state,
+        ...(deadline === undefined ? {} : { deadline }),
         logger: bus.logger,
         get signal() {
           return deadlineSignal();

@@ -21,6 +21,9 @@ import type { SessionStateStore } from "./state/session-state.js";
 /** Handlers running at once per runner (requests and observations together). */
 export const DEFAULT_CONCURRENCY = 64;
 
+/** Requests waiting for a handler beyond which a worker answers HOOKBUS_WORKER_OVERLOADED. */
+export const DEFAULT_MAX_QUEUED = 1024;
+
 export interface RunPolicyOptions {
   nc: NatsConnection;
   /** Must match the coordinators' namespace. Default `hookbus`. */
@@ -42,6 +45,11 @@ export interface RunPolicyOptions {
   handleSignals?: boolean;
   /** Maximum handlers running at once in this runner. Default 64. */
   concurrency?: number;
+  /**
+   * Requests waiting for a free handler beyond which new ones are answered at once with
+   * HOOKBUS_WORKER_OVERLOADED (the coordinator applies the policy's failure mode). Default 1024.
+   */
+  maxQueued?: number;
   /** Delivery settings of observational hooks. */
   observe?: ObserveOptions;
   /** This worker's name in discovery replies and metrics; random by default. */
@@ -110,7 +118,15 @@ export async function runPolicy(
   try {
     for (const policy of policies) {
       servers.push(
-        new RequestServer({ bus, policy, state, inFlight, hardStop: hardStop.signal, telemetry }),
+        new RequestServer({
+          bus,
+          policy,
+          state,
+          inFlight,
+          hardStop: hardStop.signal,
+          maxQueued: options.maxQueued ?? DEFAULT_MAX_QUEUED,
+          telemetry,
+        }),
       );
     }
     telemetry.start();

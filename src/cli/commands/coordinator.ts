@@ -1,5 +1,6 @@
 /** `hookbus coordinator`: run one coordinator until SIGTERM/SIGINT, then drain. */
 import { startCoordinator } from "../../coordinator/coordinator.js";
+import { checkReplicas } from "../../bus/streams.js";
 import { HookbusError } from "../../errors.js";
 import { parseCommand, type Command } from "../command.js";
 import { connectNatsWithRetry, connectWaitMs } from "../connect.js";
@@ -20,6 +21,10 @@ options:
                       (env HOOKBUS_LOG_MAX_AGE_MS, default 0 = keep forever)
   --log-max-bytes N   size cap of the log stream when created (env HOOKBUS_LOG_MAX_BYTES, -1 = none)
   --id NAME           this coordinator's name in records and logs (default random)
+  --replicas N        copies of the streams and buckets it creates in a JetStream cluster
+                      (env HOOKBUS_REPLICAS, default 1; 3 in a cluster)
+  --max-in-flight N   calls handled at once; beyond it calls are answered HOOKBUS_OVERLOADED
+                      and the agent re-sends them to another coordinator (default 1024)
 ${HTTP_HELP}`;
 
 function numberFlag(value: string | undefined, name: string): number | undefined {
@@ -45,6 +50,8 @@ export const coordinatorCommand: Command = {
       "log-max-age": { type: "string" },
       "log-max-bytes": { type: "string" },
       id: { type: "string" },
+      replicas: { type: "string" },
+      "max-in-flight": { type: "string" },
     });
     if (values.help === true) {
       out.print(HELP);
@@ -58,6 +65,18 @@ export const coordinatorCommand: Command = {
       values["log-max-bytes"] ?? process.env.HOOKBUS_LOG_MAX_BYTES,
       "log-max-bytes",
     );
+    // Also the default of the buckets this process creates (registry, chain).
+    if (values.replicas !== undefined) {
+      process.env.HOOKBUS_REPLICAS = String(checkReplicas(Number(values.replicas), "--replicas"));
+    }
+    const maxInFlight = numberFlag(values["max-in-flight"], "max-in-flight");
+    if (maxInFlight !== undefined && (!Number.isInteger(maxInFlight) || maxInFlight < 1)) {
+      throw new HookbusError(
+        "HOOKBUS_INVALID_ARGUMENT",
+        `--max-in-flight must be a positive integer, got ${values["max-in-flight"]}`,
+        { argument: "max-in-flight" },
+      );
+    }
     const logger = serviceLogger(values["log-level"]);
     const http = await openServiceHttp(values.http, logger);
     const waitMs = connectWaitMs(values["connect-wait"]);
@@ -79,6 +98,7 @@ export const coordinatorCommand: Command = {
           logger,
           ...(values.namespace === undefined ? {} : { namespace: values.namespace }),
           ...(values.id === undefined ? {} : { id: values.id }),
+          ...(maxInFlight === undefined ? {} : { maxInFlight }),
           log: {
             ...(maxAgeMs === undefined ? {} : { maxAgeMs }),
             ...(maxBytes === undefined ? {} : { maxBytes }),

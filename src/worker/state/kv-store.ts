@@ -14,10 +14,12 @@ import { KV_ALLOW_DIRECT, KV_REQUEST_TIMEOUT_MS } from "../../bus/bus.js";
 import { Kvm, type KV } from "@nats-io/kv";
 import type { NatsConnection } from "@nats-io/transport-node";
 import type { Logger } from "pino";
+import { defaultReplicas } from "../../bus/streams.js";
 import { DEFAULT_NAMESPACE, Subjects } from "../../bus/subjects.js";
 import { encodeToken, POLICY_NAME_PATTERN } from "../../bus/tokens.js";
 import { HookbusError } from "../../errors.js";
 import { sleep } from "../../time.js";
+import { beforeDeadline } from "../../agent/deadline.js";
 import { backoffDelay } from "./backoff.js";
 import {
   parseStateValue,
@@ -51,7 +53,7 @@ export interface KvSessionStateOptions {
   /** Backoff after the first lost race (ms); it doubles per attempt up to `retryMaxMs`. */
   retryBaseMs?: number;
   retryMaxMs?: number;
-  /** Bucket replicas when this store creates it (clustered JetStream). Default 1. */
+  /** Bucket replicas when this store creates it (clustered JetStream). Default HOOKBUS_REPLICAS or 1. */
   replicas?: number;
   logger?: Logger;
 }
@@ -87,7 +89,8 @@ export class KvSessionStateStore implements SessionStateStore {
   }
 
   async get(address: StateAddress): Promise<unknown> {
-    const entry = await (await this.kv()).get(kvKey(address));
+    const kv = await within(this.kv(), address, "opening the bucket");
+    const entry = await within(kv.get(kvKey(address)), address, "a read");
     return entry === null || entry.operation !== "PUT"
       ? undefined
       : parseStateValue(entry.string());
@@ -95,14 +98,15 @@ export class KvSessionStateStore implements SessionStateStore {
 
   async set(address: StateAddress, value: unknown): Promise<void> {
     const json = serializeStateValue(address, value);
-    await (await this.kv()).put(kvKey(address), json);
+    const kv = await within(this.kv(), address, "opening the bucket");
+    await within(kv.put(kvKey(address), json), address, "a write");
   }
 
   async update(address: StateAddress, fn: (previous: unknown) => unknown): Promise<unknown> {
-    const kv = await this.kv();
+    const kv = await within(this.kv(), address, "opening the bucket");
     const key = kvKey(address);
     for (let attempt = 1; ; attempt++) {
-      const entry = await kv.get(key);
+      const entry = await within(kv.get(key), address, "a read");
       const live = entry !== null && entry.operation === "PUT";
       const json = serializeStateValue(
         address,
@@ -110,8 +114,11 @@ export class KvSessionStateStore implements SessionStateStore {
       );
       try {
         // A delete leaves a marker with a revision: updating against it is still a CAS.
-        if (entry === null) await kv.create(key, json);
-        else await kv.update(key, json, entry.revision);
+        await within(
+          entry === null ? kv.create(key, json) : kv.update(key, json, entry.revision),
+          address,
+          "a compare-and-set write",
+        );
         return parseStateValue(json);
       } catch (error) {
         if (!isLostRace(error)) throw error;
@@ -123,12 +130,17 @@ export class KvSessionStateStore implements SessionStateStore {
           { policy: address.policy, key: address.key, attempts: attempt },
         );
       }
-      await sleep(backoffDelay(attempt, this.backoff));
+      const pause = backoffDelay(attempt, this.backoff);
+      if (address.deadline !== undefined && Date.now() + pause >= address.deadline) {
+        throw expired(address, "a compare-and-set retry");
+      }
+      await sleep(pause);
     }
   }
 
   async delete(address: StateAddress): Promise<void> {
-    await (await this.kv()).delete(kvKey(address));
+    const kv = await within(this.kv(), address, "opening the bucket");
+    await within(kv.delete(kvKey(address)), address, "a delete");
   }
 
   /** Opens (creating if missing) the bucket once; a failed open is retried on the next use. */
@@ -138,7 +150,7 @@ export class KvSessionStateStore implements SessionStateStore {
         storage: "file",
         history: 1,
         ttl: this.ttlMs,
-        replicas: this.options.replicas ?? 1,
+        replicas: this.options.replicas ?? defaultReplicas(),
         description: "hookbus policy session state",
         allow_direct: KV_ALLOW_DIRECT,
       });
@@ -164,6 +176,21 @@ export function kvKey({ policy, sessionKey, key }: StateAddress): string {
     throw new RangeError(`invalid policy name ${JSON.stringify(policy)} in a state address`);
   }
   return `${policy}.${encodeToken(sessionKey)}.${encodeToken(key)}`;
+}
+
+/** `work`, or HOOKBUS_POLICY_TIMEOUT once the caller's deadline (if any) has passed. */
+function within<T>(work: Promise<T>, address: StateAddress, what: string): Promise<T> {
+  if (address.deadline === undefined) return work;
+  const error = expired(address, what);
+  return beforeDeadline(work, address.deadline, error.code, () => error.message, error.details);
+}
+
+function expired(address: StateAddress, what: string): HookbusError {
+  return new HookbusError(
+    "HOOKBUS_POLICY_TIMEOUT",
+    `state "${address.key}" of policy "${address.policy}": the caller's deadline passed during ${what}`,
+    { policy: address.policy, key: address.key },
+  );
 }
 
 /** The server refused the write because the key's revision moved (someone else wrote first). */

@@ -13,6 +13,8 @@ export interface StateAddress {
   policy: string;
   sessionKey: string;
   key: string;
+  /** Epoch ms when the caller stops waiting; a store gives up then (HOOKBUS_POLICY_TIMEOUT). */
+  deadline?: number;
 }
 
 /**
@@ -51,12 +53,15 @@ export function createSessionState(
   store: SessionStateStore,
   policy: string,
   sessionKey: string,
+  deadline?: number,
 ): SessionState {
   const at = (key: string): StateAddress => {
     if (typeof key !== "string" || key === "") {
       throw new TypeError(`state keys are non-empty strings, got ${JSON.stringify(key)}`);
     }
-    return { policy, sessionKey, key };
+    return deadline === undefined
+      ? { policy, sessionKey, key }
+      : { policy, sessionKey, key, deadline };
   };
   return {
     policy,

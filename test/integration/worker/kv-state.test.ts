@@ -169,6 +169,47 @@ describe("KvSessionStateStore", () => {
     expect(await createSessionState(stores[0]!, "p", "s").get("n")).toBe(fulfilled);
   });
 
+  it("gives up with HOOKBUS_POLICY_TIMEOUT at the caller's deadline, also inside a contended compare-and-set loop", async () => {
+    const namespace = uniqueNamespace("kv");
+    const store = await KvSessionStateStore.open(await connection(), {
+      namespace,
+      maxAttempts: 1000,
+      retryBaseMs: 50,
+      retryMaxMs: 50,
+    });
+    const past = createSessionState(store, "p", "s", Date.now() - 1);
+    for (const op of [past.get("n"), past.set("n", 1), past.update("n", () => 1)]) {
+      await expect(op).rejects.toMatchObject({ code: "HOOKBUS_POLICY_TIMEOUT" });
+    }
+    // A writer that keeps the key moving: an update with 300 ms left must stop near 300 ms.
+    const other = createSessionState(store, "p", "s");
+    let moving = true;
+    const mover = (async () => {
+      while (moving) await other.update<number>("n", (prev) => (prev ?? 0) + 1);
+    })();
+    const started = Date.now();
+    const bounded = createSessionState(store, "p", "s", started + 300);
+    const outcome = await bounded
+      .update<number>("n", (prev) => {
+        // Lose every race: the mover writes between this read and the write.
+        return (prev ?? 0) + 1000;
+      })
+      .then(
+        () => "written",
+        (error: unknown) => error,
+      );
+    moving = false;
+    await mover;
+    if (outcome !== "written") {
+      expect(outcome).toMatchObject({ code: "HOOKBUS_POLICY_TIMEOUT" });
+      // Margin for a loaded 2-core machine; unbounded, 1000 attempts x 50 ms would take ~25 s.
+      expect(Date.now() - started).toBeLessThan(300 + 1500);
+    }
+    const ok = createSessionState(store, "p", "s2", Date.now() + 5000);
+    await ok.set("n", 2);
+    expect(await ok.update<number>("n", (prev) => (prev ?? 0) + 1)).toBe(3);
+  });
+
   it("creates its bucket with file storage, one revision per key and the default TTL; keys are encoded", async () => {
     const namespace = uniqueNamespace("kv");
     const store = await KvSessionStateStore.open(nc, { namespace });

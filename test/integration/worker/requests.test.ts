@@ -15,10 +15,12 @@ import {
 } from "../../../src/worker/index.js";
 import {
   connectTo,
+  gate,
   PolicyAskClient,
   toolContext,
   toolEvent,
   uniqueNamespace,
+  until,
   useNatsServer,
 } from "./harness.js";
 
@@ -37,11 +39,19 @@ afterAll(async () => {
 
 /** A namespace with the given policies served, and a client to ask them. */
 async function serve(...policies: Parameters<typeof runPolicy>[0][]) {
+  return serveWith({}, ...policies);
+}
+
+async function serveWith(
+  options: { concurrency?: number; maxQueued?: number },
+  ...policies: Parameters<typeof runPolicy>[0][]
+) {
   const namespace = uniqueNamespace();
   const runner = await runPolicy(policies.flat(), {
     nc,
     namespace,
     state: new MemorySessionStateStore(),
+    ...options,
   });
   runners.push(runner);
   return { runner, client: await PolicyAskClient.open(nc, namespace) };
@@ -311,6 +321,75 @@ describe("deadline", () => {
     // An answer after the deadline is still sent: the coordinator records it as a late verdict.
     expect(answer.reply.verdict).toEqual({ block: true, blockReason: "late" });
     expect(answer.headers?.get(Header.CallId)).toBe("c-late");
+  });
+});
+
+describe("queue", () => {
+  /** One handler at a time, held until the test opens the gate. */
+  function heldPolicy(name: string) {
+    const held = gate();
+    const seen: string[] = [];
+    const policy = definePolicy({
+      name,
+      hooks: {
+        async before_tool_call(_event, _ctx, { callId }) {
+          seen.push(callId);
+          if (callId === "first") await held.promise;
+          return { params: { seen: callId } };
+        },
+      },
+    });
+    return { policy, held, seen };
+  }
+  const ask = (client: PolicyAskClient, policy: string, callId: string, timeoutMs: number) =>
+    client.raw(
+      policy,
+      "before_tool_call",
+      { callId, hook: "before_tool_call", policy, event: toolEvent(), context: toolContext() },
+      { [Header.CallId]: callId, [Header.TimeoutMs]: String(timeoutMs) },
+      Math.min(5000, timeoutMs + 1400),
+    );
+
+  it("answers HOOKBUS_WORKER_OVERLOADED at once when its queue is full", async () => {
+    const { policy, held, seen } = heldPolicy("crowded");
+    const { client } = await serveWith({ concurrency: 1, maxQueued: 1 }, policy);
+    const first = ask(client, "crowded", "first", 5000);
+    await until(() => seen.includes("first"), 5000, "the first request in its handler");
+    const queued = ask(client, "crowded", "queued", 5000);
+    // The queue holds one: wait until the worker has it before sending the one too many.
+    const refused = await until(
+      async () => {
+        const answer = await ask(client, "crowded", `extra-${seen.length}`, 5000);
+        return answer.errorCode === "HOOKBUS_WORKER_OVERLOADED" ? answer : undefined;
+      },
+      5000,
+      "a refused request",
+    );
+    expect(refused.reply.error?.code).toBe("HOOKBUS_WORKER_OVERLOADED");
+    held.open();
+    expect((await first).reply.verdict).toEqual({ params: { seen: "first" } });
+    expect((await queued).reply.verdict).toEqual({ params: { seen: "queued" } });
+    expect(seen.filter((id) => id.startsWith("extra-"))).toEqual([]);
+  });
+
+  it("drops a request whose deadline passed while it waited, without running its handler", async () => {
+    const { policy, held, seen } = heldPolicy("expiring");
+    const { client } = await serveWith({ concurrency: 1 }, policy);
+    const first = ask(client, "expiring", "first", 5000);
+    await until(() => seen.includes("first"), 5000, "the first request in its handler");
+    // 100 ms to live, queued behind a handler held for longer than that.
+    const expired = ask(client, "expiring", "expired", 100).catch((error: unknown) => error);
+    const sentAt = Date.now();
+    await until(() => Date.now() - sentAt > 400, 5000, "the short deadline to pass");
+    held.open();
+    await first;
+    // The next request runs; the expired one never reached its handler.
+    expect((await ask(client, "expiring", "after", 5000)).reply.verdict).toEqual({
+      params: { seen: "after" },
+    });
+    expect(seen).toEqual(["first", "after"]);
+    // Its caller got no reply (a timeout on its side), never a late verdict.
+    expect(await expired).toBeInstanceOf(Error);
   });
 });
 

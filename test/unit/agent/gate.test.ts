@@ -198,3 +198,33 @@ describe("AfterLlmCallGate", () => {
     expect(gate.size).toBe(0);
   });
 });
+
+describe("gate memory", () => {
+  const pending = () => new Promise<never>(() => {});
+
+  it("holds at most maxRuns gates: a run that never ends is forgotten, oldest first", () => {
+    const gate = new AfterLlmCallGate({ maxRuns: 3 });
+    for (let i = 0; i < 10; i++) gate.open({ agentId: "a", runId: `r${i}` }, pending());
+    expect(gate.size).toBe(3);
+    expect(gate.has({ agentId: "a", runId: "r6" })).toBe(false);
+    expect(gate.has({ agentId: "a", runId: "r9" })).toBe(true);
+  });
+
+  it("forgets a gate after its TTL, so the run's later tool calls go on to the policies", () => {
+    const gate = new AfterLlmCallGate({ ttlMs: -1 });
+    gate.open(run, pending());
+    expect(gate.check(run, "tc-1")).toEqual({ proceed: true });
+    expect(gate.size).toBe(0);
+  });
+
+  it("endRun without an agent forgets every agent's gate of the run", () => {
+    const gate = new AfterLlmCallGate();
+    gate.open({ agentId: "a", runId: "r" }, pending());
+    gate.open({ agentId: "b", runId: "r" }, pending());
+    gate.open({ agentId: "a", runId: "other" }, pending());
+    gate.endRun("r");
+    expect(gate.size).toBe(1);
+    gate.open({ agentId: "c", runId: "r" }, pending());
+    expect(gate.size).toBe(2);
+  });
+});

@@ -1,0 +1,58 @@
+/**
+ * What a request needs to know about its connection: is it up now, and has it dropped since the
+ * request was sent. nats.js neither fails nor re-sends requests that were in flight when the
+ * connection dropped, so callers that must answer within a deadline watch for the reconnect and
+ * re-send themselves (see requestWithResend in src/agent/resend.ts).
+ */
+import type { NatsConnection } from "@nats-io/transport-node";
+
+export class ConnectionWatch {
+  private static readonly watches = new WeakMap<NatsConnection, ConnectionWatch>();
+
+  /** One watch per connection, shared by every caller on it. */
+  static of(nc: NatsConnection): ConnectionWatch {
+    let watch = ConnectionWatch.watches.get(nc);
+    if (watch === undefined) {
+      watch = new ConnectionWatch(nc);
+      ConnectionWatch.watches.set(nc, watch);
+    }
+    return watch;
+  }
+
+  private up = true;
+  /** Counts disconnects: a request compares it before and after to learn it lived through one. */
+  private drops = 0;
+  /** Called once at the next reconnect; bounded by the requests in flight, each removes its own. */
+  private readonly onReconnect = new Set<() => void>();
+
+  private constructor(nc: NatsConnection) {
+    void (async () => {
+      for await (const status of nc.status()) {
+        if (status.type === "disconnect") {
+          this.up = false;
+          this.drops++;
+        } else if (status.type === "reconnect") {
+          this.up = true;
+          for (const wake of [...this.onReconnect]) wake();
+          this.onReconnect.clear();
+        }
+      }
+    })();
+  }
+
+  get connected(): boolean {
+    return this.up;
+  }
+
+  get disconnects(): number {
+    return this.drops;
+  }
+
+  /** Resolves at the next reconnect; `cancel` forgets the waiter (call it when done waiting). */
+  nextReconnect(): { promise: Promise<void>; cancel: () => void } {
+    let wake!: () => void;
+    const promise = new Promise<void>((resolve) => (wake = resolve));
+    this.onReconnect.add(wake);
+    return { promise, cancel: () => this.onReconnect.delete(wake) };
+  }
+}
