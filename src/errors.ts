@@ -34,6 +34,11 @@ export const ErrorCodes = {
   HOOKBUS_INVALID_ARGUMENT:
     "An SDK method got an argument it cannot use (a malformed call or event id, a bad timeout, the wrong kind of hook).",
   HOOKBUS_INTERNAL: "An unexpected error inside hookbus; the message says where.",
+  HOOKBUS_INDEX_UNAVAILABLE: "The audit index (PostgreSQL) could not be reached or queried.",
+  HOOKBUS_INDEX_SCHEMA: "The audit index's schema is not the one this hookbus version expects.",
+  HOOKBUS_SCAN_TOO_LARGE:
+    "An audit query without the index would scan more log records than allowed.",
+  HOOKBUS_PG_NOT_FOUND: "No PostgreSQL server could be found or started (tests and benchmarks).",
 } as const;
 
 export type ErrorCode = keyof typeof ErrorCodes;

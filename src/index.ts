@@ -160,3 +160,27 @@ export {
   type RedactionRuleInput,
 } from "./log/redaction.js";
 export type { ChainLink, RedactedPath } from "./log/record.js";
+
+// The audit index: the log projected into PostgreSQL (hookbus indexer; docs/audit.md).
+export {
+  startIndexer,
+  indexLag,
+  defaultIndexerConsumer,
+  migrateIndex,
+  assertIndexSchema,
+  openIndexPool,
+  queryIndex,
+  queryIndexAll,
+  tailIndex,
+  indexStats,
+  checkIndexFilter,
+  INDEX_URL_ENV,
+  type Indexer,
+  type IndexerOptions,
+  type IndexerStats,
+  type IndexLag,
+  type IndexFilter,
+  type IndexPage,
+  type IndexStats,
+  type PgPool,
+} from "./indexer/index.js";
