@@ -17,7 +17,9 @@ import {
   type IndexFilter,
   type PgPool,
 } from "../../../src/indexer/index.js";
+import { readIndexedSelection } from "../../../src/indexer/selection.js";
 import { LogRecord } from "../../../src/index.js";
+import { readSelection } from "../../../src/replay/selection.js";
 import { publishSyntheticLog } from "../../../src/testing/synthetic-log.js";
 import {
   buildAuditLog,
@@ -131,6 +133,17 @@ describe("filters only the index answers", () => {
       cursor = result.nextCursor;
     }
     expect(seen).toEqual(EXPECTED.map((r) => r.label));
+  });
+});
+
+describe("replay's selection through the index", () => {
+  it("selects with the index and reads the same records from the log, session by session", async () => {
+    const selection = { sessions: ["conv-2", "conv-1"], agentId: SUPPORT };
+    const fromIndex = await collect(readIndexedSelection(log.bus, pool, selection));
+    const fromLog = await collect(readSelection(log.bus, selection));
+    expect(labels(fromIndex)).toEqual(labels(fromLog));
+    expect(fromIndex.map((e) => e.seq)).toEqual(fromLog.map((e) => e.seq));
+    expect(fromIndex[0]!.record).toEqual(fromLog[0]!.record);
   });
 });
 
