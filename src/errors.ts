@@ -62,6 +62,11 @@ export const ErrorCodes = {
   HOOKBUS_WORKER_OVERLOADED:
     "A policy worker's queue was full, or the request's deadline had passed before a handler was free.",
   HOOKBUS_OVERLOADED: "A coordinator already had its maximum number of calls in flight.",
+  HOOKBUS_INDEX_UNAVAILABLE: "The audit index (PostgreSQL) could not be reached or queried.",
+  HOOKBUS_INDEX_SCHEMA: "The audit index's schema is not the one this hookbus version expects.",
+  HOOKBUS_SCAN_TOO_LARGE:
+    "An audit query without the index would scan more log records than allowed.",
+  HOOKBUS_PG_NOT_FOUND: "No PostgreSQL server could be found or started (tests and benchmarks).",
 } as const;
 
 export type ErrorCode = keyof typeof ErrorCodes;

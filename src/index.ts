@@ -168,3 +168,27 @@ export type { ChainLink, RedactedPath } from "./log/record.js";
 
 // Operating it: discovery, status, metrics and health endpoints (README "Operating it").
 export * from "./observability/index.js";
+
+// The audit index: the log projected into PostgreSQL (hookbus indexer; docs/audit.md).
+export {
+  startIndexer,
+  indexLag,
+  defaultIndexerConsumer,
+  migrateIndex,
+  assertIndexSchema,
+  openIndexPool,
+  queryIndex,
+  queryIndexAll,
+  tailIndex,
+  indexStats,
+  checkIndexFilter,
+  INDEX_URL_ENV,
+  type Indexer,
+  type IndexerOptions,
+  type IndexerStats,
+  type IndexLag,
+  type IndexFilter,
+  type IndexPage,
+  type IndexStats,
+  type PgPool,
+} from "./indexer/index.js";

@@ -6,15 +6,29 @@ import type { NatsConnection } from "@nats-io/transport-node";
 import { AUDIT_OUTCOMES, type AuditFilter, type AuditOutcome } from "../../audit/filter.js";
 import { formatTimeline, queryRow, QUERY_COLUMNS, TableWriter } from "../../audit/format.js";
 import { queryLog, tailLog, type AuditStats } from "../../audit/query.js";
+import { assertScanAllowed, maxScanFrom } from "../../audit/scan-limit.js";
 import { parseAuditTime } from "../../audit/time.js";
 import { sessionTimeline } from "../../audit/timeline.js";
 import { Bus } from "../../bus/bus.js";
 import { Subjects } from "../../bus/subjects.js";
 import type { HookName } from "../../catalog/catalog.js";
 import { HookbusError, isHookbusError } from "../../errors.js";
+import type { IndexFilter } from "../../indexer/query.js";
+import { indexUrlFrom } from "../../indexer/url.js";
 import { parseCommand, type Command, type CommonFlags } from "../command.js";
 import { connectNats } from "../connect.js";
 import type { Output } from "../output.js";
+import {
+  addIndexFilters,
+  auditStatsCommand,
+  followIndex,
+  INDEX_FILTER_HELP,
+  indexFilterOptions,
+  indexOptions,
+  indexSessionTimeline,
+  namespaceOf,
+  printIndexQuery,
+} from "./audit-index.js";
 import { auditVerifyCommand } from "./audit-verify.js";
 import { auditAnchorCommand } from "./audit-anchor.js";
 
@@ -32,6 +46,7 @@ filters (client-side: checked on each record the server sends):
   --until T           records stored at or before T (stops at the first later one)
   --shadow-changed    decisions whose shadow policies would have changed the outcome
   --limit N           stop after N records
+${INDEX_FILTER_HELP}
 times: ISO-8601 (2026-05-01, 2026-05-01T10:00:00Z) or a duration ago (30s, 15m, 2h, 7d, 1w)
 output: a table, or --json: one entry per line {seq, subject, address, storedAt, record}`;
 
@@ -46,6 +61,8 @@ const filterOptions = {
   "shadow-changed": { type: "boolean" },
   limit: { type: "string" },
   json: { type: "boolean" },
+  ...indexOptions,
+  ...indexFilterOptions,
 } as const;
 
 interface FilterFlags {
@@ -71,6 +88,9 @@ const FLAG_OF: Record<string, string> = {
   until: "--until",
   shadowChanged: "--shadow-changed",
   limit: "--limit",
+  status: "--status",
+  blockedBy: "--blocked-by",
+  cursor: "--cursor",
 };
 
 /** The library filter the flags ask for (times and the limit parsed here, the rest checked by the library). */
@@ -149,13 +169,24 @@ export const auditQueryCommand: Command = {
     }
     if (positionals.length > 0)
       return usageError(out, `unexpected argument "${positionals[0]}"`, QUERY_HELP);
-    let filter: AuditFilter;
+    const indexUrl = indexUrlFrom(values.index);
+    let filter: IndexFilter;
     try {
-      filter = filterFromFlags(values);
+      filter = addIndexFilters(filterFromFlags(values), values, indexUrl !== undefined);
+      if (indexUrl !== undefined)
+        return await printIndexQuery(
+          out,
+          indexUrl,
+          namespaceOf(values),
+          filter,
+          values.json === true,
+        );
     } catch (error) {
       throw asFlagError(error);
     }
+    const maxScan = maxScanFrom(values["max-scan"]);
     return withBus(values, async (bus) => {
+      await assertScanAllowed(bus, maxScan);
       let query;
       try {
         query = queryLog(bus, filter);
@@ -186,6 +217,8 @@ const SESSION_HELP = `usage: hookbus audit session SESSION [--agent ID] [--json]
 Prints a session's timeline in log order: each interception (time, hook, outcome, total latency,
 who decided), one indented line per policy asked (name, mode, status, effect, latency, verdict),
 the shadow decision, late verdicts, errors and observations. --json: one timeline entry per line.
+--index URL (env HOOKBUS_INDEX_URL) reads it from the index; without it the log is scanned,
+refused above --max-scan N records (env HOOKBUS_AUDIT_MAX_SCAN, default 100000; docs/audit.md).
 
 ${CONNECTION_HELP}`;
 
@@ -195,6 +228,7 @@ export const auditSessionCommand: Command = {
     const { values, positionals } = parseCommand(argv, {
       agent: { type: "string" },
       json: { type: "boolean" },
+      ...indexOptions,
     });
     if (values.help === true) {
       out.print(SESSION_HELP);
@@ -203,13 +237,24 @@ export const auditSessionCommand: Command = {
     const [sessionKey, ...extra] = positionals;
     if (sessionKey === undefined) return usageError(out, "a session key is required", SESSION_HELP);
     if (extra.length > 0) return usageError(out, `unexpected argument "${extra[0]}"`, SESSION_HELP);
-    return withBus(values, async (bus) => {
-      let steps;
+    const indexUrl = indexUrlFrom(values.index);
+    const maxScan = maxScanFrom(values["max-scan"]);
+    const timeline = async (bus: Bus | undefined) => {
       try {
-        steps = await sessionTimeline(bus, sessionKey, { agentId: values.agent });
+        if (indexUrl !== undefined)
+          return await indexSessionTimeline(
+            indexUrl,
+            namespaceOf(values),
+            sessionKey,
+            values.agent,
+          );
+        await assertScanAllowed(bus!, maxScan);
+        return await sessionTimeline(bus!, sessionKey, { agentId: values.agent });
       } catch (error) {
         throw asFlagError(error);
       }
+    };
+    const print = (steps: Awaited<ReturnType<typeof timeline>>): number => {
       if (values.json === true) {
         for (const step of steps) out.print(JSON.stringify(step));
         return 0;
@@ -222,7 +267,9 @@ export const auditSessionCommand: Command = {
       }
       for (const line of formatTimeline(sessionKey, steps)) out.print(line);
       return 0;
-    });
+    };
+    if (indexUrl !== undefined) return print(await timeline(undefined));
+    return withBus(values, async (bus) => print(await timeline(bus)));
   },
 };
 
@@ -245,18 +292,35 @@ export const auditTailCommand: Command = {
     }
     if (positionals.length > 0)
       return usageError(out, `unexpected argument "${positionals[0]}"`, TAIL_HELP);
-    let filter: AuditFilter;
+    const indexUrl = indexUrlFrom(values.index);
+    let filter: IndexFilter;
     try {
-      filter = filterFromFlags(values);
+      filter = addIndexFilters(filterFromFlags(values), values, indexUrl !== undefined);
     } catch (error) {
       throw asFlagError(error);
     }
+    const maxScan = maxScanFrom(values["max-scan"]);
     const stop = new AbortController();
     const onSignal = () => stop.abort();
     process.once("SIGINT", onSignal);
     process.once("SIGTERM", onSignal);
     try {
+      if (indexUrl !== undefined) {
+        const table =
+          values.json === true
+            ? undefined
+            : new TableWriter((line) => out.print(line), QUERY_COLUMNS, 0);
+        table?.end();
+        out.error("following the index (Ctrl-C to stop)");
+        await followIndex(indexUrl, namespaceOf(values), filter, stop.signal, (entry) => {
+          if (table === undefined) out.print(JSON.stringify(entry));
+          else table.add(queryRow(entry));
+        });
+        return 0;
+      }
       return await withBus(values, async (bus) => {
+        // From now on reads nothing old; a start in the past scans the log.
+        if (filter.since !== undefined) await assertScanAllowed(bus, maxScan);
         let tail;
         try {
           tail = await tailLog(bus, filter, { signal: stop.signal });
@@ -287,6 +351,7 @@ export const auditSubcommands: Record<string, Command> = {
   query: auditQueryCommand,
   session: auditSessionCommand,
   tail: auditTailCommand,
+  stats: auditStatsCommand,
   verify: auditVerifyCommand,
   anchor: auditAnchorCommand,
 };

@@ -3,6 +3,7 @@ import type { Command } from "../command.js";
 import { auditCommand } from "./audit.js";
 import { authCommand } from "./auth.js";
 import { coordinatorCommand } from "./coordinator.js";
+import { indexerCommand } from "./indexer.js";
 import { registryCommand } from "./registry.js";
 import { replayCommand } from "./replay.js";
 import { statusCommand } from "./status.js";
@@ -18,4 +19,5 @@ export const commands: Record<string, Command> = {
   status: statusCommand,
   auth: authCommand,
   sealer: sealerCommand,
+  indexer: indexerCommand,
 };

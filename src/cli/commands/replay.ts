@@ -6,6 +6,9 @@ import { stat } from "node:fs/promises";
 import { Bus } from "../../bus/bus.js";
 import { HookbusError } from "../../errors.js";
 import { parseAuditTime } from "../../audit/time.js";
+import { openIndexPool } from "../../indexer/pg.js";
+import { readIndexedSelection } from "../../indexer/selection.js";
+import { indexUrlFrom } from "../../indexer/url.js";
 import type { LogEntry } from "../../log/reader.js";
 import {
   countSelection,
@@ -43,6 +46,8 @@ selection (one of):
   --since TIME        stored at or after TIME: ISO-8601 (2026-05-01, 2026-05-01T10:00:00Z),
                       a duration ago (30m, 24h, 7d, 1w) or "now", as for \`hookbus audit\`
   --until TIME        stored at or before TIME
+  --index URL         choose the records through the audit index (env HOOKBUS_INDEX_URL), then
+                      read them from the log by sequence, instead of scanning the log
 
 output:
   --json              one result per line (every record), then {"summary": ...}
@@ -81,6 +86,7 @@ export const replayCommand: Command = {
       verbose: { type: "boolean" },
       "fail-on-change": { type: "boolean" },
       "allow-empty": { type: "boolean" },
+      index: { type: "string" },
     });
     if (values.help === true) {
       out.print(HELP);
@@ -144,15 +150,25 @@ export const replayCommand: Command = {
       if (size === 0) out.error(`note: ${fromFile} is empty`);
     } else {
       const nc = await connectNats({ ...values, name: "hookbus-replay" });
+      let onClose: (() => Promise<void> | undefined) | undefined;
       try {
         const bus = await Bus.open(
           nc,
           values.namespace === undefined ? {} : { namespace: values.namespace },
         );
-        const total = progress.enabled ? await countSelection(bus, selection) : undefined;
+        // With the index, it chooses the records and the log supplies them (no log scan).
+        const indexUrl = indexUrlFrom(values.index);
+        const pool = indexUrl === undefined ? undefined : openIndexPool(indexUrl, { max: 2 });
+        onClose = () => pool?.end();
+        const total =
+          progress.enabled && pool === undefined ? await countSelection(bus, selection) : undefined;
         let read = 0;
+        const selected =
+          pool === undefined
+            ? readSelection(bus, selection)
+            : readIndexedSelection(bus, pool, selection);
         const counted = async function* () {
-          for await (const entry of readSelection(bus, selection)) {
+          for await (const entry of selected) {
             read++;
             if (total !== undefined && total > 0) progress.setFraction(read / total);
             yield entry;
@@ -160,6 +176,7 @@ export const replayCommand: Command = {
         };
         await report(counted());
       } finally {
+        await onClose?.();
         await nc.drain();
       }
     }

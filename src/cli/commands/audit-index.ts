@@ -1,0 +1,211 @@
+/**
+ * `hookbus audit` on the index (PostgreSQL): what query, session and tail do when `--index URL`
+ * or HOOKBUS_INDEX_URL is set, and `audit stats`, which only the index answers.
+ */
+import { printable, queryRow, QUERY_COLUMNS, TableWriter } from "../../audit/format.js";
+import { parseAuditTime } from "../../audit/time.js";
+import { toTimelineEntry, type TimelineEntry } from "../../audit/timeline.js";
+import { Subjects } from "../../bus/subjects.js";
+import { HookbusError } from "../../errors.js";
+import { openIndexPool, type PgPool } from "../../indexer/pg.js";
+import {
+  indexStats,
+  POLICY_STATUSES,
+  queryIndex,
+  queryIndexAll,
+  tailIndex,
+  type IndexFilter,
+  type IndexStats,
+  type PolicyStatusFilter,
+} from "../../indexer/query.js";
+import { requireIndexUrl } from "../../indexer/url.js";
+import { parseCommand, type Command, type CommonFlags } from "../command.js";
+import type { Output } from "../output.js";
+
+/** Options every audit subcommand takes for the index and the JetStream path's guard. */
+export const indexOptions = {
+  index: { type: "string" },
+  "max-scan": { type: "string" },
+} as const;
+
+/** Filters only the index answers. */
+export const indexFilterOptions = {
+  status: { type: "string" },
+  "blocked-by": { type: "string" },
+  cursor: { type: "string" },
+} as const;
+
+export const INDEX_FILTER_HELP = `filters the index answers (need --index):
+  --status S          decisions where a policy (with --policy: that one) ended ${POLICY_STATUSES.join(" | ")}
+  --blocked-by NAME   decisions blocked by this policy
+  --cursor SEQ        records after this sequence (the "next page" line prints it)
+index: --index URL (env HOOKBUS_INDEX_URL): answer from PostgreSQL (kept by \`hookbus indexer\`);
+  without it, the log is scanned, refused above --max-scan N records (env HOOKBUS_AUDIT_MAX_SCAN,
+  default 100000, 0 = no limit): see docs/audit.md`;
+
+export interface IndexFilterFlags {
+  status?: string | undefined;
+  "blocked-by"?: string | undefined;
+  cursor?: string | undefined;
+}
+
+/** Adds the index-only flags to a filter; throws when one is used without the index. */
+export function addIndexFilters(
+  filter: IndexFilter,
+  flags: IndexFilterFlags,
+  indexed: boolean,
+): IndexFilter {
+  const used = (["status", "blocked-by", "cursor"] as const).filter((f) => flags[f] !== undefined);
+  if (used.length > 0 && !indexed)
+    throw new HookbusError(
+      "HOOKBUS_INVALID_ARGUMENT",
+      `--${used[0]} needs the index: pass --index postgres://… or set HOOKBUS_INDEX_URL`,
+      { argument: `--${used[0]}` },
+    );
+  const out: IndexFilter = { ...filter };
+  if (flags.status !== undefined) out.status = flags.status as PolicyStatusFilter;
+  if (flags["blocked-by"] !== undefined) out.blockedBy = flags["blocked-by"];
+  if (flags.cursor !== undefined) {
+    if (!/^\d+$/.test(flags.cursor))
+      throw new HookbusError(
+        "HOOKBUS_INVALID_ARGUMENT",
+        `--cursor must be a stream sequence, got ${JSON.stringify(flags.cursor)}`,
+        { argument: "--cursor" },
+      );
+    out.cursor = Number(flags.cursor);
+  }
+  return out;
+}
+
+export async function withIndex<T>(url: string, fn: (pool: PgPool) => Promise<T>): Promise<T> {
+  const pool = openIndexPool(url, { max: 2, applicationName: "hookbus-audit" });
+  try {
+    return await fn(pool);
+  } finally {
+    await pool.end().catch(() => {});
+  }
+}
+
+/** The namespace of the flags, checked (a bad one is reported before connecting). */
+export function namespaceOf(flags: CommonFlags): string {
+  return new Subjects(flags.namespace).namespace;
+}
+
+export async function printIndexQuery(
+  out: Output,
+  url: string,
+  namespace: string,
+  filter: IndexFilter,
+  json: boolean,
+): Promise<number> {
+  return withIndex(url, async (pool) => {
+    const page = await queryIndex(pool, namespace, filter);
+    if (json) {
+      for (const entry of page.entries) out.print(JSON.stringify(entry));
+      if (page.nextCursor !== undefined) out.error(`next page: --cursor ${page.nextCursor}`);
+      return 0;
+    }
+    if (page.entries.length === 0) {
+      out.print("no matching records (index)");
+      return 0;
+    }
+    const table = new TableWriter((line) => out.print(line), QUERY_COLUMNS, 200);
+    for (const entry of page.entries) table.add(queryRow(entry));
+    table.end();
+    const n = page.entries.length;
+    out.print(
+      `${n} record${n === 1 ? "" : "s"} (index)` +
+        (page.nextCursor === undefined ? "" : `; next page: --cursor ${page.nextCursor}`),
+    );
+    return 0;
+  });
+}
+
+/** The most records a session timeline reads from the index. */
+export const MAX_SESSION_RECORDS = 100_000;
+
+export function indexSessionTimeline(
+  url: string,
+  namespace: string,
+  sessionKey: string,
+  agentId: string | undefined,
+): Promise<TimelineEntry[]> {
+  return withIndex(url, async (pool) => {
+    const steps: TimelineEntry[] = [];
+    const filter = { sessionKey, ...(agentId === undefined ? {} : { agentId }) };
+    for await (const entry of queryIndexAll(pool, namespace, filter, { max: MAX_SESSION_RECORDS }))
+      steps.push(toTimelineEntry(entry));
+    return steps;
+  });
+}
+
+export async function followIndex(
+  url: string,
+  namespace: string,
+  filter: IndexFilter,
+  signal: AbortSignal,
+  onEntry: (entry: Awaited<ReturnType<typeof queryIndex>>["entries"][number]) => void,
+): Promise<void> {
+  await withIndex(url, async (pool) => {
+    for await (const entry of tailIndex(pool, namespace, filter, { signal })) onEntry(entry);
+  });
+}
+
+function formatStats(stats: IndexStats): string[] {
+  const range = `${stats.since?.toISOString() ?? "the beginning"} … ${stats.until?.toISOString() ?? "now"}`;
+  const lines = [
+    `${stats.total} records, ${range}`,
+    "",
+    "hook                      outcome   count",
+  ];
+  for (const row of stats.byHookOutcome)
+    lines.push(`${printable(row.hook).padEnd(25)} ${row.outcome.padEnd(9)} ${row.count}`);
+  lines.push("", "policy                    status       count     p50 ms    p99 ms");
+  const ms = (v: number | null) => (v === null ? "-" : (Math.round(v * 100) / 100).toString());
+  for (const row of stats.byPolicyStatus)
+    lines.push(
+      `${printable(row.policy).padEnd(25)} ${row.status.padEnd(12)} ${String(row.count).padEnd(9)} ${ms(row.p50Ms).padEnd(9)} ${ms(row.p99Ms)}`,
+    );
+  return lines;
+}
+
+const STATS_HELP = `usage: hookbus audit stats [--since T] [--until T] [--agent ID] [--json] --index URL
+
+Counts records per hook and outcome, and policy outcomes per policy and status with their
+latency (p50/p99), over a time range (default: the whole log). Answered by the index only.
+
+  --since T / --until T   ISO-8601 or a duration ago (30s, 15m, 2h, 7d)
+  --agent ID              one agent
+  --index URL             postgres://… (env HOOKBUS_INDEX_URL)`;
+
+export const auditStatsCommand: Command = {
+  summary: "counts per hook, outcome and policy over a time range (needs the index)",
+  async run(argv, out) {
+    const { values, positionals } = parseCommand(argv, {
+      index: { type: "string" },
+      since: { type: "string" },
+      until: { type: "string" },
+      agent: { type: "string" },
+      json: { type: "boolean" },
+    });
+    if (values.help === true) {
+      out.print(STATS_HELP);
+      return 0;
+    }
+    if (positionals.length > 0) {
+      out.error(`unexpected argument "${positionals[0]}"\n\n${STATS_HELP}`);
+      return 2;
+    }
+    const namespace = namespaceOf(values);
+    const range = {
+      ...(values.since === undefined ? {} : { since: parseAuditTime(values.since, "--since") }),
+      ...(values.until === undefined ? {} : { until: parseAuditTime(values.until, "--until") }),
+      ...(values.agent === undefined ? {} : { agentId: values.agent }),
+    };
+    const url = requireIndexUrl(values.index);
+    const stats = await withIndex(url, (pool) => indexStats(pool, namespace, range));
+    if (values.json === true) out.print(JSON.stringify(stats));
+    else for (const line of formatStats(stats)) out.print(line);
+    return 0;
+  },
+};

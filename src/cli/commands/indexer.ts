@@ -1,0 +1,116 @@
+/** `hookbus indexer`: project the log into PostgreSQL; `hookbus indexer migrate`: create/upgrade its schema. */
+import { pino } from "pino";
+import { Bus } from "../../bus/bus.js";
+import { HookbusError } from "../../errors.js";
+import { startIndexer } from "../../indexer/indexer.js";
+import { migrateIndex } from "../../indexer/migrate.js";
+import { openIndexPool } from "../../indexer/pg.js";
+import { requireIndexUrl } from "../../indexer/url.js";
+import { parseCommand, type Command } from "../command.js";
+import { connectNats } from "../connect.js";
+import type { Output } from "../output.js";
+import { onShutdown } from "../shutdown.js";
+
+const HELP = `usage: hookbus indexer [options]          run an indexer until SIGTERM/SIGINT
+       hookbus indexer migrate [--index URL]  create or upgrade the index's schema, then exit
+
+The indexer is a durable consumer of the log that writes every record into PostgreSQL (one row
+per record, keyed by stream sequence), acking only after the write committed. Run several for
+availability: they share the consumer and never write a record twice.
+
+options:
+  --index URL         postgres://… (env HOOKBUS_INDEX_URL)
+  --consumer NAME     durable consumer shared by the namespace's indexers (default <ns>-indexer)
+  --batch N           records per transaction (default 1000, at most 10000)
+  --ack-wait MS       redelivery delay of unacked records, when the consumer is created (default 30000)
+  --log-level LEVEL   pino level (env LOG_LEVEL, default info); logs are NDJSON on stdout
+connection: --server URL (env NATS_URL), --creds FILE (env NATS_CREDS),
+            --namespace NS (env HOOKBUS_NAMESPACE, default hookbus)`;
+
+function intFlag(value: string | undefined, name: string): number | undefined {
+  if (value === undefined) return undefined;
+  if (!/^\d+$/.test(value))
+    throw new HookbusError(
+      "HOOKBUS_INVALID_ARGUMENT",
+      `--${name} must be a positive whole number, got ${JSON.stringify(value)}`,
+      { argument: `--${name}` },
+    );
+  return Number(value);
+}
+
+async function migrate(argv: string[], out: Output): Promise<number> {
+  const { values } = parseCommand(argv, { index: { type: "string" } });
+  if (values.help === true) {
+    out.print(HELP);
+    return 0;
+  }
+  const pool = openIndexPool(requireIndexUrl(values.index), { max: 1 });
+  try {
+    const result = await migrateIndex(pool);
+    out.print(
+      result.applied.length === 0
+        ? `index schema is up to date (version ${result.version})`
+        : `applied migration${result.applied.length === 1 ? "" : "s"} ${result.applied.join(", ")}; index schema version ${result.version}`,
+    );
+    return 0;
+  } finally {
+    await pool.end();
+  }
+}
+
+export const indexerCommand: Command = {
+  summary: "project the log into PostgreSQL for audit queries (indexer migrate: its schema)",
+  async run(argv, out) {
+    if (argv[0] === "migrate") return migrate(argv.slice(1), out);
+    const { values, positionals } = parseCommand(argv, {
+      index: { type: "string" },
+      consumer: { type: "string" },
+      batch: { type: "string" },
+      "ack-wait": { type: "string" },
+      "log-level": { type: "string" },
+    });
+    if (values.help === true) {
+      out.print(HELP);
+      return 0;
+    }
+    if (positionals.length > 0) {
+      out.error(`unexpected argument "${positionals[0]}"\n\n${HELP}`);
+      return 2;
+    }
+    const url = requireIndexUrl(values.index);
+    const batchSize = intFlag(values.batch, "batch");
+    const ackWaitMs = intFlag(values["ack-wait"], "ack-wait");
+    const logger = pino({ level: values["log-level"] ?? process.env.LOG_LEVEL ?? "info" });
+    const pool = openIndexPool(url, { applicationName: "hookbus-indexer" });
+    const nc = await connectNats({ ...values, name: "hookbus-indexer" });
+    try {
+      const bus = await Bus.open(nc, {
+        logger,
+        ...(values.namespace === undefined ? {} : { namespace: values.namespace }),
+      });
+      const indexer = await startIndexer({
+        bus,
+        pool,
+        ...(values.consumer === undefined ? {} : { consumer: values.consumer }),
+        ...(batchSize === undefined ? {} : { batchSize }),
+        ...(ackWaitMs === undefined ? {} : { ackWaitMs }),
+      });
+      const report = setInterval(() => {
+        indexer
+          .lag()
+          .then((lag) => logger.info({ ...indexer.stats, lag }, "indexer progress"))
+          .catch(() => {});
+      }, 10_000);
+      try {
+        await Promise.race([indexer.done, onShutdown(logger, () => indexer.stop())]);
+      } finally {
+        clearInterval(report);
+      }
+      logger.info({ ...indexer.stats }, "indexer stopped");
+      return 0;
+    } finally {
+      await nc.drain().catch(() => {});
+      await pool.end().catch(() => {});
+    }
+  },
+};

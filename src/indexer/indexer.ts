@@ -1,0 +1,221 @@
+/**
+ * The indexer: a durable JetStream pull consumer of the log that projects every record into
+ * PostgreSQL. Several indexers may share the consumer (the server hands each message to one of
+ * them); a message is acked only after the transaction holding its rows committed, so a killed
+ * indexer loses nothing (the server redelivers after `ackWaitMs`) and a redelivered record is
+ * written once (the rows are keyed by stream sequence).
+ */
+import { AckPolicy, DeliverPolicy, type ConsumerMessages, type JsMsg } from "@nats-io/jetstream";
+import { nanos } from "@nats-io/transport-node";
+import type { Bus } from "../bus/bus.js";
+import { HookbusError } from "../errors.js";
+import { assertLogExists } from "../log/reader.js";
+import { sleep } from "../time.js";
+import { assertIndexSchema } from "./migrate.js";
+import type { PgPool } from "./pg.js";
+import { invalidProjection, projectRecord, type Projection } from "./projection.js";
+import { writeBatch } from "./writer.js";
+
+export interface IndexerOptions {
+  bus: Bus;
+  pool: PgPool;
+  /** Durable consumer name shared by every indexer of the namespace (default `<ns>-indexer`). */
+  consumer?: string;
+  /** Records per transaction (default 1000, at most 10,000). */
+  batchSize?: number;
+  /** A partial batch is written after this long (default 100 ms). */
+  flushIntervalMs?: number;
+  /** Unacked messages are redelivered after this long (default 30 s; set when the consumer is created). */
+  ackWaitMs?: number;
+}
+
+export interface IndexerStats {
+  /** Records this indexer wrote (new rows). */
+  indexed: number;
+  /** Records received again that were already in the index (redeliveries, replays). */
+  duplicates: number;
+  /** Records that could not be decoded, indexed as `invalid`. */
+  invalid: number;
+  batches: number;
+  /** Failed batch writes (each retried). */
+  writeFailures: number;
+}
+
+export interface IndexLag {
+  /** Records stored in the log and not yet indexed (pending + unacked). */
+  records: number;
+  /** Age of the oldest record not yet indexed (0 when caught up). */
+  seconds: number;
+}
+
+export interface Indexer {
+  readonly consumer: string;
+  readonly stats: Readonly<IndexerStats>;
+  /** How far the index is behind the log (one consumer info, plus one get when behind). */
+  lag(): Promise<IndexLag>;
+  /** Stops consuming, writes and acks what it holds, and resolves. */
+  stop(): Promise<void>;
+  /** Resolves when the indexer stopped (after stop(), or a fatal error: rejects with it). */
+  readonly done: Promise<void>;
+}
+
+const MAX_BATCH = 10_000;
+
+export function defaultIndexerConsumer(bus: Bus): string {
+  return `${bus.subjects.namespace}-indexer`;
+}
+
+async function ensureConsumer(bus: Bus, name: string, ackWaitMs: number, batch: number) {
+  const stream = bus.subjects.logStream;
+  try {
+    await bus.jsm.consumers.info(stream, name);
+    return;
+  } catch {
+    // not there yet: create it (another indexer may win the race; then it exists)
+  }
+  try {
+    await bus.jsm.consumers.add(stream, {
+      durable_name: name,
+      ack_policy: AckPolicy.Explicit,
+      deliver_policy: DeliverPolicy.All,
+      ack_wait: nanos(ackWaitMs),
+      // Bounds what all indexers together hold unacked.
+      max_ack_pending: Math.max(4 * batch, 1000),
+      max_deliver: -1,
+    });
+  } catch (error) {
+    await bus.jsm.consumers.info(stream, name).catch(() => {
+      throw error;
+    });
+  }
+}
+
+/** How far the durable consumer `consumer` is behind the log. */
+export async function indexLag(
+  bus: Bus,
+  consumer = defaultIndexerConsumer(bus),
+): Promise<IndexLag> {
+  const stream = bus.subjects.logStream;
+  const info = await bus.jsm.consumers.info(stream, consumer);
+  const records = info.num_pending + info.num_ack_pending;
+  if (records === 0) return { records: 0, seconds: 0 };
+  const oldest = await bus.jsm.streams
+    .getMessage(stream, { seq: info.ack_floor.stream_seq + 1 })
+    .catch(() => null);
+  const seconds = oldest === null ? 0 : Math.max(0, (Date.now() - oldest.time.getTime()) / 1000);
+  return { records, seconds };
+}
+
+async function project(bus: Bus, msg: JsMsg): Promise<Projection> {
+  const storedAt = new Date(Math.floor(msg.info.timestampNanos / 1e6));
+  let address;
+  try {
+    address = bus.subjects.parseAudit(msg.subject);
+  } catch {
+    address = { agentId: "", sessionKey: "", hook: "", kind: "error" as const };
+  }
+  const stored = { seq: msg.seq, subject: msg.subject, storedAt, address };
+  try {
+    return projectRecord(stored, await bus.codec.decodeMessage(msg));
+  } catch (error) {
+    const code = (error as { code?: string })?.code ?? "HOOKBUS_BAD_MESSAGE";
+    return invalidProjection(stored, `${code}: ${String((error as Error)?.message ?? error)}`);
+  }
+}
+
+export async function startIndexer(options: IndexerOptions): Promise<Indexer> {
+  const { bus, pool } = options;
+  const batchSize = options.batchSize ?? 1000;
+  if (!Number.isSafeInteger(batchSize) || batchSize < 1 || batchSize > MAX_BATCH)
+    throw new HookbusError(
+      "HOOKBUS_INVALID_ARGUMENT",
+      `batchSize must be 1-${MAX_BATCH}, got ${String(batchSize)}`,
+      { argument: "batchSize" },
+    );
+  const flushIntervalMs = options.flushIntervalMs ?? 100;
+  const consumerName = options.consumer ?? defaultIndexerConsumer(bus);
+  await assertIndexSchema(pool);
+  await assertLogExists(bus);
+  await ensureConsumer(bus, consumerName, options.ackWaitMs ?? 30_000, batchSize);
+  const consumer = await bus.js.consumers.get(bus.subjects.logStream, consumerName);
+  const namespace = bus.subjects.namespace;
+  const logger = bus.logger.child({ component: "indexer", consumer: consumerName });
+  const stats: IndexerStats = {
+    indexed: 0,
+    duplicates: 0,
+    invalid: 0,
+    batches: 0,
+    writeFailures: 0,
+  };
+
+  let stopping = false;
+  let pending: { msg: JsMsg; projection: Projection }[] = [];
+  let firstAt = 0;
+  let flushing: Promise<void> = Promise.resolve();
+
+  async function write(batch: typeof pending): Promise<void> {
+    const projections = batch.map((b) => b.projection);
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const added = await writeBatch(pool, namespace, projections);
+        stats.indexed += added;
+        stats.duplicates += batch.length - added;
+        stats.invalid += projections.filter((p) => p.record.kind === "invalid").length;
+        stats.batches++;
+        break;
+      } catch (error) {
+        stats.writeFailures++;
+        // Not acked: if this indexer dies now, the server redelivers to another one.
+        logger.warn({ err: error, records: batch.length, attempt }, "index write failed; retrying");
+        if (stopping && attempt >= 2) return;
+        await sleep(Math.min(5000, 100 * 2 ** attempt));
+      }
+    }
+    for (const { msg } of batch) msg.ack();
+  }
+
+  function flush(): Promise<void> {
+    if (pending.length === 0) return flushing;
+    const batch = pending;
+    pending = [];
+    flushing = flushing.then(() => write(batch));
+    return flushing;
+  }
+
+  const timer = setInterval(
+    () => {
+      if (pending.length > 0 && Date.now() - firstAt >= flushIntervalMs) void flush();
+    },
+    Math.max(10, Math.floor(flushIntervalMs / 2)),
+  );
+
+  let messages: ConsumerMessages | undefined;
+  async function run(): Promise<void> {
+    messages = await consumer.consume({ max_messages: Math.min(MAX_BATCH, 2 * batchSize) });
+    for await (const msg of messages) {
+      if (pending.length === 0) firstAt = Date.now();
+      pending.push({ msg, projection: await project(bus, msg) });
+      // Caught up (nothing more waiting) or a full batch: write now. Awaiting here is the
+      // back-pressure: the consumer buffers at most max_messages while PostgreSQL is slow.
+      if (pending.length >= batchSize || msg.info.pending === 0) await flush();
+      if (stopping) break;
+    }
+  }
+
+  const done = run().finally(async () => {
+    clearInterval(timer);
+    await flush();
+  });
+  logger.info({ batchSize }, "indexer started");
+  return {
+    consumer: consumerName,
+    stats,
+    lag: () => indexLag(bus, consumerName),
+    async stop() {
+      stopping = true;
+      messages?.stop();
+      await done.catch(() => {});
+    },
+    done,
+  };
+}

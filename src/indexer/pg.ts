@@ -1,0 +1,75 @@
+/**
+ * Reaching the audit index: a `pg` pool from a `postgres://` URL, and PostgreSQL failures turned
+ * into coded errors (HOOKBUS_INDEX_UNAVAILABLE) that carry PostgreSQL's own message.
+ */
+import pg from "pg";
+import { HookbusError } from "../errors.js";
+
+export type PgPool = pg.Pool;
+export type PgClient = pg.PoolClient;
+
+export interface IndexPoolOptions {
+  /** Connections kept (default 4). */
+  max?: number;
+  /** Applied to every statement, so no query outlives its caller (default 30 s). */
+  statementTimeoutMs?: number;
+  /** How long to wait for a connection (default 10 s). */
+  connectTimeoutMs?: number;
+  applicationName?: string;
+}
+
+function checkUrl(url: string): void {
+  if (!/^postgres(ql)?:\/\//.test(url))
+    throw new HookbusError(
+      "HOOKBUS_INVALID_ARGUMENT",
+      `the index URL must be a postgres:// URL, got ${JSON.stringify(url.replace(/\/\/[^@/]*@/, "//…@"))}`,
+      { argument: "index" },
+    );
+}
+
+export function openIndexPool(url: string, options: IndexPoolOptions = {}): PgPool {
+  checkUrl(url);
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: options.max ?? 4,
+    statement_timeout: options.statementTimeoutMs ?? 30_000,
+    connectionTimeoutMillis: options.connectTimeoutMs ?? 10_000,
+    application_name: options.applicationName ?? "hookbus",
+  });
+  // An idle client losing its server must not crash the process: the next query reports it.
+  pool.on("error", () => {});
+  return pool;
+}
+
+/** Wraps a PostgreSQL failure (connection refused, bad SQL state) as HOOKBUS_INDEX_UNAVAILABLE. */
+export function indexError(error: unknown, what: string): HookbusError {
+  if (error instanceof HookbusError) return error;
+  const e = error as { message?: string; code?: string };
+  return new HookbusError(
+    "HOOKBUS_INDEX_UNAVAILABLE",
+    `${what}: ${e?.message ?? String(error)}`,
+    e?.code === undefined ? {} : { sqlState: e.code },
+    error,
+  );
+}
+
+/** Runs `fn` with a client inside one transaction (rolled back when it throws). */
+export async function inTransaction<T>(
+  pool: PgPool,
+  fn: (client: PgClient) => Promise<T>,
+): Promise<T> {
+  const client = await pool.connect();
+  try {
+    await client.query("BEGIN");
+    try {
+      const result = await fn(client);
+      await client.query("COMMIT");
+      return result;
+    } catch (error) {
+      await client.query("ROLLBACK").catch(() => {});
+      throw error;
+    }
+  } finally {
+    client.release();
+  }
+}

@@ -1,0 +1,183 @@
+/**
+ * From a stored log message to index rows: pure, and tolerant. The record schema evolves (fields
+ * come and go between versions), so the projection reads only what the columns need, with type
+ * guards, and keeps the whole record as jsonb. The subject, written by the coordinator, is the
+ * authority for agent, session, hook and outcome.
+ */
+import type { ParsedAuditSubject } from "../bus/subjects.js";
+
+export interface RecordRow {
+  seq: number;
+  subject: string;
+  storedAt: Date;
+  kind: string;
+  outcome: string;
+  agentId: string;
+  sessionKey: string;
+  runId: string | null;
+  hook: string;
+  callId: string | null;
+  blockedBy: string | null;
+  registryRevision: number | null;
+  receivedAt: Date | null;
+  decidedAt: Date | null;
+  latencyMs: number | null;
+  shadowChanged: boolean;
+  indexError: string | null;
+  /** The record as JSON text (NUL characters replaced: jsonb cannot hold them); null when invalid. */
+  recordJson: string | null;
+}
+
+export interface PolicyRow {
+  seq: number;
+  policy: string;
+  version: string | null;
+  mode: string | null;
+  status: string;
+  effect: string | null;
+  latencyMs: number | null;
+}
+
+export interface Projection {
+  record: RecordRow;
+  policies: PolicyRow[];
+}
+
+type Obj = Record<string, unknown>;
+
+function obj(value: unknown): Obj | undefined {
+  return typeof value === "object" && value !== null && !Array.isArray(value)
+    ? (value as Obj)
+    : undefined;
+}
+
+function str(value: unknown): string | null {
+  return typeof value === "string" ? value : null;
+}
+
+function num(value: unknown): number | null {
+  return typeof value === "number" && Number.isFinite(value) ? value : null;
+}
+
+function date(value: unknown): Date | null {
+  if (typeof value !== "string") return null;
+  const d = new Date(value);
+  return Number.isNaN(d.getTime()) ? null : d;
+}
+
+/** jsonb refuses \u0000 in strings; an escaped backslash before `u0000` is left alone. */
+export function jsonForPg(value: unknown): string {
+  return JSON.stringify(value).replace(/(?<!\\)((?:\\\\)*)\\u0000/g, "$1\\ufffd");
+}
+
+function policyRows(seq: number, record: Obj): PolicyRow[] {
+  if (record.kind === "late") {
+    const policy = str(record.policy);
+    if (policy === null) return [];
+    return [
+      {
+        seq,
+        policy,
+        version: str(record.version),
+        mode: null,
+        status: "late",
+        effect: record.wouldHaveBlocked === true ? "would-have-blocked" : null,
+        latencyMs: num(record.latencyMs),
+      },
+    ];
+  }
+  if (!Array.isArray(record.outcomes)) return [];
+  const rows = new Map<string, PolicyRow>();
+  for (const item of record.outcomes) {
+    const o = obj(item);
+    const policy = str(o?.policy);
+    if (o === undefined || policy === null || rows.has(policy)) continue;
+    rows.set(policy, {
+      seq,
+      policy,
+      version: str(o.version),
+      mode: str(o.mode),
+      status: str(o.status) ?? "unknown",
+      effect: str(o.effect),
+      latencyMs: num(o.latencyMs),
+    });
+  }
+  return [...rows.values()];
+}
+
+export interface StoredMessage {
+  seq: number;
+  subject: string;
+  storedAt: Date;
+  address: ParsedAuditSubject;
+}
+
+/** The rows of a decoded record. */
+export function projectRecord(message: StoredMessage, decoded: unknown): Projection {
+  const record = obj(decoded);
+  if (record === undefined)
+    return invalidProjection(message, "HOOKBUS_BAD_MESSAGE: the record is not a JSON object");
+  const context = obj(record.context) ?? {};
+  const decision = obj(record.decision);
+  const shadow = obj(record.shadow);
+  const receivedAt = date(record.receivedAt) ?? date(record.publishedAt);
+  const decidedAt = date(record.decidedAt);
+  const latencyMs =
+    record.kind === "late"
+      ? num(record.latencyMs)
+      : receivedAt !== null && decidedAt !== null
+        ? decidedAt.getTime() - receivedAt.getTime()
+        : null;
+  const { address } = message;
+  return {
+    record: {
+      seq: message.seq,
+      subject: message.subject,
+      storedAt: message.storedAt,
+      kind: str(record.kind) ?? "unknown",
+      outcome: address.kind,
+      agentId: address.agentId,
+      sessionKey: address.sessionKey,
+      runId: str(context.runId),
+      hook: address.hook,
+      callId: str(record.callId) ?? str(record.eventId),
+      blockedBy: str(decision?.blockedBy),
+      registryRevision: num(record.registryRevision),
+      receivedAt,
+      decidedAt,
+      latencyMs,
+      shadowChanged: shadow?.changed === true,
+      indexError: null,
+      recordJson: jsonForPg(record),
+    },
+    policies: policyRows(message.seq, record),
+  };
+}
+
+/** A record that could not be decoded: indexed as `invalid` with why, so it is counted, not lost. */
+export function invalidProjection(message: StoredMessage, why: string): Projection {
+  const { address } = message;
+  return {
+    record: {
+      seq: message.seq,
+      subject: message.subject,
+      storedAt: message.storedAt,
+      kind: "invalid",
+      outcome: address.kind,
+      agentId: address.agentId,
+      sessionKey: address.sessionKey,
+      runId: null,
+      hook: address.hook,
+      callId: null,
+      blockedBy: null,
+      registryRevision: null,
+      receivedAt: null,
+      decidedAt: null,
+      latencyMs: null,
+      shadowChanged: false,
+      indexError: why.slice(0, 2000),
+      recordJson: null,
+    },
+    policies: [],
+  };
+}

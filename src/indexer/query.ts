@@ -1,0 +1,356 @@
+/**
+ * Audit questions answered by the index (PostgreSQL) instead of a log scan: filtered queries in
+ * log order with a limit and a cursor, session timelines, counts over a time range. Entries have
+ * the shape of the log reader's (`seq`, `subject`, `address`, `storedAt`, `record`), so the audit
+ * formatting and timeline code serve both paths. Time bounds become sequence bounds first (one
+ * index probe each), so every query is a range scan of an index that ends in `seq`.
+ */
+import { checkAuditFilter, type AuditFilter } from "../audit/filter.js";
+import type { AuditEntry } from "../audit/query.js";
+import type { RecordKind } from "../bus/subjects.js";
+import { POLICY_NAME_PATTERN } from "../bus/tokens.js";
+import { HookbusError } from "../errors.js";
+import type { LogRecord } from "../log/record.js";
+import { indexError, type PgPool } from "./pg.js";
+
+export const POLICY_STATUSES = [
+  "ok",
+  "error",
+  "timeout",
+  "invalid",
+  "unavailable",
+  "late",
+] as const;
+export type PolicyStatusFilter = (typeof POLICY_STATUSES)[number];
+
+/** The most rows one query returns; larger reads page with the cursor. */
+export const MAX_INDEX_LIMIT = 10_000;
+export const DEFAULT_INDEX_LIMIT = 1000;
+
+export interface IndexFilter extends AuditFilter {
+  /** Decisions where a policy (with `policy`: that policy) ended with this status; `late` for late verdicts. */
+  status?: PolicyStatusFilter | undefined;
+  /** Decisions blocked by this policy (the first blocker). */
+  blockedBy?: string | undefined;
+  /** Only records after this stream sequence (the `nextCursor` of the previous page). */
+  cursor?: number | undefined;
+}
+
+export interface IndexPage {
+  entries: AuditEntry[];
+  /** Pass as `cursor` for the next page; undefined when this page was the last. */
+  nextCursor: number | undefined;
+}
+
+function invalid(argument: string, message: string): HookbusError {
+  return new HookbusError("HOOKBUS_INVALID_ARGUMENT", message, { argument });
+}
+
+export function checkIndexFilter(filter: IndexFilter = {}): IndexFilter {
+  const checked: IndexFilter = checkAuditFilter(filter);
+  if (filter.status !== undefined) {
+    if (!(POLICY_STATUSES as readonly string[]).includes(filter.status))
+      throw invalid(
+        "status",
+        `unknown status ${JSON.stringify(filter.status)}: expected one of ${POLICY_STATUSES.join(", ")}`,
+      );
+    checked.status = filter.status;
+  }
+  if (filter.blockedBy !== undefined) {
+    if (typeof filter.blockedBy !== "string" || !POLICY_NAME_PATTERN.test(filter.blockedBy))
+      throw invalid(
+        "blockedBy",
+        `invalid policy name ${JSON.stringify(filter.blockedBy)}: policy names are 1-64 of A-Z a-z 0-9 _ -`,
+      );
+    checked.blockedBy = filter.blockedBy;
+  }
+  if (filter.cursor !== undefined) {
+    if (!Number.isSafeInteger(filter.cursor) || filter.cursor < 0)
+      throw invalid(
+        "cursor",
+        `cursor must be a stream sequence (>= 0), got ${String(filter.cursor)}`,
+      );
+    checked.cursor = filter.cursor;
+  }
+  if (checked.limit !== undefined && checked.limit > MAX_INDEX_LIMIT)
+    throw invalid("limit", `limit is at most ${MAX_INDEX_LIMIT}; page with the cursor`);
+  return checked;
+}
+
+/** Builds `WHERE …` for a checked filter; `$1` is always the namespace. */
+class Where {
+  readonly params: unknown[];
+  readonly parts: string[] = ["r.ns = $1", "r.kind <> 'invalid'"];
+  constructor(namespace: string) {
+    this.params = [namespace];
+  }
+  add(sql: (p: string) => string, value: unknown): void {
+    this.params.push(value);
+    this.parts.push(sql(`$${this.params.length}`));
+  }
+  get sql(): string {
+    return this.parts.join(" AND ");
+  }
+}
+
+/** The first (last) sequence stored at or after `since` (at or before `until`). */
+async function seqBounds(
+  pool: PgPool,
+  namespace: string,
+  since: Date | undefined,
+  until: Date | undefined,
+): Promise<{ from?: number; to?: number }> {
+  const bounds: { from?: number; to?: number } = {};
+  if (since !== undefined) {
+    const r = await pool.query<{ seq: string }>(
+      "SELECT seq FROM hookbus_records WHERE ns = $1 AND stored_at >= $2 ORDER BY stored_at, seq LIMIT 1",
+      [namespace, since],
+    );
+    bounds.from = r.rows[0] === undefined ? Number.MAX_SAFE_INTEGER : Number(r.rows[0].seq);
+  }
+  if (until !== undefined) {
+    const r = await pool.query<{ seq: string }>(
+      "SELECT seq FROM hookbus_records WHERE ns = $1 AND stored_at <= $2 ORDER BY stored_at DESC, seq DESC LIMIT 1",
+      [namespace, until],
+    );
+    bounds.to = r.rows[0] === undefined ? 0 : Number(r.rows[0].seq);
+  }
+  return bounds;
+}
+
+async function whereOf(pool: PgPool, namespace: string, f: IndexFilter): Promise<Where> {
+  const w = new Where(namespace);
+  if (f.agentId !== undefined) w.add((p) => `r.agent_id = ${p}`, f.agentId);
+  if (f.sessionKey !== undefined) w.add((p) => `r.session_key = ${p}`, f.sessionKey);
+  if (f.hook !== undefined) w.add((p) => `r.hook = ${p}`, f.hook);
+  if (f.outcome !== undefined) w.add((p) => `r.outcome = ${p}`, f.outcome);
+  if (f.blockedBy !== undefined) w.add((p) => `r.blocked_by = ${p}`, f.blockedBy);
+  if (f.shadowChanged === true) w.parts.push("r.shadow_changed");
+  const { from, to } = await seqBounds(pool, namespace, f.since, f.until);
+  if (from !== undefined) w.add((p) => `r.seq >= ${p}`, from);
+  if (to !== undefined) w.add((p) => `r.seq <= ${p}`, to);
+  if (f.since !== undefined) w.add((p) => `r.stored_at >= ${p}`, f.since);
+  if (f.until !== undefined) w.add((p) => `r.stored_at <= ${p}`, f.until);
+  if (f.cursor !== undefined) w.add((p) => `r.seq > ${p}`, f.cursor);
+  if (f.policy !== undefined || f.status !== undefined) {
+    const conds = ["p.ns = r.ns", "p.seq = r.seq"];
+    if (f.policy !== undefined) {
+      w.params.push(f.policy);
+      conds.push(`p.policy = $${w.params.length}`);
+    }
+    if (f.status !== undefined) {
+      w.params.push(f.status);
+      conds.push(`p.status = $${w.params.length}`);
+    }
+    w.parts.push(`EXISTS (SELECT 1 FROM hookbus_policy_outcomes p WHERE ${conds.join(" AND ")})`);
+  }
+  return w;
+}
+
+interface EntryRow {
+  seq: string;
+  subject: string;
+  stored_at: Date;
+  agent_id: string;
+  session_key: string;
+  hook: string;
+  outcome: string;
+  record: unknown;
+}
+
+const ENTRY_COLUMNS =
+  "r.seq, r.subject, r.stored_at, r.agent_id, r.session_key, r.hook, r.outcome, r.record";
+
+function toEntry(row: EntryRow): AuditEntry {
+  return {
+    seq: Number(row.seq),
+    subject: row.subject,
+    address: {
+      agentId: row.agent_id,
+      sessionKey: row.session_key,
+      hook: row.hook,
+      kind: row.outcome as RecordKind,
+    },
+    storedAt: row.stored_at,
+    // Indexed from the log as it was stored; not re-validated (older and newer records alike).
+    record: row.record as LogRecord,
+  };
+}
+
+/**
+ * One page of the records matching `filter`, in log order. Throws HOOKBUS_INVALID_ARGUMENT for
+ * a bad filter and HOOKBUS_INDEX_UNAVAILABLE when PostgreSQL fails.
+ */
+export async function queryIndex(
+  pool: PgPool,
+  namespace: string,
+  filter: IndexFilter = {},
+): Promise<IndexPage> {
+  const f = checkIndexFilter(filter);
+  const limit = f.limit ?? DEFAULT_INDEX_LIMIT;
+  try {
+    const w = await whereOf(pool, namespace, f);
+    w.params.push(limit + 1);
+    const r = await pool.query<EntryRow>(
+      `SELECT ${ENTRY_COLUMNS} FROM hookbus_records r WHERE ${w.sql} ORDER BY r.seq LIMIT $${w.params.length}`,
+      w.params,
+    );
+    const entries = r.rows.slice(0, limit).map(toEntry);
+    const more = r.rows.length > limit;
+    return { entries, nextCursor: more ? entries.at(-1)?.seq : undefined };
+  } catch (error) {
+    throw indexError(error, "index query failed");
+  }
+}
+
+/** Every page of a query, one entry at a time (for sessions and exports). */
+export async function* queryIndexAll(
+  pool: PgPool,
+  namespace: string,
+  filter: IndexFilter = {},
+  options: { max?: number; signal?: AbortSignal } = {},
+): AsyncGenerator<AuditEntry> {
+  let cursor = filter.cursor;
+  let yielded = 0;
+  const max = options.max ?? Number.MAX_SAFE_INTEGER;
+  for (;;) {
+    const limit = Math.min(MAX_INDEX_LIMIT, max - yielded);
+    if (limit <= 0) return;
+    const page = await queryIndex(pool, namespace, { ...filter, cursor, limit });
+    for (const entry of page.entries) {
+      if (options.signal?.aborted === true) return;
+      yield entry;
+      yielded++;
+    }
+    if (page.nextCursor === undefined) return;
+    cursor = page.nextCursor;
+  }
+}
+
+export interface CountRow {
+  hook: string;
+  outcome: string;
+  count: number;
+}
+
+export interface PolicyCountRow {
+  policy: string;
+  status: string;
+  count: number;
+  p50Ms: number | null;
+  p99Ms: number | null;
+}
+
+export interface IndexStats {
+  since: Date | undefined;
+  until: Date | undefined;
+  total: number;
+  byHookOutcome: CountRow[];
+  byPolicyStatus: PolicyCountRow[];
+}
+
+/** Counts per hook and outcome, and per policy and status (with latency p50/p99), over a time range. */
+export async function indexStats(
+  pool: PgPool,
+  namespace: string,
+  range: { since?: Date | undefined; until?: Date | undefined; agentId?: string | undefined } = {},
+): Promise<IndexStats> {
+  const f = checkIndexFilter(range);
+  try {
+    const w = await whereOf(pool, namespace, f);
+    const records = await pool.query<{ hook: string; outcome: string; n: string }>(
+      `SELECT r.hook, r.outcome, count(*) AS n FROM hookbus_records r WHERE ${w.sql}
+       GROUP BY r.hook, r.outcome ORDER BY r.hook, r.outcome`,
+      w.params,
+    );
+    const policies = await pool.query<{
+      policy: string;
+      status: string;
+      n: string;
+      p50: number | null;
+      p99: number | null;
+    }>(
+      `SELECT p.policy, p.status, count(*) AS n,
+         percentile_cont(0.5) WITHIN GROUP (ORDER BY p.latency_ms) AS p50,
+         percentile_cont(0.99) WITHIN GROUP (ORDER BY p.latency_ms) AS p99
+       FROM hookbus_policy_outcomes p JOIN hookbus_records r ON r.ns = p.ns AND r.seq = p.seq
+       WHERE ${w.sql} GROUP BY p.policy, p.status ORDER BY p.policy, p.status`,
+      w.params,
+    );
+    const byHookOutcome = records.rows.map((x) => ({
+      hook: x.hook,
+      outcome: x.outcome,
+      count: Number(x.n),
+    }));
+    return {
+      since: f.since,
+      until: f.until,
+      total: byHookOutcome.reduce((s, x) => s + x.count, 0),
+      byHookOutcome,
+      byPolicyStatus: policies.rows.map((x) => ({
+        policy: x.policy,
+        status: x.status,
+        count: Number(x.n),
+        p50Ms: x.p50,
+        p99Ms: x.p99,
+      })),
+    };
+  } catch (error) {
+    throw indexError(error, "index stats failed");
+  }
+}
+
+/** The highest indexed sequence of the namespace (0 when empty): where a tail starts. */
+export async function lastIndexedSeq(pool: PgPool, namespace: string): Promise<number> {
+  try {
+    const r = await pool.query<{ seq: string | null }>(
+      "SELECT max(seq) AS seq FROM hookbus_records WHERE ns = $1",
+      [namespace],
+    );
+    return Number(r.rows[0]?.seq ?? 0);
+  } catch (error) {
+    throw indexError(error, "index query failed");
+  }
+}
+
+/**
+ * Follows the index: records indexed after `fromSeq` (default: the last one now), polled every
+ * `pollMs`, until `signal` aborts.
+ */
+export async function* tailIndex(
+  pool: PgPool,
+  namespace: string,
+  filter: IndexFilter,
+  options: { signal: AbortSignal; fromSeq?: number; pollMs?: number },
+): AsyncGenerator<AuditEntry> {
+  const f = checkIndexFilter(filter);
+  let cursor =
+    options.fromSeq !== undefined
+      ? options.fromSeq - 1
+      : f.since !== undefined
+        ? 0
+        : await lastIndexedSeq(pool, namespace);
+  let yielded = 0;
+  while (!options.signal.aborted) {
+    const page = await queryIndex(pool, namespace, { ...f, cursor, limit: DEFAULT_INDEX_LIMIT });
+    for (const entry of page.entries) {
+      if (options.signal.aborted) return;
+      yield entry;
+      cursor = entry.seq;
+      if (f.limit !== undefined && ++yielded >= f.limit) return;
+    }
+    if (page.nextCursor === undefined) await abortableSleep(options.pollMs ?? 250, options.signal);
+  }
+}
+
+function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const t = setTimeout(done, ms);
+    function done() {
+      clearTimeout(t);
+      signal.removeEventListener("abort", done);
+      resolve();
+    }
+    signal.addEventListener("abort", done, { once: true });
+  });
+}
