@@ -2,6 +2,7 @@
 import type { Command } from "../command.js";
 import { auditCommand } from "./audit.js";
 import { coordinatorCommand } from "./coordinator.js";
+import { policyCommand } from "./policy.js";
 import { registryCommand } from "./registry.js";
 import { replayCommand } from "./replay.js";
 import { workerCommand } from "./worker.js";
@@ -12,4 +13,5 @@ export const commands: Record<string, Command> = {
   worker: workerCommand,
   audit: auditCommand,
   replay: replayCommand,
+  policy: policyCommand,
 };
