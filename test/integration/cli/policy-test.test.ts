@@ -76,7 +76,9 @@ describe("hookbus policy test", { timeout: 120_000 }, () => {
       '{"name":"ok","hook":"before_tool_call","event":{},"expect":{"outcome":"allow"}}\n{"name": "x",, }\n',
     );
     const run = await hookbus(["policy", "test", path]);
-    expect(run.stderr.trim()).toMatch(/^HOOKBUS_INVALID_FIXTURE: .*bad\.ndjson:2:14: expected a "key"/);
+    expect(run.stderr.trim()).toMatch(
+      /^HOOKBUS_INVALID_FIXTURE: .*bad\.ndjson:2:14: expected a "key"/,
+    );
     expect(run.code).toBe(1);
   });
 });
