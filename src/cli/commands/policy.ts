@@ -14,7 +14,7 @@ import {
   type Fixture,
 } from "../../policy-test/index.js";
 import { loadPolicyModules } from "../../worker/load-policies.js";
-import { parseCommand, type Command } from "../command.js";
+import { commaList, parseCommand, type Command } from "../command.js";
 import { unreadableFile } from "../failure.js";
 import { readRegistryFile } from "./registry.js";
 
@@ -32,13 +32,6 @@ NDJSON (one case per line); see docs/policy-testing.md.
   --verbose          list passing cases too
 
 exit codes: 0 every case passed, 1 a case failed or could not run, 2 usage`;
-
-function list(values: string[] | undefined): string[] {
-  return (values ?? [])
-    .flatMap((v) => v.split(","))
-    .map((v) => v.trim())
-    .filter((v) => v !== "");
-}
 
 async function readFixture(path: string): Promise<Fixture> {
   let text: string;
@@ -88,7 +81,7 @@ export const policyCommand: Command = {
     const fixtures = [];
     for (const file of files) fixtures.push(await readFixture(file));
 
-    const policyPaths = list(values.policies);
+    const policyPaths = commaList(values.policies);
     const modules =
       policyPaths.length > 0
         ? policyPaths
