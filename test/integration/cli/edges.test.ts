@@ -100,7 +100,8 @@ describe("hookbus: bad input gets a coded line with the fix", { timeout: 120_000
     const started = Date.now();
     const run = await hookbus(["coordinator", "--server", nats.url(), "--namespace", "Bad.NS"]);
     expectCoded(run, "HOOKBUS_INVALID_ARGUMENT", 1, 'invalid namespace "Bad.NS"');
-    expect(Date.now() - started).toBeLessThan(15_000);
+    // It used to print the error and never exit; loading the CLI alone takes seconds under load.
+    expect(Date.now() - started).toBeLessThan(60_000);
   });
 
   it("an unknown command and an unknown option are usage errors (exit 2)", async () => {
