@@ -4,8 +4,8 @@
  * exits 0 when the session ran to its end.
  */
 import { parseArgs } from "node:util";
-import { connect } from "@nats-io/transport-node";
-import { connectionOptions } from "../src/cli/connect.js";
+import { pino } from "pino";
+import { connectNatsWithRetry, connectWaitMs } from "../src/cli/connect.js";
 import { HookbusClient } from "../src/index.js";
 import { formatStep } from "./scripted-agent/format.js";
 import { runScriptedSession } from "./scripted-agent/session.js";
@@ -21,10 +21,11 @@ const { values } = parseArgs({
   },
 });
 
-const nc = await connect({
-  ...connectionOptions({ server: values.server }),
-  name: "hookbus-scripted-agent",
-});
+// Started beside NATS (compose): wait for it (HOOKBUS_CONNECT_WAIT_MS), logging on stderr.
+const nc = await connectNatsWithRetry(
+  { server: values.server, name: "hookbus-scripted-agent" },
+  { waitMs: connectWaitMs(undefined), logger: pino({ level: "warn" }, pino.destination(2)) },
+);
 const namespace = values.namespace ?? process.env.HOOKBUS_NAMESPACE;
 const client = await HookbusClient.connect({
   nc,

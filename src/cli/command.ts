@@ -53,3 +53,11 @@ export function parseCommand<const O extends Options>(
   if (values.namespace !== undefined) new Subjects(values.namespace);
   return { values, positionals: parsed.positionals };
 }
+
+/** A repeatable, comma-separated flag (`--policies a.ts,b.ts --policies c.ts`) as one list. */
+export function commaList(values: string[] | undefined): string[] {
+  return (values ?? [])
+    .flatMap((v) => v.split(","))
+    .map((v) => v.trim())
+    .filter((v) => v !== "");
+}

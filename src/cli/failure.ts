@@ -3,7 +3,7 @@
  * `ConnectionError`, `getaddrinfo ENOTFOUND` or `TypeError: Invalid URL` tells an operator what
  * broke inside the client, not what to do; these say both.
  */
-import { HookbusError, isHookbusError } from "../errors.js";
+import { HookbusError, isHookbusError, type ErrorCode } from "../errors.js";
 
 const START_NATS = "start nats-server -js or set --server/NATS_URL";
 
@@ -65,18 +65,23 @@ export function connectFailure(error: unknown, servers: readonly string[]): Hook
 }
 
 /** A file the user named that cannot be read, as a coded error. */
-export function unreadableFile(path: string, what: string, error: unknown): HookbusError {
-  const code = systemCode(error);
+export function unreadableFile(
+  path: string,
+  what: string,
+  error: unknown,
+  code: ErrorCode = "HOOKBUS_INVALID_ARGUMENT",
+): HookbusError {
+  const system = systemCode(error);
   const reason =
-    code === "ENOENT"
+    system === "ENOENT"
       ? "no such file"
-      : code === "EACCES"
+      : system === "EACCES"
         ? "permission denied"
-        : code === "EISDIR"
+        : system === "EISDIR"
           ? "is a directory"
           : (error as Error).message;
   return new HookbusError(
-    "HOOKBUS_INVALID_ARGUMENT",
+    code,
     `cannot read ${what} ${path} (${reason}): check the path`,
     { argument: what, path },
     error,

@@ -14,6 +14,9 @@ import type { SessionStateStore } from "../worker/state/session-state.js";
 import type { Candidate } from "./candidates.js";
 import type { ReplayedOutcome } from "./types.js";
 
+/** What deciding a call needs of a record (a policy test builds the same from a fixture). */
+export type CallToDecide = Pick<DecisionRecord, "hook" | "event" | "context" | "callId">;
+
 export interface Reevaluation {
   result: MergeResult<ModifyingHookName>;
   outcomes: ReplayedOutcome[];
@@ -21,7 +24,7 @@ export interface Reevaluation {
 
 async function ask(
   candidate: Candidate,
-  record: DecisionRecord,
+  record: CallToDecide,
   state: SessionStateStore,
   logger: Logger | undefined,
 ): Promise<PolicyOutcomeInput> {
@@ -52,7 +55,7 @@ async function ask(
 }
 
 export async function reevaluate(
-  record: DecisionRecord,
+  record: CallToDecide,
   candidates: readonly Candidate[],
   state: SessionStateStore,
   logger?: Logger,

@@ -4,6 +4,7 @@ import { auditCommand } from "./audit.js";
 import { authCommand } from "./auth.js";
 import { coordinatorCommand } from "./coordinator.js";
 import { indexerCommand } from "./indexer.js";
+import { policyCommand } from "./policy.js";
 import { registryCommand } from "./registry.js";
 import { replayCommand } from "./replay.js";
 import { statusCommand } from "./status.js";
@@ -20,4 +21,5 @@ export const commands: Record<string, Command> = {
   auth: authCommand,
   sealer: sealerCommand,
   indexer: indexerCommand,
+  policy: policyCommand,
 };

@@ -9,7 +9,7 @@ import type { RegistrySnapshot } from "../../registry/snapshot.js";
 import { parseCommand, type Command } from "../command.js";
 import { connectNats } from "../connect.js";
 import { unreadableFile } from "../failure.js";
-import { parseJsonText } from "../json-text.js";
+import { parseJsonText } from "../../json-text.js";
 
 /** A registry is stored in one KV value, which must fit one NATS message (1 MiB by default). */
 export const MAX_REGISTRY_FILE_BYTES = 1024 * 1024;
@@ -25,7 +25,7 @@ export async function readJsonFile(
   try {
     text = await readFile(path, "utf8");
   } catch (error) {
-    throw unreadableFile(path, what, error);
+    throw unreadableFile(path, what, error, code);
   }
   if (Buffer.byteLength(text) > maxBytes) {
     throw new HookbusError(code, `${path} is larger than ${maxBytes} bytes`, { path });

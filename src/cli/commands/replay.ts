@@ -23,7 +23,7 @@ import {
   type ReplayEntry,
 } from "../../replay/index.js";
 import { loadPolicyModules } from "../../worker/load-policies.js";
-import { parseCommand, type Command } from "../command.js";
+import { commaList, parseCommand, type Command } from "../command.js";
 import { connectNats } from "../connect.js";
 import type { Output } from "../output.js";
 import { readRegistryFile } from "./registry.js";
@@ -59,13 +59,6 @@ output:
 exit codes: 0 done (and nothing changed, with --fail-on-change), 1 changed with
 --fail-on-change or an error (coded), 2 usage`;
 
-function list(values: string[] | undefined): string[] {
-  return (values ?? [])
-    .flatMap((v) => v.split(","))
-    .map((v) => v.trim())
-    .filter((v) => v !== "");
-}
-
 function usage(out: Output, problem: string): number {
   out.error(`${problem}\n\n${HELP}`);
   return 2;
@@ -92,8 +85,8 @@ export const replayCommand: Command = {
       out.print(HELP);
       return 0;
     }
-    const policyPaths = list(values.policies);
-    const sessions = list(values.session);
+    const policyPaths = commaList(values.policies);
+    const sessions = commaList(values.session);
     const fromFile = values["from-file"];
     if (positionals.length > 0) return usage(out, `unexpected argument ${positionals[0]}`);
     if (policyPaths.length === 0) return usage(out, "--policies is required");

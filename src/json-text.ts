@@ -4,7 +4,7 @@
  * silently keeps the last of two `"priority"` keys, so a registry could apply a value its author
  * never saw; and its messages give a character offset at best.
  */
-import { HookbusError, type ErrorCode } from "../errors.js";
+import { HookbusError, type ErrorCode } from "./errors.js";
 
 /** Deeper nesting than this is refused (recursion is bounded, as every input is). */
 export const MAX_JSON_DEPTH = 128;
