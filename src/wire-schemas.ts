@@ -10,6 +10,7 @@ import { CallReply, CallRequest, PolicyReply, PolicyRequest, WireError } from ".
 import { LogRecord } from "./log/record.js";
 import { PolicyOutcome } from "./merge/outcome.js";
 import { RegistryDocument } from "./registry/document.js";
+import { DiscoveryReply } from "./observability/discovery-schema.js";
 
 const messageSchemas: ReadonlyArray<[name: string, schema: z.ZodType]> = [
   ["policy-outcome", PolicyOutcome],
@@ -20,6 +21,7 @@ const messageSchemas: ReadonlyArray<[name: string, schema: z.ZodType]> = [
   ["envelope/error", WireError],
   ["log-record", LogRecord],
   ["registry", RegistryDocument],
+  ["discovery/reply", DiscoveryReply],
 ];
 
 export function buildJsonSchemas(): Map<string, Record<string, unknown>> {
