@@ -18,6 +18,7 @@ import {
 import { LogRecord } from "./log/record.js";
 import { PolicyOutcome } from "./merge/outcome.js";
 import { RegistryDocument } from "./registry/document.js";
+import { DiscoveryReply } from "./observability/discovery-schema.js";
 
 const messageSchemas: ReadonlyArray<[name: string, schema: z.ZodType]> = [
   ["policy-outcome", PolicyOutcome],
@@ -30,6 +31,7 @@ const messageSchemas: ReadonlyArray<[name: string, schema: z.ZodType]> = [
   ["envelope/observe-reply", ObserveReply],
   ["log-record", LogRecord],
   ["registry", RegistryDocument],
+  ["discovery/reply", DiscoveryReply],
 ];
 
 export function buildJsonSchemas(): Map<string, Record<string, unknown>> {

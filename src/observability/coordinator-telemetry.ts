@@ -5,6 +5,7 @@
  * decisions.
  */
 import type { Msg } from "@nats-io/transport-node";
+import { trace } from "@opentelemetry/api";
 import type { Registry } from "prom-client";
 import type { Bus } from "../bus/bus.js";
 import type { RegistrySnapshot } from "../registry/snapshot.js";
@@ -158,6 +159,7 @@ export class CoordinatorTelemetry implements CallTelemetry {
     this.callsHandled++;
     this.recent.add(ms, outcome !== "error");
     this.m.calls.observe({ hook: hook ?? "unknown", outcome }, ms / 1000);
+    trace.getActiveSpan()?.setAttribute("hookbus.outcome", outcome);
   }
 
   lateVerdict(policy: string): void {

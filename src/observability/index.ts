@@ -32,3 +32,4 @@ export {
   type Readiness,
 } from "./http.js";
 export { HOOKBUS_VERSION } from "./version.js";
+export { agentMetrics, type FastPathCounted } from "./agent-metrics.js";

@@ -37,6 +37,7 @@ export const KNOWN_KEYWORDS: readonly string[] = [
   "minLength",
   "maxLength",
   "minItems",
+  "maxItems",
   "minimum",
   "maximum",
   "pattern",
@@ -136,6 +137,7 @@ function check(
   }
   if (Array.isArray(value)) {
     if (typeof s.minItems === "number" && value.length < s.minItems) fail("too few items");
+    if (typeof s.maxItems === "number" && value.length > s.maxItems) fail("too many items");
     if (s.items !== undefined)
       value.forEach((item, i) =>
         errors.push(...check(s.items, item, root, `${path}[${i}]`, known)),

@@ -175,4 +175,39 @@ describe("metrics and health endpoints", () => {
       expect(await child.exited).toBe(0);
     }
   });
+
+  it("hookbus worker serves them too, from HOOKBUS_HTTP, and reports its policy's handler metrics", async () => {
+    const namespace = uniqueNamespace("http");
+    const policyModule = fileURLToPath(
+      new URL("../../../services/policies/tool-policy.ts", import.meta.url),
+    );
+    const child = startChild(
+      [
+        cli,
+        "worker",
+        policyModule,
+        "--server",
+        nats.url(),
+        "--namespace",
+        namespace,
+        "--state",
+        "memory",
+      ],
+      { LOG_LEVEL: "info", HOOKBUS_HTTP: "127.0.0.1:0" },
+    );
+    try {
+      const url = await until(
+        () => /"url":"(http:\/\/127\.0\.0\.1:\d+)"/.exec(child.output())?.[1],
+        20_000,
+        "the endpoints' url in the log",
+      );
+      await until(async () => (await get(`${url}/readyz`)).status === 200, 20_000, "/readyz 200");
+      const metrics = await get(`${url}/metrics`);
+      expect(metrics.body).toContain("# TYPE hookbus_worker_handler_duration_seconds histogram");
+      expect(sample(metrics.body, "hookbus_worker_in_flight", { role: "worker" })).toBe(0);
+    } finally {
+      child.child.kill("SIGTERM");
+      expect(await child.exited).toBe(0);
+    }
+  });
 });

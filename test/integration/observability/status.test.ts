@@ -7,7 +7,8 @@ import { Writable } from "node:stream";
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
 import { main } from "../../../src/cli/main.js";
-import { definePolicy, discover, readStatus } from "../../../src/index.js";
+import { definePolicy, discover, HOOKBUS_VERSION, readStatus } from "../../../src/index.js";
+import { schemaErrors } from "../../support/json-schema.js";
 import { startPipeline, until, useNatsServer } from "../pipeline/harness.js";
 
 const nats = useNatsServer();
@@ -123,6 +124,16 @@ describe("hookbus status", () => {
     const workers = await discover(p.connections.reader, p.namespace, { role: "worker" });
     expect(workers.replies.every((r) => r.role === "worker")).toBe(true);
     expect(workers.replies).toHaveLength(2);
+
+    // What crosses the wire conforms to the published contract.
+    for (const role of ["worker", "coordinator"]) {
+      const raw = await p.connections.reader.request(`${p.namespace}.discover.${role}`, "{}", {
+        timeout: 2000,
+      });
+      const body: unknown = raw.json();
+      expect(schemaErrors("discovery/reply.schema.json", body), role).toEqual([]);
+      expect(body).toMatchObject({ role, hookbus: HOOKBUS_VERSION, pid: process.pid });
+    }
 
     const started = Date.now();
     const none = await discover(p.connections.reader, `${p.namespace}-empty`, { maxWaitMs: 500 });

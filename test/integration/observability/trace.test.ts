@@ -13,7 +13,7 @@ import {
   type ReadableSpan,
 } from "@opentelemetry/sdk-trace-base";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { definePolicy } from "../../../src/index.js";
+import { agentMetrics, definePolicy } from "../../../src/index.js";
 import { startPipeline, until, useNatsServer } from "../pipeline/harness.js";
 
 const nats = useNatsServer();
@@ -92,6 +92,7 @@ describe("traces", () => {
     expect(parentOf(handleGuard)).toBe(askGuard.spanContext().spanId);
     expect(parentOf(handleAuditor)).toBe(askAuditor.spanContext().spanId);
     expect(parentOf(append)).toBe(coordinator.spanContext().spanId);
+    expect(coordinator.attributes["hookbus.outcome"]).toBe("modify");
     expect(append.attributes["hookbus.log.seq"]).toBe(result.recordSeq);
 
     // The stored record carries the trace context of its append: from the log back to the trace.
@@ -111,6 +112,8 @@ describe("traces", () => {
     });
     expect(result.source).toBe("fast-path");
     expect(p.client.fastPathAnswers).toBe(before + 1);
+    const scraped = await agentMetrics(p.client).metrics();
+    expect(scraped).toContain(`hookbus_agent_fast_path_answers_total ${before + 1}`);
     expect(exporter.getFinishedSpans()).toEqual([]);
   });
 });
