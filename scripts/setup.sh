@@ -21,6 +21,22 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
+# --- PostgreSQL for the audit index tests (issue 14; owned by the index work) ---------------
+# The tests use HOOKBUS_TEST_PG, else a server on 127.0.0.1:5432, else start a private server
+# from Debian's package (src/testing/postgres.ts): install the package when none of those exist.
+if [ -z "${HOOKBUS_TEST_PG:-}" ] && ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 &&
+  ! (exec 3<>/dev/tcp/127.0.0.1/5432) 2>/dev/null; then
+  if [ "$(id -u)" -eq 0 ]; then pgsudo=""; elif command -v sudo >/dev/null 2>&1; then pgsudo="sudo"; else pgsudo="none"; fi
+  if [ "$pgsudo" = "none" ] || ! command -v apt-get >/dev/null 2>&1; then
+    echo "setup: please install PostgreSQL (Debian/Ubuntu: apt-get install postgresql) or set HOOKBUS_TEST_PG" >&2
+    exit 1
+  fi
+  echo "setup: installing postgresql from the distribution's packages"
+  $pgsudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $pgsudo apt-get install -y -qq postgresql >/dev/null
+fi
+# --- end PostgreSQL --------------------------------------------------------------------------
+
 node24=.tools/node24/bin/node
 if [ ! -x "$node24" ]; then
   if [ "$(uname -s)-$(uname -m)" = "Linux-x86_64" ]; then
@@ -34,4 +50,5 @@ if [ ! -x "$node24" ]; then
     echo "setup: Node 24 for .ci/run is packaged here for Linux x86_64 only; skipped on $(uname -s)-$(uname -m)" >&2
   fi
 fi
+
 npm ci

@@ -263,6 +263,8 @@ export async function indexStats(
        GROUP BY r.hook, r.outcome ORDER BY r.hook, r.outcome`,
       w.params,
     );
+    // A time range alone is a sequence range of the policy rows: no join with the records.
+    const policyWhere = f.agentId === undefined ? await policyRange(pool, namespace, f) : undefined;
     const policies = await pool.query<{
       policy: string;
       status: string;
@@ -273,9 +275,10 @@ export async function indexStats(
       `SELECT p.policy, p.status, count(*) AS n,
          percentile_cont(0.5) WITHIN GROUP (ORDER BY p.latency_ms) AS p50,
          percentile_cont(0.99) WITHIN GROUP (ORDER BY p.latency_ms) AS p99
-       FROM hookbus_policy_outcomes p JOIN hookbus_records r ON r.ns = p.ns AND r.seq = p.seq
-       WHERE ${w.sql} GROUP BY p.policy, p.status ORDER BY p.policy, p.status`,
-      w.params,
+       FROM hookbus_policy_outcomes p
+       ${policyWhere === undefined ? `JOIN hookbus_records r ON r.ns = p.ns AND r.seq = p.seq WHERE ${w.sql}` : `WHERE ${policyWhere.sql}`}
+       GROUP BY p.policy, p.status ORDER BY p.policy, p.status`,
+      policyWhere?.params ?? w.params,
     );
     const byHookOutcome = records.rows.map((x) => ({
       hook: x.hook,
@@ -298,6 +301,16 @@ export async function indexStats(
   } catch (error) {
     throw indexError(error, "index stats failed");
   }
+}
+
+async function policyRange(
+  pool: PgPool,
+  namespace: string,
+  f: IndexFilter,
+): Promise<{ sql: string; params: unknown[] }> {
+  const { from, to } = await seqBounds(pool, namespace, f.since, f.until);
+  const params: unknown[] = [namespace, from ?? 0, to ?? Number.MAX_SAFE_INTEGER];
+  return { sql: "p.ns = $1 AND p.seq >= $2 AND p.seq <= $3", params };
 }
 
 /** The highest indexed sequence of the namespace (0 when empty): where a tail starts. */

@@ -6,6 +6,7 @@
  */
 import { afterAll, describe, expect, it } from "vitest";
 import { Bus } from "../../../src/bus/bus.js";
+import { main } from "../../../src/cli/main.js";
 import { indexLag, migrateIndex, startIndexer, type Indexer } from "../../../src/indexer/index.js";
 import { publishSyntheticLog } from "../../../src/testing/synthetic-log.js";
 import { startChild } from "../../support/child.js";
@@ -202,6 +203,25 @@ describe("hookbus indexer", () => {
     expect(results.map((r) => r.applied).sort()).toEqual([[], [1]]);
     const versions = await pool.query("SELECT version FROM hookbus_migrations");
     expect(versions.rows).toEqual([{ version: 1 }]);
+  });
+
+  it("hookbus indexer migrate applies the schema once and then says it is up to date", async () => {
+    const { url } = await postgres.database({ migrate: false });
+    const lines: string[] = [];
+    const out = { print: (l: string) => lines.push(l), error: (l: string) => lines.push(l) };
+    expect(await main(["indexer", "migrate", "--index", url], out)).toBe(0);
+    expect(await main(["indexer", "migrate", "--index", url], out)).toBe(0);
+    expect(lines).toEqual([
+      "applied migration 1; index schema version 1",
+      "index schema is up to date (version 1)",
+    ]);
+    const saved = process.env.HOOKBUS_INDEX_URL;
+    delete process.env.HOOKBUS_INDEX_URL;
+    const missing = await main(["indexer", "migrate"], out).finally(() => {
+      if (saved !== undefined) process.env.HOOKBUS_INDEX_URL = saved;
+    });
+    expect(missing).toBe(1);
+    expect(lines.at(-1)).toMatch(/^HOOKBUS_INVALID_ARGUMENT: no index: pass --index/);
   });
 
   it("refuses to start on an index that was not migrated, naming the fix", async () => {
