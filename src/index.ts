@@ -160,3 +160,15 @@ export {
   type RedactionRuleInput,
 } from "./log/redaction.js";
 export type { ChainLink, RedactedPath } from "./log/record.js";
+
+// Permissions: `hookbus auth` without the CLI, and the inbox prefix each role connects with (docs/security.md).
+export { generateAuth, readAuthDescription } from "./auth/generate.js";
+export {
+  AuthDescription,
+  parseAuthDescription,
+  type AuthDescriptionInput,
+  type AuthRole,
+  type AuthUser,
+} from "./auth/description.js";
+export { permissionsFor, type Permissions } from "./auth/permissions.js";
+export { inboxPrefixFor } from "./auth/inbox.js";
