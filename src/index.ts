@@ -192,3 +192,15 @@ export {
   type IndexStats,
   type PgPool,
 } from "./indexer/index.js";
+
+// Permissions: `hookbus auth` without the CLI, and the inbox prefix each role connects with (docs/security.md).
+export { generateAuth, readAuthDescription } from "./auth/generate.js";
+export {
+  AuthDescription,
+  parseAuthDescription,
+  type AuthDescriptionInput,
+  type AuthRole,
+  type AuthUser,
+} from "./auth/description.js";
+export { permissionsFor, type Permissions } from "./auth/permissions.js";
+export { inboxPrefixFor } from "./auth/inbox.js";

@@ -1,0 +1,55 @@
+/**
+ * `npm run fuzz [-- --count N --seed S]`: hostile messages against a real coordinator process;
+ * prints the figures and exits 1 when any of crashes, unanswered, uncoded or bad records is not 0.
+ */
+import { parseArgs } from "node:util";
+import { runFuzz } from "./run-fuzz.js";
+
+const { values } = parseArgs({
+  options: {
+    count: { type: "string", default: "10000" },
+    seed: { type: "string", default: "1" },
+    concurrency: { type: "string", default: "16" },
+  },
+});
+const started = Date.now();
+process.stderr.write("fuzz: starting nats-server and a coordinator\n");
+const report = await runFuzz({
+  count: Number(values.count),
+  seed: Number(values.seed),
+  concurrency: Number(values.concurrency),
+  progress: (sent, r) =>
+    process.stderr.write(
+      `  … ${sent} sent, ${r.unanswered.length} unanswered, RSS peak ${r.rssMiB.peak} MiB\n`,
+    ),
+});
+const seconds = ((Date.now() - started) / 1000).toFixed(1);
+console.log(`fuzz: seed ${report.seed}, ${report.sent} messages in ${seconds} s`);
+console.log(`  crashes:                    ${report.crashes}`);
+console.log(`  unanswered by deadline:     ${report.unanswered.length}`);
+console.log(`  uncoded answers:            ${report.uncoded.length}`);
+console.log(`  records failing the schema: ${report.badRecords.length} of ${report.records}`);
+console.log(`  no responders (unserved):   ${report.noResponders}`);
+console.log(
+  `  coordinator RSS MiB:        before ${report.rssMiB.before}, peak ${report.rssMiB.peak}, after ${report.rssMiB.after}`,
+);
+const tally = (list: { kind: string; path: string }[]) =>
+  Object.entries(
+    list.reduce<Record<string, number>>((acc, x) => {
+      const key = `${x.path}/${x.kind}`;
+      acc[key] = (acc[key] ?? 0) + 1;
+      return acc;
+    }, {}),
+  )
+    .map(([k, n]) => `${k}: ${n}`)
+    .join(", ");
+if (report.unanswered.length > 0) console.log(`  unanswered by kind: ${tally(report.unanswered)}`);
+if (report.uncoded.length > 0) {
+  console.log(`  uncoded by kind: ${tally(report.uncoded)}`);
+  console.log(`  first uncoded: ${JSON.stringify(report.uncoded[0])}`);
+}
+if (report.badRecords.length > 0)
+  console.log(`  first bad record: ${JSON.stringify(report.badRecords[0])}`);
+const failed =
+  report.crashes + report.unanswered.length + report.uncoded.length + report.badRecords.length;
+process.exitCode = failed === 0 ? 0 : 1;

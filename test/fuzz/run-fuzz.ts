@@ -1,0 +1,223 @@
+/**
+ * Runs hostile messages against a real coordinator process (`hookbus coordinator`, so a crash is
+ * an exit and its memory is its own) with a hostile policy worker answering its policy requests,
+ * and reports: crashes, calls unanswered by their deadline, answers without a hookbus error code,
+ * log records failing the schema, and the coordinator's RSS before, at peak and after.
+ */
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { connect, headers as natsHeaders, type Msg } from "@nats-io/transport-node";
+import { Bus, LogRecord, RegistryStore, Subjects } from "../../src/index.js";
+import { ErrorCodes } from "../../src/errors.js";
+import { CallReply } from "../../src/bus/envelope.js";
+import { findNatsServer } from "../../src/testing/nats.js";
+import { startChild } from "../support/child.js";
+import { uniqueNamespace } from "../support/nats.js";
+import { until } from "../support/wait.js";
+import { fuzzMessage, seededRandom, type FuzzMessage } from "./generator.js";
+
+export interface FuzzOptions {
+  count: number;
+  seed: number;
+  concurrency?: number;
+  /** Each message's deadline; an answer later than this counts as unanswered. */
+  deadlineMs?: number;
+  /** Called every 100 messages. */
+  progress?: (sent: number, report: FuzzReport) => void;
+}
+
+export interface FuzzReport {
+  seed: number;
+  sent: number;
+  crashes: number;
+  unanswered: { kind: string; path: string }[];
+  uncoded: { kind: string; path: string; body: string }[];
+  /** Requests on a subject nobody serves (the observe path on a build without it). */
+  noResponders: number;
+  answered: number;
+  records: number;
+  badRecords: { seq: number; problem: string }[];
+  rssMiB: { before: number; peak: number; after: number };
+  byKind: Record<string, number>;
+}
+
+const cli = fileURLToPath(new URL("../../bin/hookbus.js", import.meta.url));
+const CODES = new Set(Object.keys(ErrorCodes));
+
+function rssMiB(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
+  return Math.round((kb / 1024) * 10) / 10;
+}
+
+export async function runFuzz(options: FuzzOptions): Promise<FuzzReport> {
+  const deadlineMs = options.deadlineMs ?? 5000;
+  const concurrency = options.concurrency ?? 16;
+  const server = await findNatsServer({ own: true });
+  const ns = uniqueNamespace("fuzz");
+  const subjects = new Subjects(ns);
+  const nc = await connect({ servers: server.url, name: "fuzz-driver" });
+  const coordinator = startChild(
+    [cli, "coordinator", "--server", server.url, "--namespace", ns, "--log-level", "fatal"],
+    {},
+  );
+  const report: FuzzReport = {
+    seed: options.seed,
+    sent: 0,
+    crashes: 0,
+    unanswered: [],
+    uncoded: [],
+    noResponders: 0,
+    answered: 0,
+    records: 0,
+    badRecords: [],
+    rssMiB: { before: 0, peak: 0, after: 0 },
+    byKind: {},
+  };
+  try {
+    await (
+      await RegistryStore.open(nc, subjects)
+    ).apply({
+      policies: [
+        {
+          name: "fuzz",
+          hooks: ["before_tool_call"],
+          priority: 1,
+          timeoutMs: 1000,
+          failMode: "fail-closed",
+        },
+      ],
+    });
+    // The hostile worker: answers each policy request with the next queued hostile reply.
+    const replies: FuzzMessage[] = [];
+    nc.subscribe(subjects.policyWildcard("fuzz"), {
+      queue: subjects.policyQueue("fuzz"),
+      callback: (_error, msg) => {
+        const hostile = replies.shift();
+        if (hostile === undefined) {
+          msg.respond(JSON.stringify({ policy: "fuzz" }));
+          return;
+        }
+        const h = natsHeaders();
+        for (const [k, v] of Object.entries(hostile.headers)) h.set(k, v);
+        msg.respond(hostile.data, { headers: h });
+      },
+    });
+    const valid = (callId: string) =>
+      JSON.stringify({
+        callId,
+        hook: "before_tool_call",
+        context: {
+          agentId: "fuzz-agent",
+          sessionKey: "ready",
+          runId: "r",
+          toolName: "t",
+          toolCallId: callId,
+        },
+        event: { toolName: "t", toolCallId: callId, params: {} },
+      });
+    await until(
+      async () =>
+        nc
+          .request(subjects.call("fuzz-agent", "before_tool_call"), valid(`ready-${Date.now()}`), {
+            timeout: 1000,
+          })
+          .then(() => true)
+          .catch(() => false),
+      30_000,
+      "coordinator answering",
+    );
+    const pid = coordinator.child.pid!;
+    report.rssMiB.before = rssMiB(pid);
+    report.rssMiB.peak = report.rssMiB.before;
+    const sampler = setInterval(() => {
+      if (coordinator.child.exitCode === null)
+        report.rssMiB.peak = Math.max(report.rssMiB.peak, rssMiB(pid));
+    }, 100);
+
+    const random = seededRandom(options.seed);
+    let next = 0;
+    const one = async (message: FuzzMessage, n: number) => {
+      report.byKind[message.kind] = (report.byKind[message.kind] ?? 0) + 1;
+      let subject = `${ns}.${message.path === "observe" ? "observe" : "call"}.${message.agentToken}.${message.hook}`;
+      let data: Uint8Array | string = message.data;
+      const h = natsHeaders();
+      if (message.path === "policy-reply") {
+        replies.push(message);
+        subject = subjects.call("fuzz-agent", "before_tool_call");
+        data = valid(`reply-${n}`);
+      } else {
+        for (const [k, v] of Object.entries(message.headers)) h.set(k, v);
+      }
+      let reply: Msg;
+      try {
+        reply = await nc.request(subject, data, { timeout: deadlineMs, headers: h });
+      } catch (error) {
+        const cause = (error as Error).cause;
+        const text = `${(error as Error).message} ${cause instanceof Error ? cause.message : ""}`;
+        if (/no responders|503/i.test(text)) report.noResponders++;
+        else if (/timeout/i.test(text))
+          report.unanswered.push({ kind: message.kind, path: message.path });
+        else
+          report.uncoded.push({ kind: message.kind, path: message.path, body: text.slice(0, 200) });
+        return;
+      }
+      report.answered++;
+      const code = reply.headers?.get("Hookbus-Error-Code") ?? "";
+      if (code !== "" && CODES.has(code)) return;
+      const parsed = await decodeReply(reply);
+      if (message.path !== "observe" && CallReply.safeParse(parsed).success) return;
+      if (
+        message.path === "observe" &&
+        typeof (parsed as { recordSeq?: unknown })?.recordSeq === "number"
+      )
+        return;
+      report.uncoded.push({
+        kind: message.kind,
+        path: message.path,
+        body: JSON.stringify(parsed)?.slice(0, 200) ?? String(parsed),
+      });
+    };
+    const bus = await Bus.open(nc, { namespace: ns });
+    const decodeReply = (msg: Msg) =>
+      bus.codec.decodeMessage(msg).catch((e: unknown) => `undecodable: ${String(e)}`);
+    const workers = Array.from({ length: concurrency }, async () => {
+      while (next < options.count && coordinator.child.exitCode === null) {
+        const n = next++;
+        report.sent++;
+        if (n % 100 === 0) options.progress?.(n, report);
+        await one(fuzzMessage(random, n, "fuzz-agent"), n);
+      }
+    });
+    await Promise.all(workers);
+    clearInterval(sampler);
+    if (coordinator.child.exitCode !== null) report.crashes++;
+    else {
+      // Idle a moment so late verdicts and buffers settle before the "after" figure.
+      await new Promise((r) => setTimeout(r, 2000));
+      report.rssMiB.after = rssMiB(pid);
+    }
+    const info = await bus.jsm.streams.info(subjects.logStream);
+    for (let seq = info.state.first_seq; seq <= info.state.last_seq && seq > 0; seq++) {
+      const msg = await bus.jsm.streams.getMessage(subjects.logStream, { seq });
+      if (msg === null) continue;
+      report.records++;
+      let problem: string | undefined;
+      try {
+        const parsed = LogRecord.safeParse(
+          await bus.codec.decodeMessage({ data: msg.data, headers: msg.header }),
+        );
+        if (!parsed.success) problem = parsed.error.issues[0]?.message ?? "invalid";
+      } catch (error) {
+        problem = `undecodable: ${String(error)}`;
+      }
+      if (problem !== undefined) report.badRecords.push({ seq, problem: problem.slice(0, 200) });
+    }
+    return report;
+  } finally {
+    coordinator.child.kill("SIGTERM");
+    await coordinator.exited;
+    await nc.close();
+    await server.stop();
+  }
+}
