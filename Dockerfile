@@ -1,10 +1,24 @@
 # One image for every hookbus process: coordinator, policy workers, the CLI, the scripted agent.
-FROM node:20.19-bookworm-slim
+# test/package/docker-install.test.ts repeats the runtime stage's install and starts the
+# processes from it (there is no Docker engine on the project's CI machines).
+
+# Build stage: compile src/ to dist/ (needs the dev dependencies: TypeScript, @types/node).
+FROM node:24-bookworm-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --ignore-scripts
+COPY tsconfig.json tsconfig.build.json ./
+COPY src ./src
+RUN npm run build
+
+# Runtime stage: runtime dependencies only. The CLI runs the compiled dist/; tsx (a runtime
+# dependency) loads TypeScript policy modules and the example services, which import src/.
+FROM node:24-bookworm-slim
 WORKDIR /app
 ENV NODE_ENV=production
 COPY package.json package-lock.json ./
-# Runtime dependencies only; tsx (a runtime dependency) loads the TypeScript sources and policy modules.
 RUN npm ci --omit=dev --ignore-scripts && npm cache clean --force
+COPY --from=build /app/dist ./dist
 COPY bin ./bin
 COPY src ./src
 COPY services ./services

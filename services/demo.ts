@@ -5,8 +5,11 @@
  *   3. runs the scripted agent's session, printing each decision as it happens;
  *   4. prints the session's audit timeline from the log;
  *   5. replays the session against a stricter policy set and prints the diff;
- * then stops everything it started and exits 0.
+ * then stops everything it started, deletes its namespace's streams and buckets, and exits 0.
+ * `npm run demo -- --keep` keeps everything running after step 5 and prints commands to look
+ * around with, until Ctrl-C (then it cleans up the same way).
  */
+import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
@@ -32,12 +35,19 @@ import {
   summarizeReplay,
 } from "../src/replay/index.js";
 import { sleep } from "../src/time.js";
+import { deleteNamespace } from "./demo/cleanup.js";
 import { findDemoNats } from "./demo/find-nats.js";
 import { examplePolicies } from "./policies/index.js";
 import { runScriptedSession } from "./scripted-agent/session.js";
 import { formatStep } from "./scripted-agent/format.js";
 
+/** The demo's own namespace: deleted when the demo ends, so nothing is left on the server. */
 const NAMESPACE = "hookbus-demo";
+const keep = process.argv.includes("--keep");
+/** The CLI as the user can run it from here: the built package, else the sources. */
+const cli = existsSync(fileURLToPath(new URL("../dist/cli/main.js", import.meta.url)))
+  ? "npx hookbus"
+  : "npm run hookbus --";
 const registryFile = fileURLToPath(new URL("./policies/registry.example.json", import.meta.url));
 
 /** The stricter candidate set: a policy that forbids web access altogether. */
@@ -104,9 +114,7 @@ async function main(): Promise<void> {
     await client.close();
 
     const bus = await Bus.open(admin, { namespace: NAMESPACE });
-    console.log(
-      `\n— the audit timeline, read back from the log (hookbus audit session ${sessionKey}) —`,
-    );
+    console.log(`\n— the audit timeline, read back from the log —`);
     const timeline = await sessionTimeline(bus, sessionKey, { agentId: "demo-agent" });
     for (const line of formatTimeline(sessionKey, timeline)) console.log(line);
 
@@ -129,12 +137,33 @@ async function main(): Promise<void> {
         console.log(formatResultLine(result));
     }
     console.log(formatSummary(summarizeReplay(results)));
+    if (keep) await lookAround(nats.url, sessionKey);
+    else console.log(`\nto keep the services running and look around: npm run demo -- --keep`);
   } finally {
     for (const runner of runners) await runner.stop();
     for (const coordinator of coordinators) await coordinator.stop();
+    const admin = connections[0];
+    if (admin !== undefined && !admin.isClosed()) {
+      const deleted = await deleteNamespace(admin, NAMESPACE).catch(() => []);
+      if (deleted.length > 0) console.log(`removed namespace ${NAMESPACE}: ${deleted.join(", ")}`);
+    }
     for (const nc of connections) await nc.drain().catch(() => {});
     await nats.stop();
   }
+}
+
+/** --keep: print commands that work as printed, then wait for Ctrl-C (or SIGTERM). */
+async function lookAround(url: string, sessionKey: string): Promise<void> {
+  const flags = `--namespace ${NAMESPACE} --server ${url}`;
+  console.log(`\nthe services keep running; in another terminal, in this directory:`);
+  console.log(`  ${cli} audit session ${sessionKey} ${flags}`);
+  console.log(`  ${cli} audit query --agent demo-agent ${flags}`);
+  console.log(`  ${cli} registry show ${flags}`);
+  console.log(`Ctrl-C stops them and removes namespace ${NAMESPACE}.`);
+  await new Promise<void>((resolve) => {
+    process.once("SIGINT", resolve);
+    process.once("SIGTERM", resolve);
+  });
 }
 
 await main();

@@ -5,6 +5,7 @@
 import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
+import { parse } from "yaml";
 
 const root = new URL("../../../", import.meta.url).pathname;
 
@@ -68,5 +69,33 @@ describe("docker-compose.yml", () => {
       expect(existsSync(`${root}services/policies/${file}`), file).toBe(true);
     expect(resolved).toContain("services/policies/registry.example.json");
     expect(existsSync(`${root}Dockerfile`)).toBe(true);
+  });
+
+  it("probes /healthz on the --http port of every coordinator and worker, and starts the agent once they are healthy", () => {
+    const config = parse(compose("config")) as {
+      services: Record<
+        string,
+        {
+          command?: string[];
+          healthcheck?: { test: string[] };
+          depends_on?: Record<string, { condition: string }>;
+        }
+      >;
+    };
+    const services = Object.entries(config.services);
+    const long = services.filter(
+      ([, s]) => s.command?.[0] === "coordinator" || s.command?.[0] === "worker",
+    );
+    expect(long.length).toBe(2 + 2 * registry.policies.length);
+    for (const [name, service] of long) {
+      const http = service.command!.indexOf("--http");
+      expect(http, `${name} serves --http`).toBeGreaterThan(0);
+      const port = service.command![http + 1]!.split(":").pop();
+      expect(service.healthcheck?.test.join(" "), name).toContain(`127.0.0.1:${port}/healthz`);
+    }
+    expect(config.services.nats?.healthcheck?.test.join(" ")).toContain("/healthz");
+    const agentNeeds = config.services.agent?.depends_on ?? {};
+    for (const [name] of long) expect(agentNeeds[name]?.condition, name).toBe("service_healthy");
+    expect(agentNeeds.registry?.condition).toBe("service_completed_successfully");
   });
 });

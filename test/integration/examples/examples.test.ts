@@ -1,0 +1,67 @@
+/**
+ * Every program in examples/ (the README's samples) runs as it is, through tsx, against a private
+ * nats-server: the policy module has no side effects on import, the policy program serves it and
+ * stops on SIGTERM, the agent loop's exec call is blocked by it, the merge sample prints its
+ * decision. In the checkout "hookbus" resolves to the sources (tsconfig.json "paths").
+ */
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+import { RegistryStore, startCoordinator, Subjects } from "../../../src/index.js";
+import { startChild } from "../../support/child.js";
+import { uniqueNamespace, useNatsServer } from "../../support/nats.js";
+import { until } from "../../support/wait.js";
+
+const example = (file: string) =>
+  fileURLToPath(new URL(`../../../examples/${file}`, import.meta.url));
+const nats = useNatsServer();
+
+describe("examples/", () => {
+  it("merge-library.ts prints the merged decision", async () => {
+    const run = startChild(["--import", "tsx", example("merge-library.ts")], {});
+    expect(await run.exited, run.errors()).toBe(0);
+    expect(JSON.parse(run.output())).toEqual({
+      outcome: "block",
+      blockReason: "no shell",
+      blockedBy: "no-shell",
+      decidedBy: { block: ["no-shell"] },
+    });
+  }, 60_000);
+
+  it("no-shell-policy.ts does nothing when imported: it exits at once and prints nothing", async () => {
+    const run = startChild(["--import", "tsx", example("no-shell-policy.ts")], {});
+    expect(await run.exited, run.errors()).toBe(0);
+    expect(run.output()).toBe("");
+  }, 60_000);
+
+  it("run-policy.ts serves no-shell, agent-loop.ts is blocked by it, and SIGTERM stops the policy", async () => {
+    const nc = await nats.connect();
+    const namespace = uniqueNamespace("examples");
+    const env = { NATS_URL: nats.url(), HOOKBUS_NAMESPACE: namespace };
+    const coordinator = await startCoordinator({ nc, namespace });
+    await (
+      await RegistryStore.open(nc, new Subjects(namespace))
+    ).apply({
+      policies: [
+        { name: "no-shell", hooks: ["before_tool_call", "before_llm_call"], priority: 100 },
+      ],
+    });
+    const policy = startChild(["--import", "tsx", example("run-policy.ts")], env);
+    try {
+      await until(() => policy.output().includes("no-shell is serving"), 30_000, "the policy");
+      await until(() => coordinator.registry().revision > 0, 5_000, "registry at the coordinator");
+      const agent = startChild(["--import", "tsx", example("agent-loop.ts")], env);
+      expect(await agent.exited, agent.errors()).toBe(0);
+      expect(agent.output().split("\n")).toEqual([
+        "tools offered to the model: read_file",
+        "read_file: ran read_file",
+        "exec: blocked by no-shell: shell access is not allowed",
+        "",
+      ]);
+      policy.child.kill("SIGTERM");
+      expect(await policy.exited, policy.errors()).toBe(0);
+    } finally {
+      if (policy.child.exitCode === null) policy.child.kill("SIGKILL");
+      await coordinator.stop();
+    }
+  }, 90_000);
+});
