@@ -4,7 +4,14 @@
  * unsealed, not as tampering; and a standby sealer takes over without forking the seal stream.
  */
 import { describe, expect, it } from "vitest";
-import { readSealLag, sealStreamName, verifyLog, SealBatch } from "../../../src/index.js";
+import {
+  readSealLag,
+  sealStreamName,
+  startSealer,
+  verifyLog,
+  SealBatch,
+} from "../../../src/index.js";
+import { connectTo } from "../../support/nats.js";
 import { useNatsServer } from "../pipeline/harness.js";
 import {
   publishRaw,
@@ -147,6 +154,35 @@ describe("the sealer", () => {
       );
     } finally {
       await sealer.stop();
+      await p.stop();
+    }
+  });
+
+  it("a standby takes over when the active sealer dies without giving up its lease", async () => {
+    const { p } = await sessionPipeline(nats.url(), { calls: 1, editable: false });
+    const doomedNc = await connectTo(nats.url(), "doomed-sealer");
+    const doomed = await startSealer({
+      nc: doomedNc,
+      namespace: p.namespace,
+      key: sealKey.pair,
+      leaseTtlMs: 800,
+      maxDelayMs: 20,
+    });
+    await sealedUpToNow(p.bus);
+    const standby = await sealerFor(p.bus, { id: "standby", leaseTtlMs: 800 });
+    try {
+      expect(doomed.lag().active).toBe(true);
+      expect(standby.lag().active).toBe(false);
+      await doomedNc.close(); // as if killed: the lease is never released
+      await p.client.call("before_response_emit", run(), { content: "after", allContent: [] });
+      await sealedUpToNow(p.bus);
+      expect(standby.lag().active).toBe(true);
+      const report = await verifyLog(p.bus, { keys: [sealKey.publicKey] });
+      expect(report.findings).toEqual([]);
+      expect(report.unsealed.records).toBe(0);
+    } finally {
+      await doomed.stop().catch(() => {});
+      await standby.stop();
       await p.stop();
     }
   });
