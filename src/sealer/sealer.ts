@@ -108,6 +108,7 @@ export async function startSealer(options: SealerOptions): Promise<Sealer> {
   );
   const subject = sealSubject(bus.subjects);
   const encoder = new TextEncoder();
+  const maxBatchBytes = Math.floor((options.nc.info?.max_payload ?? 1024 * 1024) * 0.9);
 
   let stopped = false;
   let active = false;
@@ -228,11 +229,17 @@ export async function startSealer(options: SealerOptions): Promise<Sealer> {
   function flush(): Promise<void> {
     flushing = flushing.then(async () => {
       if (state === undefined || buffer.length === 0) return;
-      const items = buffer.slice(0, settings.maxBatch);
+      let items = buffer.slice(0, settings.maxBatch);
       const t0 = Date.now();
-      const { batch, heads: newHeads } = await build(items, state);
+      let { batch, heads: newHeads } = await build(items, state);
+      let data = encoder.encode(JSON.stringify(batch));
+      // Long session ids can make a batch outgrow one message: seal fewer records at a time.
+      while (data.length > maxBatchBytes && items.length > 1) {
+        items = items.slice(0, Math.ceil(items.length / 2));
+        ({ batch, heads: newHeads } = await build(items, state));
+        data = encoder.encode(JSON.stringify(batch));
+      }
       const t1 = Date.now();
-      const data = encoder.encode(JSON.stringify(batch));
       const streamSeq = await append(data, state);
       const t2 = Date.now();
       buffer.splice(0, items.length);
