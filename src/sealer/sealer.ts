@@ -227,7 +227,7 @@ export async function startSealer(options: SealerOptions): Promise<Sealer> {
   let flushing: Promise<void> = Promise.resolve();
   /** Seal what is buffered (up to maxBatch); flushes never overlap. */
   function flush(): Promise<void> {
-    flushing = flushing.then(async () => {
+    const run = flushing.then(async () => {
       if (state === undefined || buffer.length === 0) return;
       let items = buffer.slice(0, settings.maxBatch);
       const t0 = Date.now();
@@ -258,7 +258,10 @@ export async function startSealer(options: SealerOptions): Promise<Sealer> {
         "sealed",
       );
     });
-    return flushing;
+    // The queue goes on after a failed flush (the caller handles the failure): a rejected link
+    // would fail every later flush at once.
+    flushing = run.catch(() => {});
+    return run;
   }
 
   async function sealWhileActive(): Promise<void> {
