@@ -108,6 +108,7 @@ export async function startSealer(options: SealerOptions): Promise<Sealer> {
   );
   const subject = sealSubject(bus.subjects);
   const encoder = new TextEncoder();
+  const maxBatchBytes = Math.floor((options.nc.info?.max_payload ?? 1024 * 1024) * 0.9);
 
   let stopped = false;
   let active = false;
@@ -150,15 +151,18 @@ export async function startSealer(options: SealerOptions): Promise<Sealer> {
     items: Pending[],
     from: SealState,
   ): Promise<{ batch: SealBatch; heads: Map<string, SessionHead> }> {
-    const sessions = new Map<string, SealedSession>();
+    const keyOf = (item: Pending) => sessionOfSubject(bus.subjects.namespace, item.subject);
+    // Heads of the batch's sessions, looked up at once (a cold cache means one KV read each).
+    const keys = [...new Set(items.map(keyOf))];
+    const known = await Promise.all(keys.map((key) => heads.get(key)));
+    const sessions = new Map<string, SealedSession>(
+      keys.map((key, i) => [
+        key,
+        { session: key, prev: known[i]?.hash ?? null, count: known[i]?.count ?? 0, records: [] },
+      ]),
+    );
     for (const item of items) {
-      const key = sessionOfSubject(bus.subjects.namespace, item.subject);
-      let s = sessions.get(key);
-      if (s === undefined) {
-        const head = await heads.get(key);
-        s = { session: key, prev: head?.hash ?? null, count: head?.count ?? 0, records: [] };
-        sessions.set(key, s);
-      }
+      const s = sessions.get(keyOf(item))!;
       const prev = s.records.at(-1)?.[1] ?? s.prev;
       s.records.push([item.seq, chainHash(prev, item.subject, item.data)]);
       s.count++;
@@ -223,19 +227,41 @@ export async function startSealer(options: SealerOptions): Promise<Sealer> {
   let flushing: Promise<void> = Promise.resolve();
   /** Seal what is buffered (up to maxBatch); flushes never overlap. */
   function flush(): Promise<void> {
-    flushing = flushing.then(async () => {
+    const run = flushing.then(async () => {
       if (state === undefined || buffer.length === 0) return;
-      const items = buffer.slice(0, settings.maxBatch);
-      const { batch, heads: newHeads } = await build(items, state);
-      const data = encoder.encode(JSON.stringify(batch));
+      let items = buffer.slice(0, settings.maxBatch);
+      const t0 = Date.now();
+      let { batch, heads: newHeads } = await build(items, state);
+      let data = encoder.encode(JSON.stringify(batch));
+      // Long session ids can make a batch outgrow one message: seal fewer records at a time.
+      while (data.length > maxBatchBytes && items.length > 1) {
+        items = items.slice(0, Math.ceil(items.length / 2));
+        ({ batch, heads: newHeads } = await build(items, state));
+        data = encoder.encode(JSON.stringify(batch));
+      }
+      const t1 = Date.now();
       const streamSeq = await append(data, state);
+      const t2 = Date.now();
       buffer.splice(0, items.length);
       state = { index: batch.index, hash: bytesHash(data), nextSeq: batch.toSeq + 1, streamSeq };
       batches++;
       for (const [session, head] of newHeads) heads.remember(session, head);
       await heads.persist(newHeads);
+      logger.debug(
+        {
+          batch: batch.index,
+          records: items.length,
+          buildMs: t1 - t0,
+          appendMs: t2 - t1,
+          persistMs: Date.now() - t2,
+        },
+        "sealed",
+      );
     });
-    return flushing;
+    // The queue goes on after a failed flush (the caller handles the failure): a rejected link
+    // would fail every later flush at once.
+    flushing = run.catch(() => {});
+    return run;
   }
 
   async function sealWhileActive(): Promise<void> {

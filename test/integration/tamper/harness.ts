@@ -4,6 +4,7 @@
  * stored messages raw, running the CLI as a user does, and building a session through the real
  * pipeline (coordinator, policy workers, agent SDK, observations).
  */
+import type { Logger } from "pino";
 import { connect, type MsgHdrs } from "@nats-io/transport-node";
 import { logStreamConfig } from "../../../src/bus/streams.js";
 import { main } from "../../../src/cli/main.js";
@@ -99,7 +100,7 @@ export const sealKey = (() => {
 /** A sealer on the namespace, signing with `sealKey`, sealing in small, quick batches. */
 export function sealerFor(
   bus: Bus,
-  options: { id?: string; leaseTtlMs?: number } = {},
+  options: { id?: string; leaseTtlMs?: number; logger?: Logger } = {},
 ): Promise<Sealer> {
   return startSealer({
     nc: bus.nc,

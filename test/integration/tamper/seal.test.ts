@@ -4,9 +4,17 @@
  * unsealed, not as tampering; and a standby sealer takes over without forking the seal stream.
  */
 import { describe, expect, it } from "vitest";
-import { readSealLag, sealStreamName, verifyLog, SealBatch } from "../../../src/index.js";
+import {
+  readSealLag,
+  sealStreamName,
+  startSealer,
+  verifyLog,
+  SealBatch,
+} from "../../../src/index.js";
+import { connectTo } from "../../support/nats.js";
 import { useNatsServer } from "../pipeline/harness.js";
 import {
+  publishRaw,
   hookbus,
   run,
   sealKey,
@@ -111,6 +119,70 @@ describe("the sealer", () => {
     } finally {
       await a.stop();
       await b.stop();
+      await p.stop();
+    }
+  });
+
+  it("seals a log written before the sealer (records with per-record chain fields) and verify says so", async () => {
+    const { p, entries } = await sessionPipeline(nats.url(), { calls: 1, editable: false });
+    // Records as the pre-sealer coordinators wrote them: a `chain` link in each.
+    const model = entries[0]!;
+    for (let i = 1; i <= 3; i++) {
+      await publishRaw(p.bus, model.subject, {
+        ...model.raw,
+        callId: `legacy-${i}`,
+        chain: { index: i, prev: i === 1 ? null : "a".repeat(64), hash: "b".repeat(64) },
+      });
+    }
+    const sealer = await sealerFor(p.bus);
+    try {
+      await sealedUpToNow(p.bus);
+      const report = await verifyLog(p.bus, { keys: [sealKey.publicKey] });
+      expect(report.findings).toEqual([]);
+      expect(report.legacyChained).toBe(3);
+      const cli = await hookbus(
+        nats.url(),
+        p.namespace,
+        "audit",
+        "verify",
+        "--key",
+        sealKey.publicKey,
+      );
+      expect(cli.code).toBe(0);
+      expect(cli.stdout).toMatch(
+        /3 record\(s\) carry per-record chain fields from before the sealer/,
+      );
+    } finally {
+      await sealer.stop();
+      await p.stop();
+    }
+  });
+
+  it("a standby takes over when the active sealer dies without giving up its lease", async () => {
+    const { p } = await sessionPipeline(nats.url(), { calls: 1, editable: false });
+    const doomedNc = await connectTo(nats.url(), "doomed-sealer");
+    const doomed = await startSealer({
+      nc: doomedNc,
+      namespace: p.namespace,
+      key: sealKey.pair,
+      leaseTtlMs: 800,
+      maxDelayMs: 20,
+    });
+    await sealedUpToNow(p.bus);
+    const standby = await sealerFor(p.bus, { id: "standby", leaseTtlMs: 800 });
+    try {
+      expect(doomed.lag().active).toBe(true);
+      expect(standby.lag().active).toBe(false);
+      await doomedNc.close(); // as if killed: the lease is never released
+      await p.client.call("before_response_emit", run(), { content: "after", allContent: [] });
+      await sealedUpToNow(p.bus);
+      expect(standby.lag().active).toBe(true);
+      const report = await verifyLog(p.bus, { keys: [sealKey.publicKey] });
+      expect(report.findings).toEqual([]);
+      expect(report.unsealed.records).toBe(0);
+    } finally {
+      await doomed.stop().catch(() => {});
+      await standby.stop();
       await p.stop();
     }
   });

@@ -1,0 +1,153 @@
+/**
+ * `npm run bench:seal`: evidence lag at the decision bench's load. A coordinator, three policies
+ * and a sealer run on one server; 64 concurrent sessions make BENCH_CONCURRENT_CALLS calls (as
+ * `npm run bench`'s throughput rounds do), twice. Each record's seal lag is the time from the log
+ * storing it to the seal stream storing the batch that seals it (both server timestamps). The LAST
+ * line is machine-readable:
+ *   bench:seal: p50_ms=<…> p99_ms=<…> max_ms=<…> records=<n> batches=<n> calls_per_s=<…>
+ */
+import { connect, type NatsConnection } from "@nats-io/transport-node";
+import { DeliverPolicy } from "@nats-io/jetstream";
+import { HookbusClient } from "../src/agent/index.js";
+import { Bus } from "../src/bus/bus.js";
+import { Subjects } from "../src/bus/subjects.js";
+import { connectionOptions } from "../src/cli/connect.js";
+import { startCoordinator } from "../src/coordinator/index.js";
+import { RegistryStore } from "../src/registry/store.js";
+import { sealStreamName } from "../src/sealer/batch.js";
+import { createSealKey, sealKeyFromSeed } from "../src/sealer/keys.js";
+import { readSealLag } from "../src/sealer/lag.js";
+import { startSealer } from "../src/sealer/sealer.js";
+import { SealBatch } from "../src/sealer/batch.js";
+import { findNatsServer } from "../src/testing/nats.js";
+import { definePolicy, runPolicy } from "../src/worker/index.js";
+
+const CONCURRENT_CALLS = Number(process.env.BENCH_CONCURRENT_CALLS ?? 3000);
+const CONCURRENCY = 64;
+const NAMESPACE = `benchseal${Date.now().toString(36)}`;
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+/** Server timestamps (ms) of every message of a stream, by sequence. */
+async function storedTimes(
+  bus: Bus,
+  stream: string,
+): Promise<Map<number, { at: number; data: Uint8Array }>> {
+  const out = new Map<number, { at: number; data: Uint8Array }>();
+  const last = (await bus.jsm.streams.info(stream)).state.last_seq;
+  const consumer = await bus.js.consumers.get(stream, { deliver_policy: DeliverPolicy.All });
+  const messages = await consumer.consume({ max_messages: 1024 });
+  for await (const msg of messages) {
+    out.set(msg.seq, { at: msg.info.timestampNanos / 1e6, data: msg.data });
+    if (msg.seq >= last) break;
+  }
+  messages.stop();
+  await consumer.delete().catch(() => {});
+  return out;
+}
+
+async function main(): Promise<void> {
+  const server = await findNatsServer();
+  const conns: NatsConnection[] = [];
+  const open = async (name: string) => {
+    const nc = await connect({ ...connectionOptions({ server: server.url }), name });
+    conns.push(nc);
+    return nc;
+  };
+  const [agentNc, coordNc, workerNc, sealNc] = [
+    await open("agent"),
+    await open("coordinator"),
+    await open("worker"),
+    await open("sealer"),
+  ];
+  const coordinator = await startCoordinator({ nc: coordNc, namespace: NAMESPACE });
+  const policies = ["p1", "p2", "p3"].map((name) =>
+    definePolicy({ name, version: "1", hooks: { before_tool_call: () => undefined } }),
+  );
+  const runner = await runPolicy(policies, { nc: workerNc, namespace: NAMESPACE });
+  const registry = await RegistryStore.open(coordNc, new Subjects(NAMESPACE));
+  await registry.apply({
+    policies: policies.map((p, i) => ({
+      name: p.name,
+      hooks: ["before_tool_call"],
+      priority: 30 - i * 10,
+    })),
+  });
+  const sealer = await startSealer({
+    nc: sealNc,
+    namespace: NAMESPACE,
+    key: sealKeyFromSeed(createSealKey().seed),
+    logger: (await import("pino")).pino({ level: process.env.BENCH_SEAL_LOG ?? "silent" }),
+  });
+  const client = await HookbusClient.connect({ nc: agentNc, namespace: NAMESPACE });
+  const deadline = Date.now() + 5000;
+  while (coordinator.registry().revision === 0 && Date.now() < deadline)
+    await new Promise((r) => setTimeout(r, 20));
+
+  const call = (lane: number) =>
+    client.beforeToolCall(
+      {
+        agentId: "bench-agent",
+        sessionKey: `bench-session-${lane}`,
+        runId: "run-1",
+        toolName: "read_file",
+        toolCallId: "call_1",
+      },
+      {
+        toolName: "read_file",
+        toolCallId: "call_1",
+        params: { path: "/srv/data/report.csv", limit: 100 },
+      },
+    );
+  const rates: number[] = [];
+  let maxLagRecords = 0;
+  const sampler = setInterval(
+    () => (maxLagRecords = Math.max(maxLagRecords, sealer.lag().records)),
+    50,
+  );
+  for (let round = 0; round < 2; round++) {
+    let next = 0;
+    const t0 = performance.now();
+    await Promise.all(
+      Array.from({ length: CONCURRENCY }, async (_, lane) => {
+        while (next++ < CONCURRENT_CALLS) await call(lane);
+      }),
+    );
+    rates.push(CONCURRENT_CALLS / ((performance.now() - t0) / 1000));
+  }
+  clearInterval(sampler);
+  const bus = await Bus.open(agentNc, { namespace: NAMESPACE });
+  const last = (await bus.jsm.streams.info(bus.subjects.logStream)).state.last_seq;
+  while ((await readSealLag(bus)).sealedSeq < last) await new Promise((r) => setTimeout(r, 20));
+
+  const log = await storedTimes(bus, bus.subjects.logStream);
+  const seals = await storedTimes(bus, sealStreamName(bus.subjects));
+  const lags: number[] = [];
+  for (const { at, data } of seals.values()) {
+    const batch = SealBatch.parse(JSON.parse(new TextDecoder().decode(data)));
+    for (const s of batch.sessions) for (const [seq] of s.records) lags.push(at - log.get(seq)!.at);
+  }
+  await client.close();
+  await sealer.stop();
+  await runner.stop();
+  await coordinator.stop();
+  for (const nc of conns) await nc.drain();
+  await server.stop();
+
+  const sorted = lags.sort((a, b) => a - b);
+  const f = (n: number) => n.toFixed(1);
+  const rate = rates.reduce((s, x) => s + x, 0) / rates.length;
+  console.log(
+    `nats: ${server.source} ${server.url}; ${CONCURRENT_CALLS} calls ×2 at concurrency ${CONCURRENCY}, 3 policies; sealer defaults (500 records or 100 ms per batch)`,
+  );
+  console.log(
+    `seal lag: p50 ${f(percentile(sorted, 50))} ms, p99 ${f(percentile(sorted, 99))} ms, max ${f(sorted.at(-1) ?? 0)} ms over ${sorted.length} records in ${seals.size} batches; most records behind at once: ${maxLagRecords}`,
+  );
+  console.log(
+    `bench:seal: p50_ms=${f(percentile(sorted, 50))} p99_ms=${f(percentile(sorted, 99))} max_ms=${f(sorted.at(-1) ?? 0)} records=${sorted.length} batches=${seals.size} calls_per_s=${rate.toFixed(0)}`,
+  );
+}
+
+await main();
