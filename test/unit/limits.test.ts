@@ -77,5 +77,7 @@ describe("configuration", () => {
       maxIdBytes: DEFAULT_LIMITS.maxIdBytes,
     });
     expect(() => resolveLimits({}, { HOOKBUS_MAX_DEPTH: "deep" })).toThrow(/HOOKBUS_MAX_DEPTH/);
+    // Recursive hashing and redaction stay safe only up to a ceiling.
+    expect(() => resolveLimits({ maxDepth: 5000 }, {})).toThrow(/maxDepth/);
   });
 });
