@@ -160,3 +160,14 @@ export {
   type RedactionRuleInput,
 } from "./log/redaction.js";
 export type { ChainLink, RedactedPath } from "./log/record.js";
+
+// Limits on every input (docs/limits.md) and the observation envelope (docs/protocol.md).
+export {
+  DEFAULT_LIMITS,
+  LIMIT_ENV,
+  MAX_CONFIGURABLE_DEPTH,
+  resolveLimits,
+  type Limits,
+} from "./limits.js";
+export { ObserveRequest, ObserveReply } from "./bus/envelope.js";
+export type { VerdictDigest } from "./log/record.js";
