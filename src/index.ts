@@ -204,3 +204,14 @@ export {
 } from "./auth/description.js";
 export { permissionsFor, type Permissions } from "./auth/permissions.js";
 export { inboxPrefixFor } from "./auth/inbox.js";
+
+// Limits on every input (docs/limits.md) and the observation envelope (docs/protocol.md).
+export {
+  DEFAULT_LIMITS,
+  LIMIT_ENV,
+  MAX_CONFIGURABLE_DEPTH,
+  resolveLimits,
+  type Limits,
+} from "./limits.js";
+export { ObserveRequest, ObserveReply } from "./bus/envelope.js";
+export type { VerdictDigest } from "./log/record.js";

@@ -59,6 +59,12 @@ export const LIMIT_ENV: Readonly<Record<keyof Limits, string>> = Object.freeze({
   rateAgentsTracked: "HOOKBUS_RATE_AGENTS_TRACKED",
 });
 
+/**
+ * The deepest nesting that may be configured: hashing (canonical JSON), redaction and diffing
+ * recurse once or twice per level, which stays far inside Node's stack at this depth.
+ */
+export const MAX_CONFIGURABLE_DEPTH = 1024;
+
 /** Defaults, overridden by the environment, overridden by explicit options; each checked. */
 export function resolveLimits(
   options: Partial<Limits> = {},
@@ -70,10 +76,11 @@ export function resolveLimits(
     const value = options[key] ?? (raw === undefined || raw === "" ? undefined : Number(raw));
     if (value === undefined) continue;
     const minimum = key === "ratePerAgent" ? 0 : 1;
-    if (!Number.isFinite(value) || value < minimum) {
+    const maximum = key === "maxDepth" ? MAX_CONFIGURABLE_DEPTH : Number.MAX_SAFE_INTEGER;
+    if (!Number.isFinite(value) || value < minimum || value > maximum) {
       throw new HookbusError(
         "HOOKBUS_INVALID_ARGUMENT",
-        `limit ${key} (${LIMIT_ENV[key]}) must be a number >= ${minimum}, got ${String(raw ?? value)}`,
+        `limit ${key} (${LIMIT_ENV[key]}) must be a number in [${minimum}, ${maximum}], got ${String(options[key] ?? raw)}`,
         { argument: key },
       );
     }

@@ -26,6 +26,9 @@ export interface AuditStats {
   delivered: number;
   /** Records yielded (that passed every filter). */
   matched: number;
+  /** Records skipped because they could not be read (HOOKBUS_BAD_RECORD): their sequences, bounded. */
+  badRecords?: number[];
+  badRecordCount?: number;
 }
 
 /** An async iterable of entries (iterate it once), with counters filled in while it runs. */
@@ -74,6 +77,10 @@ function run(
     } finally {
       stats.pending = readStats.pending;
       stats.delivered = readStats.delivered;
+      if (readStats.badRecordCount !== undefined) {
+        stats.badRecords = readStats.badRecords ?? [];
+        stats.badRecordCount = readStats.badRecordCount;
+      }
     }
   }
   return Object.assign(entries(), { stats });

@@ -54,9 +54,7 @@ export class BlobStore {
   async get(ref: BlobRef): Promise<Uint8Array> {
     const parts: Uint8Array[] = [];
     for (let index = 0; index < ref.chunks; index++) {
-      const msg = await this.jsm.streams.getMessage(this.subjects.blobStream, {
-        last_by_subj: this.chunkSubject(ref, index),
-      });
+      const msg = await this.chunk(this.chunkSubject(ref, index));
       if (msg === null) {
         throw new HookbusError(
           "HOOKBUS_BLOB_MISSING",
@@ -81,12 +79,23 @@ export class BlobStore {
   }
 
   private async has(ref: BlobRef): Promise<boolean> {
-    const last = await this.jsm.streams
-      .getMessage(this.subjects.blobStream, {
-        last_by_subj: this.chunkSubject(ref, ref.chunks - 1),
-      })
-      .catch(() => null);
+    const last = await this.chunk(this.chunkSubject(ref, ref.chunks - 1)).catch(() => null);
     return last !== null;
+  }
+
+  /**
+   * A direct get by subject (`$JS.API.DIRECT.GET.<NS>_BLOBS.<subject>`), so NATS permissions can
+   * confine a reader to its own agent's blobs. nats-server 2.9 occasionally leaves a direct get
+   * unanswered under bursts: a timeout is retried once through the stream API (which needs the
+   * broader `$JS.API.STREAM.MSG.GET` permission that coordinators have).
+   */
+  private async chunk(subject: string): Promise<{ data: Uint8Array } | null> {
+    try {
+      return await this.jsm.direct.getMessage(this.subjects.blobStream, { last_by_subj: subject });
+    } catch (error) {
+      if (!/timeout/i.test(String((error as Error)?.message ?? error))) throw error;
+      return this.jsm.streams.getMessage(this.subjects.blobStream, { last_by_subj: subject });
+    }
   }
 
   private chunkSubject(ref: BlobRef, index: number): string {

@@ -13,6 +13,7 @@ import { pino, type Logger } from "pino";
 import { BlobStore, DEFAULT_CHUNK_BYTES } from "./blobs.js";
 import { BodyCodec, type BodyCodecOptions } from "./codec.js";
 import { DEFAULT_NAMESPACE, Subjects } from "./subjects.js";
+import { resolveLimits } from "../limits.js";
 
 export interface BusOptions {
   /** Subject prefix; deployments with different namespaces never see each other's calls. */
@@ -58,6 +59,9 @@ export class Bus {
     this.codec = new BodyCodec(new BlobStore(js, jsm, this.subjects, chunkBytes), {
       maxInlineBytes: Math.max(1024, maxPayload - HEADROOM),
       ...options.codec,
+      // Every process (coordinator, worker, agent, auditor) decodes within the limits;
+      // HOOKBUS_MAX_* in the environment raise or lower them (docs/limits.md).
+      limits: { ...resolveLimits(), ...options.codec?.limits },
     });
   }
 

@@ -35,6 +35,12 @@ export interface ReadLogOptions {
   signal?: AbortSignal;
   /** Filled in while reading: what the server was asked for and how much it delivered. */
   stats?: ReadLogStats;
+  /**
+   * Told of each record that cannot be decoded or does not match the record schema
+   * (HOOKBUS_BAD_RECORD, `details.seq`); the read skips it and goes on. Default: a warning in
+   * the bus's log. Either way the sequence is counted in `stats.badRecords`.
+   */
+  onBadRecord?: (error: HookbusError) => void;
 }
 
 /** How much of the log a read touched (shows that subject filters are applied by the server). */
@@ -45,7 +51,14 @@ export interface ReadLogStats {
   pending?: number;
   /** Messages the server delivered to this reader. */
   delivered: number;
+  /** Sequences of the records skipped because they could not be read (the first MAX_BAD_SEQS). */
+  badRecords?: number[];
+  /** How many records were skipped, all told. */
+  badRecordCount?: number;
 }
+
+/** Skipped sequences kept in the stats: enough to find them, bounded for a log full of garbage. */
+export const MAX_BAD_SEQS = 100;
 
 export async function assertLogExists(bus: Bus): Promise<StreamInfo> {
   try {
@@ -93,7 +106,14 @@ export async function* readLog(bus: Bus, options: ReadLogOptions = {}): AsyncGen
         if (aborted()) return;
         if (stats !== undefined) stats.delivered++;
         if (!follow && msg.seq > lastSeq) return;
-        const entry = await toEntry(bus, msg);
+        const entry = await toEntry(bus, msg).catch((error: unknown) => {
+          reportBadRecord(bus, options, msg.seq, error);
+          return undefined;
+        });
+        if (entry === undefined) {
+          if (!follow && (msg.info.pending === 0 || msg.seq >= lastSeq)) return;
+          continue;
+        }
         if (options.until !== undefined && entry.storedAt > options.until) return;
         yield entry;
         if (!follow && (msg.info.pending === 0 || msg.seq >= lastSeq)) return;
@@ -108,12 +128,33 @@ export async function* readLog(bus: Bus, options: ReadLogOptions = {}): AsyncGen
   }
 }
 
+function reportBadRecord(bus: Bus, options: ReadLogOptions, seq: number, cause: unknown): void {
+  const error =
+    cause instanceof HookbusError && cause.code === "HOOKBUS_BAD_RECORD"
+      ? cause
+      : new HookbusError(
+          "HOOKBUS_BAD_RECORD",
+          `log record ${seq} cannot be read: ${String((cause as Error)?.message ?? cause)}`,
+          { seq },
+          cause,
+        );
+  const stats = options.stats;
+  if (stats !== undefined) {
+    stats.badRecordCount = (stats.badRecordCount ?? 0) + 1;
+    stats.badRecords ??= [];
+    if (stats.badRecords.length < MAX_BAD_SEQS) stats.badRecords.push(seq);
+  }
+  if (options.onBadRecord !== undefined) options.onBadRecord(error);
+  else bus.logger.warn({ seq, code: error.code, err: error.message }, "skipped a bad log record");
+}
+
 async function toEntry(bus: Bus, msg: JsMsg): Promise<LogEntry> {
-  const decoded = await bus.codec.decodeMessage(msg);
+  // Records hold a call and its verdicts: a little deeper and larger than any one message.
+  const decoded = await bus.codec.decodeMessage(msg, { record: true });
   const parsed = LogRecord.safeParse(decoded);
   if (!parsed.success) {
     throw new HookbusError(
-      "HOOKBUS_BAD_MESSAGE",
+      "HOOKBUS_BAD_RECORD",
       `log record ${msg.seq} does not match the record schema: ${parsed.error.message}`,
       {
         seq: msg.seq,
@@ -123,8 +164,21 @@ async function toEntry(bus: Bus, msg: JsMsg): Promise<LogEntry> {
   return {
     seq: msg.seq,
     subject: msg.subject,
-    address: bus.subjects.parseAudit(msg.subject),
+    address: parseAddress(bus, msg),
     storedAt: new Date(Math.floor(msg.info.timestampNanos / 1e6)),
     record: parsed.data,
   };
+}
+
+function parseAddress(bus: Bus, msg: JsMsg): LogEntry["address"] {
+  try {
+    return bus.subjects.parseAudit(msg.subject);
+  } catch (error) {
+    throw new HookbusError(
+      "HOOKBUS_BAD_RECORD",
+      `log record ${msg.seq} is stored on a subject that is not an audit subject`,
+      { seq: msg.seq },
+      error,
+    );
+  }
 }

@@ -146,6 +146,14 @@ function usageError(out: Output, message: string, help: string): number {
   return 2;
 }
 
+/** Undecodable records were skipped, not fatal: say which, on stderr. */
+function reportBadRecords(out: { error(text: string): void }, stats: AuditStats): void {
+  if (stats.badRecordCount === undefined || stats.badRecordCount === 0) return;
+  out.error(
+    `HOOKBUS_BAD_RECORD: skipped ${stats.badRecordCount} record(s) that cannot be read: seq ${(stats.badRecords ?? []).join(", ")}`,
+  );
+}
+
 function footer(stats: AuditStats): string {
   const records = `${stats.matched} record${stats.matched === 1 ? "" : "s"}`;
   return `${records} (${stats.delivered} read from the server, subject filter ${stats.filterSubject})`;
@@ -195,10 +203,12 @@ export const auditQueryCommand: Command = {
       }
       if (values.json === true) {
         for await (const entry of query) out.print(JSON.stringify(entry));
+        reportBadRecords(out, query.stats);
         return 0;
       }
       const table = new TableWriter((line) => out.print(line), QUERY_COLUMNS, 200);
       for await (const entry of query) table.add(queryRow(entry));
+      reportBadRecords(out, query.stats);
       if (table.count === 0) {
         out.print(
           `no matching records (${query.stats.delivered} read from the server, subject filter ${query.stats.filterSubject})`,

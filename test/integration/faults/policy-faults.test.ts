@@ -4,6 +4,7 @@
  * timeout, and the per-hook default failure modes. Each must give the configured failure mode
  * within the call's deadline and a log record saying what happened.
  */
+import { createHash } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import {
@@ -328,10 +329,15 @@ describe("a verdict that fails validation", () => {
         version: "python-0.1",
         status: "invalid",
         effect: "failed-closed",
-        verdict: badVerdict,
+        // An invalid verdict is kept as its digest and size, not the payload (issue 9).
+        rejectedVerdict: {
+          sha256: createHash("sha256").update(JSON.stringify(badVerdict)).digest("hex"),
+          bytes: Buffer.byteLength(JSON.stringify(badVerdict)),
+        },
         error: { code: "HOOKBUS_INVALID_VERDICT" },
       },
     ]);
+    expect(record.outcomes[0]).not.toHaveProperty("verdict");
   });
 });
 
