@@ -170,7 +170,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     let lost = 0;
     let duplicates = 0;
     let wrong = 0;
-    for (const [callId, list] of byCall) if (list.length > 1) duplicates++;
+    for (const list of byCall.values()) if (list.length > 1) duplicates++;
     for (const [callId, answer] of answers) {
       const recorded = byCall.get(callId);
       if (recorded === undefined) lost++;
