@@ -79,9 +79,11 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     const client = await HookbusClient.connect({ nc, namespace, timeoutMs: options.timeoutMs });
     // Ready when a call is decided by the policy (a worker and a coordinator are up).
     let lastError: unknown;
-    for (const until = Date.now() + 60_000; ; await sleep(200)) {
+    for (let attempt = 0, until = Date.now() + 120_000; ; attempt++, await sleep(200)) {
+      // A new call id each time: a retried id gets its recorded (blocked) decision back.
+      const warm = `warm-${attempt}`;
       const ok = await client
-        .call("before_tool_call", ctx("warm", "w"), event("w", "ls"), { callId: "warm" })
+        .call("before_tool_call", ctx(warm, "warm"), event(warm, "ls"), { callId: warm })
         .then(
           (r) => r.decision.outcome === "allow" || void (lastError = JSON.stringify(r.decision)),
           () => false,
