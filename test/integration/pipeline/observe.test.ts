@@ -4,7 +4,8 @@
  */
 import { describe, expect, it } from "vitest";
 import { definePolicy, type HookContext, type HookEvent } from "../../../src/index.js";
-import { kindToken, sleep, startPipeline, until, useNatsServer } from "./harness.js";
+import { observerDurableName } from "../../../src/worker/index.js";
+import { kindToken, startPipeline, until, useNatsServer } from "./harness.js";
 
 const nats = useNatsServer();
 
@@ -101,8 +102,19 @@ describe("observational hooks end to end", () => {
       blockedBy: "taint-tracker",
     });
 
-    // Delivered once: no redelivery shows up later.
-    await sleep(300);
+    // Delivered once and acked: nothing is pending at the server, so no redelivery can come.
+    const consumer = await until(
+      async () => {
+        const info = await p.bus.jsm.consumers.info(
+          p.bus.subjects.logStream,
+          observerDurableName(p.bus.subjects.namespace, "taint-tracker", "after_tool_call"),
+        );
+        return info.num_ack_pending === 0 ? info : undefined;
+      },
+      5000,
+      "the observation acked",
+    );
+    expect(consumer.num_redelivered).toBe(0);
     expect(seen).toHaveLength(1);
   });
 });

@@ -139,13 +139,19 @@ describe("observational hooks", () => {
     runners.push(runner);
     await observe(bus, "session_end", { sessionId: "x1", messageCount: 3 });
     await until(() => attempts.length >= 2, 5000, "redelivery");
-    await new Promise((r) => setTimeout(r, 400));
-    expect(attempts).toEqual(["x1", "x1"]);
-    const info = await bus.jsm.consumers.info(
-      bus.subjects.logStream,
-      observerDurableName(bus.subjects.namespace, "flaky", "session_end"),
+    // Acked (nothing left pending at the server): no further delivery can come.
+    const info = await until(
+      async () => {
+        const i = await bus.jsm.consumers.info(
+          bus.subjects.logStream,
+          observerDurableName(bus.subjects.namespace, "flaky", "session_end"),
+        );
+        return i.num_ack_pending === 0 ? i : undefined;
+      },
+      5000,
+      "the redelivered record acked",
     );
-    expect(info.num_ack_pending).toBe(0);
+    expect(attempts).toEqual(["x1", "x1"]);
     expect(info.num_pending).toBe(0);
   });
 
@@ -273,13 +279,19 @@ describe("observational hooks", () => {
     await observe(bus, "after_tool_call", { params: {} }); // no toolName
     await observe(bus, "after_tool_call", toolResult("ok"));
     await until(() => seen.length === 1, 5000, "valid record");
-    await new Promise((r) => setTimeout(r, 400));
-    expect(seen).toEqual(["ok"]);
-    const info = await bus.jsm.consumers.info(
-      bus.subjects.logStream,
-      observerDurableName(bus.subjects.namespace, "picky", "after_tool_call"),
+    // Both records acked (the invalid one dropped, not left for redelivery).
+    const info = await until(
+      async () => {
+        const i = await bus.jsm.consumers.info(
+          bus.subjects.logStream,
+          observerDurableName(bus.subjects.namespace, "picky", "after_tool_call"),
+        );
+        return i.num_ack_pending === 0 && i.delivered.stream_seq >= 2 ? i : undefined;
+      },
+      5000,
+      "both records acked",
     );
-    expect(info.num_ack_pending).toBe(0);
+    expect(seen).toEqual(["ok"]);
     expect(info.num_redelivered).toBe(0);
   });
 });

@@ -1,0 +1,251 @@
+/**
+ * The chaos suite: every role its own process started through the CLI (2 coordinators, 2 workers
+ * of a fail-closed policy), a private nats-server, N sessions x M calls at a set concurrency, and
+ * a schedule of faults at set points of progress: kill -9 of a worker, of a coordinator, and of
+ * the NATS server followed by its restart (killed roles are restarted, as a supervisor would).
+ * Checks, from the log and the driver's own account: lost (answered, not recorded), duplicates,
+ * wrong (answer differs from the record, or `rm` allowed), hung (neither answered nor failed by
+ * deadline + 1 s), `audit verify` problems, errors by code, and recovery time after each fault.
+ * The last line is machine-readable:
+ *   chaos: calls=… lost=… duplicates=… wrong=… hung=… verify_findings=… max_recovery_s=…
+ *
+ *   CHAOS_SESSIONS=1000 CHAOS_CALLS=10 CHAOS_CONCURRENCY=48 npm run chaos
+ */
+import { fileURLToPath } from "node:url";
+import { connect, type NatsConnection } from "@nats-io/transport-node";
+import { Bus, HookbusClient, isHookbusError, RegistryStore } from "../../src/index.js";
+import type { DecisionRecord } from "../../src/log/record.js";
+import { findNatsServer } from "../../src/testing/nats.js";
+import { readLog } from "../../test/support/log.js";
+import { startCli, type RoleProcess } from "../support/cli.js";
+
+export interface ChaosOptions {
+  sessions: number;
+  callsPerSession: number;
+  concurrency: number;
+  timeoutMs: number;
+  /** Faults, each at a fraction of the calls finished. */
+  schedule: { at: number; fault: "worker" | "coordinator" | "nats" }[];
+  log?: (line: string) => void;
+}
+
+export interface ChaosResult {
+  calls: number;
+  answered: number;
+  lost: number;
+  duplicates: number;
+  wrong: number;
+  hung: number;
+  verifyFindings: number;
+  maxRecoveryS: number;
+  errors: Record<string, number>;
+  recoveries: { fault: string; seconds: number }[];
+}
+
+const POLICY = fileURLToPath(new URL("./policy.ts", import.meta.url));
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
+  const log = options.log ?? (() => {});
+  const server = await findNatsServer({ own: true });
+  const namespace = `chaos-${Date.now().toString(36)}`;
+  const env = { NATS_URL: server.url, LOG_LEVEL: "warn" };
+  const roles = new Map<string, RoleProcess>();
+  const startRole = (name: string) => {
+    const args = name.startsWith("coordinator")
+      ? ["coordinator", "--namespace", namespace, "--id", name]
+      : ["worker", POLICY, "--namespace", namespace, "--state", "memory"];
+    roles.set(name, startCli(args, env));
+  };
+  const nc: NatsConnection = await connect({
+    servers: server.url,
+    maxReconnectAttempts: -1,
+    reconnectTimeWait: 100,
+  });
+  try {
+    const registry = await RegistryStore.open(nc, (await Bus.open(nc, { namespace })).subjects);
+    await registry.apply({
+      policies: [
+        {
+          name: "chaos-guard",
+          hooks: ["before_tool_call"],
+          priority: 10,
+          timeoutMs: 1000,
+          failMode: "fail-closed",
+        },
+      ],
+    });
+    for (const name of ["coordinator-1", "coordinator-2", "worker-1", "worker-2"]) startRole(name);
+    const client = await HookbusClient.connect({ nc, namespace, timeoutMs: options.timeoutMs });
+    // Ready when a call is decided by the policy (a worker and a coordinator are up).
+    let lastError: unknown;
+    for (let attempt = 0, until = Date.now() + 120_000; ; attempt++, await sleep(200)) {
+      // A new call id each time: a retried id gets its recorded (blocked) decision back.
+      const warm = `warm-${attempt}`;
+      const ok = await client
+        .call("before_tool_call", ctx(warm, "warm"), event(warm, "ls"), { callId: warm })
+        .then(
+          (r) => r.decision.outcome === "allow" || void (lastError = JSON.stringify(r.decision)),
+          () => false,
+        );
+      if (ok) break;
+      if (Date.now() > until) {
+        const outputs = [...roles].map(([name, r]) => `--- ${name}\n${r.output().slice(-2000)}`);
+        throw new Error(
+          `chaos: the roles did not come up within 120 s (${String(lastError)})\n${outputs.join("\n")}`,
+        );
+      }
+    }
+
+    const total = options.sessions * options.callsPerSession;
+    const answers = new Map<string, { outcome: string; decision: unknown; cmd: string }>();
+    const errors: Record<string, number> = {};
+    const done: { at: number; sentAt: number; ok: boolean }[] = [];
+    let hung = 0;
+    let nextSession = 0;
+    const faults: { fault: string; at: number; from: number }[] = [];
+    const schedule = [...options.schedule].sort((a, b) => a.at - b.at);
+
+    const runSession = async (s: number) => {
+      for (let c = 0; c < options.callsPerSession; c++) {
+        const callId = `s${s}-c${c}`;
+        const cmd = (s + c) % 7 === 0 ? "rm" : "ls";
+        const sentAt = Date.now();
+        try {
+          const result = await client.call(
+            "before_tool_call",
+            ctx(callId, `session-${s}`),
+            event(callId, cmd),
+            { callId },
+          );
+          answers.set(callId, { outcome: result.decision.outcome, decision: result.decision, cmd });
+          done.push({ at: Date.now(), sentAt, ok: true });
+        } catch (error) {
+          const code = isHookbusError(error) ? error.code : "UNCODED";
+          errors[code] = (errors[code] ?? 0) + 1;
+          done.push({ at: Date.now(), sentAt, ok: false });
+        }
+        if (Date.now() - sentAt > options.timeoutMs + 1000) hung++;
+      }
+    };
+    const pool = Array.from({ length: options.concurrency }, async () => {
+      while (nextSession < options.sessions) await runSession(nextSession++);
+    });
+    const chaos = (async () => {
+      for (const step of schedule) {
+        while (done.length < step.at * total) await sleep(20);
+        const at = Date.now();
+        if (step.fault === "nats") {
+          await server.kill();
+          log(`fault: nats kill -9 at ${done.length}/${total}`);
+          await sleep(1000);
+          await server.start();
+          faults.push({ fault: "nats", at, from: Date.now() });
+        } else {
+          const name = `${step.fault}-1`;
+          roles.get(name)?.child.kill("SIGKILL");
+          await roles.get(name)?.exited;
+          log(`fault: kill -9 ${name} at ${done.length}/${total}`);
+          faults.push({ fault: step.fault, at, from: at });
+          startRole(name);
+        }
+      }
+    })();
+    await Promise.all([...pool, chaos]);
+
+    // Recovery: from the fault (for NATS, from the server's return) to the first call sent
+    // after it that was answered.
+    const recoveries = faults.map((f) => {
+      const first = done.filter((d) => d.ok && d.sentAt >= f.from).sort((a, b) => a.at - b.at)[0];
+      return {
+        fault: f.fault,
+        seconds: first === undefined ? Infinity : (first.at - f.from) / 1000,
+      };
+    });
+
+    const reader = await Bus.open(nc, { namespace });
+    const records = (await readLog(reader)).filter(
+      (r): r is DecisionRecord => r.kind === "decision",
+    );
+    const byCall = new Map<string, DecisionRecord[]>();
+    for (const r of records) byCall.set(r.callId, [...(byCall.get(r.callId) ?? []), r]);
+    let lost = 0;
+    let duplicates = 0;
+    let wrong = 0;
+    for (const list of byCall.values()) if (list.length > 1) duplicates++;
+    for (const [callId, answer] of answers) {
+      const recorded = byCall.get(callId);
+      if (recorded === undefined) lost++;
+      else if (JSON.stringify(recorded[0]!.decision) !== JSON.stringify(answer.decision)) wrong++;
+      else if (answer.cmd === "rm" && answer.outcome !== "block") wrong++;
+    }
+    const verifyFindings = await auditVerify(namespace, env);
+    await client.close();
+    return {
+      calls: total,
+      answered: answers.size,
+      lost,
+      duplicates,
+      wrong,
+      hung,
+      verifyFindings,
+      maxRecoveryS: Math.max(0, ...recoveries.map((r) => r.seconds)),
+      errors,
+      recoveries,
+    };
+  } finally {
+    for (const role of roles.values()) role.child.kill("SIGTERM");
+    await Promise.all([...roles.values()].map((r) => r.exited));
+    await nc.close();
+    await server.stop();
+  }
+}
+
+/** `hookbus audit verify --json`: the number of problems it reports. */
+async function auditVerify(namespace: string, env: Record<string, string>): Promise<number> {
+  const verify = startCli(
+    ["audit", "verify", "--namespace", namespace, "--json", "--settle-ms", "500"],
+    env,
+  );
+  await verify.exited;
+  const out = verify.output();
+  try {
+    const report = JSON.parse(out.slice(out.indexOf("{"))) as { problems?: unknown[] };
+    return report.problems?.length ?? -1;
+  } catch {
+    return -1;
+  }
+}
+
+function ctx(id: string, sessionKey: string) {
+  return { agentId: "chaos-agent", sessionKey, runId: "run-1", toolCallId: id };
+}
+function event(id: string, cmd: string) {
+  return { toolName: "shell", toolCallId: id, params: { cmd } };
+}
+
+export function summaryLine(r: ChaosResult): string {
+  return (
+    `chaos: calls=${r.calls} lost=${r.lost} duplicates=${r.duplicates} wrong=${r.wrong} hung=${r.hung} ` +
+    `verify_findings=${r.verifyFindings} max_recovery_s=${r.maxRecoveryS.toFixed(2)}`
+  );
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const num = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
+  const result = await runChaos({
+    sessions: num("CHAOS_SESSIONS", 100),
+    callsPerSession: num("CHAOS_CALLS", 10),
+    concurrency: num("CHAOS_CONCURRENCY", 48),
+    timeoutMs: num("CHAOS_TIMEOUT_MS", 5000),
+    schedule: [
+      { at: 0.2, fault: "worker" },
+      { at: 0.45, fault: "coordinator" },
+      { at: 0.7, fault: "nats" },
+    ],
+    log: (line) => console.log(line),
+  });
+  console.log(`answered=${result.answered} errors=${JSON.stringify(result.errors)}`);
+  console.log(`recoveries=${JSON.stringify(result.recoveries)}`);
+  console.log(summaryLine(result));
+}
