@@ -4,24 +4,17 @@
  * never write the log, so they need no JetStream permissions at all. Every attempt carries the
  * same eventId, and the coordinator stores it with a scoped de-duplication id, so a retry after a
  * lost answer, or the same event observed twice, is stored once (within the stream's duplicate
- * window). Failures are retried with backoff until the deadline and only then reported as
- * HOOKBUS_LOG_UNAVAILABLE: an observation is never silently dropped.
+ * window). Attempts are re-sent on reconnect and at growing windows until the deadline, and only
+ * then reported as HOOKBUS_LOG_UNAVAILABLE: an observation is never silently dropped.
  */
-import {
-  ClosedConnectionError,
-  DrainingConnectionError,
-  RequestError,
-  TimeoutError,
-  type Msg,
-} from "@nats-io/transport-node";
+import type { Msg } from "@nats-io/transport-node";
 import type { HookContext, HookEvent, ObservationalHookName } from "../catalog/catalog.js";
 import type { Bus } from "../bus/bus.js";
 import { bodyHeaders, type EncodedBody } from "../bus/codec.js";
 import { ObserveReply, type ObserveRequest } from "../bus/envelope.js";
 import { Header } from "../bus/headers.js";
 import { HookbusError } from "../errors.js";
-import { sleep } from "../time.js";
-import { pauseBeforeRetry } from "./deadline.js";
+import { requestWithResend } from "./resend.js";
 import { remoteError } from "./transport.js";
 
 export interface ObserveResult {
@@ -47,51 +40,34 @@ export class ObservationPublisher {
     const subject = bus.subjects.observe(context.agentId, hook);
     const stream = bus.subjects.logStream;
     const body: ObserveRequest = { eventId, hook, context, event };
-    const started = Date.now();
-    let encoded: EncodedBody | undefined;
-    let lastError: unknown;
-
-    for (let attempt = 0; ; attempt++) {
-      const remaining = Math.floor(deadline - Date.now());
-      if (remaining >= 1) {
-        try {
-          // Encoding may write blobs (JetStream) for a large event, so it is retried too.
-          encoded ??= await bus.codec.encode(body);
-          const reply = await bus.nc.request(subject, encoded.data, {
-            timeout: remaining,
-            headers: bodyHeaders(encoded, {
-              [Header.CallId]: eventId,
-              [Header.TimeoutMs]: String(remaining),
-            }),
-          });
-          const stored = await this.readReply(hook, eventId, reply);
-          return { eventId, seq: stored.recordSeq, duplicate: stored.duplicate, stream };
-        } catch (error) {
-          // Not retryable: a coded refusal, a body that can never fit, or a closed connection.
-          if (error instanceof HookbusError) throw error;
-          lastError = error;
-          if (
-            error instanceof ClosedConnectionError ||
-            error instanceof DrainingConnectionError ||
-            error instanceof TimeoutError ||
-            bus.nc.isClosed()
-          ) {
-            throw unavailable(hook, eventId, stream, attempt + 1, started, error);
-          }
-          if (!(error instanceof RequestError))
-            throw unavailable(hook, eventId, stream, attempt + 1, started, error);
-          bus.logger.warn(
-            { hook, eventId, attempt, err: error },
-            "observation not stored yet (no coordinator answered); retrying",
-          );
-        }
-      }
-      const pause = pauseBeforeRetry(attempt, deadline, 500);
-      if (pause === undefined) {
-        throw unavailable(hook, eventId, stream, attempt + 1, started, lastError);
-      }
-      await sleep(pause);
+    let encoded: EncodedBody;
+    try {
+      // Encoding may write blobs (JetStream) for a large event.
+      encoded = await bus.codec.encode(body);
+    } catch (error) {
+      if (error instanceof HookbusError) throw error;
+      throw unavailable(hook, eventId, stream, error);
     }
+    // Re-sent on reconnect and at attempt windows with the same eventId (src/agent/resend.ts):
+    // the coordinator's scoped de-duplication stores it once.
+    const reply = await requestWithResend(bus.nc, {
+      subject,
+      data: encoded.data,
+      headers: (remainingMs) =>
+        bodyHeaders(encoded, {
+          [Header.CallId]: eventId,
+          [Header.TimeoutMs]: String(remainingMs),
+        }),
+      deadline,
+      what: `${hook} observation ${eventId}`,
+      details: { hook, eventId, stream },
+      timeoutCode: "HOOKBUS_LOG_UNAVAILABLE",
+      unavailableCode: "HOOKBUS_LOG_UNAVAILABLE",
+      hint: `not stored in ${stream}: is a coordinator running in namespace ${bus.subjects.namespace}?`,
+      logger: bus.logger,
+    });
+    const stored = await this.readReply(hook, eventId, reply);
+    return { eventId, seq: stored.recordSeq, duplicate: stored.duplicate, stream };
   }
 
   private async readReply(hook: string, eventId: string, msg: Msg): Promise<ObserveReply> {
@@ -109,21 +85,11 @@ export class ObservationPublisher {
   }
 }
 
-function unavailable(
-  hook: string,
-  eventId: string,
-  stream: string,
-  attempts: number,
-  started: number,
-  cause: unknown,
-): HookbusError {
-  const why =
-    cause === undefined ? "the deadline passed" : String((cause as Error)?.message ?? cause);
+function unavailable(hook: string, eventId: string, stream: string, cause: unknown): HookbusError {
   return new HookbusError(
     "HOOKBUS_LOG_UNAVAILABLE",
-    `${hook} observation ${eventId} was not stored in ${stream} ` +
-      `(${attempts} attempts over ${Date.now() - started} ms): ${why}`,
-    { hook, eventId, stream, attempts },
+    `${hook} observation ${eventId} was not stored in ${stream}: ${String((cause as Error)?.message ?? cause)}`,
+    { hook, eventId, stream },
     cause,
   );
 }
