@@ -142,8 +142,16 @@ describe("JetStream cluster (3 nodes, R3)", () => {
     }
     // Read the log through a node that never died.
     const survivor = cluster.nodes.findIndex((node) => node.name !== leaderName);
-    const reader = await Bus.open(await connectVia(survivor), { namespace });
-    const records = decisions(await readLog(reader));
+    const readerNc = await connectVia(survivor);
+    // A restarted node rejoins and JetStream may hold a new election: its API can time out briefly.
+    const records = await until(
+      () =>
+        Bus.open(readerNc, { namespace })
+          .then(async (reader) => decisions(await readLog(reader)))
+          .catch(() => undefined),
+      30_000,
+      "the log readable through a surviving node",
+    );
     const counts = countByCallId(records);
     for (const [callId, count] of counts) expect(count, callId).toBe(1);
     for (const a of answered) {
