@@ -15,6 +15,9 @@ import { fileURLToPath } from "node:url";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { pino } from "pino";
 import { formatTimeline, sessionTimeline } from "../src/audit/index.js";
+import { verifyLog } from "../src/audit/verify.js";
+import { createSealKey, sealKeyFromSeed } from "../src/sealer/keys.js";
+import { startSealer, type Sealer } from "../src/sealer/sealer.js";
 import { connectionOptions } from "../src/cli/connect.js";
 import {
   Bus,
@@ -70,6 +73,9 @@ async function main(): Promise<void> {
   const connections: NatsConnection[] = [];
   const coordinators: Coordinator[] = [];
   const runners: PolicyRunner[] = [];
+  const sealers: Sealer[] = [];
+  // A fresh signing key for the demo's seals; a deployment keeps its key (hookbus sealer keygen).
+  const sealKey = createSealKey();
   const logger = pino({ level: process.env.LOG_LEVEL ?? "silent" });
   try {
     const admin = await open("demo-admin");
@@ -82,6 +88,17 @@ async function main(): Promise<void> {
       connections.push(nc);
       coordinators.push(await startCoordinator({ nc, namespace: NAMESPACE, id, logger }));
     }
+    const sealerNc = await open("sealer-1");
+    connections.push(sealerNc);
+    sealers.push(
+      await startSealer({
+        nc: sealerNc,
+        namespace: NAMESPACE,
+        id: "sealer-1",
+        key: sealKeyFromSeed(sealKey.seed),
+        logger,
+      }),
+    );
     const applied = await registry.apply(registryDoc, "services/policies/registry.example.json");
     console.log(
       `registry: ${applied.document.policies.length} policies, revision ${applied.revision}`,
@@ -91,7 +108,9 @@ async function main(): Promise<void> {
       connections.push(nc);
       runners.push(await runPolicy(examplePolicies, { nc, namespace: NAMESPACE, logger }));
     }
-    console.log(`workers: 2 × ${examplePolicies.map((p) => p.name).join(", ")}; coordinators: 2\n`);
+    console.log(
+      `workers: 2 × ${examplePolicies.map((p) => p.name).join(", ")}; coordinators: 2; sealer: 1\n`,
+    );
 
     const agentNc = await open("scripted-agent");
     connections.push(agentNc);
@@ -118,6 +137,16 @@ async function main(): Promise<void> {
     const timeline = await sessionTimeline(bus, sessionKey, { agentId: "demo-agent" });
     for (const line of formatTimeline(sessionKey, timeline)) console.log(line);
 
+    // The sealer works after the fact, off the decision path: wait (bounded) until it caught up.
+    const last = (await bus.jsm.streams.info(bus.subjects.logStream)).state.last_seq;
+    const sealedBy = Date.now() + 10_000;
+    while (sealers[0]!.lag().sealedSeq < last && Date.now() < sealedBy) await sleep(20);
+    const verified = await verifyLog(bus, { keys: [sealKey.publicKey] });
+    console.log(
+      `\n— tamper evidence: ${verified.sealed} of ${verified.records} records sealed in ` +
+        `${verified.batches} signed batches; audit verify: ${verified.ok ? "intact" : "FINDINGS"} —`,
+    );
+
     console.log(`\n— replay against a stricter policy set: the examples plus "no-web" —`);
     const stricter = {
       ...registryDoc,
@@ -137,9 +166,10 @@ async function main(): Promise<void> {
         console.log(formatResultLine(result));
     }
     console.log(formatSummary(summarizeReplay(results)));
-    if (keep) await lookAround(nats.url, sessionKey);
+    if (keep) await lookAround(nats.url, sessionKey, sealKey.publicKey);
     else console.log(`\nto keep the services running and look around: npm run demo -- --keep`);
   } finally {
+    for (const sealer of sealers) await sealer.stop();
     for (const runner of runners) await runner.stop();
     for (const coordinator of coordinators) await coordinator.stop();
     const admin = connections[0];
@@ -153,12 +183,14 @@ async function main(): Promise<void> {
 }
 
 /** --keep: print commands that work as printed, then wait for Ctrl-C (or SIGTERM). */
-async function lookAround(url: string, sessionKey: string): Promise<void> {
+async function lookAround(url: string, sessionKey: string, sealPublicKey: string): Promise<void> {
   const flags = `--namespace ${NAMESPACE} --server ${url}`;
   console.log(`\nthe services keep running; in another terminal, in this directory:`);
   console.log(`  ${cli} audit session ${sessionKey} ${flags}`);
   console.log(`  ${cli} audit query --agent demo-agent ${flags}`);
   console.log(`  ${cli} registry show ${flags}`);
+  console.log(`  ${cli} audit verify --key ${sealPublicKey} ${flags}`);
+  console.log(`  ${cli} status ${flags}`);
   console.log(`Ctrl-C stops them and removes namespace ${NAMESPACE}.`);
   await new Promise<void>((resolve) => {
     process.once("SIGINT", resolve);

@@ -42,11 +42,14 @@ describe("npm run demo", () => {
         .split("\n")
         .filter((line) => /^ {2}(npx hookbus|npm run hookbus --) /.test(line))
         .map((line) => line.trim());
-      expect(commands.length).toBe(3);
-      const session = execSync(commands[0]!, { cwd: root, encoding: "utf8", timeout: 60_000 });
-      expect(session).toMatch(/before_tool_call/);
-      const registry = execSync(commands[2]!, { cwd: root, encoding: "utf8", timeout: 60_000 });
-      expect(registry).toContain("tool-policy");
+      expect(commands.length).toBe(5);
+      const runPrinted = (i: number) =>
+        execSync(commands[i]!, { cwd: root, encoding: "utf8", timeout: 60_000 });
+      expect(runPrinted(0)).toMatch(/before_tool_call/);
+      expect(runPrinted(2)).toContain("tool-policy");
+      // Exits 0 only when every record is sealed and intact under the printed key.
+      expect(runPrinted(3)).toMatch(/^OK: \d+ record\(s\) of namespace hookbus-demo read/m);
+      expect(runPrinted(4)).toContain("tool-policy");
     } finally {
       run.child.kill("SIGTERM");
     }
