@@ -6,7 +6,12 @@
  */
 import type { NatsConnection } from "@nats-io/transport-node";
 import type { Logger } from "pino";
-import type { ObservableService, ServiceHttp } from "../observability/service-http.js";
+import {
+  openServiceHttp,
+  type ObservableService,
+  type ServiceHttp,
+} from "../observability/service-http.js";
+import { connectNatsWithRetry, connectWaitMs, type ConnectionFlags } from "./connect.js";
 import { onShutdown } from "./shutdown.js";
 
 export interface ServiceLife<T> {
@@ -45,4 +50,30 @@ export async function runService<T extends ObservableService>(
     return 1;
   });
   return Promise.race([drained, lost]);
+}
+
+export interface ServiceStartFlags extends ConnectionFlags {
+  http?: string | undefined;
+  "connect-wait"?: string | undefined;
+}
+
+/**
+ * A service's first steps: open its `--http` endpoints (so liveness passes while NATS is awaited),
+ * then connect, retrying for `--connect-wait`. The endpoints are closed again if NATS never comes:
+ * an open server would keep the process alive after the error is printed.
+ */
+export async function openService(
+  flags: ServiceStartFlags,
+  name: string,
+  logger: Logger,
+): Promise<{ nc: NatsConnection; http: ServiceHttp }> {
+  const http = await openServiceHttp(flags.http, logger);
+  const waitMs = connectWaitMs(flags["connect-wait"]);
+  const nc = await connectNatsWithRetry({ ...flags, name }, { waitMs, logger }).catch(
+    async (error: unknown) => {
+      await http.close();
+      throw error;
+    },
+  );
+  return { nc, http };
 }

@@ -3,10 +3,9 @@ import { startCoordinator } from "../../coordinator/coordinator.js";
 import { checkReplicas } from "../../bus/streams.js";
 import { HookbusError } from "../../errors.js";
 import { parseCommand, type Command } from "../command.js";
-import { connectNatsWithRetry, connectWaitMs } from "../connect.js";
 import { serviceLogger } from "../logger.js";
-import { runService } from "../service.js";
-import { HTTP_HELP, openServiceHttp } from "../../observability/service-http.js";
+import { openService, runService } from "../service.js";
+import { HTTP_HELP } from "../../observability/service-http.js";
 
 const HELP = `usage: hookbus coordinator [options]
 
@@ -78,16 +77,7 @@ export const coordinatorCommand: Command = {
       );
     }
     const logger = serviceLogger(values["log-level"]);
-    const http = await openServiceHttp(values.http, logger);
-    const waitMs = connectWaitMs(values["connect-wait"]);
-    // Close the endpoints if NATS never comes: an open server would keep the process alive.
-    const nc = await connectNatsWithRetry(
-      { ...values, name: values.id ?? "hookbus-coordinator" },
-      { waitMs, logger },
-    ).catch(async (error: unknown) => {
-      await http.close();
-      throw error;
-    });
+    const { nc, http } = await openService(values, values.id ?? "hookbus-coordinator", logger);
     return runService({
       nc,
       logger,

@@ -4,10 +4,9 @@ import { loadPolicyModules } from "../../worker/load-policies.js";
 import { runPolicy } from "../../worker/runner.js";
 import { MemorySessionStateStore } from "../../worker/state/memory-store.js";
 import { parseCommand, type Command } from "../command.js";
-import { connectNatsWithRetry, connectWaitMs } from "../connect.js";
 import { serviceLogger } from "../logger.js";
-import { runService } from "../service.js";
-import { HTTP_HELP, openServiceHttp } from "../../observability/service-http.js";
+import { openService, runService } from "../service.js";
+import { HTTP_HELP } from "../../observability/service-http.js";
 
 const HELP = `usage: hookbus worker MODULE [MODULE ...] [options]
 
@@ -61,16 +60,11 @@ export const workerCommand: Command = {
     }
     const loaded = await loadPolicyModules(positionals);
     const logger = serviceLogger(values["log-level"]);
-    const http = await openServiceHttp(values.http, logger);
-    const waitMs = connectWaitMs(values["connect-wait"]);
-    // Close the endpoints if NATS never comes: an open server would keep the process alive.
-    const nc = await connectNatsWithRetry(
-      { ...values, name: `hookbus-worker ${loaded.map((l) => l.policy.name).join(",")}` },
-      { waitMs, logger },
-    ).catch(async (error: unknown) => {
-      await http.close();
-      throw error;
-    });
+    const { nc, http } = await openService(
+      values,
+      `hookbus-worker ${loaded.map((l) => l.policy.name).join(",")}`,
+      logger,
+    );
     return runService({
       nc,
       logger,
