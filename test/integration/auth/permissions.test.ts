@@ -29,6 +29,8 @@ import {
 } from "../../../src/index.js";
 import { queryLog } from "../../../src/audit/query.js";
 import { main } from "../../../src/cli/main.js";
+import { startIndexer } from "../../../src/indexer/index.js";
+import { usePostgres } from "../../support/postgres.js";
 import { uniqueNamespace } from "../../support/nats.js";
 import { until } from "../../support/wait.js";
 import { publishDenied, requestDenied, subscribeDenied, useAuthServer } from "./harness.js";
@@ -44,7 +46,9 @@ const server = useAuthServer({
   operators: ["ops"],
   auditors: ["aud"],
   sealers: ["seal1"],
+  indexers: ["idx1"],
 });
+const postgres = usePostgres();
 
 const p1 = definePolicy({
   name: "p1",
@@ -150,6 +154,27 @@ describe("each role's own path works with the generated users", () => {
       expect(seals.state.messages).toBeGreaterThan(0);
     } finally {
       await sealer.stop();
+    }
+  });
+
+  it("the indexer indexes the records through its durable consumer with its generated user", async () => {
+    const { pool } = await postgres.database();
+    const bus = await Bus.open(await server.as("indexer", "idx1"), { namespace: ns });
+    const last = (await bus.jsm.streams.info(s.logStream)).state.last_seq;
+    const indexer = await startIndexer({ bus, pool, batchSize: 10, flushIntervalMs: 20 });
+    try {
+      await until(
+        async () => (await indexer.lag()).records === 0 && indexer.stats.indexed >= last,
+        15_000,
+        "log indexed",
+      );
+      const rows = await pool.query<{ n: string }>(
+        "SELECT count(*) AS n FROM hookbus_records WHERE ns = $1",
+        [ns],
+      );
+      expect(Number(rows.rows[0]!.n)).toBe(last);
+    } finally {
+      await indexer.stop();
     }
   });
 
