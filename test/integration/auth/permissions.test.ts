@@ -5,6 +5,7 @@
  * and every way an agent or a worker could step outside its role is refused by the
  * server itself, named by the exact subject it refused.
  */
+import { randomBytes } from "node:crypto";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { Kvm } from "@nats-io/kv";
 import type { NatsConnection } from "@nats-io/transport-node";
@@ -163,11 +164,8 @@ describe("each role's own path works with the generated users", () => {
     const last = (await bus.jsm.streams.info(s.logStream)).state.last_seq;
     const indexer = await startIndexer({ bus, pool, batchSize: 10, flushIntervalMs: 20 });
     try {
-      await until(
-        async () => (await indexer.lag()).records === 0 && indexer.stats.indexed >= last,
-        15_000,
-        "log indexed",
-      );
+      await until(async () => (await indexer.lag()).records === 0, 15_000, "index caught up");
+      expect(indexer.stats).toMatchObject({ indexed: last, invalid: 0 });
       const rows = await pool.query<{ n: string }>(
         "SELECT count(*) AS n FROM hookbus_records WHERE ns = $1",
         [ns],
@@ -176,6 +174,28 @@ describe("each role's own path works with the generated users", () => {
     } finally {
       await indexer.stop();
     }
+  });
+
+  it("an agent's large event goes to the blob stream under its own token, and the workers read it", async () => {
+    // Random base64 does not gzip below max_payload: the SDK stores it as blob chunks.
+    const big = randomBytes(1536 * 1024).toString("base64");
+    const ctx = {
+      agentId: "agent-a",
+      sessionKey: "s-2",
+      runId: "r-2",
+      toolName: "write_file",
+      toolCallId: "call-big",
+    };
+    const result = await client.call(
+      "before_tool_call",
+      ctx,
+      { toolName: "write_file", toolCallId: "call-big", params: { content: big } },
+      { callId: "call-big" },
+    );
+    expect(result.decision.outcome).toBe("allow");
+    const jsm = await jetstreamManager(await server.as("auditor", "aud"));
+    const blobs = await jsm.streams.info(s.blobStream, { subjects_filter: `${ns}.blob.agent-a.>` });
+    expect(Object.keys(blobs.state.subjects ?? {}).length).toBeGreaterThan(1);
   });
 
   it("an operator runs `hookbus status`; workers and the coordinator answer discovery", async () => {
