@@ -67,6 +67,7 @@ export function permissionsFor(namespace: string, user: AuthUser): Permissions {
   const log = s.logStream;
   const blobs = s.blobStream;
   const seals = `${ns.toUpperCase()}_SEALS`;
+  // Discovery (src/observability/discovery.ts): `<ns>.discover` and `<ns>.discover.<role>`.
   const discover = [`${ns}.discover`, `${ns}.discover.*`];
   switch (user.role) {
     case "agent": {
@@ -76,7 +77,9 @@ export function permissionsFor(namespace: string, user: AuthUser): Permissions {
           ...COMMON,
           `${ns}.call.${token}.*`,
           `${ns}.observe.${token}.*`,
-          // Its own large bodies only, read by subject (never by sequence, which names no owner).
+          // Its own large bodies only: written under its token (a large event), read by subject
+          // (never by sequence, which names no owner).
+          `${ns}.blob.${token}.>`,
           `${JS}.DIRECT.GET.${blobs}.${ns}.blob.${token}.>`,
           // The registry, read-only, for the fast path and redaction rules.
           ...kvRead(s.registryBucket),
@@ -106,7 +109,9 @@ export function permissionsFor(namespace: string, user: AuthUser): Permissions {
           `${JS}.STREAM.MSG.GET.KV_${s.stateBucket}`,
           `${JS}.DIRECT.GET.KV_${s.stateBucket}.$KV.${s.stateBucket}.${policy}.>`,
           `$KV.${s.stateBucket}.${policy}.>`,
-          // Large policy requests arrive as blob references (any agent's: the policy sees all calls).
+          // Large policy requests arrive as blob references (any agent's: the policy sees all calls);
+          // a large verdict is stored under the shared owner.
+          `${ns}.blob.=shared.>`,
           `${JS}.STREAM.MSG.GET.${blobs}`,
           `${JS}.DIRECT.GET.${blobs}.>`,
           ...observers,
@@ -131,8 +136,8 @@ export function permissionsFor(namespace: string, user: AuthUser): Permissions {
           `${JS}.STREAM.MSG.GET.${blobs}`,
           `${JS}.DIRECT.GET.${blobs}.>`,
           ...kvRead(s.registryBucket),
-          // The per-session hash chain, until the sealer takes it off the decision path.
-          ...kvWrite(`${ns}_chain`),
+          // Liveness checks ask workers (src/observability/liveness-check.ts).
+          ...discover,
         ],
         subscribe: [
           `${ns}.call.*.* ${s.coordinatorQueue}`,
@@ -144,6 +149,7 @@ export function permissionsFor(namespace: string, user: AuthUser): Permissions {
       };
     case "operator":
       return {
+        // `hookbus registry` and `hookbus status` (the registry and one discovery round).
         publish: [...COMMON, ...kvWrite(s.registryBucket), ...discover],
         subscribe: [inbox],
         allowResponses: false,
@@ -155,33 +161,53 @@ export function permissionsFor(namespace: string, user: AuthUser): Permissions {
           ...streamRead(log),
           ...streamRead(blobs),
           ...streamRead(seals),
-          ...kvRead(`${ns}_chain`),
           ...kvRead(`${ns}_seal_heads`),
           ...kvRead(s.registryBucket),
+          // `hookbus status`, read-only.
+          ...discover,
         ],
         subscribe: [inbox],
         allowResponses: false,
       };
     case "sealer":
+      // src/sealer/: reads the log with an ordered consumer (no acks), appends to `<NS>_SEALS`
+      // on `<ns>.seals`, and keeps its lease and the sessions' heads in two KV buckets.
       return {
         publish: [
           ...COMMON,
-          ...streamRead(log),
-          ...streamRead(seals),
+          `${JS}.STREAM.INFO.${log}`,
+          `${JS}.STREAM.MSG.GET.${log}`,
+          `${JS}.CONSUMER.CREATE.${log}.>`,
+          `${JS}.CONSUMER.DELETE.${log}.*`,
+          `${JS}.CONSUMER.MSG.NEXT.${log}.*`,
+          `${JS}.STREAM.INFO.${seals}`,
           `${JS}.STREAM.CREATE.${seals}`,
+          `${JS}.STREAM.MSG.GET.${seals}`,
           `${ns}.seals`,
           ...kvWrite(`${ns}_seal_heads`),
           ...kvWrite(`${ns}_sealer`),
-          ...kvWrite(`${ns}_chain`),
         ],
         subscribe: [inbox],
         allowResponses: false,
       };
-    case "indexer":
+    case "indexer": {
+      // src/indexer/: one durable consumer on the log shared by every indexer of the namespace.
+      const durable = `${ns}-indexer`;
       return {
-        publish: [...COMMON, ...streamRead(log), ...streamRead(blobs), ...discover],
+        publish: [
+          ...COMMON,
+          `${JS}.STREAM.INFO.${log}`,
+          `${JS}.STREAM.MSG.GET.${log}`,
+          `${JS}.CONSUMER.CREATE.${log}.${durable}`,
+          `${JS}.CONSUMER.CREATE.${log}.${durable}.>`,
+          `${JS}.CONSUMER.INFO.${log}.${durable}`,
+          `${JS}.CONSUMER.MSG.NEXT.${log}.${durable}`,
+          `$JS.ACK.${log}.${durable}.>`,
+          ...streamRead(blobs),
+        ],
         subscribe: [inbox],
         allowResponses: false,
       };
+    }
   }
 }

@@ -11,6 +11,7 @@ describe("fuzz sample", () => {
     const report = await runFuzz({ count: 16, seed: 7, concurrency: 8, deadlineMs: 2000 });
     expect(report.sent).toBe(16);
     expect(report.crashes).toBe(0);
+    expect(report.unanswered).toEqual([]);
     expect(report.uncoded).toEqual([]);
     expect(report.badRecords).toEqual([]);
   }, 120_000);

@@ -1,24 +1,37 @@
 /**
  * The configuration `hookbus auth` writes, on a real nats-server: every role's own path works
- * (a full call: operator's registry → agent → coordinator → both policies' workers → log →
- * auditor), and every way an agent or a worker could step outside its role is refused by the
+ * (a full call through the agent SDK: operator's registry → agent → coordinator → both policies'
+ * workers → log → auditor; an observation; the sealer sealing the records; `hookbus status`),
+ * and every way an agent or a worker could step outside its role is refused by the
  * server itself, named by the exact subject it refused.
  */
+import { randomBytes } from "node:crypto";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { Kvm } from "@nats-io/kv";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   Bus,
+  createSealKey,
   definePolicy,
+  discover,
+  HookbusClient,
+  readSealLag,
+  readStatus,
   RegistryStore,
   runPolicy,
+  sealKeyFromSeed,
+  sealStreamName,
   startCoordinator,
+  startSealer,
   Subjects,
   type Coordinator,
   type PolicyRunner,
 } from "../../../src/index.js";
 import { queryLog } from "../../../src/audit/query.js";
+import { main } from "../../../src/cli/main.js";
+import { startIndexer } from "../../../src/indexer/index.js";
+import { usePostgres } from "../../support/postgres.js";
 import { uniqueNamespace } from "../../support/nats.js";
 import { until } from "../../support/wait.js";
 import { publishDenied, requestDenied, subscribeDenied, useAuthServer } from "./harness.js";
@@ -33,7 +46,10 @@ const server = useAuthServer({
   coordinators: ["c1"],
   operators: ["ops"],
   auditors: ["aud"],
+  sealers: ["seal1"],
+  indexers: ["idx1"],
 });
+const postgres = usePostgres();
 
 const p1 = definePolicy({
   name: "p1",
@@ -51,18 +67,17 @@ let worker1: NatsConnection;
 let coordinator: Coordinator;
 const runners: PolicyRunner[] = [];
 
-/** A call as any agent in any language sends it: JSON on `<ns>.call.<agent>.<hook>`. */
-async function call(nc: NatsConnection, agentId: string, toolName: string, callId: string) {
-  const body = {
-    callId,
-    hook: "before_tool_call",
-    context: { agentId, sessionKey: "s-1", runId: "r-1", toolName, toolCallId: callId },
-    event: { toolName, toolCallId: callId, params: {} },
-  };
-  const reply = await nc.request(s.call(agentId, "before_tool_call"), JSON.stringify(body), {
-    timeout: 10_000,
-  });
-  return reply.json<{ decision: { outcome: string; blockReason?: string }; recordSeq: number }>();
+let client: HookbusClient;
+
+/** A call through the agent SDK, on the agent's own connection (nkey and inbox prefix). */
+function call(toolName: string, callId: string) {
+  const ctx = { agentId: "agent-a", sessionKey: "s-1", runId: "r-1", toolName, toolCallId: callId };
+  return client.call(
+    "before_tool_call",
+    ctx,
+    { toolName, toolCallId: callId, params: {} },
+    { callId },
+  );
 }
 
 beforeAll(async () => {
@@ -83,27 +98,136 @@ beforeAll(async () => {
   runners.push(await runPolicy(p1, { nc: worker1, namespace: ns }));
   runners.push(await runPolicy(p2, { nc: await server.as("worker", "p2"), namespace: ns }));
   agentA = await server.as("agent", "agent-a");
+  client = await HookbusClient.connect({ nc: agentA, namespace: ns, timeoutMs: 10_000 });
   await until(() => coordinator.registry().revision >= 1, 10_000, "coordinator sees registry");
 }, 60_000);
 
 afterAll(async () => {
+  await client?.close();
   for (const runner of runners) await runner.stop();
   await coordinator?.stop();
 }, 30_000);
 
 describe("each role's own path works with the generated users", () => {
-  it("an agent's call goes through coordinator and both workers, and the auditor reads the record", async () => {
-    const allowed = await call(agentA, "agent-a", "read_file", "call-1");
+  it("an agent's SDK call goes through coordinator and both workers, its observation is recorded, and the auditor reads them", async () => {
+    const allowed = await call("read_file", "call-1");
+    expect(allowed.source).toBe("coordinator");
     expect(allowed.decision.outcome).toBe("allow");
-    const blocked = await call(agentA, "agent-a", "exec", "call-2");
+    const blocked = await call("exec", "call-2");
     expect(blocked.decision).toMatchObject({ outcome: "block", blockReason: "p1: no exec" });
+    await client.observe(
+      "after_tool_call",
+      {
+        agentId: "agent-a",
+        sessionKey: "s-1",
+        runId: "r-1",
+        toolName: "read_file",
+        toolCallId: "call-1",
+      },
+      { toolName: "read_file", toolCallId: "call-1", params: {}, result: "ok", durationMs: 1 },
+      { eventId: "obs-1" },
+    );
 
     const bus = await Bus.open(await server.as("auditor", "aud"), { namespace: ns });
     const records: string[] = [];
-    for await (const { record } of queryLog(bus, { agentId: "agent-a" }))
+    for await (const { record } of queryLog(bus, { agentId: "agent-a" })) {
       if (record.kind === "decision")
         records.push(`${record.callId} ${String(record.decision.outcome)}`);
-    expect(records).toEqual(["call-1 allow", "call-2 block"]);
+      if (record.kind === "observation") records.push(`${record.eventId} ${record.hook}`);
+    }
+    expect(records).toEqual(["call-1 allow", "call-2 block", "obs-1 after_tool_call"]);
+  });
+
+  it("the sealer seals the records with its generated user, and the auditor reads the seals", async () => {
+    const sealer = await startSealer({
+      nc: await server.as("sealer", "seal1"),
+      namespace: ns,
+      key: sealKeyFromSeed(createSealKey().seed),
+      maxBatch: 4,
+      maxDelayMs: 20,
+    });
+    try {
+      const auditor = await Bus.open(await server.as("auditor", "aud"), { namespace: ns });
+      const last = (await auditor.jsm.streams.info(s.logStream)).state.last_seq;
+      expect(last).toBeGreaterThan(0);
+      await until(async () => (await readSealLag(auditor)).sealedSeq >= last, 10_000, "log sealed");
+      const seals = await auditor.jsm.streams.info(sealStreamName(s));
+      expect(seals.state.messages).toBeGreaterThan(0);
+    } finally {
+      await sealer.stop();
+    }
+  });
+
+  it("the indexer indexes the records through its durable consumer with its generated user", async () => {
+    const { pool } = await postgres.database();
+    const bus = await Bus.open(await server.as("indexer", "idx1"), { namespace: ns });
+    const last = (await bus.jsm.streams.info(s.logStream)).state.last_seq;
+    const indexer = await startIndexer({ bus, pool, batchSize: 10, flushIntervalMs: 20 });
+    try {
+      await until(async () => (await indexer.lag()).records === 0, 15_000, "index caught up");
+      expect(indexer.stats).toMatchObject({ indexed: last, invalid: 0 });
+      const rows = await pool.query<{ n: string }>(
+        "SELECT count(*) AS n FROM hookbus_records WHERE ns = $1",
+        [ns],
+      );
+      expect(Number(rows.rows[0]!.n)).toBe(last);
+    } finally {
+      await indexer.stop();
+    }
+  });
+
+  it("an agent's large event goes to the blob stream under its own token, and the workers read it", async () => {
+    // Random base64 does not gzip below max_payload: the SDK stores it as blob chunks.
+    const big = randomBytes(1536 * 1024).toString("base64");
+    const ctx = {
+      agentId: "agent-a",
+      sessionKey: "s-2",
+      runId: "r-2",
+      toolName: "write_file",
+      toolCallId: "call-big",
+    };
+    const result = await client.call(
+      "before_tool_call",
+      ctx,
+      { toolName: "write_file", toolCallId: "call-big", params: { content: big } },
+      { callId: "call-big" },
+    );
+    expect(result.decision.outcome).toBe("allow");
+    const jsm = await jetstreamManager(await server.as("auditor", "aud"));
+    const blobs = await jsm.streams.info(s.blobStream, { subjects_filter: `${ns}.blob.agent-a.>` });
+    expect(Object.keys(blobs.state.subjects ?? {}).length).toBeGreaterThan(1);
+  });
+
+  it("an operator runs `hookbus status`; workers and the coordinator answer discovery", async () => {
+    const ops = await server.as("operator", "ops");
+    const report = await readStatus(ops, { namespace: ns, maxWaitMs: 2000 });
+    expect(report.policies.map((p) => [p.name, p.alive])).toEqual([
+      ["p1", true],
+      ["p2", true],
+    ]);
+    const found = await discover(ops, ns, { maxWaitMs: 2000 });
+    expect(found.replies.map((r) => r.role).sort()).toEqual(["coordinator", "worker", "worker"]);
+
+    const ops1 = server.generated().users.find((u) => u.role === "operator")!;
+    const out: string[] = [];
+    const err: string[] = [];
+    const code = await main(
+      [
+        "status",
+        "--server",
+        server.url(),
+        "--namespace",
+        ns,
+        "--nkey",
+        ops1.keyFile,
+        "--inbox-prefix",
+        ops1.inboxPrefix,
+        "--check",
+      ],
+      { print: (l) => out.push(l), error: (l) => err.push(l) },
+    );
+    expect({ code, err }).toEqual({ code: 0, err: [] });
+    expect(out.join("\n")).toMatch(/p1 .*1 live worker/);
   });
 
   it("an agent reads the registry (fast path) and asks for its own blobs", async () => {
@@ -188,15 +312,25 @@ describe("an agent cannot step outside its own identity", () => {
     await requestDenied(agentA, s.policy("p1", "before_tool_call"), "{}");
   });
 
-  it("cannot write the registry, the log, the chain or the blobs", async () => {
+  it("cannot answer discovery, nor see observations or discovery traffic", async () => {
+    await subscribeDenied(agentA, `${ns}.discover`);
+    await subscribeDenied(agentA, `${ns}.discover.worker`);
+    await subscribeDenied(agentA, s.observeWildcard);
+    await subscribeDenied(agentA, `${ns}.observe.*.*`, s.coordinatorQueue);
+    await requestDenied(agentA, `${ns}.discover`, "{}");
+  });
+
+  it("cannot write the registry, the log, the seals or other agents' blobs", async () => {
     const js = jetstream(agentA);
     await requestDenied(agentA, `$KV.${s.registryBucket}.policies`, "{}");
     await expect(
       js.publish(s.audit("agent-a", "s-1", "before_tool_call", "allow"), "{}"),
     ).rejects.toThrow(/Permissions Violation/);
     await requestDenied(agentA, s.audit("agent-b", "s-1", "before_tool_call", "allow"), "{}");
-    await requestDenied(agentA, `$KV.${ns}_chain.agent-a.s-1`, "{}");
-    await requestDenied(agentA, `${ns}.blob.agent-a.${"0".repeat(64)}.0`, "x");
+    await requestDenied(agentA, `${ns}.seals`, "{}");
+    await requestDenied(agentA, `$KV.${ns}_seal_heads.x`, "{}");
+    await requestDenied(agentA, `${ns}.blob.agent-b.${"0".repeat(64)}.0`, "x");
+    await requestDenied(agentA, `${ns}.blob.=shared.${"0".repeat(64)}.0`, "x");
     await requestDenied(agentA, `$JS.API.STREAM.PURGE.${NS}_LOG`, "{}");
     await requestDenied(agentA, `$JS.API.STREAM.DELETE.${NS}_BLOBS`, "{}");
     await requestDenied(agentA, `$JS.API.STREAM.CREATE.${NS}_SPY`, "{}");
