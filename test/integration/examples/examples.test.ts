@@ -33,6 +33,30 @@ describe("examples/", () => {
     expect(run.output()).toBe("");
   }, 60_000);
 
+  it("no-email-after-web-policy.ts does nothing when imported", async () => {
+    const run = startChild(["--import", "tsx", example("no-email-after-web-policy.ts")], {});
+    expect(await run.exited, run.errors()).toBe(0);
+    expect(run.output()).toBe("");
+  }, 60_000);
+
+  it("invoke-policy.ts allows email.send until the session has fetched from the web", async () => {
+    const run = startChild(["--import", "tsx", example("invoke-policy.ts")], {});
+    expect(await run.exited, run.errors()).toBe(0);
+    expect(
+      run
+        .output()
+        .trim()
+        .split("\n")
+        .map((line) => JSON.parse(line) as unknown),
+    ).toEqual([
+      { status: "ok", verdict: null },
+      {
+        status: "ok",
+        verdict: { block: true, blockReason: "session read untrusted web content" },
+      },
+    ]);
+  }, 60_000);
+
   it("run-policy.ts serves no-shell, agent-loop.ts is blocked by it, and SIGTERM stops the policy", async () => {
     const nc = await nats.connect();
     const namespace = uniqueNamespace("examples");
