@@ -16,6 +16,7 @@ describe("chaos (small schedule)", () => {
       schedule: [
         { at: 0.2, fault: "worker" },
         { at: 0.45, fault: "coordinator" },
+        { at: 0.6, fault: "sealer" },
         { at: 0.7, fault: "nats" },
       ],
     });
