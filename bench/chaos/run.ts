@@ -1,20 +1,29 @@
 /**
  * The chaos suite: every role its own process started through the CLI (2 coordinators, 2 workers
  * of a fail-closed policy), a private nats-server, N sessions x M calls at a set concurrency, and
- * a schedule of faults at set points of progress: kill -9 of a worker, of a coordinator, and of
- * the NATS server followed by its restart (killed roles are restarted, as a supervisor would).
+ * a schedule of faults at set points of progress: kill -9 of a worker, of a coordinator, of the
+ * sealer, and of the NATS server followed by its restart (killed roles are restarted, as a
+ * supervisor would). A sealer (`hookbus sealer --key-file F`, a fresh key) runs through it all.
  * Checks, from the log and the driver's own account: lost (answered, not recorded), duplicates,
  * wrong (answer differs from the record, or `rm` allowed), hung (neither answered nor failed by
- * deadline + 1 s), `audit verify` problems, errors by code, and recovery time after each fault.
+ * deadline + 1 s), errors by code, recovery time after each fault, and tamper evidence: after
+ * the calls, the sealer is given (bounded) time to seal the whole log, then
+ * `hookbus audit verify --key PUB --json` runs; verify_findings counts its findings plus the
+ * records still unsealed (a sealer that never ran cannot make it 0), -1 if verify gave no report.
  * The last line is machine-readable:
  *   chaos: calls=… lost=… duplicates=… wrong=… hung=… verify_findings=… max_recovery_s=…
  *
  *   CHAOS_SESSIONS=1000 CHAOS_CALLS=10 CHAOS_CONCURRENCY=48 npm run chaos
  */
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { Bus, HookbusClient, isHookbusError, RegistryStore } from "../../src/index.js";
 import type { DecisionRecord } from "../../src/log/record.js";
+import { createSealKey } from "../../src/sealer/keys.js";
+import { readSealLag } from "../../src/sealer/lag.js";
 import { findNatsServer } from "../../src/testing/nats.js";
 import { readLog } from "../../test/support/log.js";
 import { startCli, type RoleProcess } from "../support/cli.js";
@@ -25,7 +34,9 @@ export interface ChaosOptions {
   concurrency: number;
   timeoutMs: number;
   /** Faults, each at a fraction of the calls finished. */
-  schedule: { at: number; fault: "worker" | "coordinator" | "nats" }[];
+  schedule: { at: number; fault: "worker" | "coordinator" | "sealer" | "nats" }[];
+  /** How long to wait after the calls for the sealer to seal the whole log (default 60 s). */
+  sealWaitMs?: number;
   log?: (line: string) => void;
 }
 
@@ -36,7 +47,17 @@ export interface ChaosResult {
   duplicates: number;
   wrong: number;
   hung: number;
+  /** Verify's findings plus the records left unsealed; -1: verify gave no report. */
   verifyFindings: number;
+  /** What verify reported: findings by kind, records checked against a seal, left unsealed. */
+  verify: {
+    findingKinds: Record<string, number>;
+    records: number;
+    sealed: number;
+    unsealed: number;
+  };
+  /** Seconds after the last call until the log was sealed through its end (or the wait ran out). */
+  sealWaitS: number;
   maxRecoveryS: number;
   errors: Record<string, number>;
   recoveries: { fault: string; seconds: number }[];
@@ -50,11 +71,17 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   const server = await findNatsServer({ own: true });
   const namespace = `chaos-${Date.now().toString(36)}`;
   const env = { NATS_URL: server.url, LOG_LEVEL: "warn" };
+  const keyDir = await mkdtemp(join(tmpdir(), "hookbus-chaos-"));
+  const sealKey = createSealKey();
+  const keyFile = join(keyDir, "sealer.nk");
+  await writeFile(keyFile, `${sealKey.seed}\n`, { mode: 0o600 });
   const roles = new Map<string, RoleProcess>();
   const startRole = (name: string) => {
     const args = name.startsWith("coordinator")
       ? ["coordinator", "--namespace", namespace, "--id", name]
-      : ["worker", POLICY, "--namespace", namespace, "--state", "memory"];
+      : name.startsWith("sealer")
+        ? ["sealer", "--namespace", namespace, "--key-file", keyFile, "--id", name]
+        : ["worker", POLICY, "--namespace", namespace, "--state", "memory"];
     roles.set(name, startCli(args, env));
   };
   const nc: NatsConnection = await connect({
@@ -75,7 +102,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
         },
       ],
     });
-    for (const name of ["coordinator-1", "coordinator-2", "worker-1", "worker-2"]) startRole(name);
+    for (const name of ["coordinator-1", "coordinator-2", "worker-1", "worker-2", "sealer-1"]) {
+      startRole(name);
+    }
     const client = await HookbusClient.connect({ nc, namespace, timeoutMs: options.timeoutMs });
     // Ready when a call is decided by the policy (a worker and a coordinator are up).
     let lastError: unknown;
@@ -164,6 +193,14 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     });
 
     const reader = await Bus.open(nc, { namespace });
+    // Tamper evidence: wait (bounded) until the sealer has sealed the log through its end.
+    const sealStart = Date.now();
+    for (const until = sealStart + (options.sealWaitMs ?? 60_000); Date.now() < until;) {
+      const lag = await readSealLag(reader).catch(() => undefined);
+      if (lag !== undefined && lag.records === 0) break;
+      await sleep(250);
+    }
+    const sealWaitS = (Date.now() - sealStart) / 1000;
     const records = (await readLog(reader)).filter(
       (r): r is DecisionRecord => r.kind === "decision",
     );
@@ -179,7 +216,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       else if (JSON.stringify(recorded[0]!.decision) !== JSON.stringify(answer.decision)) wrong++;
       else if (answer.cmd === "rm" && answer.outcome !== "block") wrong++;
     }
-    const verifyFindings = await auditVerify(namespace, env);
+    const verify = await auditVerify(namespace, env, sealKey.publicKey);
     await client.close();
     return {
       calls: total,
@@ -188,7 +225,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       duplicates,
       wrong,
       hung,
-      verifyFindings,
+      verifyFindings: verify.findings,
+      verify: verify.detail,
+      sealWaitS,
       maxRecoveryS: Math.max(0, ...recoveries.map((r) => r.seconds)),
       errors,
       recoveries,
@@ -198,22 +237,47 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     await Promise.all([...roles.values()].map((r) => r.exited));
     await nc.close();
     await server.stop();
+    await rm(keyDir, { recursive: true, force: true });
   }
 }
 
-/** `hookbus audit verify --json`: the number of problems it reports. */
-async function auditVerify(namespace: string, env: Record<string, string>): Promise<number> {
+/**
+ * `hookbus audit verify --key PUB --json`: its findings (kept and omitted) plus the records it
+ * found unsealed, by kind; -1 when it printed no report.
+ */
+async function auditVerify(
+  namespace: string,
+  env: Record<string, string>,
+  publicKey: string,
+): Promise<{ findings: number; detail: ChaosResult["verify"] }> {
   const verify = startCli(
-    ["audit", "verify", "--namespace", namespace, "--json", "--settle-ms", "500"],
+    ["audit", "verify", "--namespace", namespace, "--key", publicKey, "--json"],
     env,
   );
   await verify.exited;
   const out = verify.output();
+  const detail: ChaosResult["verify"] = { findingKinds: {}, records: 0, sealed: 0, unsealed: 0 };
   try {
-    const report = JSON.parse(out.slice(out.indexOf("{"))) as { problems?: unknown[] };
-    return report.problems?.length ?? -1;
+    const report = JSON.parse(out.slice(out.indexOf("{"))) as {
+      records: number;
+      sealed: number;
+      unsealed: { records: number };
+      findings: { kind: string }[];
+      findingsOmitted: number;
+    };
+    for (const f of report.findings) {
+      detail.findingKinds[f.kind] = (detail.findingKinds[f.kind] ?? 0) + 1;
+    }
+    if (report.findingsOmitted > 0) detail.findingKinds.omitted = report.findingsOmitted;
+    detail.records = report.records;
+    detail.sealed = report.sealed;
+    detail.unsealed = report.unsealed.records;
+    return {
+      findings: report.findings.length + report.findingsOmitted + report.unsealed.records,
+      detail,
+    };
   } catch {
-    return -1;
+    return { findings: -1, detail };
   }
 }
 
@@ -241,11 +305,13 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     schedule: [
       { at: 0.2, fault: "worker" },
       { at: 0.45, fault: "coordinator" },
+      { at: 0.6, fault: "sealer" },
       { at: 0.7, fault: "nats" },
     ],
     log: (line) => console.log(line),
   });
   console.log(`answered=${result.answered} errors=${JSON.stringify(result.errors)}`);
   console.log(`recoveries=${JSON.stringify(result.recoveries)}`);
+  console.log(`verify=${JSON.stringify(result.verify)} seal_wait_s=${result.sealWaitS.toFixed(2)}`);
   console.log(summaryLine(result));
 }
