@@ -2,6 +2,7 @@
  * `hookbus sealer`: run a sealer until SIGTERM/SIGINT. `hookbus sealer keygen`: make a key pair.
  */
 import { pino } from "pino";
+import { checkReplicas, defaultReplicas } from "../../bus/streams.js";
 import { HookbusError } from "../../errors.js";
 import { createSealKey, sealKeyFromFile, sealKeyFromSeed } from "../../sealer/keys.js";
 import { startSealer } from "../../sealer/sealer.js";
@@ -22,6 +23,8 @@ options:
   --max-batch N       records per seal batch at most (default 500)
   --max-delay-ms MS   seal a batch at most MS after its first record was read (default 100)
   --lease-ms MS       lease duration; a standby takes over after it (default 5000)
+  --replicas N        replicas of the seal stream and the sealer's buckets when this sealer
+                      creates them (env HOOKBUS_REPLICAS, default 1)
   --id NAME           this sealer's name in batches and logs (default random)
   --log-level LEVEL   pino level (env LOG_LEVEL, default info)
 
@@ -50,6 +53,7 @@ export const sealerCommand: Command = {
       "max-delay-ms": { type: "string" },
       "lease-ms": { type: "string" },
       id: { type: "string" },
+      replicas: { type: "string" },
       "log-level": { type: "string" },
     });
     if (values.help === true) {
@@ -77,12 +81,17 @@ export const sealerCommand: Command = {
     const maxBatch = positiveInt(values["max-batch"], "max-batch");
     const maxDelayMs = positiveInt(values["max-delay-ms"], "max-delay-ms");
     const leaseTtlMs = positiveInt(values["lease-ms"], "lease-ms");
+    const replicas =
+      values.replicas === undefined
+        ? defaultReplicas()
+        : checkReplicas(Number(values.replicas), "--replicas");
     const logger = pino({ level: values["log-level"] ?? process.env.LOG_LEVEL ?? "info" });
     const nc = await connectNats({ ...values, name: values.id ?? "hookbus-sealer" });
     const sealer = await startSealer({
       nc,
       key,
       logger,
+      replicas,
       ...(values.namespace === undefined ? {} : { namespace: values.namespace }),
       ...(values.id === undefined ? {} : { id: values.id }),
       ...(maxBatch === undefined ? {} : { maxBatch }),

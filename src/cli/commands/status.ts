@@ -1,21 +1,28 @@
 /** `hookbus status`: what is declared, what is alive, what is wrong (discovery over NATS). */
 import { HookbusError } from "../../errors.js";
 import { DISCOVERY_DEFAULTS } from "../../observability/discovery.js";
+import { formatComponents } from "../../observability/status-components.js";
 import { formatStatus } from "../../observability/status-format.js";
 import { readStatus } from "../../observability/status-read.js";
 import { parseCommand, type Command } from "../command.js";
 import { connectNats } from "../connect.js";
 
-const HELP = `usage: hookbus status [--json] [--check] [--wait MS]
+const HELP = `usage: hookbus status [--json] [--check] [--wait MS] [--max-seal-lag-s S] [--indexer-consumer NAME]
 
 Shows the registry revision in force and, per declared policy and hook, the live workers (count,
 versions), their recent latency and error rate, the live coordinators and their log lag. Asks every
 worker and coordinator of the namespace on <ns>.discover and collects replies until they stop.
+Then the sealer's evidence lag (log records and seconds not yet sealed, last sealed seq, whether a
+sealer holds the lease) and the audit indexer's lag, each only when that component exists
+("no sealer" / "no indexer" otherwise).
 
 options:
   --json      the report as JSON
   --check     exit 1 when anything is wrong (a declared policy with no live worker, no coordinator,
-              a coordinator on an old registry revision)
+              a coordinator on an old registry revision, a seal stream with no sealer holding the
+              lease, an evidence lag older than --max-seal-lag-s)
+  --max-seal-lag-s S   the oldest unsealed record --check accepts, in seconds (default 60)
+  --indexer-consumer NAME   the indexer's durable consumer (default <ns>-indexer)
   --wait MS   the longest to wait for replies (default ${DISCOVERY_DEFAULTS.maxWaitMs}, max 60000)`;
 
 export const statusCommand: Command = {
@@ -25,6 +32,8 @@ export const statusCommand: Command = {
       json: { type: "boolean" },
       check: { type: "boolean" },
       wait: { type: "string" },
+      "max-seal-lag-s": { type: "string" },
+      "indexer-consumer": { type: "string" },
     });
     if (values.help === true) {
       out.print(HELP);
@@ -41,14 +50,32 @@ export const statusCommand: Command = {
         { argument: "wait" },
       );
     }
+    const maxSealLagS =
+      values["max-seal-lag-s"] === undefined ? 60 : Number(values["max-seal-lag-s"]);
+    if (!Number.isFinite(maxSealLagS) || maxSealLagS < 0) {
+      throw new HookbusError(
+        "HOOKBUS_INVALID_ARGUMENT",
+        `--max-seal-lag-s must be a number of seconds >= 0, got ${JSON.stringify(values["max-seal-lag-s"])}`,
+        { argument: "max-seal-lag-s" },
+      );
+    }
     const nc = await connectNats({ ...values, name: "hookbus-status" });
     try {
       const report = await readStatus(nc, {
         ...(values.namespace === undefined ? {} : { namespace: values.namespace }),
         ...(maxWaitMs === undefined ? {} : { maxWaitMs }),
+        ...(values["indexer-consumer"] === undefined
+          ? {}
+          : { indexerConsumer: values["indexer-consumer"] }),
+        maxSealLagS,
       });
       if (values.json === true) out.print(JSON.stringify(report, null, 2));
-      else for (const line of formatStatus(report)) out.print(line);
+      else
+        for (const line of [
+          ...formatStatus(report),
+          ...formatComponents(report.sealer, report.indexer),
+        ])
+          out.print(line);
       return values.check === true && report.problems.length > 0 ? 1 : 0;
     } finally {
       await nc.close();
