@@ -82,3 +82,22 @@ export function verifySignature(publicKey: string, data: Uint8Array, signature: 
     return false;
   }
 }
+
+/**
+ * The signing key a command was given: `--key-file` (or HOOKBUS_SEAL_KEY_FILE), else the seed in
+ * HOOKBUS_SEAL_SEED. `missing` says what the key is for and how to get one.
+ */
+export function sealKeyFromFlags(
+  keyFile: string | undefined,
+  missing: string,
+  env: NodeJS.ProcessEnv = process.env,
+): SealKeyPair {
+  const file = keyFile ?? env.HOOKBUS_SEAL_KEY_FILE;
+  if (file !== undefined && file !== "") return sealKeyFromFile(file);
+  const seed = env.HOOKBUS_SEAL_SEED;
+  if (seed !== undefined && seed !== "") return sealKeyFromSeed(seed);
+  throw new HookbusError(
+    "HOOKBUS_SEAL_KEY_INVALID",
+    `${missing}: pass --key-file FILE (or env HOOKBUS_SEAL_KEY_FILE / HOOKBUS_SEAL_SEED)`,
+  );
+}

@@ -3,8 +3,7 @@ import { writeFileSync } from "node:fs";
 import { makeAnchor } from "../../audit/anchor.js";
 import { Bus } from "../../bus/bus.js";
 import { Subjects } from "../../bus/subjects.js";
-import { HookbusError } from "../../errors.js";
-import { sealKeyFromFile, sealKeyFromSeed } from "../../sealer/keys.js";
+import { sealKeyFromFlags } from "../../sealer/keys.js";
 import { parseCommand, type Command } from "../command.js";
 import { connectNats } from "../connect.js";
 
@@ -34,15 +33,7 @@ export const auditAnchorCommand: Command = {
       out.error(HELP);
       return 2;
     }
-    const keyFile = values["key-file"] ?? process.env.HOOKBUS_SEAL_KEY_FILE;
-    const seed = process.env.HOOKBUS_SEAL_SEED;
-    if (keyFile === undefined && (seed === undefined || seed === "")) {
-      throw new HookbusError(
-        "HOOKBUS_SEAL_KEY_INVALID",
-        "an anchor is signed: pass --key-file FILE (or env HOOKBUS_SEAL_KEY_FILE / HOOKBUS_SEAL_SEED)",
-      );
-    }
-    const key = keyFile !== undefined ? sealKeyFromFile(keyFile) : sealKeyFromSeed(seed!);
+    const key = sealKeyFromFlags(values["key-file"], "an anchor is signed with the sealer's key");
     const subjects = new Subjects(values.namespace);
     const nc = await connectNats({ ...values, name: "hookbus-audit-anchor" });
     try {

@@ -4,7 +4,7 @@
 import { pino } from "pino";
 import { checkReplicas, defaultReplicas } from "../../bus/streams.js";
 import { HookbusError } from "../../errors.js";
-import { createSealKey, sealKeyFromFile, sealKeyFromSeed } from "../../sealer/keys.js";
+import { createSealKey, sealKeyFromFlags } from "../../sealer/keys.js";
 import { startSealer } from "../../sealer/sealer.js";
 import { parseCommand, type Command } from "../command.js";
 import { connectNats } from "../connect.js";
@@ -69,15 +69,10 @@ export const sealerCommand: Command = {
       out.error(HELP);
       return 2;
     }
-    const keyFile = values["key-file"] ?? process.env.HOOKBUS_SEAL_KEY_FILE;
-    const seed = process.env.HOOKBUS_SEAL_SEED;
-    if (keyFile === undefined && (seed === undefined || seed === "")) {
-      throw new HookbusError(
-        "HOOKBUS_SEAL_KEY_INVALID",
-        "the sealer needs its signing key: --key-file FILE (or env HOOKBUS_SEAL_KEY_FILE / HOOKBUS_SEAL_SEED); `hookbus sealer keygen` makes one",
-      );
-    }
-    const key = keyFile !== undefined ? sealKeyFromFile(keyFile) : sealKeyFromSeed(seed!);
+    const key = sealKeyFromFlags(
+      values["key-file"],
+      "the sealer needs its signing key (`hookbus sealer keygen` makes one)",
+    );
     const maxBatch = positiveInt(values["max-batch"], "max-batch");
     const maxDelayMs = positiveInt(values["max-delay-ms"], "max-delay-ms");
     const leaseTtlMs = positiveInt(values["lease-ms"], "lease-ms");
