@@ -40,7 +40,9 @@ describe("connection options for generated users", () => {
 
   it("refuses a file without a valid seed, with a coded error", () => {
     const file = join(mkdtempSync(join(tmpdir(), "hookbus-nkey-")), "bad.nk");
-    writeFileSync(file, seed.slice(0, -1) + (seed.endsWith("A") ? "B" : "A"));
+    // A middle character: the last one's low bits can be base32 padding, still a valid seed.
+    const i = Math.floor(seed.length / 2);
+    writeFileSync(file, seed.slice(0, i) + (seed[i] === "A" ? "B" : "A") + seed.slice(i + 1));
     expect(thrownCode(() => connectionOptions({ nkey: file }, {}))).toBe(
       "HOOKBUS_INVALID_ARGUMENT",
     );
