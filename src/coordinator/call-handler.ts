@@ -44,12 +44,12 @@ export interface CallHandlerDeps {
   redactionKey?: string | undefined;
   /** Told when policies are about to be asked, and when the call is answered (late-verdict bookkeeping). */
   onCallStarted?: (
-    callId: string,
+    callKey: string,
     context: Record<string, unknown>,
     event: unknown,
     snapshot: RegistrySnapshot,
   ) => void;
-  onCallFinished?: (callId: string) => void;
+  onCallFinished?: (callKey: string) => void;
   /** Metrics and spans of the call's steps (src/observability). */
   telemetry?: CallTelemetry;
   /** Limits on calls (docs/limits.md); default DEFAULT_LIMITS. */
@@ -122,6 +122,8 @@ export class CallHandler {
     let raw: Record<string, unknown> | undefined;
     let request: CallRequest | undefined;
     let digest: string | undefined;
+    // Late-verdict bookkeeping is keyed by the call's scoped id: agents may share callIds.
+    let callKey: string | undefined;
     try {
       assertWithinRate(this.deps.rateLimiter, address);
       const decoded = await bus.codec.decodeMessage(msg, { owner: address.agentToken });
@@ -133,9 +135,16 @@ export class CallHandler {
       const context = parseContext(hook, request.context);
       const event = parseEvent(hook, request.event);
       digest = callDigest(hook, context, event);
+      callKey = scopedMessageId(
+        "decision",
+        String(context.agentId),
+        String(context.sessionKey),
+        request.callId,
+      );
       await this.decide(
         msg,
         { ...request, hook, context, event },
+        callKey,
         digest,
         snapshot,
         receivedAt,
@@ -168,13 +177,14 @@ export class CallHandler {
         address.agentId,
       );
     } finally {
-      if (request !== undefined) this.deps.onCallFinished?.(request.callId);
+      if (callKey !== undefined) this.deps.onCallFinished?.(callKey);
     }
   }
 
   private async decide(
     msg: Msg,
     call: CallRequest & { hook: ModifyingHookName },
+    callKey: string,
     digest: string,
     snapshot: RegistrySnapshot,
     receivedAt: Date,
@@ -189,7 +199,7 @@ export class CallHandler {
 
     let outcomes: PolicyOutcomeInput[] = [];
     if (policies.length > 0) {
-      this.deps.onCallStarted?.(callId, context, call.event, snapshot);
+      this.deps.onCallStarted?.(callKey, context, call.event, snapshot);
       // One body for every policy: a large event is encoded (and stored as a blob) once per call.
       const body = await bus.codec.encode({
         callId,
@@ -202,6 +212,7 @@ export class CallHandler {
           traced(this.deps.telemetry).askPolicy(policy.name, hook, () =>
             asker.ask({
               callId,
+              callKey,
               hook,
               policy,
               body,

@@ -15,6 +15,7 @@ import { RegistryStore } from "../registry/store.js";
 import { RegistrySnapshot } from "../registry/snapshot.js";
 import { CoordinatorTelemetry } from "../observability/coordinator-telemetry.js";
 import { CallHandler } from "./call-handler.js";
+import { scopedMessageId } from "./idempotency.js";
 import { JoinedCalls } from "./joined-calls.js";
 import { LateContexts } from "./late-contexts.js";
 import { refuseOverloaded } from "./overload.js";
@@ -99,7 +100,7 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
 
   async function recordLate({ request, outcome }: LateReply): Promise<void> {
     telemetry.lateVerdict(outcome.policy);
-    const call = lateContext.get(request.callId);
+    const call = lateContext.get(request.callKey);
     if (call === undefined) {
       logger.warn(
         { callId: request.callId, policy: outcome.policy },
@@ -142,7 +143,13 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
     );
     const logged = redactRecord(record, call.snapshot.document.redact, { key: redactionKey });
     await writer
-      .append(subject, logged, `late.${request.callId}.${outcome.policy}`, Date.now() + 10_000)
+      .append(
+        subject,
+        logged,
+        // Scoped like the decision's id: agents may share callIds.
+        `${scopedMessageId("late", String(call.context.agentId), String(call.context.sessionKey), request.callId)}.${outcome.policy}`,
+        Date.now() + 10_000,
+      )
       .catch((error: unknown) =>
         logger.error({ err: error, callId: request.callId }, "could not record a late verdict"),
       );

@@ -11,7 +11,7 @@ import { encodeToken } from "../bus/tokens.js";
 import { HookbusError } from "../errors.js";
 import { canonicalize } from "../log/chain.js";
 
-export type ScopedKind = "decision" | "error" | "observe";
+export type ScopedKind = "decision" | "error" | "observe" | "late";
 
 /** sha256 (hex) of the canonical JSON of `{ hook, context, event }`. */
 export function callDigest(hook: string, context: unknown, event: unknown): string {

@@ -20,6 +20,8 @@ import type { RegistryPolicy } from "../registry/document.js";
 
 export interface AskRequest {
   callId: string;
+  /** The call's id scoped to its agent and session (agents may share callIds): late verdicts are matched by it. */
+  callKey: string;
   hook: ModifyingHookName;
   policy: RegistryPolicy;
   body: EncodedBody;
@@ -142,6 +144,7 @@ export class PolicyAsker {
     // to megabytes) is not needed for that.
     entry.request = {
       callId: request.callId,
+      callKey: request.callKey,
       hook: request.hook,
       policy: request.policy,
       timeoutMs: request.timeoutMs,

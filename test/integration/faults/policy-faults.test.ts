@@ -421,6 +421,56 @@ describe("a slow policy past its timeout", () => {
     // Still exactly one decision record for the call.
     expect(await decisionsOf(bus, "slow-1")).toHaveLength(1);
   });
+
+  it("files each late verdict under its own call when two agents use the same callId", async () => {
+    const policyTimeoutMs = 300;
+    // Blocks agent-b's call only, so the two late verdicts differ.
+    const sloth = definePolicy({
+      name: "sloth",
+      version: "1.0.0",
+      hooks: {
+        async before_tool_call(_event, context) {
+          await sleep(900);
+          return context.agentId === "agent-b" ? { block: true, blockReason: "not b" } : undefined;
+        },
+      },
+    });
+    const { bus, client } = await pipeline(
+      {
+        policies: [
+          {
+            name: "sloth",
+            hooks: ["before_tool_call"],
+            priority: 10,
+            timeoutMs: policyTimeoutMs,
+            failMode: "fail-open",
+          },
+        ],
+      },
+      [sloth],
+    );
+    const as = (agentId: string) => ({ ...toolCtx("tc-1"), agentId });
+    await Promise.all(
+      ["agent-a", "agent-b"].map((agentId) =>
+        client.call("before_tool_call", as(agentId), toolEvent("tc-1"), { callId: "shared-1" }),
+      ),
+    );
+    const late = await until(
+      async () => {
+        const records = lateVerdicts(await readLog(bus)).filter((r) => r.callId === "shared-1");
+        return records.length === 2 ? records : undefined;
+      },
+      5000,
+      "two late-verdict records",
+    );
+    const byAgent = new Map(late.map((r) => [String(r.context.agentId), r]));
+    expect([...byAgent.keys()].sort()).toEqual(["agent-a", "agent-b"]);
+    expect(byAgent.get("agent-a")).toMatchObject({ wouldHaveBlocked: false });
+    expect(byAgent.get("agent-b")).toMatchObject({
+      wouldHaveBlocked: true,
+      verdict: { block: true, blockReason: "not b" },
+    });
+  });
 });
 
 describe("a policy timeout longer than the call's deadline", () => {
