@@ -43,12 +43,15 @@ export class SessionHeads {
     return new SessionHeads(kv, Math.max(1, capacity));
   }
 
+  /** Sealed heads not yet stored in KV; retried at every persist, kept across forget(). */
+  private readonly unpersisted = new Map<string, SessionHead>();
+
   get size(): number {
     return this.recent.size;
   }
 
   async get(session: string): Promise<SessionHead | undefined> {
-    const cached = this.recent.get(session);
+    const cached = this.recent.get(session) ?? this.unpersisted.get(session);
     if (cached !== undefined) {
       this.remember(session, cached);
       return cached;
@@ -71,14 +74,29 @@ export class SessionHeads {
     }
   }
 
+  /**
+   * Drop the cache, but not heads whose batch is sealed while their KV write failed (a NATS
+   * restart between append and persist): KV is behind for those sessions, and continuing from it
+   * would break their chains.
+   */
   forget(): void {
     this.recent.clear();
   }
 
-  /** Store heads in KV (after their batch is in the seal stream). */
+  /** Drop everything held in memory: another sealer may have sealed since (a lost lease). */
+  forgetAll(): void {
+    this.recent.clear();
+    this.unpersisted.clear();
+  }
+
+  /** Store heads in KV (after their batch is in the seal stream), with any earlier failed writes. */
   async persist(heads: ReadonlyMap<string, SessionHead>): Promise<void> {
+    for (const [session, head] of heads) this.unpersisted.set(session, head);
     await Promise.all(
-      [...heads].map(([session, head]) => this.kv.put(keyOf(session), JSON.stringify(head))),
+      [...this.unpersisted].map(async ([session, head]) => {
+        await this.kv.put(keyOf(session), JSON.stringify(head));
+        if (this.unpersisted.get(session) === head) this.unpersisted.delete(session);
+      }),
     );
   }
 }

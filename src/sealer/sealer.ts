@@ -121,7 +121,9 @@ export async function startSealer(options: SealerOptions): Promise<Sealer> {
 
   async function loadState(): Promise<SealState> {
     const last = await lastBatch(bus);
-    heads.forget();
+    // Our own last batch is still the newest: heads we hold (sealed, maybe not yet in KV) stand.
+    if (state !== undefined && last !== undefined && last.hash === state.hash) heads.forget();
+    else heads.forgetAll();
     if (last === undefined) {
       const info = await bus.jsm.streams.info(bus.subjects.logStream).catch(() => undefined);
       const streamSeq = await bus.jsm.streams
