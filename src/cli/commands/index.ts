@@ -2,6 +2,7 @@
 import type { Command } from "../command.js";
 import { auditCommand } from "./audit.js";
 import { authCommand } from "./auth.js";
+import { claudeCodeHookCommand } from "./claude-code-hook.js";
 import { coordinatorCommand } from "./coordinator.js";
 import { indexerCommand } from "./indexer.js";
 import { policyCommand } from "./policy.js";
@@ -22,4 +23,5 @@ export const commands: Record<string, Command> = {
   sealer: sealerCommand,
   indexer: indexerCommand,
   policy: policyCommand,
+  "claude-code-hook": claudeCodeHookCommand,
 };

@@ -1,0 +1,183 @@
+/**
+ * `hookbus claude-code-hook`: a Claude Code command hook. Reads Claude Code's hook JSON on stdin,
+ * asks hookbus, and prints Claude Code's decision JSON. Gates fail closed: when NATS or a
+ * coordinator cannot be reached, a tool call is denied, a prompt refused, MCP output withheld.
+ */
+import type { NatsConnection } from "@nats-io/transport-node";
+import {
+  eventNameOf,
+  MAX_HOOK_INPUT_BYTES,
+  parseHookInput,
+  type ClaudeCodeHookInput,
+} from "../../adapters/claude-code/input.js";
+import {
+  answerFailure,
+  asHookbusError,
+  handleClaudeCodeHook,
+  type ClaudeCodeHookOutput,
+} from "../../adapters/claude-code/run.js";
+import { HookbusClient } from "../../agent/client.js";
+import { HookbusError } from "../../errors.js";
+import { parseCommand, type Command } from "../command.js";
+import { connectNats } from "../connect.js";
+import type { Output } from "../output.js";
+
+const HELP = `usage: hookbus claude-code-hook [--agent ID] [--rewrite allow|ask] [--timeout-ms MS]
+
+A Claude Code command hook (docs/claude-code.md): reads the hook's JSON on stdin, asks hookbus,
+prints Claude Code's decision JSON on stdout and exits 0.
+
+  PreToolUse        -> before_tool_call       deny, or rewrite the input (updatedInput)
+  PostToolUse       -> before_tool_result     for MCP tools (mcp__*): replace or withhold output
+                    -> after_tool_call        for built-in tools (observed)
+  PostToolUseFailure-> after_tool_call        (observed, with the error)
+  UserPromptSubmit  -> before_agent_reply     refuse the prompt, showing the reply
+  Stop              -> before_response_emit   refuse the answer; Claude continues with the reason
+  SessionStart/End  -> session_start/_end     (observed)
+
+Gates fail closed: when hookbus cannot decide, the tool call is denied, the prompt refused and
+MCP output withheld. Input that is not a Claude Code hook payload exits 2 (Claude Code shows
+stderr to the model and blocks the action).
+
+options:
+  --agent ID        the agent id to call as (env HOOKBUS_AGENT_ID, default claude-code); NATS
+                    permissions bind it to the user of --creds/--nkey
+  --rewrite MODE    a call whose input a policy rewrote: allow (run it without Claude Code's
+                    permission prompt; its deny/ask rules still apply) or ask (default allow)
+  --timeout-ms MS   the whole hook's deadline: connect and decide (default 10000, 100-120000);
+                    keep it below the hook's "timeout" in Claude Code's settings`;
+
+const DEFAULT_TIMEOUT_MS = 10_000;
+
+/** Stdin, refused past the limit rather than buffered without bound. */
+async function readStdin(limit: number): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of process.stdin as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > limit)
+      throw new HookbusError(
+        "HOOKBUS_LIMIT_EXCEEDED",
+        `the hook input is larger than ${limit} bytes`,
+        { limit: "claudeCodeHookInputBytes" },
+      );
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+function timeoutFlag(value: string | undefined): number {
+  if (value === undefined) return DEFAULT_TIMEOUT_MS;
+  const ms = Number(value);
+  if (!Number.isInteger(ms) || ms < 100 || ms > 120_000)
+    throw new HookbusError(
+      "HOOKBUS_INVALID_ARGUMENT",
+      `--timeout-ms must be 100-120000 milliseconds, got ${JSON.stringify(value)}`,
+      { argument: "timeout-ms" },
+    );
+  return ms;
+}
+
+function rewriteFlag(value: string | undefined): "allow" | "ask" {
+  if (value === undefined || value === "allow" || value === "ask") return value ?? "allow";
+  throw new HookbusError(
+    "HOOKBUS_INVALID_ARGUMENT",
+    `--rewrite must be allow or ask, got ${JSON.stringify(value)}`,
+    { argument: "rewrite" },
+  );
+}
+
+/** Rejects with HOOKBUS_CALL_TIMEOUT when `promise` outlives the hook's deadline. */
+function withinDeadline<T>(promise: Promise<T>, deadline: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () =>
+        reject(
+          new HookbusError(
+            "HOOKBUS_CALL_TIMEOUT",
+            `${what} did not finish before the hook's deadline`,
+          ),
+        ),
+      Math.max(0, deadline - Date.now()),
+    );
+  });
+  return Promise.race([promise, expired]).finally(() => clearTimeout(timer));
+}
+
+function printAnswer(out: Output, answer: ClaudeCodeHookOutput): number {
+  out.print(JSON.stringify(answer));
+  return 0;
+}
+
+export const claudeCodeHookCommand: Command = {
+  summary: "a Claude Code command hook: hook JSON on stdin, decision JSON on stdout",
+  async run(argv, out) {
+    const { values } = parseCommand(argv, {
+      agent: { type: "string" },
+      rewrite: { type: "string" },
+      "timeout-ms": { type: "string" },
+    });
+    if (values.help === true) {
+      out.print(HELP);
+      return 0;
+    }
+    const timeoutMs = timeoutFlag(values["timeout-ms"]);
+    const deadline = Date.now() + timeoutMs;
+    const options = {
+      agentId: values.agent ?? process.env.HOOKBUS_AGENT_ID ?? "claude-code",
+      rewriteDecision: rewriteFlag(values.rewrite),
+    };
+
+    const text = await readStdin(MAX_HOOK_INPUT_BYTES);
+    let input: ClaudeCodeHookInput;
+    try {
+      input = parseHookInput(text);
+    } catch (error) {
+      // A payload we cannot read at all: exit 2, Claude Code's "blocking error" (stderr is shown).
+      const name = (() => {
+        try {
+          return eventNameOf(JSON.parse(text));
+        } catch {
+          return undefined;
+        }
+      })();
+      const coded = asHookbusError(error);
+      if (name !== undefined) return printAnswer(out, answerFailure(name, undefined, coded));
+      // Exit 1 would be a non-blocking error to Claude Code (the action goes on): fail closed.
+      out.error(`${coded.code}: ${coded.message}`);
+      return 2;
+    }
+
+    const toolName = typeof input.tool_name === "string" ? input.tool_name : undefined;
+    let nc: NatsConnection | undefined;
+    let client: HookbusClient | undefined;
+    try {
+      nc = await withinDeadline(connectNats(values), deadline, "connecting to NATS");
+      const connected = nc;
+      client = await withinDeadline(
+        HookbusClient.connect({
+          nc: connected,
+          ...(values.namespace === undefined ? {} : { namespace: values.namespace }),
+          timeoutMs: Math.max(1, deadline - Date.now()),
+        }),
+        deadline,
+        "reading the registry",
+      );
+      const answer = await withinDeadline(
+        handleClaudeCodeHook(client, input, options),
+        deadline,
+        "the decision",
+      );
+      return printAnswer(out, answer);
+    } catch (error) {
+      return printAnswer(
+        out,
+        answerFailure(input.hook_event_name, toolName, asHookbusError(error)),
+      );
+    } finally {
+      await client?.close().catch(() => undefined);
+      await nc?.close().catch(() => undefined);
+    }
+  },
+};
