@@ -67,6 +67,8 @@ export const ErrorCodes = {
   HOOKBUS_SCAN_TOO_LARGE:
     "An audit query without the index would scan more log records than allowed.",
   HOOKBUS_PG_NOT_FOUND: "No PostgreSQL server could be found or started (tests and benchmarks).",
+  HOOKBUS_MISSING_PEER: "An optional peer dependency that this feature needs is not installed.",
+  HOOKBUS_MCP_UPSTREAM: "The upstream MCP server could not be started, reached or initialised.",
 } as const;
 
 export type ErrorCode = keyof typeof ErrorCodes;

@@ -4,7 +4,12 @@ import { HookbusError } from "../errors.js";
 
 const LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
 
-export function serviceLogger(flag: string | undefined, env = process.env): Logger {
+/** `stream: 2` logs to stderr, for commands whose stdout is a protocol channel (mcp-proxy). */
+export function serviceLogger(
+  flag: string | undefined,
+  env = process.env,
+  stream: 1 | 2 = 1,
+): Logger {
   const level = flag ?? env.LOG_LEVEL ?? "info";
   if (!(LEVELS as readonly string[]).includes(level)) {
     throw new HookbusError(
@@ -13,5 +18,5 @@ export function serviceLogger(flag: string | undefined, env = process.env): Logg
       { argument: "log-level" },
     );
   }
-  return pino({ level });
+  return stream === 1 ? pino({ level }) : pino({ level }, pino.destination(2));
 }

@@ -5,6 +5,7 @@ import { authCommand } from "./auth.js";
 import { claudeCodeHookCommand } from "./claude-code-hook.js";
 import { coordinatorCommand } from "./coordinator.js";
 import { indexerCommand } from "./indexer.js";
+import { mcpProxyCommand } from "./mcp-proxy.js";
 import { policyCommand } from "./policy.js";
 import { registryCommand } from "./registry.js";
 import { replayCommand } from "./replay.js";
@@ -24,4 +25,5 @@ export const commands: Record<string, Command> = {
   indexer: indexerCommand,
   policy: policyCommand,
   "claude-code-hook": claudeCodeHookCommand,
+  "mcp-proxy": mcpProxyCommand,
 };

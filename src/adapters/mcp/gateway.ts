@@ -1,0 +1,226 @@
+/**
+ * An MCP server that stands in front of another one (the upstream) and puts every tool through
+ * hookbus: `tools/list` is narrowed like a model's tool list at `before_llm_call` (a hidden tool
+ * is also refused when called), `tools/call` goes through `before_tool_call` (block → an MCP tool
+ * error, params rewritten) and its result through `before_tool_result` (replaced or withheld),
+ * and `after_tool_call` is observed. Any MCP client (Claude Code, Cursor, an agent SDK) then gets
+ * hookbus policies with no code.
+ *
+ * Only tools cross by default: resources and prompts are data paths no policy sees, so they are
+ * passed through only when asked for (`passThrough`).
+ */
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import {
+  CallToolRequestSchema,
+  GetPromptRequestSchema,
+  ListPromptsRequestSchema,
+  ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
+  ListToolsRequestSchema,
+  ReadResourceRequestSchema,
+  ToolListChangedNotificationSchema,
+  type CallToolResult,
+  type ServerCapabilities,
+  type Tool,
+} from "@modelcontextprotocol/sdk/types.js";
+import type { Logger } from "pino";
+import type { HookbusClient } from "../../agent/client.js";
+import { isHookbusError } from "../../errors.js";
+import { toolResultFromContent, withheld, refusal } from "./results.js";
+
+export type McpPassThrough = "resources" | "prompts";
+
+export interface McpGatewayOptions {
+  hookbus: HookbusClient;
+  /** A connected client of the upstream MCP server. */
+  upstream: Client;
+  /** The agent the gateway calls hookbus as (the NATS user's subject token). */
+  agentId: string;
+  /** The session its calls belong to: one per downstream connection. */
+  sessionKey: string;
+  passThrough?: readonly McpPassThrough[];
+  logger?: Logger;
+  /**
+   * Forward the upstream's tools/list_changed to this gateway's client (default true). Several
+   * gateways sharing one upstream (the HTTP mode) forward it once, to every session, instead.
+   */
+  forwardToolListChanged?: boolean;
+  /** How the gateway introduces itself to its client. */
+  name?: string;
+  version?: string;
+}
+
+/** Tool names a policy hid at the last listing, and whether a listing was decided at all. */
+class Visibility {
+  private hidden: ReadonlyMap<string, string> | undefined;
+  set(hidden: ReadonlyMap<string, string>): void {
+    this.hidden = hidden;
+  }
+  known(): boolean {
+    return this.hidden !== undefined;
+  }
+  reasonHidden(name: string): string | undefined {
+    return this.hidden?.get(name);
+  }
+}
+
+function reasonOf(error: unknown): string {
+  return isHookbusError(error)
+    ? `hookbus could not decide (${error.code}): ${error.message}`
+    : `hookbus could not decide: ${error instanceof Error ? error.message : String(error)}`;
+}
+
+export function createMcpGateway(options: McpGatewayOptions): Server {
+  const { hookbus, upstream } = options;
+  const ctx = {
+    agentId: options.agentId,
+    sessionKey: options.sessionKey,
+    runId: options.sessionKey,
+    channel: "mcp",
+  };
+  const upstreamCaps = upstream.getServerCapabilities() ?? {};
+  const passThrough = new Set(options.passThrough ?? []);
+  const capabilities: ServerCapabilities = { tools: { listChanged: true } };
+  if (passThrough.has("resources") && upstreamCaps.resources !== undefined)
+    capabilities.resources = {};
+  if (passThrough.has("prompts") && upstreamCaps.prompts !== undefined) capabilities.prompts = {};
+
+  const server = new Server(
+    { name: options.name ?? "hookbus-mcp-gateway", version: options.version ?? "0.0.0" },
+    { capabilities },
+  );
+  const visibility = new Visibility();
+  let callSeq = 0;
+
+  /** The upstream's tools, narrowed by policy; records what was hidden and why. */
+  async function listVisible(cursor?: string): Promise<{ tools: Tool[]; nextCursor?: string }> {
+    const page = await upstream.listTools(cursor === undefined ? {} : { cursor });
+    const decision = await hookbus.decide("before_llm_call", ctx, {
+      messages: [],
+      tools: page.tools,
+    });
+    const hidden = new Map<string, string>();
+    let visible: Tool[];
+    if (decision.outcome === "block") {
+      visible = [];
+      const reason = `hookbus (${decision.blockedBy ?? "policy"}): ${decision.blockReason ?? "tools withheld"}`;
+      for (const tool of page.tools) hidden.set(tool.name, reason);
+    } else if (decision.tools !== undefined) {
+      const kept = new Set(decision.tools.map((t) => ("name" in t ? String(t.name) : "")));
+      const by = (decision.decidedBy.tools ?? []).join(", ") || "policy";
+      visible = page.tools.filter((tool) => kept.has(tool.name));
+      for (const tool of page.tools)
+        if (!kept.has(tool.name))
+          hidden.set(tool.name, `hookbus (${by}): the tool is not available`);
+    } else {
+      visible = page.tools;
+    }
+    visibility.set(hidden);
+    return {
+      tools: visible,
+      ...(page.nextCursor === undefined ? {} : { nextCursor: page.nextCursor }),
+    };
+  }
+
+  server.setRequestHandler(ListToolsRequestSchema, (request) =>
+    listVisible(request.params?.cursor),
+  );
+
+  server.setRequestHandler(
+    CallToolRequestSchema,
+    async (request, extra): Promise<CallToolResult> => {
+      const toolName = request.params.name;
+      const toolCallId = `mcp-${String(extra.requestId)}-${++callSeq}`;
+      const toolCtx = { ...ctx, toolName, toolCallId };
+      let params: Record<string, unknown> = request.params.arguments ?? {};
+      const observe = (event: Record<string, unknown>) => {
+        // Recorded through the coordinators; close() waits for it, the answer does not.
+        hookbus
+          .observe("after_tool_call", toolCtx, { toolName, toolCallId, params, ...event })
+          .catch((error: unknown) =>
+            options.logger?.warn({ err: error, toolName }, "after_tool_call not recorded"),
+          );
+      };
+
+      try {
+        if (!visibility.known()) await listVisible();
+        const hiddenReason = visibility.reasonHidden(toolName);
+        if (hiddenReason !== undefined) {
+          observe({ blocked: true, blockReason: hiddenReason });
+          return refusal(hiddenReason);
+        }
+        const gate = await hookbus.decide("before_tool_call", toolCtx, {
+          toolName,
+          toolCallId,
+          params,
+        });
+        if (gate.outcome === "block") {
+          const reason = `hookbus (${gate.blockedBy ?? "policy"}): ${gate.blockReason ?? "blocked"}`;
+          observe({ blocked: true, blockReason: reason });
+          return refusal(reason);
+        }
+        if (gate.params !== undefined) params = gate.params;
+      } catch (error) {
+        // Fail closed: a tool runs only on a decision.
+        return refusal(`${reasonOf(error)}; the tool call is refused`);
+      }
+
+      const started = Date.now();
+      let result: CallToolResult;
+      try {
+        result = (await upstream.callTool({ name: toolName, arguments: params }, undefined, {
+          signal: extra.signal,
+        })) as CallToolResult;
+      } catch (error) {
+        observe({
+          error: error instanceof Error ? error.message : String(error),
+          durationMs: Date.now() - started,
+        });
+        throw error;
+      }
+      const durationMs = Date.now() - started;
+
+      let answer: CallToolResult;
+      try {
+        const review = await hookbus.decide("before_tool_result", toolCtx, {
+          toolName,
+          toolCallId,
+          params,
+          result,
+          isError: result.isError === true,
+          durationMs,
+        });
+        if (review.outcome === "block")
+          answer = withheld(
+            `hookbus (${review.blockedBy ?? "policy"}): ${review.blockReason ?? "blocked"}`,
+          );
+        else if (review.content !== undefined)
+          answer = toolResultFromContent(review.content, result.isError === true);
+        else answer = result;
+      } catch (error) {
+        answer = withheld(`${reasonOf(error)}; the tool output is withheld`);
+      }
+      observe({ result: answer, durationMs });
+      return answer;
+    },
+  );
+
+  if (capabilities.resources !== undefined) {
+    server.setRequestHandler(ListResourcesRequestSchema, (r) => upstream.listResources(r.params));
+    server.setRequestHandler(ListResourceTemplatesRequestSchema, (r) =>
+      upstream.listResourceTemplates(r.params),
+    );
+    server.setRequestHandler(ReadResourceRequestSchema, (r) => upstream.readResource(r.params));
+  }
+  if (capabilities.prompts !== undefined) {
+    server.setRequestHandler(ListPromptsRequestSchema, (r) => upstream.listPrompts(r.params));
+    server.setRequestHandler(GetPromptRequestSchema, (r) => upstream.getPrompt(r.params));
+  }
+
+  if (options.forwardToolListChanged !== false)
+    upstream.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
+      await server.sendToolListChanged().catch(() => undefined);
+    });
+  return server;
+}

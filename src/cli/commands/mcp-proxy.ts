@@ -1,0 +1,142 @@
+/**
+ * `hookbus mcp-proxy -- <server command>`: an MCP gateway. The MCP client talks to this process
+ * (stdio, or Streamable HTTP with --http); every tool call goes through hookbus before and after
+ * the upstream server runs it (src/adapters/mcp/gateway.ts).
+ */
+import { HookbusClient } from "../../agent/client.js";
+import { HookbusError } from "../../errors.js";
+import { commaList, parseCommand, type Command } from "../command.js";
+import { connectNats } from "../connect.js";
+import { serviceLogger } from "../logger.js";
+import { hookbusVersion } from "../main.js";
+// Types only (erased): the module itself is imported on demand, it needs the MCP SDK.
+import type * as ServeModuleTypes from "../../adapters/mcp/serve.js";
+
+type ServeModule = typeof ServeModuleTypes;
+
+const HELP = `usage: hookbus mcp-proxy [options] -- COMMAND [ARGS...]
+       hookbus mcp-proxy [options] --upstream URL
+
+An MCP gateway in front of another MCP server (the upstream): tools/list is narrowed by policy
+(before_llm_call; a hidden tool's calls are refused too), tools/call goes through before_tool_call
+(a block is an MCP tool error, params may be rewritten) and its result through before_tool_result
+(replaced or withheld); after_tool_call is recorded. Tool gates fail closed. Point any MCP client
+(Claude Code, Cursor, an agent SDK) at this command instead of the server (docs/mcp.md).
+
+options:
+  --agent ID          the agent id to call hookbus as (env HOOKBUS_AGENT_ID, default mcp-gateway)
+  --session KEY       the hookbus session of the stdio mode (default: a new id per process)
+  --upstream URL      the upstream is a Streamable HTTP MCP server, not a command
+  --http PORT         serve Streamable HTTP on http://HOST:PORT/mcp instead of stdio (0: any port;
+                      the URL is logged); every MCP session is a hookbus session
+  --host HOST         the address --http binds (default 127.0.0.1)
+  --pass-through LIST also pass resources and/or prompts through, unchecked (default: tools only)
+  --timeout-ms MS     each hookbus decision's deadline (default 5000)
+  --log-level LEVEL   logs go to stderr (stdout is the MCP channel in stdio mode)`;
+
+function positiveInt(value: string | undefined, name: string, max: number): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0 || n > max)
+    throw new HookbusError(
+      "HOOKBUS_INVALID_ARGUMENT",
+      `--${name} must be an integer 0-${max}, got ${JSON.stringify(value)}`,
+      {
+        argument: name,
+      },
+    );
+  return n;
+}
+
+/** The adapter needs the MCP SDK, an optional peer dependency: load it only here. */
+async function loadServe(): Promise<ServeModule> {
+  try {
+    return await import("../../adapters/mcp/serve.js");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ERR_MODULE_NOT_FOUND")
+      throw new HookbusError(
+        "HOOKBUS_MISSING_PEER",
+        "hookbus mcp-proxy needs @modelcontextprotocol/sdk: npm install @modelcontextprotocol/sdk",
+        {},
+        error,
+      );
+    throw error;
+  }
+}
+
+export const mcpProxyCommand: Command = {
+  summary: "an MCP gateway: put an MCP server's tools behind hookbus policies",
+  async run(argv, out) {
+    const dashes = argv.indexOf("--");
+    const own = dashes === -1 ? argv : argv.slice(0, dashes);
+    const command = dashes === -1 ? [] : argv.slice(dashes + 1);
+    const { values } = parseCommand(own, {
+      agent: { type: "string" },
+      session: { type: "string" },
+      upstream: { type: "string" },
+      http: { type: "string" },
+      host: { type: "string" },
+      "pass-through": { type: "string", multiple: true },
+      "timeout-ms": { type: "string" },
+      "log-level": { type: "string" },
+    });
+    if (values.help === true) {
+      out.print(HELP);
+      return 0;
+    }
+    if ((command.length === 0) === (values.upstream === undefined))
+      throw new HookbusError(
+        "HOOKBUS_USAGE",
+        "hookbus mcp-proxy takes the upstream server as `-- COMMAND [ARGS...]` or `--upstream URL` (one of them)",
+      );
+    const passThrough = commaList(values["pass-through"]);
+    for (const p of passThrough)
+      if (p !== "resources" && p !== "prompts")
+        throw new HookbusError(
+          "HOOKBUS_INVALID_ARGUMENT",
+          `--pass-through takes resources and/or prompts, not ${JSON.stringify(p)}`,
+          {
+            argument: "pass-through",
+          },
+        );
+    const port = positiveInt(values.http, "http", 65_535);
+    const timeoutMs = positiveInt(values["timeout-ms"], "timeout-ms", 600_000);
+    // stdout is the MCP channel in stdio mode: logs go to stderr.
+    const logger = serviceLogger(values["log-level"], process.env, 2);
+    const serve = await loadServe();
+    const nc = await connectNats({ ...values, name: "hookbus-mcp-proxy" });
+    const hookbus = await HookbusClient.connect({
+      nc,
+      logger,
+      ...(values.namespace === undefined ? {} : { namespace: values.namespace }),
+      ...(timeoutMs === undefined ? {} : { timeoutMs }),
+    });
+    const options = {
+      hookbus,
+      upstream:
+        values.upstream !== undefined
+          ? { url: values.upstream }
+          : { command: command[0]!, args: command.slice(1) },
+      agentId: values.agent ?? process.env.HOOKBUS_AGENT_ID ?? "mcp-gateway",
+      passThrough: passThrough as Array<"resources" | "prompts">,
+      logger,
+      version: hookbusVersion(),
+      ...(values.session === undefined ? {} : { sessionKey: values.session }),
+    };
+    try {
+      if (port === undefined) return await serve.serveStdio(options);
+      const http = await serve.serveHttp({ ...options, host: values.host ?? "127.0.0.1", port });
+      logger.info({ url: http.url }, `MCP gateway listening on ${http.url}`);
+      const stop = new Promise<"signal">((resolve) => {
+        process.once("SIGTERM", () => resolve("signal"));
+        process.once("SIGINT", () => resolve("signal"));
+      });
+      const why = await Promise.race([stop, http.upstreamClosed.then(() => "upstream" as const)]);
+      await http.close();
+      return why === "upstream" ? 1 : 0;
+    } finally {
+      await hookbus.close().catch(() => undefined);
+      await nc.close().catch(() => undefined);
+    }
+  },
+};
