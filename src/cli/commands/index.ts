@@ -8,6 +8,7 @@ import { policyCommand } from "./policy.js";
 import { registryCommand } from "./registry.js";
 import { replayCommand } from "./replay.js";
 import { statusCommand } from "./status.js";
+import { uiCommand } from "./ui.js";
 import { sealerCommand } from "./sealer.js";
 import { workerCommand } from "./worker.js";
 
@@ -22,4 +23,5 @@ export const commands: Record<string, Command> = {
   sealer: sealerCommand,
   indexer: indexerCommand,
   policy: policyCommand,
+  ui: uiCommand,
 };
