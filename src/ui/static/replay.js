@@ -109,9 +109,11 @@ input.addEventListener("change", async () => {
     if (line.trim() === "") continue;
     try {
       const value = JSON.parse(line);
-      if (value && typeof value === "object" && "summary" in value) summary = value.summary;
-      else if (value && typeof value === "object" && typeof value.callId === "string")
+      // Results carry a one-line `summary` string; the last line's `summary` is the counts.
+      if (value && typeof value === "object" && typeof value.callId === "string")
         results.push(value);
+      else if (value && typeof value.summary === "object" && value.summary !== null)
+        summary = value.summary;
       else bad++;
     } catch {
       bad++;
