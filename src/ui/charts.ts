@@ -154,6 +154,7 @@ export function latencyBar(ms: number, max: number, status: string): Html {
     width="${width}"
     height="10"
   >
+    <rect class="track" x="0" y="0" width="${width}" height="10"></rect>
     <rect class="s-${status}" x="0" y="0" width="${round(w)}" height="10">
       <title>${round(ms)} ms</title>
     </rect>

@@ -4,7 +4,7 @@
  * huge values are cut with a note, so one oversized record cannot make a page enormous.
  */
 import type { RedactedPath } from "../log/record.js";
-import { html, type Html } from "./html.js";
+import { escapeHtml, Html } from "./html.js";
 
 const MAX_DEPTH = 24;
 const MAX_NODES = 5000;
@@ -24,48 +24,47 @@ export function redactedPointers(record: {
   return marks;
 }
 
-/** `value` (found at JSON pointer `pointer` of the record) as a `<pre>` block. */
+/**
+ * `value` (found at JSON pointer `pointer` of the record) as a `<pre>` block. Built as escaped
+ * strings rather than `html` templates: the whitespace is the layout here, and formatters reflow
+ * the literal parts of `html` templates.
+ */
 export function jsonView(value: unknown, pointer = "", redacted = new Map<string, string>()): Html {
   let nodes = 0;
-  const walk = (v: unknown, at: string, indent: string, depth: number): Html => {
+  const span = (cls: string, text: string) => `<span class="${cls}">${escapeHtml(text)}</span>`;
+  const walk = (v: unknown, at: string, indent: string, depth: number): string => {
     nodes++;
     const mark = redacted.get(at);
     const inner = render(v, at, indent, depth);
     return mark === undefined
       ? inner
-      : html`<mark class="redacted" title="redacted (${mark})"
-          >${inner}<span class="tag">redacted: ${mark}</span></mark
-        >`;
+      : `<mark class="redacted" title="redacted (${escapeHtml(mark)})">${inner}${span("tag", `redacted: ${mark}`)}</mark>`;
   };
-  const render = (v: unknown, at: string, indent: string, depth: number): Html => {
-    if (nodes > MAX_NODES || depth > MAX_DEPTH) return html`<span class="muted">… (cut)</span>`;
+  const render = (v: unknown, at: string, indent: string, depth: number): string => {
+    if (nodes > MAX_NODES || depth > MAX_DEPTH) return span("muted", "… (cut)");
     if (v === null || typeof v === "boolean" || typeof v === "number")
-      return html`<span class="j-lit">${JSON.stringify(v)}</span>`;
+      return span("j-lit", JSON.stringify(v));
     if (typeof v === "string") {
       const text =
         v.length > MAX_STRING_CHARS ? `${v.slice(0, MAX_STRING_CHARS)}… (${v.length} chars)` : v;
-      return html`<span class="j-str">${JSON.stringify(text)}</span>`;
+      return span("j-str", JSON.stringify(text));
     }
     const next = `${indent}  `;
     if (Array.isArray(v)) {
-      if (v.length === 0) return html`[]`;
-      const items = v.map(
-        (item, i) =>
-          html`${next}${walk(item, `${at}/${i}`, next, depth + 1)}${i < v.length - 1 ? "," : ""} `,
-      );
-      return html`[ ${items}${indent}]`;
+      if (v.length === 0) return "[]";
+      const items = v.map((item, i) => `${next}${walk(item, `${at}/${i}`, next, depth + 1)}`);
+      return `[\n${items.join(",\n")}\n${indent}]`;
     }
     if (typeof v === "object") {
       const entries = Object.entries(v as Record<string, unknown>);
-      if (entries.length === 0) return html`{}`;
+      if (entries.length === 0) return "{}";
       const items = entries.map(
-        ([k, item], i) =>
-          html`${next}<span class="j-key">${JSON.stringify(k)}</span>:
-            ${walk(item, `${at}/${escapePointerToken(k)}`, next, depth + 1)}${i < entries.length - 1 ? "," : ""} `,
+        ([k, item]) =>
+          `${next}${span("j-key", JSON.stringify(k))}: ${walk(item, `${at}/${escapePointerToken(k)}`, next, depth + 1)}`,
       );
-      return html`{ ${items}${indent}}`;
+      return `{\n${items.join(",\n")}\n${indent}}`;
     }
-    return html`<span class="muted">${typeof v}</span>`;
+    return span("muted", typeof v);
   };
-  return html`<pre class="json">${walk(value, pointer, "", 0)}</pre>`;
+  return new Html(`<pre class="json">${walk(value, pointer, "", 0)}</pre>`);
 }
