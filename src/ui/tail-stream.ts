@@ -11,6 +11,7 @@ import { tailLog } from "../audit/query.js";
 import type { Bus } from "../bus/bus.js";
 import type { HookName } from "../catalog/catalog.js";
 import { HookbusError } from "../errors.js";
+import type { LogRecord } from "../log/record.js";
 import { readParams } from "./params.js";
 import { TAIL_PARAMS } from "./static-pages.js";
 
@@ -20,6 +21,8 @@ const KEEPALIVE_MS = 15_000;
 /** What the tail page shows of a record (already summarized: the page renders text only). */
 export interface TailRow {
   seq: number;
+  /** The call id (or an observation's event id). */
+  call: string;
   time: string;
   agent: string;
   session: string;
@@ -27,6 +30,11 @@ export interface TailRow {
   outcome: string;
   summary: string;
   latency: string;
+}
+
+function callOf(record: LogRecord): string {
+  const id = record.kind === "observation" ? record.eventId : record.callId;
+  return typeof id === "string" ? id : "";
 }
 
 export class LiveTails {
@@ -87,6 +95,7 @@ export class LiveTails {
           const [time, agent, session, hook, outcome, summary, latency] = queryRow(entry);
           const row: TailRow = {
             seq: entry.seq,
+            call: callOf(entry.record),
             time: time ?? "",
             agent: agent ?? "",
             session: session ?? "",
