@@ -125,7 +125,7 @@ describe("hookbus ui with the auditor's credentials", () => {
     const tail = await fetch(`${uiUrl}/api/tail?agent=agent-a`, { signal: controller.signal });
     expect(tail.status).toBe(200);
     expect(tail.headers.get("content-type")).toMatch(/^text\/event-stream/);
-    const reader = tail.body!.getReader();
+    const reader = tail.body!.getReader() as ReadableStreamDefaultReader<Uint8Array>;
     let received = "";
     const read = (async () => {
       const decoder = new TextDecoder();
