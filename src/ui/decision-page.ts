@@ -12,6 +12,8 @@ import { href, html, type Html } from "./html.js";
 import { jsonView, redactedPointers } from "./json-view.js";
 import { badge, page } from "./layout.js";
 import { readParams, sequence } from "./params.js";
+import { checkAgainstLog, logCheckNote } from "./log-check.js";
+import type { Bus } from "../bus/bus.js";
 
 function verdict(o: RecordedOutcome, i: number, marks: Map<string, string>): Html {
   const body =
@@ -63,11 +65,8 @@ function decisionColumns(record: DecisionRecord, marks: Map<string, string>): Ht
   </section>`;
 }
 
-export async function decisionPage(
-  pool: PgPool,
-  namespace: string,
-  url: URL,
-): Promise<Html | undefined> {
+export async function decisionPage(pool: PgPool, bus: Bus, url: URL): Promise<Html | undefined> {
+  const namespace = bus.subjects.namespace;
   const seq = sequence(readParams(url, ["seq"]), "seq");
   if (seq === undefined)
     throw new HookbusError("HOOKBUS_INVALID_ARGUMENT", "seq: which record? (?seq=N)", {
@@ -78,6 +77,7 @@ export async function decisionPage(
   const { record } = entry;
   const marks = redactedPointers(record);
   const callId = (record as { callId?: unknown }).callId;
+  const check = await checkAgainstLog(bus, entry);
   const related =
     typeof callId === "string"
       ? (await callRecords(pool, namespace, { ...entry.address, callId })).filter(
@@ -120,5 +120,8 @@ export async function decisionPage(
           <h2>Record</h2>
           ${jsonView(record, "", marks)}
         </section>`;
-  return page(`Record #${seq}`, html`${head}${body}${relatedHtml}`);
+  return page(
+    `Record #${seq}`,
+    html`${head}${logCheckNote(check, bus.subjects.logStream)}${body}${relatedHtml}`,
+  );
 }

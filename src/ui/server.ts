@@ -184,7 +184,7 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
         case "/session":
           return sendPage(res, 200, await sessionPage(pool, namespace, url), head);
         case "/decision": {
-          const page = await decisionPage(pool, namespace, url);
+          const page = await decisionPage(pool, options.bus, url);
           if (page === undefined)
             return sendPage(
               res,

@@ -120,6 +120,9 @@ describe("hookbus ui with the auditor's credentials", () => {
   it("serves the indexed records, tails the log, and stops on SIGTERM", async () => {
     const search = await (await fetch(`${uiUrl}/?agent=agent-a`)).text();
     expect(search).toContain("blocked by p1: p1: no exec");
+    // The record page reads the same sequence from the log: a direct get the auditor may make.
+    const record = await (await fetch(`${uiUrl}/decision?seq=1`)).text();
+    expect(record).toContain("holds this record as shown");
 
     const controller = new AbortController();
     const tail = await fetch(`${uiUrl}/api/tail?agent=agent-a`, { signal: controller.signal });

@@ -242,6 +242,7 @@ describe("search → session → decision", () => {
     expect(await columns.nth(1).textContent()).toContain("status ok");
     expect(await columns.nth(2).locator(".badge").textContent()).toBe("block");
     expect(await columns.nth(2).textContent()).toContain("shell access is not allowed");
+    expect(await page.locator(".log-check.ok").textContent()).toContain("holds this record");
     await browser.screenshot("decision");
   });
 
@@ -376,6 +377,35 @@ function statusWithHost(url: string, host: string): Promise<number | undefined> 
     req.end();
   });
 }
+
+describe("the log is the record", () => {
+  it("a record page says so when the index's copy was altered", async () => {
+    const seq = Number(
+      (
+        await pool.query<{ seq: string }>(
+          "SELECT seq FROM hookbus_records WHERE ns = $1 AND call_id = 'exec-xss'",
+          [namespace],
+        )
+      ).rows[0]!.seq,
+    );
+    const alter = (outcome: string) =>
+      pool.query(
+        `UPDATE hookbus_records SET record = jsonb_set(record, '{decision,outcome}', to_jsonb($3::text))
+         WHERE ns = $1 AND seq = $2`,
+        [namespace, seq, outcome],
+      );
+    await alter("allow");
+    try {
+      const { page } = browser;
+      await page.goto(`${ui.url}/decision?seq=${seq}`);
+      expect(await page.locator(".log-check.bad").textContent()).toContain("differs from the log");
+      expect(await page.locator(".log-check.ok").count()).toBe(0);
+      await browser.screenshot("decision-tampered-index");
+    } finally {
+      await alter("block");
+    }
+  });
+});
 
 describe("the server refuses what it must", () => {
   it("bad parameters get a coded 400, writes a 405, strangers' Host a 421; no stack traces", async () => {
