@@ -75,6 +75,8 @@ export interface UiServerOptions {
 export interface UiServer {
   /** `http://host:port` */
   url: string;
+  /** Live tails open now. */
+  openTails(): number;
   close(): Promise<void>;
 }
 
@@ -254,6 +256,7 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
   const shown = address.family === "IPv6" ? `[${address.address}]` : address.address;
   return {
     url: `http://${shown}:${address.port}`,
+    openTails: () => tails.size,
     async close() {
       tails.closeAll();
       server.closeAllConnections();

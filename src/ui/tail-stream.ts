@@ -45,6 +45,11 @@ export class LiveTails {
     private readonly max: number,
   ) {}
 
+  /** Tails open now. */
+  get size(): number {
+    return this.open.size;
+  }
+
   closeAll(): void {
     for (const c of this.open) c.abort();
   }
@@ -86,9 +91,8 @@ export class LiveTails {
         Connection: "keep-alive",
       });
       res.write(": tail open\n\n");
-      const stop = () => controller.abort();
-      req.on("close", stop);
-      res.on("close", stop);
+      // The response closes when the browser goes away (or the server ends it).
+      res.on("close", () => controller.abort());
       const keepalive = setInterval(() => res.write(": keepalive\n\n"), KEEPALIVE_MS);
       try {
         for await (const entry of records) {

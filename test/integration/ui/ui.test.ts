@@ -316,6 +316,10 @@ describe("the live tail", () => {
     expect(text).toContain("no-shell");
     expect(await rows.first().locator(".badge").textContent()).toBe("block");
     await browser.screenshot("tail");
+    expect(ui.openTails()).toBe(1);
+    // Leaving the page ends its tail on the server.
+    await page.goto(`${ui.url}/replay`);
+    await until(() => ui.openTails() === 0, 20_000, "the tail closed with its page");
   });
 });
 
@@ -424,6 +428,18 @@ describe("the server refuses what it must", () => {
     expect(await statusWithHost(`${ui.url}/`, "evil.example")).toBe(421);
     expect(await statusWithHost(`${ui.url}/`, "localhost")).toBe(200);
     expect((await fetch(`${ui.url}/static/../server.ts`)).status).toBe(404);
+    const small = await startUiServer({ pool, bus, namespace, maxTails: 1 });
+    const first = new AbortController();
+    try {
+      const open = await fetch(`${small.url}/api/tail`, { signal: first.signal });
+      expect(open.status).toBe(200);
+      const refused = await fetch(`${small.url}/api/tail`);
+      expect(refused.status).toBe(429);
+      expect(await refused.text()).toContain("HOOKBUS_LIMIT_EXCEEDED");
+    } finally {
+      first.abort();
+      await small.close();
+    }
     const css = await fetch(`${ui.url}/static/ui.css`);
     expect(css.headers.get("content-type")).toMatch(/^text\/css/);
     expect(css.headers.get("x-content-type-options")).toBe("nosniff");
