@@ -205,6 +205,14 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
         case "/replay":
           return sendPage(res, 200, replayPage(url), head);
         case "/api/tail":
+          // A stream has no HEAD: it would hold a tail open for a response without a body.
+          if (head)
+            return sendPage(
+              res,
+              405,
+              errorPage(405, "HOOKBUS_INVALID_ARGUMENT", "the tail is GET only"),
+              true,
+            );
           return await tails.serve(url, req, res, SECURITY_HEADERS);
         default:
           return sendPage(

@@ -425,6 +425,8 @@ describe("the server refuses what it must", () => {
     expect((await fetch(`${ui.url}/decision?seq=-1`)).status).toBe(400);
     expect((await fetch(`${ui.url}/decision?seq=999999`)).status).toBe(404);
     expect((await fetch(`${ui.url}/`, { method: "POST", body: "x" })).status).toBe(405);
+    expect((await fetch(`${ui.url}/api/tail`, { method: "HEAD" })).status).toBe(405);
+    expect((await fetch(`${ui.url}/`, { method: "HEAD" })).status).toBe(200);
     expect(await statusWithHost(`${ui.url}/`, "evil.example")).toBe(421);
     expect(await statusWithHost(`${ui.url}/`, "localhost")).toBe(200);
     expect((await fetch(`${ui.url}/static/../server.ts`)).status).toBe(404);
