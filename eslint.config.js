@@ -32,6 +32,11 @@ export default tseslint.config(
     languageOptions: { globals: globals.node },
   },
   {
+    // The audit UI's browser scripts (served as static files, see src/ui/server.ts).
+    files: ["src/ui/static/**/*.js"],
+    languageOptions: { globals: globals.browser },
+  },
+  {
     files: ["**/*.cjs"],
     languageOptions: { sourceType: "commonjs" },
     rules: { "@typescript-eslint/no-require-imports": "off" },

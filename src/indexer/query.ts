@@ -367,3 +367,83 @@ function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
     signal.addEventListener("abort", done, { once: true });
   });
 }
+
+/** One indexed record by its stream sequence (undefined when the index has none). */
+export async function indexedRecord(
+  pool: PgPool,
+  namespace: string,
+  seq: number,
+): Promise<AuditEntry | undefined> {
+  try {
+    const r = await pool.query<EntryRow>(
+      `SELECT ${ENTRY_COLUMNS} FROM hookbus_records r WHERE r.ns = $1 AND r.seq = $2 AND r.kind <> 'invalid'`,
+      [namespace, seq],
+    );
+    return r.rows[0] === undefined ? undefined : toEntry(r.rows[0]);
+  } catch (error) {
+    throw indexError(error, "index query failed");
+  }
+}
+
+/**
+ * The other records of one call in its session (its late verdicts, a decision's error twin),
+ * in log order: read through the session index, so the call id needs no index of its own.
+ */
+export async function callRecords(
+  pool: PgPool,
+  namespace: string,
+  call: { agentId: string; sessionKey: string; callId: string },
+  max = 100,
+): Promise<AuditEntry[]> {
+  try {
+    const r = await pool.query<EntryRow>(
+      `SELECT ${ENTRY_COLUMNS} FROM hookbus_records r
+       WHERE r.ns = $1 AND r.session_key = $2 AND r.agent_id = $3 AND r.call_id = $4 AND r.kind <> 'invalid'
+       ORDER BY r.seq LIMIT $5`,
+      [namespace, call.sessionKey, call.agentId, call.callId, max],
+    );
+    return r.rows.map(toEntry);
+  } catch (error) {
+    throw indexError(error, "index query failed");
+  }
+}
+
+export interface MinuteCountRow {
+  /** The minute's start. */
+  minute: Date;
+  outcome: string;
+  count: number;
+}
+
+/** The most minutes one per-minute count spans (a day). */
+export const MAX_MINUTE_BUCKETS = 1440;
+
+/**
+ * Records per minute and outcome between `since` and `until` (both required: the range is what
+ * bounds the answer to MAX_MINUTE_BUCKETS minutes), optionally of one agent.
+ */
+export async function countsPerMinute(
+  pool: PgPool,
+  namespace: string,
+  range: { since: Date; until: Date; agentId?: string | undefined },
+): Promise<MinuteCountRow[]> {
+  const f = checkIndexFilter(range);
+  const minutes = (range.until.getTime() - range.since.getTime()) / 60_000;
+  if (minutes > MAX_MINUTE_BUCKETS)
+    throw invalid(
+      "since",
+      `per-minute counts span at most ${MAX_MINUTE_BUCKETS} minutes (a day); narrow --since/--until`,
+    );
+  try {
+    const w = await whereOf(pool, namespace, f);
+    const r = await pool.query<{ minute: Date; outcome: string; n: string }>(
+      `SELECT date_trunc('minute', r.stored_at) AS minute, r.outcome, count(*) AS n
+       FROM hookbus_records r WHERE ${w.sql}
+       GROUP BY 1, 2 ORDER BY 1, 2`,
+      w.params,
+    );
+    return r.rows.map((x) => ({ minute: x.minute, outcome: x.outcome, count: Number(x.n) }));
+  } catch (error) {
+    throw indexError(error, "index query failed");
+  }
+}

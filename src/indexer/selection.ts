@@ -14,7 +14,8 @@ import { queryIndexAll } from "./query.js";
 /** Gets in flight while reading a selection from the log. */
 const WINDOW = 64;
 
-async function fetchEntry(bus: Bus, seq: number): Promise<LogEntry> {
+/** One record read from the log by stream sequence (the log's own bytes, checked against the schema). */
+export async function fetchEntry(bus: Bus, seq: number): Promise<LogEntry> {
   const stream = bus.subjects.logStream;
   const msg = await bus.jsm.streams.getMessage(stream, { seq });
   if (msg === null)

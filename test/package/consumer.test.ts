@@ -5,6 +5,7 @@
  * ./policy.ts` on the project's own policy module, `hookbus coordinator`, and an agent call the
  * policy blocks, against a private nats-server.
  */
+import { existsSync } from "node:fs";
 import { copyFile, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -116,6 +117,20 @@ describe.each([
     expect(help.stdout).toContain("usage: hookbus <command>");
     const printed = mustRun("npx", ["--no-install", "hookbus", "--version"], cwd());
     expect(printed.trim()).toContain(version);
+  });
+
+  it("ships the audit UI's assets and the index migrations (hookbus ui reads both)", () => {
+    const installed = join(cwd(), "node_modules", "hookbus");
+    for (const file of [
+      "dist/ui/static/ui.css",
+      "dist/ui/static/tail.js",
+      "dist/ui/static/replay.js",
+    ])
+      expect(existsSync(join(installed, file)), file).toBe(true);
+    expect(existsSync(join(installed, "migrations", "001_index.sql"))).toBe(true);
+    const help = run("npx", ["--no-install", "hookbus", "ui", "--help"], cwd());
+    expect(help.status).toBe(0);
+    expect(help.stdout).toContain("usage: hookbus ui");
   });
 
   it("serves the project's TypeScript policy, and an agent call through a coordinator is blocked by it", async () => {

@@ -10,6 +10,7 @@ import { policyCommand } from "./policy.js";
 import { registryCommand } from "./registry.js";
 import { replayCommand } from "./replay.js";
 import { statusCommand } from "./status.js";
+import { uiCommand } from "./ui.js";
 import { sealerCommand } from "./sealer.js";
 import { workerCommand } from "./worker.js";
 
@@ -26,4 +27,5 @@ export const commands: Record<string, Command> = {
   policy: policyCommand,
   "claude-code-hook": claudeCodeHookCommand,
   "mcp-proxy": mcpProxyCommand,
+  ui: uiCommand,
 };

@@ -1,0 +1,159 @@
+/** The search page: the index's filters as a form, the charts of the range, and one page of records. */
+import type { PgPool } from "../indexer/pg.js";
+import { AUDIT_OUTCOMES } from "../audit/filter.js";
+import { queryRow } from "../audit/format.js";
+import { HOOK_NAMES } from "../catalog/catalog.js";
+import {
+  countsPerMinute,
+  indexStats,
+  MAX_MINUTE_BUCKETS,
+  POLICY_STATUSES,
+  queryIndex,
+} from "../indexer/query.js";
+import { latencyChart, perMinuteChart } from "./charts.js";
+import { href, html, type Html } from "./html.js";
+import { badge, page } from "./layout.js";
+import { searchQuery, SEARCH_PARAMS } from "./params.js";
+
+const HOUR_MS = 3_600_000;
+
+function input(given: Map<string, string>, name: string, label: string, placeholder = ""): Html {
+  return html`<label
+    >${label}<input
+      name="${name}"
+      value="${given.get(name) ?? ""}"
+      placeholder="${placeholder}"
+      maxlength="256"
+  /></label>`;
+}
+
+function select(
+  given: Map<string, string>,
+  name: string,
+  label: string,
+  options: readonly string[],
+): Html {
+  const current = given.get(name);
+  return html`<label
+    >${label}<select name="${name}">
+      <option value="">any</option>
+      ${options.map((o) => html`<option${o === current ? html` selected` : ""}>${o}</option>`)}
+    </select></label
+  >`;
+}
+
+function form(given: Map<string, string>): Html {
+  return html`<form class="filters" method="get" action="/">
+    ${input(given, "agent", "agent")}${input(given, "session", "session")}
+    ${select(given, "hook", "hook", [...HOOK_NAMES, "unknown"])}${select(given, "outcome", "outcome", AUDIT_OUTCOMES)}
+    ${input(given, "policy", "policy")}${select(given, "status", "policy status", POLICY_STATUSES)}
+    ${input(given, "blocked-by", "blocked by")}
+    ${input(given, "since", "since", "1h, 2026-05-01T10:00Z")}${input(given, "until", "until", "now")}
+    ${input(given, "limit", "limit", "50")}
+    <label class="check"
+      ><input
+        type="checkbox"
+        name="shadow-changed"
+        ${given.has("shadow-changed") ? html` checked` : ""}
+      />
+      shadow changed</label
+    >
+    <button type="submit">Search</button>
+  </form>`;
+}
+
+async function charts(
+  pool: PgPool,
+  namespace: string,
+  since: Date | undefined,
+  until: Date | undefined,
+  agentId: string | undefined,
+): Promise<Html> {
+  const end = until ?? new Date();
+  let start = since ?? new Date(end.getTime() - HOUR_MS);
+  let note: Html | string = "";
+  if (end.getTime() - start.getTime() > MAX_MINUTE_BUCKETS * 60_000) {
+    start = new Date(end.getTime() - MAX_MINUTE_BUCKETS * 60_000);
+    note = html`<p class="muted">The chart shows the range's last day.</p>`;
+  }
+  const range = { since: start, until: end, ...(agentId === undefined ? {} : { agentId }) };
+  const [minutes, stats] = await Promise.all([
+    countsPerMinute(pool, namespace, range),
+    indexStats(pool, namespace, range),
+  ]);
+  return html`<section class="charts">
+    <div>
+      <h2>Records per minute by outcome</h2>
+      ${perMinuteChart(minutes, start, end)}${note}
+    </div>
+    <div>
+      <h2>Latency per policy</h2>
+      ${latencyChart(stats.byPolicyStatus)}
+    </div>
+  </section>`;
+}
+
+export async function searchPage(pool: PgPool, namespace: string, url: URL): Promise<Html> {
+  const { filter, given } = searchQuery(url);
+  const [result, chartHtml] = await Promise.all([
+    queryIndex(pool, namespace, filter),
+    charts(pool, namespace, filter.since, filter.until, filter.agentId),
+  ]);
+  const rows = result.entries.map((entry) => {
+    const [time, agent, session, hook, outcome, summary, latency] = queryRow(entry);
+    return html`<tr>
+      <td><a href="${href("/decision", { seq: entry.seq })}">${entry.seq}</a></td>
+      <td class="nowrap">${time}</td>
+      <td>${agent}</td>
+      <td>
+        <a
+          href="${href("/session", { session: entry.address.sessionKey, agent: entry.address.agentId })}"
+          >${session}</a
+        >
+      </td>
+      <td>${hook}</td>
+      <td>${badge(outcome ?? "")}</td>
+      <td class="summary">${summary}</td>
+      <td class="num">${latency}</td>
+    </tr>`;
+  });
+  const keep: Record<string, string | undefined> = {};
+  for (const name of SEARCH_PARAMS) if (name !== "cursor") keep[name] = given.get(name);
+  const next =
+    result.nextCursor === undefined
+      ? ""
+      : html`<p>
+          <a class="next" href="${href("/", { ...keep, cursor: result.nextCursor })}"
+            >Next page →</a
+          >
+        </p>`;
+  const table =
+    rows.length === 0
+      ? html`<p class="empty">No matching records.</p>`
+      : html`<table class="records">
+          <thead>
+            <tr>
+              <th>seq</th>
+              <th>time</th>
+              <th>agent</th>
+              <th>session</th>
+              <th>hook</th>
+              <th>outcome</th>
+              <th>decided by / reason</th>
+              <th>latency</th>
+            </tr>
+          </thead>
+          <tbody>
+            ${rows}
+          </tbody>
+        </table>`;
+  return page(
+    "Search",
+    html`${form(given)}${chartHtml}
+      <h2>
+        Records
+        <span class="muted">(${rows.length}${result.nextCursor === undefined ? "" : "+"})</span>
+      </h2>
+      ${table}${next}`,
+  );
+}
