@@ -1,8 +1,19 @@
+import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
 
+const source = (path: string) => fileURLToPath(new URL(path, import.meta.url));
+
 export default defineConfig({
+  // Examples import "hookbus" as users do; in the checkout that is the source (tsconfig "paths").
+  resolve: {
+    alias: [
+      { find: /^hookbus$/, replacement: source("./src/index.ts") },
+      { find: /^hookbus\/testing$/, replacement: source("./src/testing/index.ts") },
+    ],
+  },
   test: {
-    include: ["test/**/*.test.ts"],
+    // examples/*.test.ts: the docs' test samples, run as they are.
+    include: ["test/**/*.test.ts", "examples/**/*.test.ts"],
     // The package tests (npm pack, installs) run on their own: npm run test:package.
     exclude: ["test/package/**", "**/node_modules/**"],
     // CLI processes spawned by tests (bin/hookbus.js) run the TypeScript sources, not a stale dist/.

@@ -204,6 +204,7 @@ export {
 } from "./auth/description.js";
 export { permissionsFor, type Permissions } from "./auth/permissions.js";
 export { inboxPrefixFor } from "./auth/inbox.js";
+export { readNkeySeedFile } from "./auth/seed.js";
 
 // Limits on every input (docs/limits.md) and the observation envelope (docs/protocol.md).
 export {

@@ -52,3 +52,17 @@ export function readNkeySeed(
   if (seed !== undefined && seed !== "") return parseNkeySeed(seed, "HOOKBUS_NKEY_SEED");
   return undefined;
 }
+
+/**
+ * A seed file `hookbus auth` wrote, ready for nats.js' `nkeyAuthenticator` (which takes the seed
+ * alone: the file's trailing newline would fail its checksum). Coded errors for a missing or
+ * unreadable file and for one without a user seed.
+ */
+export function readNkeySeedFile(file: string): Uint8Array {
+  const seed = readNkeySeed(file, undefined);
+  if (seed === undefined)
+    throw new HookbusError("HOOKBUS_INVALID_ARGUMENT", "no nkey seed file given", {
+      argument: "nkey",
+    });
+  return seed;
+}

@@ -37,12 +37,22 @@ export async function runService<T extends ObservableService>(
   }
   life.http?.attach(started);
   let draining = false;
+  let drainFailed = false;
   const drained = onShutdown(logger, async () => {
     draining = true;
-    await life.stop(started);
-    await nc.drain();
-    await life.http?.close();
-  }).then(() => 0);
+    try {
+      await life.stop(started);
+      await nc.drain();
+    } catch (error) {
+      drainFailed = true;
+      throw error;
+    } finally {
+      // A drain that fails (NATS already gone, as when a whole deployment stops at once) must not
+      // leave a reconnecting connection or the HTTP server keeping the process alive.
+      if (!nc.isClosed()) await nc.close().catch(() => undefined);
+      await life.http?.close();
+    }
+  }).then(() => (drainFailed ? 1 : 0));
   const lost = nc.closed().then(async (error) => {
     if (draining) return drained;
     logger.fatal({ err: error }, "the NATS connection closed: exiting");

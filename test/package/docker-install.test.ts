@@ -3,14 +3,23 @@
  * Dockerfile's runtime stage by hand. It reads the Dockerfile, copies what the final stage copies
  * (dist/ from the build stage is the checkout's `npm run build`) into a temporary directory, runs
  * the stage's `npm ci` there, and starts the image's entry point as the coordinator and a worker,
- * and the scripted agent as docker-compose.yml does, against a private nats-server.
+ * and the scripted agent as docker-compose.yml does, against a private nats-server. Then it runs
+ * docker-compose.yml's own service definitions (command, environment, secrets) from that install
+ * on a nats-server configured by `hookbus auth deploy/hookbus-auth.json`: each process as its
+ * compose user.
  */
+import { execFileSync } from "node:child_process";
+import { writeFileSync } from "node:fs";
 import { cp, readFile } from "node:fs/promises";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parse } from "yaml";
+import { generateAuth, readAuthDescription } from "../../src/auth/generate.js";
+import { createSealKey } from "../../src/sealer/keys.js";
 import { findNatsServer, type NatsServerHandle } from "../../src/testing/index.js";
 import { uniqueNamespace } from "../support/nats.js";
-import { mustRun, root, startService, tempDir, userEnv, type Service } from "./support.js";
+import { until } from "../support/wait.js";
+import { mustRun, root, run, startService, tempDir, userEnv, type Service } from "./support.js";
 
 interface RuntimeStage {
   /** [source in the checkout, destination in the image's WORKDIR]. */
@@ -114,4 +123,115 @@ describe("the Docker image's install (Dockerfile runtime stage, npm ci --omit=de
       expect(exits).toEqual(services.map(() => 0));
     }
   });
+});
+
+interface ComposeService {
+  command?: string[];
+  entrypoint?: string[];
+  environment?: Record<string, string>;
+  secrets?: Array<{ source: string; target: string }>;
+}
+
+describe("docker-compose.yml's services from the image's install, as their NATS users", () => {
+  it("the operator applies the registry, a coordinator, a worker of each policy and the sealer serve, the agent's session runs, and the auditor verifies the seals", async () => {
+    // The file as compose resolves it (Debian's docker-compose needs no engine).
+    const config = parse(
+      execFileSync("docker-compose", ["-f", join(root, "docker-compose.yml"), "config"], {
+        cwd: root,
+        encoding: "utf8",
+        env: { PATH: process.env.PATH ?? "/usr/bin:/bin" },
+      }),
+    ) as {
+      services: Record<string, ComposeService>;
+      secrets: Record<string, { file: string }>;
+    };
+    // deploy/auth/ as the two commands in docs/operations.md "docker-compose" make it.
+    const auth = await tempDir("hookbus-compose-auth-");
+    const users = generateAuth(readAuthDescription(join(root, "deploy/hookbus-auth.json")), {
+      configFile: join(auth.path, "nats-auth.conf"),
+      keyDir: join(auth.path, "keys"),
+    }).users;
+    const seal = createSealKey();
+    writeFileSync(join(auth.path, "seal.nk"), `${seal.seed}\n`, { mode: 0o600 });
+    writeFileSync(join(auth.path, "server.conf"), 'include "nats-auth.conf"\n');
+    const server = await findNatsServer({
+      own: true,
+      args: ["-c", join(auth.path, "server.conf")],
+    });
+    const [command, ...entry] = stage.entrypoint;
+
+    /** A compose service's process: its entry point, command and environment, its secrets as files. */
+    const argsOf = (name: string) => {
+      const service = config.services[name]!;
+      const args = [...(service.entrypoint ?? [command!, ...entry]), ...(service.command ?? [])];
+      // Every service listens on 9464 in its own container; here they share a host.
+      const http = args.indexOf("--http");
+      if (http >= 0) args.splice(http, 2);
+      const env: Record<string, string> = { ...service.environment, NATS_URL: server.url };
+      for (const secret of service.secrets ?? []) {
+        const file = basename(config.secrets[secret.source]!.file);
+        const local = file === "seal.nk" ? join(auth.path, file) : join(auth.path, "keys", file);
+        for (const [key, value] of Object.entries(env))
+          if (value === `/run/secrets/${secret.target}`) env[key] = local;
+      }
+      expect(env.HOOKBUS_NKEY_FILE, `${name} connects with its own seed`).toMatch(/\.nk$/);
+      return { args, env: userEnv(env) };
+    };
+    const start = (name: string) => {
+      const { args, env } = argsOf(name);
+      return startService(args[0]!, args.slice(1), image.path, env);
+    };
+
+    const services: Service[] = [];
+    try {
+      const registry = argsOf("registry");
+      mustRun(registry.args[0]!, registry.args.slice(1), image.path, registry.env);
+      services.push(start("coordinator-1"));
+      await services[0]!.waitFor("coordinator ready", 60_000);
+      const policies = Object.keys(config.services).filter(
+        (name) => name.endsWith("-1") && config.services[name]!.command?.[0] === "worker",
+      );
+      expect(policies.length).toBe(5);
+      for (const name of policies) services.push(start(name));
+      const sealer = start("sealer");
+      services.push(sealer);
+      await sealer.waitFor("sealer active", 60_000);
+      for (const worker of services.slice(1, 1 + policies.length))
+        await worker.waitFor("worker ready", 60_000);
+
+      const agent = argsOf("agent");
+      const session = mustRun(agent.args[0]!, agent.args.slice(1), image.path, agent.env, 120_000);
+      expect(session).toMatch(/before_tool_call\s+block/);
+      expect(session).toMatch(/before_tool_call\s+allow/);
+
+      // The auditor (read-only) checks every record against the sealer's signed batches.
+      const auditor = users.find((u) => u.role === "auditor")!;
+      const verify = () =>
+        run(
+          command!,
+          [...entry, "audit", "verify", "--key", seal.publicKey],
+          image.path,
+          userEnv({
+            NATS_URL: server.url,
+            HOOKBUS_NAMESPACE: "hookbus",
+            HOOKBUS_NKEY_FILE: auditor.keyFile,
+            HOOKBUS_INBOX_PREFIX: auditor.inboxPrefix,
+          }),
+        );
+      const verified = await until(
+        () => {
+          const result = verify();
+          return result.status === 0 ? result : undefined;
+        },
+        60_000,
+        "audit verify as the auditor",
+      );
+      expect(verified.stdout).toMatch(/^OK: /);
+    } finally {
+      const exits = await Promise.all(services.map((s) => s.stop()));
+      await server.stop();
+      await auth.remove();
+      expect(exits).toEqual(services.map(() => 0));
+    }
+  }, 600_000);
 });
