@@ -10,12 +10,14 @@
  * the calls, the sealer is given (bounded) time to seal the whole log, then
  * `hookbus audit verify --key PUB --json` runs; verify_findings counts its findings plus the
  * records still unsealed (a sealer that never ran cannot make it 0), -1 if verify gave no report.
+ * Every role's stdout and stderr go to `<name>.log` in a run folder (CHAOS_RUN_DIR, or a new one
+ * under the temp dir), printed at the start and kept afterwards, so a failed run can be diagnosed.
  * The last line is machine-readable:
  *   chaos: calls=… lost=… duplicates=… wrong=… hung=… verify_findings=… max_recovery_s=…
  *
  *   CHAOS_SESSIONS=1000 CHAOS_CALLS=10 CHAOS_CONCURRENCY=48 npm run chaos
  */
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { appendFile, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -37,6 +39,8 @@ export interface ChaosOptions {
   schedule: { at: number; fault: "worker" | "coordinator" | "sealer" | "nats" }[];
   /** How long to wait after the calls for the sealer to seal the whole log (default 60 s). */
   sealWaitMs?: number;
+  /** Where each role's output is kept (`<role>.log`); default a new folder under the temp dir. */
+  runDir?: string;
   log?: (line: string) => void;
 }
 
@@ -61,6 +65,10 @@ export interface ChaosResult {
   maxRecoveryS: number;
   errors: Record<string, number>;
   recoveries: { fault: string; seconds: number }[];
+  /** Roles that exited without being killed (`name:code`), each restarted as a supervisor would. */
+  unexpectedExits: string[];
+  /** Where the roles' logs are. */
+  runDir: string;
 }
 
 const POLICY = fileURLToPath(new URL("./policy.ts", import.meta.url));
@@ -70,19 +78,35 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   const log = options.log ?? (() => {});
   const server = await findNatsServer({ own: true });
   const namespace = `chaos-${Date.now().toString(36)}`;
-  const env = { NATS_URL: server.url, LOG_LEVEL: "warn" };
+  const env = { NATS_URL: server.url, LOG_LEVEL: process.env.CHAOS_LOG_LEVEL ?? "info" };
   const keyDir = await mkdtemp(join(tmpdir(), "hookbus-chaos-"));
   const sealKey = createSealKey();
   const keyFile = join(keyDir, "sealer.nk");
   await writeFile(keyFile, `${sealKey.seed}\n`, { mode: 0o600 });
+  const runDir = options.runDir ?? (await mkdtemp(join(tmpdir(), "hookbus-chaos-run-")));
+  await mkdir(runDir, { recursive: true });
+  log(`chaos: run folder ${runDir} (one <role>.log per role, kept after the run)`);
+  const roleLog = (name: string) => join(runDir, `${name}.log`);
   const roles = new Map<string, RoleProcess>();
+  // A role that exits by itself is restarted, as a supervisor would, and reported: the faults
+  // are chaos's own kills, anything else is a finding of its own.
+  const unexpectedExits: string[] = [];
+  let shuttingDown = false;
   const startRole = (name: string) => {
     const args = name.startsWith("coordinator")
       ? ["coordinator", "--namespace", namespace, "--id", name]
       : name.startsWith("sealer")
         ? ["sealer", "--namespace", namespace, "--key-file", keyFile, "--id", name]
         : ["worker", POLICY, "--namespace", namespace, "--state", "memory"];
-    roles.set(name, startCli(args, env));
+    const role = startCli(args, env, roleLog(name));
+    roles.set(name, role);
+    void role.exited.then(async (code) => {
+      if (shuttingDown || role.child.signalCode === "SIGKILL" || roles.get(name) !== role) return;
+      unexpectedExits.push(`${name}:${String(code)}`);
+      log(`chaos: ${name} exited by itself (code ${String(code)}): restarting it`);
+      await appendFile(roleLog(name), `--- ${new Date().toISOString()} restarted after its exit\n`);
+      if (!shuttingDown && unexpectedExits.length <= 20) startRole(name);
+    });
   };
   const nc: NatsConnection = await connect({
     servers: server.url,
@@ -134,6 +158,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     let nextSession = 0;
     const faults: { fault: string; at: number; from: number }[] = [];
     const schedule = [...options.schedule].sort((a, b) => a.at - b.at);
+    // Faults and NATS restarts, timestamped, for reading the role logs against.
+    const mark = (line: string) =>
+      appendFile(join(runDir, "faults.log"), `${new Date().toISOString()} ${line}\n`);
 
     const runSession = async (s: number) => {
       for (let c = 0; c < options.callsPerSession; c++) {
@@ -167,14 +194,17 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
         if (step.fault === "nats") {
           await server.kill();
           log(`fault: nats kill -9 at ${done.length}/${total}`);
+          await mark(`nats kill -9 at ${done.length}/${total}`);
           await sleep(1000);
           await server.start();
+          await mark("nats restarted");
           faults.push({ fault: "nats", at, from: Date.now() });
         } else {
           const name = `${step.fault}-1`;
           roles.get(name)?.child.kill("SIGKILL");
           await roles.get(name)?.exited;
           log(`fault: kill -9 ${name} at ${done.length}/${total}`);
+          await appendFile(roleLog(name), `--- ${new Date().toISOString()} restarted by chaos\n`);
           faults.push({ fault: step.fault, at, from: at });
           startRole(name);
         }
@@ -216,7 +246,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       else if (JSON.stringify(recorded[0]!.decision) !== JSON.stringify(answer.decision)) wrong++;
       else if (answer.cmd === "rm" && answer.outcome !== "block") wrong++;
     }
-    const verify = await auditVerify(namespace, env, sealKey.publicKey);
+    const verify = await auditVerify(runDir, namespace, env, sealKey.publicKey);
     await client.close();
     return {
       calls: total,
@@ -231,8 +261,11 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       maxRecoveryS: Math.max(0, ...recoveries.map((r) => r.seconds)),
       errors,
       recoveries,
+      unexpectedExits,
+      runDir,
     };
   } finally {
+    shuttingDown = true;
     for (const role of roles.values()) role.child.kill("SIGTERM");
     await Promise.all([...roles.values()].map((r) => r.exited));
     await nc.close();
@@ -246,6 +279,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
  * found unsealed, by kind; -1 when it printed no report.
  */
 async function auditVerify(
+  runDir: string,
   namespace: string,
   env: Record<string, string>,
   publicKey: string,
@@ -253,6 +287,7 @@ async function auditVerify(
   const verify = startCli(
     ["audit", "verify", "--namespace", namespace, "--key", publicKey, "--json"],
     env,
+    join(runDir, "audit-verify.log"),
   );
   await verify.exited;
   const out = verify.output();
@@ -302,6 +337,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     callsPerSession: num("CHAOS_CALLS", 10),
     concurrency: num("CHAOS_CONCURRENCY", 48),
     timeoutMs: num("CHAOS_TIMEOUT_MS", 5000),
+    ...(process.env.CHAOS_RUN_DIR === undefined ? {} : { runDir: process.env.CHAOS_RUN_DIR }),
     schedule: [
       { at: 0.2, fault: "worker" },
       { at: 0.45, fault: "coordinator" },
@@ -312,6 +348,9 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   });
   console.log(`answered=${result.answered} errors=${JSON.stringify(result.errors)}`);
   console.log(`recoveries=${JSON.stringify(result.recoveries)}`);
+  console.log(
+    `unexpected_exits=${JSON.stringify(result.unexpectedExits)} role_logs=${result.runDir}`,
+  );
   console.log(`verify=${JSON.stringify(result.verify)} seal_wait_s=${result.sealWaitS.toFixed(2)}`);
   console.log(summaryLine(result));
 }
