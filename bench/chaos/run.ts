@@ -16,6 +16,10 @@
  *   chaos: calls=… lost=… duplicates=… wrong=… hung=… verify_findings=… max_recovery_s=…
  *
  *   CHAOS_SESSIONS=1000 CHAOS_CALLS=10 CHAOS_CONCURRENCY=48 npm run chaos
+ *
+ * CHAOS_CLUSTER=1 runs the same schedule on a three-node JetStream cluster on loopback (R3
+ * streams and buckets); the NATS fault is then a kill -9 of the node leading the log stream,
+ * restarted after 1 s, and its recovery is counted from the kill (servers.ts).
  */
 import { appendFile, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -26,9 +30,11 @@ import { Bus, HookbusClient, isHookbusError, RegistryStore } from "../../src/ind
 import type { DecisionRecord } from "../../src/log/record.js";
 import { createSealKey } from "../../src/sealer/keys.js";
 import { readSealLag } from "../../src/sealer/lag.js";
-import { findNatsServer } from "../../src/testing/nats.js";
 import { readLog } from "../../test/support/log.js";
 import { startCli, type RoleProcess } from "../support/cli.js";
+import { startChaosNats } from "./servers.js";
+import { pino } from "pino";
+import { startWithRetry } from "../../src/cli/start-retry.js";
 
 export interface ChaosOptions {
   sessions: number;
@@ -37,6 +43,11 @@ export interface ChaosOptions {
   timeoutMs: number;
   /** Faults, each at a fraction of the calls finished. */
   schedule: { at: number; fault: "worker" | "coordinator" | "sealer" | "nats" }[];
+  /**
+   * A three-node JetStream cluster instead of one server (R3 streams and buckets: the caller sets
+   * HOOKBUS_REPLICAS=3 for this process; the roles get it in their environment).
+   */
+  cluster?: boolean;
   /** How long to wait after the calls for the sealer to seal the whole log (default 60 s). */
   sealWaitMs?: number;
   /** Where each role's output is kept (`<role>.log`); default a new folder under the temp dir. */
@@ -76,9 +87,13 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   const log = options.log ?? (() => {});
-  const server = await findNatsServer({ own: true });
+  const server = await startChaosNats(options.cluster === true);
   const namespace = `chaos-${Date.now().toString(36)}`;
-  const env = { NATS_URL: server.url, LOG_LEVEL: process.env.CHAOS_LOG_LEVEL ?? "info" };
+  const env = {
+    NATS_URL: server.url,
+    LOG_LEVEL: process.env.CHAOS_LOG_LEVEL ?? "info",
+    HOOKBUS_REPLICAS: String(server.replicas),
+  };
   const keyDir = await mkdtemp(join(tmpdir(), "hookbus-chaos-"));
   const sealKey = createSealKey();
   const keyFile = join(keyDir, "sealer.nk");
@@ -109,7 +124,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     });
   };
   const nc: NatsConnection = await connect({
-    servers: server.url,
+    servers: server.servers,
     maxReconnectAttempts: -1,
     reconnectTimeWait: 100,
   });
@@ -192,13 +207,12 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
         while (done.length < step.at * total) await sleep(20);
         const at = Date.now();
         if (step.fault === "nats") {
-          await server.kill();
-          log(`fault: nats kill -9 at ${done.length}/${total}`);
-          await mark(`nats kill -9 at ${done.length}/${total}`);
-          await sleep(1000);
-          await server.start();
-          await mark("nats restarted");
-          faults.push({ fault: "nats", at, from: Date.now() });
+          const progress = `${done.length}/${total}`;
+          await mark(`nats kill -9 at ${progress}`);
+          const { what, from } = await server.fault(nc, `${namespace.toUpperCase()}_LOG`, 1000);
+          log(`fault: kill -9 of ${what} at ${progress}, restarted after 1 s`);
+          await mark(`${what} restarted`);
+          faults.push({ fault: "nats", at, from });
         } else {
           const name = `${step.fault}-1`;
           roles.get(name)?.child.kill("SIGKILL");
@@ -222,7 +236,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       };
     });
 
-    const reader = await Bus.open(nc, { namespace });
+    // After a node's kill JetStream may not answer for a few seconds (leaders re-elected).
+    const settle = { waitMs: 60_000, logger: pino({ level: "silent" }), what: "chaos read" };
+    const reader = await startWithRetry(() => Bus.open(nc, { namespace }), settle);
     // Tamper evidence: wait (bounded) until the sealer has sealed the log through its end.
     const sealStart = Date.now();
     for (const until = sealStart + (options.sealWaitMs ?? 60_000); Date.now() < until;) {
@@ -231,7 +247,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       await sleep(250);
     }
     const sealWaitS = (Date.now() - sealStart) / 1000;
-    const records = (await readLog(reader)).filter(
+    const records = (await startWithRetry(() => readLog(reader), settle)).filter(
       (r): r is DecisionRecord => r.kind === "decision",
     );
     const byCall = new Map<string, DecisionRecord[]>();
@@ -331,6 +347,8 @@ export function summaryLine(r: ChaosResult): string {
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  // On the cluster this process creates the registry bucket: R3 like the roles' streams.
+  if (process.env.CHAOS_CLUSTER === "1") process.env.HOOKBUS_REPLICAS ??= "3";
   const num = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
   const result = await runChaos({
     sessions: num("CHAOS_SESSIONS", 100),
@@ -338,6 +356,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     concurrency: num("CHAOS_CONCURRENCY", 48),
     timeoutMs: num("CHAOS_TIMEOUT_MS", 5000),
     ...(process.env.CHAOS_RUN_DIR === undefined ? {} : { runDir: process.env.CHAOS_RUN_DIR }),
+    cluster: process.env.CHAOS_CLUSTER === "1",
     schedule: [
       { at: 0.2, fault: "worker" },
       { at: 0.45, fault: "coordinator" },

@@ -7,7 +7,9 @@ import { createSealKey, sealKeyFromFlags } from "../../sealer/keys.js";
 import { startSealer } from "../../sealer/sealer.js";
 import { parseCommand, type Command } from "../command.js";
 import { serviceLogger } from "../logger.js";
+import { connectWaitMs } from "../connect.js";
 import { openService, runService } from "../service.js";
+import { startWithRetry } from "../start-retry.js";
 import { HTTP_HELP } from "../../observability/service-http.js";
 
 const HELP = `usage: hookbus sealer [options]
@@ -27,8 +29,9 @@ options:
                       creates them (env HOOKBUS_REPLICAS, default 1)
   --id NAME           this sealer's name in batches and logs (default random)
   --log-level LEVEL   pino level (env LOG_LEVEL, default info)
-  --connect-wait MS   keep retrying an unreachable NATS server this long at start, logging
-                      each attempt (env HOOKBUS_CONNECT_WAIT_MS, default 30000; 0 = try once)
+  --connect-wait MS   keep retrying an unreachable NATS server (or a JetStream that does not
+                      answer yet) this long at start, logging each attempt
+                      (env HOOKBUS_CONNECT_WAIT_MS, default 30000; 0 = try once)
 ${HTTP_HELP}
                       (metrics: hookbus_seal_lag_records, hookbus_seal_lag_seconds,
                       hookbus_seal_batches_total, hookbus_sealer_lease_held)
@@ -95,18 +98,23 @@ export const sealerCommand: Command = {
       nc,
       logger,
       http,
+      // Nothing is subscribed before startSealer resolves, so a failed attempt leaves nothing.
       start: () =>
-        startSealer({
-          nc,
-          key,
-          logger,
-          replicas,
-          ...(values.namespace === undefined ? {} : { namespace: values.namespace }),
-          ...(values.id === undefined ? {} : { id: values.id }),
-          ...(maxBatch === undefined ? {} : { maxBatch }),
-          ...(maxDelayMs === undefined ? {} : { maxDelayMs }),
-          ...(leaseTtlMs === undefined ? {} : { leaseTtlMs }),
-        }),
+        startWithRetry(
+          () =>
+            startSealer({
+              nc,
+              key,
+              logger,
+              replicas,
+              ...(values.namespace === undefined ? {} : { namespace: values.namespace }),
+              ...(values.id === undefined ? {} : { id: values.id }),
+              ...(maxBatch === undefined ? {} : { maxBatch }),
+              ...(maxDelayMs === undefined ? {} : { maxDelayMs }),
+              ...(leaseTtlMs === undefined ? {} : { leaseTtlMs }),
+            }),
+          { waitMs: connectWaitMs(values["connect-wait"]), logger, what: "sealer start" },
+        ),
       stop: (sealer) => sealer.stop(),
     });
   },
