@@ -19,6 +19,8 @@ import { LogRecord } from "./log/record.js";
 import { PolicyOutcome } from "./merge/outcome.js";
 import { RegistryDocument } from "./registry/document.js";
 import { DiscoveryReply } from "./observability/discovery-schema.js";
+import { AnchorFile, AnchorStatement } from "./audit/anchor.js";
+import { SealBatch } from "./sealer/batch.js";
 
 const messageSchemas: ReadonlyArray<[name: string, schema: z.ZodType]> = [
   ["policy-outcome", PolicyOutcome],
@@ -32,6 +34,10 @@ const messageSchemas: ReadonlyArray<[name: string, schema: z.ZodType]> = [
   ["log-record", LogRecord],
   ["registry", RegistryDocument],
   ["discovery/reply", DiscoveryReply],
+  // Tamper evidence: what `<NS>_SEALS` stores and what `hookbus audit anchor` writes.
+  ["seal/seal-batch", SealBatch],
+  ["seal/anchor-statement", AnchorStatement],
+  ["seal/anchor-file", AnchorFile],
 ];
 
 export function buildJsonSchemas(): Map<string, Record<string, unknown>> {

@@ -10,12 +10,18 @@
  * the calls, the sealer is given (bounded) time to seal the whole log, then
  * `hookbus audit verify --key PUB --json` runs; verify_findings counts its findings plus the
  * records still unsealed (a sealer that never ran cannot make it 0), -1 if verify gave no report.
+ * Every role's stdout and stderr go to `<name>.log` in a run folder (CHAOS_RUN_DIR, or a new one
+ * under the temp dir), printed at the start and kept afterwards, so a failed run can be diagnosed.
  * The last line is machine-readable:
  *   chaos: calls=… lost=… duplicates=… wrong=… hung=… verify_findings=… max_recovery_s=…
  *
  *   CHAOS_SESSIONS=1000 CHAOS_CALLS=10 CHAOS_CONCURRENCY=48 npm run chaos
+ *
+ * CHAOS_CLUSTER=1 runs the same schedule on a three-node JetStream cluster on loopback (R3
+ * streams and buckets); the NATS fault is then a kill -9 of the node leading the log stream,
+ * restarted after 1 s, and its recovery is counted from the kill (servers.ts).
  */
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { appendFile, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -24,9 +30,11 @@ import { Bus, HookbusClient, isHookbusError, RegistryStore } from "../../src/ind
 import type { DecisionRecord } from "../../src/log/record.js";
 import { createSealKey } from "../../src/sealer/keys.js";
 import { readSealLag } from "../../src/sealer/lag.js";
-import { findNatsServer } from "../../src/testing/nats.js";
 import { readLog } from "../../test/support/log.js";
 import { startCli, type RoleProcess } from "../support/cli.js";
+import { startChaosNats } from "./servers.js";
+import { pino } from "pino";
+import { startWithRetry } from "../../src/cli/start-retry.js";
 
 export interface ChaosOptions {
   sessions: number;
@@ -35,8 +43,15 @@ export interface ChaosOptions {
   timeoutMs: number;
   /** Faults, each at a fraction of the calls finished. */
   schedule: { at: number; fault: "worker" | "coordinator" | "sealer" | "nats" }[];
+  /**
+   * A three-node JetStream cluster instead of one server (R3 streams and buckets: the caller sets
+   * HOOKBUS_REPLICAS=3 for this process; the roles get it in their environment).
+   */
+  cluster?: boolean;
   /** How long to wait after the calls for the sealer to seal the whole log (default 60 s). */
   sealWaitMs?: number;
+  /** Where each role's output is kept (`<role>.log`); default a new folder under the temp dir. */
+  runDir?: string;
   log?: (line: string) => void;
 }
 
@@ -61,6 +76,10 @@ export interface ChaosResult {
   maxRecoveryS: number;
   errors: Record<string, number>;
   recoveries: { fault: string; seconds: number }[];
+  /** Roles that exited without being killed (`name:code`), each restarted as a supervisor would. */
+  unexpectedExits: string[];
+  /** Where the roles' logs are. */
+  runDir: string;
 }
 
 const POLICY = fileURLToPath(new URL("./policy.ts", import.meta.url));
@@ -68,24 +87,44 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   const log = options.log ?? (() => {});
-  const server = await findNatsServer({ own: true });
+  const server = await startChaosNats(options.cluster === true);
   const namespace = `chaos-${Date.now().toString(36)}`;
-  const env = { NATS_URL: server.url, LOG_LEVEL: "warn" };
+  const env = {
+    NATS_URL: server.url,
+    LOG_LEVEL: process.env.CHAOS_LOG_LEVEL ?? "info",
+    HOOKBUS_REPLICAS: String(server.replicas),
+  };
   const keyDir = await mkdtemp(join(tmpdir(), "hookbus-chaos-"));
   const sealKey = createSealKey();
   const keyFile = join(keyDir, "sealer.nk");
   await writeFile(keyFile, `${sealKey.seed}\n`, { mode: 0o600 });
+  const runDir = options.runDir ?? (await mkdtemp(join(tmpdir(), "hookbus-chaos-run-")));
+  await mkdir(runDir, { recursive: true });
+  log(`chaos: run folder ${runDir} (one <role>.log per role, kept after the run)`);
+  const roleLog = (name: string) => join(runDir, `${name}.log`);
   const roles = new Map<string, RoleProcess>();
+  // A role that exits by itself is restarted, as a supervisor would, and reported: the faults
+  // are chaos's own kills, anything else is a finding of its own.
+  const unexpectedExits: string[] = [];
+  let shuttingDown = false;
   const startRole = (name: string) => {
     const args = name.startsWith("coordinator")
       ? ["coordinator", "--namespace", namespace, "--id", name]
       : name.startsWith("sealer")
         ? ["sealer", "--namespace", namespace, "--key-file", keyFile, "--id", name]
         : ["worker", POLICY, "--namespace", namespace, "--state", "memory"];
-    roles.set(name, startCli(args, env));
+    const role = startCli(args, env, roleLog(name));
+    roles.set(name, role);
+    void role.exited.then(async (code) => {
+      if (shuttingDown || role.child.signalCode === "SIGKILL" || roles.get(name) !== role) return;
+      unexpectedExits.push(`${name}:${String(code)}`);
+      log(`chaos: ${name} exited by itself (code ${String(code)}): restarting it`);
+      await appendFile(roleLog(name), `--- ${new Date().toISOString()} restarted after its exit\n`);
+      if (!shuttingDown && unexpectedExits.length <= 20) startRole(name);
+    });
   };
   const nc: NatsConnection = await connect({
-    servers: server.url,
+    servers: server.servers,
     maxReconnectAttempts: -1,
     reconnectTimeWait: 100,
   });
@@ -134,6 +173,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     let nextSession = 0;
     const faults: { fault: string; at: number; from: number }[] = [];
     const schedule = [...options.schedule].sort((a, b) => a.at - b.at);
+    // Faults and NATS restarts, timestamped, for reading the role logs against.
+    const mark = (line: string) =>
+      appendFile(join(runDir, "faults.log"), `${new Date().toISOString()} ${line}\n`);
 
     const runSession = async (s: number) => {
       for (let c = 0; c < options.callsPerSession; c++) {
@@ -165,16 +207,18 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
         while (done.length < step.at * total) await sleep(20);
         const at = Date.now();
         if (step.fault === "nats") {
-          await server.kill();
-          log(`fault: nats kill -9 at ${done.length}/${total}`);
-          await sleep(1000);
-          await server.start();
-          faults.push({ fault: "nats", at, from: Date.now() });
+          const progress = `${done.length}/${total}`;
+          await mark(`nats kill -9 at ${progress}`);
+          const { what, from } = await server.fault(nc, `${namespace.toUpperCase()}_LOG`, 1000);
+          log(`fault: kill -9 of ${what} at ${progress}, restarted after 1 s`);
+          await mark(`${what} restarted`);
+          faults.push({ fault: "nats", at, from });
         } else {
           const name = `${step.fault}-1`;
           roles.get(name)?.child.kill("SIGKILL");
           await roles.get(name)?.exited;
           log(`fault: kill -9 ${name} at ${done.length}/${total}`);
+          await appendFile(roleLog(name), `--- ${new Date().toISOString()} restarted by chaos\n`);
           faults.push({ fault: step.fault, at, from: at });
           startRole(name);
         }
@@ -192,7 +236,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       };
     });
 
-    const reader = await Bus.open(nc, { namespace });
+    // After a node's kill JetStream may not answer for a few seconds (leaders re-elected).
+    const settle = { waitMs: 60_000, logger: pino({ level: "silent" }), what: "chaos read" };
+    const reader = await startWithRetry(() => Bus.open(nc, { namespace }), settle);
     // Tamper evidence: wait (bounded) until the sealer has sealed the log through its end.
     const sealStart = Date.now();
     for (const until = sealStart + (options.sealWaitMs ?? 60_000); Date.now() < until;) {
@@ -201,7 +247,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       await sleep(250);
     }
     const sealWaitS = (Date.now() - sealStart) / 1000;
-    const records = (await readLog(reader)).filter(
+    const records = (await startWithRetry(() => readLog(reader), settle)).filter(
       (r): r is DecisionRecord => r.kind === "decision",
     );
     const byCall = new Map<string, DecisionRecord[]>();
@@ -216,7 +262,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       else if (JSON.stringify(recorded[0]!.decision) !== JSON.stringify(answer.decision)) wrong++;
       else if (answer.cmd === "rm" && answer.outcome !== "block") wrong++;
     }
-    const verify = await auditVerify(namespace, env, sealKey.publicKey);
+    const verify = await auditVerify(runDir, namespace, env, sealKey.publicKey);
     await client.close();
     return {
       calls: total,
@@ -231,8 +277,11 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       maxRecoveryS: Math.max(0, ...recoveries.map((r) => r.seconds)),
       errors,
       recoveries,
+      unexpectedExits,
+      runDir,
     };
   } finally {
+    shuttingDown = true;
     for (const role of roles.values()) role.child.kill("SIGTERM");
     await Promise.all([...roles.values()].map((r) => r.exited));
     await nc.close();
@@ -246,6 +295,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
  * found unsealed, by kind; -1 when it printed no report.
  */
 async function auditVerify(
+  runDir: string,
   namespace: string,
   env: Record<string, string>,
   publicKey: string,
@@ -253,6 +303,7 @@ async function auditVerify(
   const verify = startCli(
     ["audit", "verify", "--namespace", namespace, "--key", publicKey, "--json"],
     env,
+    join(runDir, "audit-verify.log"),
   );
   await verify.exited;
   const out = verify.output();
@@ -296,12 +347,16 @@ export function summaryLine(r: ChaosResult): string {
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  // On the cluster this process creates the registry bucket: R3 like the roles' streams.
+  if (process.env.CHAOS_CLUSTER === "1") process.env.HOOKBUS_REPLICAS ??= "3";
   const num = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
   const result = await runChaos({
     sessions: num("CHAOS_SESSIONS", 100),
     callsPerSession: num("CHAOS_CALLS", 10),
     concurrency: num("CHAOS_CONCURRENCY", 48),
     timeoutMs: num("CHAOS_TIMEOUT_MS", 5000),
+    ...(process.env.CHAOS_RUN_DIR === undefined ? {} : { runDir: process.env.CHAOS_RUN_DIR }),
+    cluster: process.env.CHAOS_CLUSTER === "1",
     schedule: [
       { at: 0.2, fault: "worker" },
       { at: 0.45, fault: "coordinator" },
@@ -312,6 +367,9 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   });
   console.log(`answered=${result.answered} errors=${JSON.stringify(result.errors)}`);
   console.log(`recoveries=${JSON.stringify(result.recoveries)}`);
+  console.log(
+    `unexpected_exits=${JSON.stringify(result.unexpectedExits)} role_logs=${result.runDir}`,
+  );
   console.log(`verify=${JSON.stringify(result.verify)} seal_wait_s=${result.sealWaitS.toFixed(2)}`);
   console.log(summaryLine(result));
 }

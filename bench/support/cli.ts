@@ -3,6 +3,7 @@
  * place that knows how the CLI is launched (the package may move it to compiled dist/ later).
  */
 import { spawn, type ChildProcess } from "node:child_process";
+import { createWriteStream } from "node:fs";
 import { fileURLToPath } from "node:url";
 
 const CLI = fileURLToPath(new URL("../../bin/hookbus.js", import.meta.url));
@@ -14,18 +15,34 @@ export interface RoleProcess {
   output(): string;
 }
 
-/** `hookbus <args>` as a child process with `env` added; output kept (the last 1 MB). */
-export function startCli(args: string[], env: Record<string, string> = {}): RoleProcess {
+/**
+ * `hookbus <args>` as a child process with `env` added; output kept (the last 1 MB) and, with
+ * `logFile`, all of it appended to that file (stdout and stderr interleaved as they arrive), so a
+ * failed run can be diagnosed afterwards.
+ */
+export function startCli(
+  args: string[],
+  env: Record<string, string> = {},
+  logFile?: string,
+): RoleProcess {
   const child = spawn(process.execPath, [CLI, ...args], {
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
+  const file = logFile === undefined ? undefined : createWriteStream(logFile, { flags: "a" });
   let out = "";
-  const keep = (d: Buffer) => (out = (out + d.toString()).slice(-1_000_000));
+  const keep = (d: Buffer) => {
+    out = (out + d.toString()).slice(-1_000_000);
+    file?.write(d);
+  };
   child.stdout?.on("data", keep);
   child.stderr?.on("data", keep);
   const exited = new Promise<number | null>((resolve) =>
-    child.once("exit", (code) => resolve(code)),
+    child.once("close", (code, signal) => {
+      // "close" (not "exit"): both pipes are read to the end before the file is closed.
+      if (file === undefined) return resolve(code);
+      file.end(`--- exited: code ${String(code)} signal ${String(signal)}\n`, () => resolve(code));
+    }),
   );
   return { child, pid: child.pid ?? -1, exited, output: () => out };
 }

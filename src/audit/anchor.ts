@@ -29,11 +29,14 @@ export const AnchorStatement = z
   .meta({ id: "AnchorStatement" });
 export type AnchorStatement = z.infer<typeof AnchorStatement>;
 
-const AnchorFile = z.strictObject({
-  statement: z.string().max(4096),
-  key: z.string().max(128),
-  signature: z.string().max(256),
-});
+/** The anchor file: `statement` is an AnchorStatement as JSON text, signed by `key`. */
+export const AnchorFile = z
+  .strictObject({
+    statement: z.string().max(4096),
+    key: z.string().max(128),
+    signature: z.string().max(256),
+  })
+  .meta({ id: "AnchorFile" });
 export type AnchorFile = z.infer<typeof AnchorFile>;
 
 const invalid = (message: string, cause?: unknown) =>

@@ -1,5 +1,5 @@
 /**
- * Prometheus metrics of one coordinator or worker, each in its own prom-client Registry so that
+ * Prometheus metrics of one coordinator or worker (the sealer's: sealer-metrics.ts), each in its own prom-client Registry so that
  * several instances in one process (tests, an embedding application) never share or clash. Every
  * label takes values from a bounded set: hook names, outcomes, statuses, registered policies.
  */
@@ -10,7 +10,7 @@ const LATENCY_BUCKETS = [
   0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
 ];
 
-export function newRegistry(role: "coordinator" | "worker", id: string): Registry {
+export function newRegistry(role: "coordinator" | "worker" | "sealer", id: string): Registry {
   const registry = new Registry();
   registry.setDefaultLabels({ role, instance_id: id });
   collectDefaultMetrics({ register: registry, prefix: "hookbus_" });

@@ -1,8 +1,11 @@
 /**
  * Each session's chain head for the sealer, with memory bounded however many sessions there are:
  * the most recently used heads in memory, all of them in KV (`<ns>_seal_heads`, key =
- * `<agentToken>.<sessionToken>`), written after each batch is stored. A head missing from KV
- * after a crash can only be one of the last batch's, which the sealer re-reads on start.
+ * `<agentToken>.<sessionToken>`), written after each batch is stored, then the index of that
+ * batch under `_through` ("every head of batches up to here is in KV"). A sealer killed between
+ * storing a batch and writing its heads leaves KV behind; whoever seals next first replays the
+ * batches after `_through` from the seal stream into KV (repair.ts), so no session is continued
+ * from a stale head.
  */
 import { jetstream } from "@nats-io/jetstream";
 import { Kvm, type KV } from "@nats-io/kv";
@@ -21,6 +24,8 @@ export function headsBucketName(subjects: Subjects): string {
 
 /** The KV key of a session ("" — subjects of another shape — has a key of its own). */
 const keyOf = (session: string) => (session === "" ? "_other" : session);
+/** Session keys always hold a dot (`<agentToken>.<sessionToken>`): this one cannot clash. */
+export const THROUGH_KEY = "_through";
 
 export class SessionHeads {
   private readonly recent = new Map<string, SessionHead>();
@@ -43,15 +48,12 @@ export class SessionHeads {
     return new SessionHeads(kv, Math.max(1, capacity));
   }
 
-  /** Sealed heads not yet stored in KV; retried at every persist, kept across forget(). */
-  private readonly unpersisted = new Map<string, SessionHead>();
-
   get size(): number {
     return this.recent.size;
   }
 
   async get(session: string): Promise<SessionHead | undefined> {
-    const cached = this.recent.get(session) ?? this.unpersisted.get(session);
+    const cached = this.recent.get(session);
     if (cached !== undefined) {
       this.remember(session, cached);
       return cached;
@@ -63,7 +65,7 @@ export class SessionHeads {
     return head;
   }
 
-  /** In memory only (a batch being built, or the last stored batch on start). */
+  /** In memory only (heads of a batch just stored). */
   remember(session: string, head: SessionHead): void {
     this.recent.delete(session);
     this.recent.set(session, head);
@@ -74,30 +76,32 @@ export class SessionHeads {
     }
   }
 
-  /**
-   * Drop the cache, but not heads whose batch is sealed while their KV write failed (a NATS
-   * restart between append and persist): KV is behind for those sessions, and continuing from it
-   * would break their chains.
-   */
+  /** Drop the cache: another sealer may have sealed since (a restart, a lost lease). */
   forget(): void {
     this.recent.clear();
   }
 
-  /** Drop everything held in memory: another sealer may have sealed since (a lost lease). */
-  forgetAll(): void {
-    this.recent.clear();
-    this.unpersisted.clear();
+  /**
+   * Store the heads of a stored batch in KV, then mark batch `index` as written through. A
+   * failure leaves the mark behind, so the next start replays the batch (repair.ts).
+   */
+  async persist(heads: ReadonlyMap<string, SessionHead>, index: number): Promise<void> {
+    await Promise.all(
+      [...heads].map(([session, head]) => this.kv.put(keyOf(session), JSON.stringify(head))),
+    );
+    await this.kv.put(THROUGH_KEY, JSON.stringify({ index }));
   }
 
-  /** Store heads in KV (after their batch is in the seal stream), with any earlier failed writes. */
-  async persist(heads: ReadonlyMap<string, SessionHead>): Promise<void> {
-    for (const [session, head] of heads) this.unpersisted.set(session, head);
-    await Promise.all(
-      [...this.unpersisted].map(async ([session, head]) => {
-        await this.kv.put(keyOf(session), JSON.stringify(head));
-        if (this.unpersisted.get(session) === head) this.unpersisted.delete(session);
-      }),
-    );
+  /** The index of the last batch whose heads are all in KV (undefined: not known). */
+  async through(): Promise<number | undefined> {
+    const entry = await this.kv.get(THROUGH_KEY);
+    if (entry === null || entry.operation !== "PUT") return undefined;
+    try {
+      const v = JSON.parse(entry.string()) as { index?: unknown };
+      return Number.isInteger(v.index) ? (v.index as number) : undefined;
+    } catch {
+      return undefined;
+    }
   }
 }
 

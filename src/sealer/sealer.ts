@@ -10,8 +10,12 @@
 import { DeliverPolicy, JetStreamApiCodes, JetStreamApiError } from "@nats-io/jetstream";
 import { headers as natsHeaders, nuid, type NatsConnection } from "@nats-io/transport-node";
 import { pino, type Logger } from "pino";
+import type { Registry } from "prom-client";
 import { Bus, type BusOptions } from "../bus/bus.js";
 import { HookbusError } from "../errors.js";
+import { followConnection } from "../observability/connection-state.js";
+import type { Readiness } from "../observability/http.js";
+import { sealerRegistry } from "../observability/sealer-metrics.js";
 import { sleep } from "../time.js";
 import {
   SEAL_VERSION,
@@ -27,6 +31,7 @@ import { bytesHash, chainHash } from "./hash.js";
 import { SessionHeads, type SessionHead } from "./heads.js";
 import type { SealKeyPair } from "./keys.js";
 import { SealerLease } from "./lease.js";
+import { repairHeads } from "./repair.js";
 import { ensureSealStream, lastBatch } from "./seal-stream.js";
 
 export interface SealerOptions extends BusOptions {
@@ -64,6 +69,10 @@ export interface SealLag {
 export interface Sealer {
   readonly id: string;
   readonly publicKey: string;
+  /** Prometheus metrics (`--http`): evidence lag, batches stored, lease held. */
+  readonly metrics: Registry;
+  /** For /readyz: connected to NATS and running (sealing or standing by). */
+  ready(): Readiness;
   /** Evidence lag, for metrics and status (a getter: cheap, no I/O). */
   lag(): SealLag;
   /** Seal what was read, give the lease up, stop. */
@@ -120,10 +129,9 @@ export async function startSealer(options: SealerOptions): Promise<Sealer> {
   let wake: (() => void) | undefined;
 
   async function loadState(): Promise<SealState> {
+    // Another sealer may have sealed since this one last did: nothing cached stands.
+    heads.forget();
     const last = await lastBatch(bus);
-    // Our own last batch is still the newest: heads we hold (sealed, maybe not yet in KV) stand.
-    if (state !== undefined && last !== undefined && last.hash === state.hash) heads.forget();
-    else heads.forgetAll();
     if (last === undefined) {
       const info = await bus.jsm.streams.info(bus.subjects.logStream).catch(() => undefined);
       const streamSeq = await bus.jsm.streams
@@ -131,20 +139,19 @@ export async function startSealer(options: SealerOptions): Promise<Sealer> {
         .then((i) => i.state.last_seq);
       return { index: 0, hash: null, nextSeq: Math.max(1, info?.state.first_seq ?? 1), streamSeq };
     }
-    if (last.batch === undefined) {
+    const batch = last.batch;
+    if (batch === undefined) {
       throw new HookbusError(
         "HOOKBUS_INTERNAL",
         `the last seal batch (seal stream seq ${last.streamSeq}) is not a batch: ${last.invalid ?? ""}`,
       );
     }
-    // Heads of the last batch may be missing from KV (a crash before they were written).
-    for (const s of last.batch.sessions) {
-      heads.remember(s.session, { hash: s.records.at(-1)![1], count: s.count });
-    }
+    // Heads of the last batches may be missing from KV (a crash before they were written).
+    await repairHeads(bus, heads, { ...last, batch }, logger);
     return {
-      index: last.batch.index,
+      index: batch.index,
       hash: last.hash,
-      nextSeq: last.batch.toSeq + 1,
+      nextSeq: batch.toSeq + 1,
       streamSeq: last.streamSeq,
     };
   }
@@ -248,7 +255,8 @@ export async function startSealer(options: SealerOptions): Promise<Sealer> {
       state = { index: batch.index, hash: bytesHash(data), nextSeq: batch.toSeq + 1, streamSeq };
       batches++;
       for (const [session, head] of newHeads) heads.remember(session, head);
-      await heads.persist(newHeads);
+      // A failure here (or a kill) leaves KV behind: the next start repairs it from the stream.
+      await heads.persist(newHeads, batch.index);
       logger.debug(
         {
           batch: batch.index,
@@ -275,11 +283,20 @@ export async function startSealer(options: SealerOptions): Promise<Sealer> {
     });
     const messages = await consumer.consume({ max_messages: settings.maxBatch * 2 });
     let failure: unknown;
+    // The read loop below is not trusted to end when its consumer is stopped (a consumer in the
+    // middle of a reset after a NATS restart may never yield again): a failure or a stop ends
+    // this round through `ended` whatever the iterator does.
+    let end!: () => void;
+    const ended = new Promise<void>((resolve) => (end = resolve));
     const fail = (error: unknown) => {
       failure ??= error;
       messages.stop();
+      end();
     };
-    stopCurrent = () => messages.stop();
+    stopCurrent = () => {
+      messages.stop();
+      end();
+    };
     let lastDelivery = Date.now();
     const renew = setInterval(() => {
       lease.acquire().then(
@@ -311,10 +328,10 @@ export async function startSealer(options: SealerOptions): Promise<Sealer> {
       timer = undefined;
       return flush().catch(fail);
     };
-    try {
+    const read = async () => {
       for await (const msg of messages) {
         if (failure !== undefined || stopped) break;
-        if (msg.seq < state.nextSeq) continue;
+        if (state === undefined || msg.seq < state.nextSeq) continue;
         buffer.push({
           seq: msg.seq,
           subject: msg.subject,
@@ -326,12 +343,20 @@ export async function startSealer(options: SealerOptions): Promise<Sealer> {
         if (buffer.length >= settings.maxBatch) await flushSoon();
         else timer ??= setTimeout(() => void flushSoon(), settings.maxDelayMs);
       }
+    };
+    try {
+      const reading = read();
+      // Left behind if `ended` wins: its failure is `failure`'s business, not an unhandled one.
+      reading.catch(fail);
+      await Promise.race([reading, ended]);
       clearTimeout(timer);
       if (failure === undefined) await flush().catch(fail);
     } finally {
       clearTimeout(timer);
       clearInterval(renew);
       messages.stop();
+      // No flush of this round may overlap the next round's start (it reads the seal stream).
+      await flushing;
       await consumer.delete().catch(() => {});
       stopCurrent = undefined;
     }
@@ -358,7 +383,6 @@ export async function startSealer(options: SealerOptions): Promise<Sealer> {
         attempt = 0;
       } catch (error) {
         active = false;
-        heads.forget();
         const conflict = error instanceof HookbusError && error.code === "HOOKBUS_SEAL_CONFLICT";
         logger[conflict ? "info" : "error"]({ err: error }, "sealer standing by");
         await sleep(conflict ? settings.leaseTtlMs / 4 : Math.min(100 * 2 ** attempt++, 5000));
@@ -368,9 +392,18 @@ export async function startSealer(options: SealerOptions): Promise<Sealer> {
   logger.info({ publicKey: options.key.publicKey }, "sealer started");
 
   let stopping: Promise<void> | undefined;
-  return {
+  const connection = followConnection(options.nc);
+  const metrics = sealerRegistry(bus, id, () => sealer.lag());
+  const sealer: Sealer = {
     id,
     publicKey: options.key.publicKey,
+    metrics,
+    ready() {
+      const reasons: string[] = [];
+      if (!connection.connected()) reasons.push("not connected to NATS");
+      if (stopped) reasons.push("stopping");
+      return { ready: reasons.length === 0, reasons };
+    },
     lag() {
       const oldest = buffer[0];
       return {
@@ -394,6 +427,7 @@ export async function startSealer(options: SealerOptions): Promise<Sealer> {
       return stopping;
     },
   };
+  return sealer;
 }
 
 function isWrongLastSequence(error: unknown): boolean {

@@ -30,6 +30,7 @@ export const KNOWN_KEYWORDS: readonly string[] = [
   "additionalProperties",
   "propertyNames",
   "items",
+  "prefixItems",
   "anyOf",
   "oneOf",
   "enum",
@@ -138,10 +139,12 @@ function check(
   if (Array.isArray(value)) {
     if (typeof s.minItems === "number" && value.length < s.minItems) fail("too few items");
     if (typeof s.maxItems === "number" && value.length > s.maxItems) fail("too many items");
-    if (s.items !== undefined)
-      value.forEach((item, i) =>
-        errors.push(...check(s.items, item, root, `${path}[${i}]`, known)),
-      );
+    // 2020-12: prefixItems checks the first positions (tuples), items the ones after them.
+    const prefix = Array.isArray(s.prefixItems) ? (s.prefixItems as Json[]) : [];
+    value.forEach((item, i) => {
+      const sub = i < prefix.length ? prefix[i] : s.items;
+      if (sub !== undefined) errors.push(...check(sub, item, root, `${path}[${i}]`, known));
+    });
   }
   if (typeOf(value) === "object") {
     const object = value as Record<string, unknown>;

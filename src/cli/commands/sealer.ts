@@ -1,14 +1,16 @@
 /**
  * `hookbus sealer`: run a sealer until SIGTERM/SIGINT. `hookbus sealer keygen`: make a key pair.
  */
-import { pino } from "pino";
 import { checkReplicas, defaultReplicas } from "../../bus/streams.js";
 import { HookbusError } from "../../errors.js";
 import { createSealKey, sealKeyFromFlags } from "../../sealer/keys.js";
 import { startSealer } from "../../sealer/sealer.js";
 import { parseCommand, type Command } from "../command.js";
-import { connectNats } from "../connect.js";
-import { onShutdown } from "../shutdown.js";
+import { serviceLogger } from "../logger.js";
+import { connectWaitMs } from "../connect.js";
+import { openService, runService } from "../service.js";
+import { startWithRetry } from "../start-retry.js";
+import { HTTP_HELP } from "../../observability/service-http.js";
 
 const HELP = `usage: hookbus sealer [options]
        hookbus sealer keygen
@@ -27,6 +29,12 @@ options:
                       creates them (env HOOKBUS_REPLICAS, default 1)
   --id NAME           this sealer's name in batches and logs (default random)
   --log-level LEVEL   pino level (env LOG_LEVEL, default info)
+  --connect-wait MS   keep retrying an unreachable NATS server (or a JetStream that does not
+                      answer yet) this long at start, logging each attempt
+                      (env HOOKBUS_CONNECT_WAIT_MS, default 30000; 0 = try once)
+${HTTP_HELP}
+                      (metrics: hookbus_seal_lag_records, hookbus_seal_lag_seconds,
+                      hookbus_seal_batches_total, hookbus_sealer_lease_held)
 
 keygen prints a new seed (give it to the sealer, keep it secret) and its public key (give it to
 verifiers: --key / HOOKBUS_SEAL_PUBLIC_KEYS).`;
@@ -55,6 +63,8 @@ export const sealerCommand: Command = {
       id: { type: "string" },
       replicas: { type: "string" },
       "log-level": { type: "string" },
+      "connect-wait": { type: "string" },
+      http: { type: "string" },
     });
     if (values.help === true) {
       out.print(HELP);
@@ -80,23 +90,32 @@ export const sealerCommand: Command = {
       values.replicas === undefined
         ? defaultReplicas()
         : checkReplicas(Number(values.replicas), "--replicas");
-    const logger = pino({ level: values["log-level"] ?? process.env.LOG_LEVEL ?? "info" });
-    const nc = await connectNats({ ...values, name: values.id ?? "hookbus-sealer" });
-    const sealer = await startSealer({
+    const logger = serviceLogger(values["log-level"]);
+    // Like the coordinator and worker: NATS may come up after the sealer (or be restarting when
+    // a supervisor restarts it), and a connection that closes for good exits 1.
+    const { nc, http } = await openService(values, values.id ?? "hookbus-sealer", logger);
+    return runService({
       nc,
-      key,
       logger,
-      replicas,
-      ...(values.namespace === undefined ? {} : { namespace: values.namespace }),
-      ...(values.id === undefined ? {} : { id: values.id }),
-      ...(maxBatch === undefined ? {} : { maxBatch }),
-      ...(maxDelayMs === undefined ? {} : { maxDelayMs }),
-      ...(leaseTtlMs === undefined ? {} : { leaseTtlMs }),
+      http,
+      // Nothing is subscribed before startSealer resolves, so a failed attempt leaves nothing.
+      start: () =>
+        startWithRetry(
+          () =>
+            startSealer({
+              nc,
+              key,
+              logger,
+              replicas,
+              ...(values.namespace === undefined ? {} : { namespace: values.namespace }),
+              ...(values.id === undefined ? {} : { id: values.id }),
+              ...(maxBatch === undefined ? {} : { maxBatch }),
+              ...(maxDelayMs === undefined ? {} : { maxDelayMs }),
+              ...(leaseTtlMs === undefined ? {} : { leaseTtlMs }),
+            }),
+          { waitMs: connectWaitMs(values["connect-wait"]), logger, what: "sealer start" },
+        ),
+      stop: (sealer) => sealer.stop(),
     });
-    await onShutdown(logger, async () => {
-      await sealer.stop();
-      await nc.drain();
-    });
-    return 0;
   },
 };

@@ -3,12 +3,18 @@
  * of a worker, a coordinator and the sealer, and a NATS kill -9 and restart, under concurrent
  * sessions; then the log must be sealed through its end and `audit verify --key` find nothing.
  */
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { runChaos, summaryLine } from "../../../bench/chaos/run.js";
 
 describe("chaos (small schedule)", () => {
   it("loses, duplicates, gets wrong and hangs no call, and verifies sealed, through kills of every role", async () => {
+    // The roles' logs: removed when the test passes, kept (and named) when it fails.
+    const runDir = await mkdtemp(join(tmpdir(), "hookbus-chaos-test-"));
     const result = await runChaos({
+      runDir,
       sessions: 24,
       callsPerSession: 10,
       concurrency: 12,
@@ -20,7 +26,14 @@ describe("chaos (small schedule)", () => {
         { at: 0.7, fault: "nats" },
       ],
     });
-    console.log(summaryLine(result), JSON.stringify(result.errors), JSON.stringify(result.verify));
+    console.log(
+      summaryLine(result),
+      JSON.stringify(result.errors),
+      JSON.stringify(result.verify),
+      `role logs: ${runDir}`,
+    );
+    // No role died by itself (a sealer that could not reach NATS on its restart used to).
+    expect(result.unexpectedExits, `role logs: ${runDir}`).toEqual([]);
     expect(result.lost).toBe(0);
     expect(result.duplicates).toBe(0);
     expect(result.wrong).toBe(0);
@@ -43,5 +56,6 @@ describe("chaos (small schedule)", () => {
       ]).toContain(code);
     }
     expect(result.answered).toBeGreaterThan(result.calls / 2);
+    await rm(runDir, { recursive: true, force: true });
   }, 240_000);
 });

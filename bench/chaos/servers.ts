@@ -1,0 +1,68 @@
+/**
+ * The NATS under a chaos run: one private nats-server (the fault: kill -9, 1 s down, restart) or,
+ * with CHAOS_CLUSTER=1, a three-node JetStream cluster on loopback (the fault: kill -9 of the node
+ * leading the log stream, 1 s down, restart; the other two keep serving).
+ */
+import { jetstreamManager } from "@nats-io/jetstream";
+import type { NatsConnection } from "@nats-io/transport-node";
+import { startNatsCluster } from "../../src/testing/nats-cluster.js";
+import { findNatsServer } from "../../src/testing/nats.js";
+
+export interface ChaosNats {
+  /** For NATS_URL and connections: every node's URL, comma-separated. */
+  url: string;
+  servers: string[];
+  /** Stream and bucket replicas the roles create (3 on the cluster). */
+  replicas: number;
+  /**
+   * Kill -9 one server (the log stream's leader on a cluster), wait `downMs`, start it again.
+   * Returns what was killed and when service should be back: on a single server its restart, on a
+   * cluster the kill itself (the other nodes elect a new leader meanwhile).
+   */
+  fault(
+    nc: NatsConnection,
+    logStream: string,
+    downMs: number,
+  ): Promise<{ what: string; from: number }>;
+  stop(): Promise<void>;
+}
+
+export async function startChaosNats(cluster: boolean): Promise<ChaosNats> {
+  if (!cluster) {
+    const server = await findNatsServer({ own: true });
+    return {
+      url: server.url,
+      servers: [server.url],
+      replicas: 1,
+      async fault(_nc, _stream, downMs) {
+        await server.kill();
+        await new Promise((r) => setTimeout(r, downMs));
+        await server.start();
+        return { what: "nats-server", from: Date.now() };
+      },
+      stop: () => server.stop(),
+    };
+  }
+  const nodes = await startNatsCluster(3);
+  return {
+    url: nodes.urls().join(","),
+    servers: nodes.urls(),
+    replicas: 3,
+    async fault(nc, logStream, downMs) {
+      const leader = await jetstreamManager(nc, { timeout: 5000 })
+        .then((jsm) => jsm.streams.info(logStream))
+        .then((info) => info.cluster?.leader)
+        .catch(() => undefined);
+      const node = nodes.nodes.find((n) => n.name === leader) ?? nodes.nodes[0]!;
+      const at = Date.now();
+      await node.kill();
+      await new Promise((r) => setTimeout(r, downMs));
+      await node.start();
+      return {
+        what: `node ${node.name}${node.name === leader ? " (log stream leader)" : ""}`,
+        from: at,
+      };
+    },
+    stop: () => nodes.stop(),
+  };
+}
