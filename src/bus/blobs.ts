@@ -9,6 +9,7 @@
  */
 import { createHash } from "node:crypto";
 import type { JetStreamClient, JetStreamManager } from "@nats-io/jetstream";
+import { beforeDeadline } from "../agent/deadline.js";
 import { HookbusError } from "../errors.js";
 import type { Subjects } from "./subjects.js";
 
@@ -20,6 +21,15 @@ export const DEFAULT_CHUNK_BYTES = 512 * 1024;
  * by lowercase letters is never produced by encodeToken, so no agent id can claim it.
  */
 export const SHARED_BLOB_OWNER = "=shared";
+
+export interface BlobReadOptions {
+  /**
+   * Epoch ms by which the whole body must be read (the caller's deadline): each chunk's read is
+   * cut there, and a read that does not finish fails with HOOKBUS_CALL_TIMEOUT. Without it, each
+   * chunk waits up to the JetStream API timeout.
+   */
+  deadline?: number;
+}
 
 export interface BlobRef {
   blob: string;
@@ -51,10 +61,21 @@ export class BlobStore {
     return ref;
   }
 
-  async get(ref: BlobRef): Promise<Uint8Array> {
+  async get(ref: BlobRef, options: BlobReadOptions = {}): Promise<Uint8Array> {
     const parts: Uint8Array[] = [];
     for (let index = 0; index < ref.chunks; index++) {
-      const msg = await this.chunk(this.chunkSubject(ref, index));
+      const read = this.chunk(this.chunkSubject(ref, index));
+      const msg =
+        options.deadline === undefined
+          ? await read
+          : await beforeDeadline(
+              read,
+              options.deadline,
+              "HOOKBUS_CALL_TIMEOUT",
+              () =>
+                `blob ${ref.blob}: chunk ${index + 1} of ${ref.chunks} was not read before the caller's deadline`,
+              { blob: ref.blob, chunk: index, chunks: ref.chunks },
+            );
       if (msg === null) {
         throw new HookbusError(
           "HOOKBUS_BLOB_MISSING",

@@ -126,7 +126,7 @@ export class CallHandler {
     let callKey: string | undefined;
     try {
       assertWithinRate(this.deps.rateLimiter, address);
-      const decoded = await bus.codec.decodeMessage(msg, { owner: address.agentToken });
+      const decoded = await bus.codec.decodeMessage(msg, { owner: address.agentToken, deadline });
       raw = typeof decoded === "object" && decoded !== null ? (decoded as typeof raw) : undefined;
       request = CallRequest.parse(decoded);
       checkCallIds(limits, { callId: request.callId, context: request.context });

@@ -1,5 +1,5 @@
 /**
- * `npm run fuzz [-- --count N --seed S]`: hostile messages against a real coordinator process;
+ * `npm run fuzz [-- --count N --seed S --rounds R]`: hostile messages against a real coordinator process;
  * prints the figures and exits 1 when any of crashes, unanswered, uncoded or bad records is not 0.
  */
 import { parseArgs } from "node:util";
@@ -10,6 +10,7 @@ const { values } = parseArgs({
     count: { type: "string", default: "10000" },
     seed: { type: "string", default: "1" },
     concurrency: { type: "string", default: "16" },
+    rounds: { type: "string", default: "1" },
   },
 });
 const started = Date.now();
@@ -18,6 +19,7 @@ const report = await runFuzz({
   count: Number(values.count),
   seed: Number(values.seed),
   concurrency: Number(values.concurrency),
+  rounds: Number(values.rounds),
   progress: (sent, r) =>
     process.stderr.write(
       `  … ${sent} sent, ${r.unanswered.length} unanswered, RSS peak ${r.rssMiB.peak} MiB\n`,
@@ -33,6 +35,23 @@ console.log(`  no responders (unserved):   ${report.noResponders}`);
 console.log(
   `  coordinator RSS MiB:        before ${report.rssMiB.before}, peak ${report.rssMiB.peak}, after ${report.rssMiB.after}`,
 );
+const memory = report.memory;
+if (memory !== undefined) {
+  console.log(
+    `  coordinator heapUsed MiB:   after GC before ${memory.before.heapUsedMiB}, peak ${memory.peak.heapUsedMiB}, after GC ${memory.after.heapUsedMiB}`,
+  );
+  console.log(
+    `  coordinator external MiB:   before ${memory.before.externalMiB}, peak ${memory.peak.externalMiB}, after GC ${memory.after.externalMiB} (arrayBuffers after ${memory.after.arrayBuffersMiB})`,
+  );
+  if (memory.rounds.length > 1)
+    console.log(
+      `  after each round (RSS/heapUsed/heapTotal/external MiB): ${memory.rounds.map((m) => `${m.rssMiB}/${m.heapUsedMiB}/${m.heapTotalMiB}/${m.externalMiB}`).join(", ")}`,
+    );
+}
+if (memory !== undefined)
+  console.log(
+    `  coordinator heapTotal MiB:  before ${memory.before.heapTotalMiB}, peak ${memory.peak.heapTotalMiB}, after GC ${memory.after.heapTotalMiB}`,
+  );
 const tally = (list: { kind: string; path: string }[]) =>
   Object.entries(
     list.reduce<Record<string, number>>((acc, x) => {
