@@ -49,6 +49,8 @@ export interface EncodeOptions {
    * when it has one (calls, policy requests, records), else the shared owner.
    */
   agentId?: string;
+  /** Epoch ms: a body large enough for the blob store must be stored by then. */
+  deadline?: number;
 }
 
 export type BodyEncoding = "json" | "gzip" | "blob";
@@ -113,7 +115,11 @@ export class BodyCodec {
         {},
       );
     }
-    const ref: BlobRef = await this.blobs.put(zipped, blobOwner(value, options.agentId));
+    const ref: BlobRef = await this.blobs.put(
+      zipped,
+      blobOwner(value, options.agentId),
+      options.deadline === undefined ? {} : { deadline: options.deadline },
+    );
     const body = { ...ref, gzip: true } satisfies z.infer<typeof BlobReference>;
     return { data: Buffer.from(JSON.stringify(body), "utf8"), encoding: "blob" };
   }

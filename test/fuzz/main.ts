@@ -1,8 +1,9 @@
 /**
- * `npm run fuzz [-- --count N --seed S --rounds R]`: hostile messages against a real coordinator process;
+ * `npm run fuzz [-- --count N --seed S --rounds R --allocator glibc|jemalloc]`: hostile messages against a real coordinator process;
  * prints the figures and exits 1 when any of crashes, unanswered, uncoded or bad records is not 0.
  */
 import { parseArgs } from "node:util";
+import { jemallocEnv } from "./probed-coordinator.js";
 import { runFuzz } from "./run-fuzz.js";
 
 const { values } = parseArgs({
@@ -11,8 +12,13 @@ const { values } = parseArgs({
     seed: { type: "string", default: "1" },
     concurrency: { type: "string", default: "16" },
     rounds: { type: "string", default: "1" },
+    allocator: { type: "string", default: "glibc" },
   },
 });
+if (values.allocator !== "glibc" && values.allocator !== "jemalloc") {
+  console.error(`--allocator must be glibc or jemalloc, got ${values.allocator}`);
+  process.exit(2);
+}
 const started = Date.now();
 process.stderr.write("fuzz: starting nats-server and a coordinator\n");
 const report = await runFuzz({
@@ -20,6 +26,7 @@ const report = await runFuzz({
   seed: Number(values.seed),
   concurrency: Number(values.concurrency),
   rounds: Number(values.rounds),
+  ...(values.allocator === "jemalloc" ? { coordinatorEnv: jemallocEnv() } : {}),
   progress: (sent, r) =>
     process.stderr.write(
       `  … ${sent} sent, ${r.unanswered.length} unanswered, RSS peak ${r.rssMiB.peak} MiB\n`,
@@ -32,6 +39,7 @@ console.log(`  unanswered by deadline:     ${report.unanswered.length}`);
 console.log(`  uncoded answers:            ${report.uncoded.length}`);
 console.log(`  records failing the schema: ${report.badRecords.length} of ${report.records}`);
 console.log(`  no responders (unserved):   ${report.noResponders}`);
+console.log(`  coordinator allocator:      ${report.allocator ?? "unknown"}`);
 console.log(
   `  coordinator RSS MiB:        before ${report.rssMiB.before}, peak ${report.rssMiB.peak}, after ${report.rssMiB.after}`,
 );

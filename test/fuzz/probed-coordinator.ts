@@ -5,7 +5,7 @@
  * external memory besides RSS. Nothing of this is in the service: only this test harness loads it.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 
 const cli = fileURLToPath(new URL("../../bin/hookbus.js", import.meta.url));
@@ -13,6 +13,30 @@ const probe = new URL("./memory-probe.mjs", import.meta.url).href;
 
 /** MiB with one decimal. */
 export const mib = (bytes: number) => Math.round((bytes / 1024 / 1024) * 10) / 10;
+
+/** Where Debian's libjemalloc2 puts the library (docs/operations.md, "Memory"). */
+const JEMALLOC_PATHS = [
+  "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2",
+  "/usr/lib/aarch64-linux-gnu/libjemalloc.so.2",
+  "/usr/lib/libjemalloc.so.2",
+];
+
+/**
+ * The environment that runs a service on jemalloc, as docs/operations.md recommends: freed
+ * memory goes back to the OS within about a second (glibc malloc keeps a fragmented high-water).
+ */
+export function jemallocEnv(): Record<string, string> {
+  const path = JEMALLOC_PATHS.find((p) => existsSync(p));
+  if (path === undefined) {
+    throw new Error(
+      `jemalloc not found (looked in ${JEMALLOC_PATHS.join(", ")}): apt-get install libjemalloc2`,
+    );
+  }
+  return {
+    LD_PRELOAD: path,
+    MALLOC_CONF: "background_thread:true,dirty_decay_ms:1000,muzzy_decay_ms:0",
+  };
+}
 
 export interface MemoryFigures {
   rssMiB: number;
@@ -28,6 +52,8 @@ export interface ProbedCoordinator {
   exited: Promise<number | null>;
   /** RSS from /proc (no round trip: cheap enough to sample every 100 ms). */
   rssMiB: () => number;
+  /** "jemalloc" when the process runs on it, else "glibc malloc". */
+  allocator: () => string;
   /** process.memoryUsage() as is. */
   sample: (timeoutMs?: number) => Promise<MemoryFigures>;
   /** process.memoryUsage() after two forced full collections. */
@@ -76,6 +102,10 @@ export function startProbedCoordinator(
   return {
     child,
     exited,
+    allocator: () =>
+      readFileSync(`/proc/${child.pid}/maps`, "utf8").includes("libjemalloc")
+        ? "jemalloc"
+        : "glibc malloc",
     rssMiB: () => {
       const status = readFileSync(`/proc/${child.pid}/status`, "utf8");
       return mib(Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) * 1024);

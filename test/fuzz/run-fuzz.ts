@@ -56,6 +56,8 @@ export interface FuzzReport {
   badRecords: { seq: number; problem: string }[];
   rssMiB: { before: number; peak: number; after: number };
   memory?: FuzzMemory;
+  /** The coordinator's allocator ("jemalloc" or "glibc malloc"). */
+  allocator?: string;
   byKind: Record<string, number>;
 }
 
@@ -146,6 +148,7 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzReport> {
       "coordinator answering",
     );
     const before = await coordinator.settled();
+    report.allocator = coordinator.allocator();
     const memory: FuzzMemory = { before, peak: before, after: before, rounds: [] };
     report.memory = memory;
     report.rssMiB.before = before.rssMiB;

@@ -1,6 +1,6 @@
 /**
- * Blob reads are bounded by the caller's deadline (issue 10, item 2): with the server gone
- * mid-read, a blob-backed body fails with HOOKBUS_CALL_TIMEOUT at the caller's deadline instead of
+ * Blob reads and writes are bounded by the caller's deadline (issue 10, item 2): with the server
+ * gone, a blob-backed body fails with HOOKBUS_CALL_TIMEOUT at the caller's deadline instead of
  * waiting out the JetStream API timeout once per chunk.
  */
 import { randomBytes } from "node:crypto";
@@ -46,6 +46,14 @@ describe("blob reads and the caller's deadline", () => {
       // loaded machine's event-loop lag, far below one API timeout.
       expect(took).toBeGreaterThanOrEqual(450);
       expect(took).toBeLessThan(4000);
+
+      // Storing a large body (the coordinator's policy request) is cut at the deadline too.
+      const putStarted = Date.now();
+      const putError = await rejection(
+        store.put(randomBytes(3 * 64 * 1024), "agent-a", { deadline: putStarted + 500 }),
+      );
+      expect(isHookbusError(putError, "HOOKBUS_CALL_TIMEOUT"), String(putError)).toBe(true);
+      expect(Date.now() - putStarted).toBeLessThan(4000);
     } finally {
       await nats.handle().start();
     }
