@@ -70,7 +70,13 @@ const tally = (list: { kind: string; path: string }[]) =>
   )
     .map(([k, n]) => `${k}: ${n}`)
     .join(", ");
-if (report.unanswered.length > 0) console.log(`  unanswered by kind: ${tally(report.unanswered)}`);
+if (report.unanswered.length > 0) {
+  console.log(`  unanswered by kind: ${tally(report.unanswered)}`);
+  const t0 = report.unanswered[0]!.at;
+  console.log(
+    `  unanswered (index@ms after the first): ${report.unanswered.map((u) => `${u.n}@${u.at - t0}`).join(", ")}`,
+  );
+}
 if (report.uncoded.length > 0) {
   console.log(`  uncoded by kind: ${tally(report.uncoded)}`);
   console.log(`  first uncoded: ${JSON.stringify(report.uncoded[0])}`);

@@ -47,7 +47,8 @@ export interface FuzzReport {
   seed: number;
   sent: number;
   crashes: number;
-  unanswered: { kind: string; path: string }[];
+  /** `n` is the message's index: `fuzzMessage(seededRandom(seed), …)` reproduces it. */
+  unanswered: { kind: string; path: string; n: number; at: number }[];
   uncoded: { kind: string; path: string; body: string }[];
   /** Requests on a subject nobody serves (the observe path on a build without it). */
   noResponders: number;
@@ -190,7 +191,7 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzReport> {
         const text = `${(error as Error).message} ${cause instanceof Error ? cause.message : ""}`;
         if (/no responders|503/i.test(text)) report.noResponders++;
         else if (/timeout/i.test(text))
-          report.unanswered.push({ kind: message.kind, path: message.path });
+          report.unanswered.push({ kind: message.kind, path: message.path, n, at: Date.now() });
         else
           report.uncoded.push({ kind: message.kind, path: message.path, body: text.slice(0, 200) });
         return;
