@@ -34,7 +34,7 @@ export function jemallocEnv(): Record<string, string> {
   }
   return {
     LD_PRELOAD: path,
-    MALLOC_CONF: "background_thread:true,dirty_decay_ms:1000,muzzy_decay_ms:0",
+    MALLOC_CONF: "background_thread:true,dirty_decay_ms:0,muzzy_decay_ms:0",
   };
 }
 
