@@ -71,19 +71,20 @@ export class NatsCallTransport implements CallTransport {
       hint: `; is a coordinator running on namespace "${bus.subjects.namespace}"?`,
       logger: bus.logger,
     });
-    return this.readReply(hook, callId, reply);
+    return this.readReply(hook, callId, reply, deadline);
   }
 
   private async readReply<H extends ModifyingHookName>(
     hook: H,
     callId: string,
     msg: Msg,
+    deadline: number,
   ): Promise<RemoteDecision<H>> {
     const details = { hook, callId };
     const errorCode = msg.headers?.get(Header.ErrorCode) ?? "";
     if (errorCode !== "") throw await remoteError(this.bus, hook, callId, errorCode, msg);
 
-    const parsed = CallReply.safeParse(await this.bus.codec.decodeMessage(msg));
+    const parsed = CallReply.safeParse(await this.bus.codec.decodeMessage(msg, { deadline }));
     if (!parsed.success) {
       throw new HookbusError(
         "HOOKBUS_BAD_MESSAGE",

@@ -9,6 +9,7 @@
  */
 import { createHash } from "node:crypto";
 import type { JetStreamClient, JetStreamManager } from "@nats-io/jetstream";
+import { beforeDeadline } from "../agent/deadline.js";
 import { HookbusError } from "../errors.js";
 import type { Subjects } from "./subjects.js";
 
@@ -20,6 +21,15 @@ export const DEFAULT_CHUNK_BYTES = 512 * 1024;
  * by lowercase letters is never produced by encodeToken, so no agent id can claim it.
  */
 export const SHARED_BLOB_OWNER = "=shared";
+
+export interface BlobDeadlineOptions {
+  /**
+   * Epoch ms by which the whole body must be read or stored (the caller's deadline): each
+   * chunk's read or write is cut there, and one that does not finish fails with
+   * HOOKBUS_CALL_TIMEOUT. Without it, each chunk waits up to the JetStream API timeout.
+   */
+  deadline?: number;
+}
 
 export interface BlobRef {
   blob: string;
@@ -37,24 +47,52 @@ export class BlobStore {
     private readonly chunkBytes: number = DEFAULT_CHUNK_BYTES,
   ) {}
 
-  async put(bytes: Uint8Array, owner: string = SHARED_BLOB_OWNER): Promise<BlobRef> {
+  async put(
+    bytes: Uint8Array,
+    owner: string = SHARED_BLOB_OWNER,
+    options: BlobDeadlineOptions = {},
+  ): Promise<BlobRef> {
     const blob = createHash("sha256").update(bytes).digest("hex");
     const chunks = Math.max(1, Math.ceil(bytes.length / this.chunkBytes));
     const ref = { blob, size: bytes.length, chunks, owner };
-    if (await this.has(ref)) return ref;
+    const within = <T>(work: Promise<T>, what: string): Promise<T> =>
+      options.deadline === undefined
+        ? work
+        : beforeDeadline(
+            work,
+            options.deadline,
+            "HOOKBUS_CALL_TIMEOUT",
+            () => `blob ${blob}: ${what} did not finish before the caller's deadline`,
+            { blob, chunks },
+          );
+    if (await within(this.has(ref), "the existence check")) return ref;
     for (let index = 0; index < chunks; index++) {
       const chunk = bytes.subarray(index * this.chunkBytes, (index + 1) * this.chunkBytes);
-      await this.js.publish(this.chunkSubject(ref, index), chunk, {
-        msgID: `${owner}.${blob}.${index}`,
-      });
+      await within(
+        this.js.publish(this.chunkSubject(ref, index), chunk, {
+          msgID: `${owner}.${blob}.${index}`,
+        }),
+        `storing chunk ${index + 1} of ${chunks}`,
+      );
     }
     return ref;
   }
 
-  async get(ref: BlobRef): Promise<Uint8Array> {
+  async get(ref: BlobRef, options: BlobDeadlineOptions = {}): Promise<Uint8Array> {
     const parts: Uint8Array[] = [];
     for (let index = 0; index < ref.chunks; index++) {
-      const msg = await this.chunk(this.chunkSubject(ref, index));
+      const read = this.chunk(this.chunkSubject(ref, index));
+      const msg =
+        options.deadline === undefined
+          ? await read
+          : await beforeDeadline(
+              read,
+              options.deadline,
+              "HOOKBUS_CALL_TIMEOUT",
+              () =>
+                `blob ${ref.blob}: chunk ${index + 1} of ${ref.chunks} was not read before the caller's deadline`,
+              { blob: ref.blob, chunk: index, chunks: ref.chunks },
+            );
       if (msg === null) {
         throw new HookbusError(
           "HOOKBUS_BLOB_MISSING",

@@ -5,7 +5,7 @@
  * docs/protocol.md.
  */
 import { promisify } from "node:util";
-import { gunzip, gzip, type ZlibOptions } from "node:zlib";
+import { gzip } from "node:zlib";
 import { headers as natsHeaders, type MsgHdrs } from "@nats-io/transport-node";
 import { z } from "zod";
 import { HookbusError } from "../errors.js";
@@ -13,10 +13,10 @@ import { injectTraceContext } from "../observability/trace.js";
 import { DEFAULT_LIMITS, jsonDepthExceeds, limitExceeded, type Limits } from "../limits.js";
 import { SHARED_BLOB_OWNER, type BlobRef, type BlobStore } from "./blobs.js";
 import { Header } from "./headers.js";
+import { inflateBounded as inflate } from "./inflate.js";
 import { encodeToken } from "./tokens.js";
 
 const gzipAsync = promisify(gzip);
-const gunzipAsync = promisify<Uint8Array, ZlibOptions, Buffer>(gunzip);
 
 /** The limits the codec enforces on what it decodes (docs/limits.md). */
 export type BodyLimits = Pick<
@@ -39,6 +39,8 @@ export interface DecodeOptions {
   owner?: string;
   /** The body is a log record: allow RECORD_DEPTH_ALLOWANCE more levels, RECORD_SIZE_FACTOR × the sizes. */
   record?: boolean;
+  /** Epoch ms: a blob-backed body must be read by then (HOOKBUS_CALL_TIMEOUT otherwise). */
+  deadline?: number;
 }
 
 export interface EncodeOptions {
@@ -47,6 +49,8 @@ export interface EncodeOptions {
    * when it has one (calls, policy requests, records), else the shared owner.
    */
   agentId?: string;
+  /** Epoch ms: a body large enough for the blob store must be stored by then. */
+  deadline?: number;
 }
 
 export type BodyEncoding = "json" | "gzip" | "blob";
@@ -111,7 +115,11 @@ export class BodyCodec {
         {},
       );
     }
-    const ref: BlobRef = await this.blobs.put(zipped, blobOwner(value, options.agentId));
+    const ref: BlobRef = await this.blobs.put(
+      zipped,
+      blobOwner(value, options.agentId),
+      options.deadline === undefined ? {} : { deadline: options.deadline },
+    );
     const body = { ...ref, gzip: true } satisfies z.infer<typeof BlobReference>;
     return { data: Buffer.from(JSON.stringify(body), "utf8"), encoding: "blob" };
   }
@@ -140,7 +148,10 @@ export class BodyCodec {
             throw new Error("no blob store to resolve a blob reference");
           const ref = BlobReference.parse(parseJson(data, 2));
           checkBlobReference(ref, limits, options.owner);
-          const stored = await this.blobs.get(ref);
+          const stored = await this.blobs.get(
+            ref,
+            options.deadline === undefined ? {} : { deadline: options.deadline },
+          );
           return parseJson(
             ref.gzip ? await inflate(stored, limits.maxInflatedBytes) : stored,
             limits.maxDepth,
@@ -206,22 +217,6 @@ function checkBlobReference(
       `a body received from agent token ${owner} refers to a blob of ${ref.owner}`,
       { owner: ref.owner, expected: owner },
     );
-  }
-}
-
-/** Gunzip that stops producing output at the cap (a 200 KB bomb never becomes 200 MB). */
-async function inflate(data: Uint8Array, maxBytes: number): Promise<Buffer> {
-  try {
-    return await gunzipAsync(data, { maxOutputLength: maxBytes });
-  } catch (error) {
-    if ((error as { code?: string }).code === "ERR_BUFFER_TOO_LARGE") {
-      throw limitExceeded(
-        "maxInflatedBytes",
-        `a gzip body inflates to more than the limit of ${maxBytes} bytes`,
-        { max: maxBytes },
-      );
-    }
-    throw error;
   }
 }
 

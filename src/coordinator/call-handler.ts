@@ -126,7 +126,7 @@ export class CallHandler {
     let callKey: string | undefined;
     try {
       assertWithinRate(this.deps.rateLimiter, address);
-      const decoded = await bus.codec.decodeMessage(msg, { owner: address.agentToken });
+      const decoded = await bus.codec.decodeMessage(msg, { owner: address.agentToken, deadline });
       raw = typeof decoded === "object" && decoded !== null ? (decoded as typeof raw) : undefined;
       request = CallRequest.parse(decoded);
       checkCallIds(limits, { callId: request.callId, context: request.context });
@@ -201,12 +201,10 @@ export class CallHandler {
     if (policies.length > 0) {
       this.deps.onCallStarted?.(callKey, context, call.event, snapshot);
       // One body for every policy: a large event is encoded (and stored as a blob) once per call.
-      const body = await bus.codec.encode({
-        callId,
-        hook,
-        context,
-        event: call.event,
-      } satisfies PolicyRequest);
+      const body = await bus.codec.encode(
+        { callId, hook, context, event: call.event } satisfies PolicyRequest,
+        { deadline },
+      );
       outcomes = await Promise.all(
         policies.map((policy) =>
           traced(this.deps.telemetry).askPolicy(policy.name, hook, () =>

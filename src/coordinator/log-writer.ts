@@ -7,6 +7,7 @@
  * Nothing else happens on this path: tamper evidence is the sealer's job, after the fact
  * (src/sealer/, docs/tamper-evidence.md), so a decision pays one publish and no chain work.
  */
+import { beforeDeadline } from "../agent/deadline.js";
 import type { Bus } from "../bus/bus.js";
 import { bodyHeaders, type EncodedBody } from "../bus/codec.js";
 import { Header } from "../bus/headers.js";
@@ -46,22 +47,31 @@ export class LogWriter {
       const remaining = deadline - Date.now();
       if (remaining <= 0 && attempt > 0) break;
       try {
-        // Encoding may store blobs (JetStream) for a large record, so it is retried too.
-        encoded ??= await this.bus.codec.encode(record);
+        // Encoding may store blobs (JetStream) for a large record, so it is retried too, and
+        // bounded like the publish (at least 250 ms even for a record written past its deadline).
+        encoded ??= await this.bus.codec.encode(record, {
+          deadline: Date.now() + Math.max(250, remaining),
+        });
         const ack = await this.bus.js.publish(subject, encoded.data, {
           msgID,
           headers: bodyHeaders(encoded, extra),
           timeout: Math.max(250, Math.min(remaining, 5000)),
         });
         if (!ack.duplicate) return { seq: ack.seq, duplicate: false, record };
-        return { seq: ack.seq, duplicate: true, record, stored: await this.read(ack.seq) };
+        return {
+          seq: ack.seq,
+          duplicate: true,
+          record,
+          stored: await this.read(ack.seq, Math.max(deadline, Date.now() + 250)),
+        };
       } catch (error) {
         if (error instanceof HookbusError && error.code === "HOOKBUS_PAYLOAD_TOO_LARGE")
           throw error;
         lastError = error;
         attempt++;
         this.bus.logger.warn({ err: error, subject, attempt }, "log append failed, retrying");
-        await sleep(Math.min(50 * 2 ** attempt, 1000));
+        // Never sleep past the deadline: the loop then gives up at once.
+        await sleep(Math.max(0, Math.min(50 * 2 ** attempt, 1000, deadline - Date.now())));
       }
     }
     throw new HookbusError(
@@ -72,13 +82,29 @@ export class LogWriter {
     );
   }
 
-  /** Read back a stored record (after a duplicate append, the stored one is the truth). */
-  async read(seq: number): Promise<LogRecord> {
-    const msg = await this.bus.jsm.streams.getMessage(this.bus.subjects.logStream, { seq });
+  /**
+   * Read back a stored record (after a duplicate append, the stored one is the truth), by
+   * `deadline` when given (HOOKBUS_LOG_UNAVAILABLE otherwise).
+   */
+  async read(seq: number, deadline?: number): Promise<LogRecord> {
+    const get = this.bus.jsm.streams.getMessage(this.bus.subjects.logStream, { seq });
+    const msg =
+      deadline === undefined
+        ? await get
+        : await beforeDeadline(
+            get,
+            deadline,
+            "HOOKBUS_LOG_UNAVAILABLE",
+            () => `log record ${seq} could not be read back before the deadline`,
+            { seq },
+          );
     if (msg === null)
       throw new HookbusError("HOOKBUS_INTERNAL", `log record ${seq} vanished`, { seq });
     return LogRecord.parse(
-      await this.bus.codec.decodeMessage({ data: msg.data, headers: msg.header }),
+      await this.bus.codec.decodeMessage(
+        { data: msg.data, headers: msg.header },
+        deadline === undefined ? {} : { deadline },
+      ),
     );
   }
 }

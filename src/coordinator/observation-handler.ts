@@ -52,7 +52,7 @@ export class ObservationHandler {
     let digest: string | undefined;
     try {
       assertWithinRate(this.deps.rateLimiter, address);
-      const decoded = await bus.codec.decodeMessage(msg, { owner: address.agentToken });
+      const decoded = await bus.codec.decodeMessage(msg, { owner: address.agentToken, deadline });
       raw = typeof decoded === "object" && decoded !== null ? (decoded as typeof raw) : undefined;
       const request = ObserveRequest.parse(decoded);
       checkCallIds(limits, { eventId: request.eventId, context: request.context });

@@ -125,7 +125,7 @@ export class RequestServer {
     let reply: PolicyReply;
     let errorCode: string | undefined;
     try {
-      const { hook, body } = await this.readRequest(msg);
+      const { hook, body } = await this.readRequest(msg, deadline);
       callId = body.callId;
       const result = await invokePolicy(policy, hook, body["event"], body["context"], {
         callId,
@@ -173,9 +173,10 @@ export class RequestServer {
   /** Decode and check the envelope: it must be for this policy and the hook of its subject. */
   private async readRequest(
     msg: Msg,
+    deadline: number | undefined,
   ): Promise<{ hook: ModifyingHookName; body: z.infer<typeof Envelope> }> {
     const { bus, policy } = this.options;
-    const decoded = await bus.codec.decodeMessage(msg);
+    const decoded = await bus.codec.decodeMessage(msg, deadline === undefined ? {} : { deadline });
     const parsed = Envelope.safeParse(decoded);
     if (!parsed.success) {
       throw new HookbusError(

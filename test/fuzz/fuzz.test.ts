@@ -14,5 +14,9 @@ describe("fuzz sample", () => {
     expect(report.unanswered).toEqual([]);
     expect(report.uncoded).toEqual([]);
     expect(report.badRecords).toEqual([]);
+    // The debug-only memory probe answered: settled figures before and after the round.
+    expect(report.memory?.rounds).toHaveLength(1);
+    expect(report.memory!.before.heapUsedMiB).toBeGreaterThan(0);
+    expect(report.memory!.after.rssMiB).toBeGreaterThan(0);
   }, 120_000);
 });

@@ -1,8 +1,9 @@
 /**
- * `npm run fuzz [-- --count N --seed S]`: hostile messages against a real coordinator process;
+ * `npm run fuzz [-- --count N --seed S --rounds R --allocator glibc|jemalloc]`: hostile messages against a real coordinator process;
  * prints the figures and exits 1 when any of crashes, unanswered, uncoded or bad records is not 0.
  */
 import { parseArgs } from "node:util";
+import { jemallocEnv } from "./probed-coordinator.js";
 import { runFuzz } from "./run-fuzz.js";
 
 const { values } = parseArgs({
@@ -10,14 +11,22 @@ const { values } = parseArgs({
     count: { type: "string", default: "10000" },
     seed: { type: "string", default: "1" },
     concurrency: { type: "string", default: "16" },
+    rounds: { type: "string", default: "1" },
+    allocator: { type: "string", default: "glibc" },
   },
 });
+if (values.allocator !== "glibc" && values.allocator !== "jemalloc") {
+  console.error(`--allocator must be glibc or jemalloc, got ${values.allocator}`);
+  process.exit(2);
+}
 const started = Date.now();
 process.stderr.write("fuzz: starting nats-server and a coordinator\n");
 const report = await runFuzz({
   count: Number(values.count),
   seed: Number(values.seed),
   concurrency: Number(values.concurrency),
+  rounds: Number(values.rounds),
+  ...(values.allocator === "jemalloc" ? { coordinatorEnv: jemallocEnv() } : {}),
   progress: (sent, r) =>
     process.stderr.write(
       `  … ${sent} sent, ${r.unanswered.length} unanswered, RSS peak ${r.rssMiB.peak} MiB\n`,
@@ -30,9 +39,27 @@ console.log(`  unanswered by deadline:     ${report.unanswered.length}`);
 console.log(`  uncoded answers:            ${report.uncoded.length}`);
 console.log(`  records failing the schema: ${report.badRecords.length} of ${report.records}`);
 console.log(`  no responders (unserved):   ${report.noResponders}`);
+console.log(`  coordinator allocator:      ${report.allocator ?? "unknown"}`);
 console.log(
   `  coordinator RSS MiB:        before ${report.rssMiB.before}, peak ${report.rssMiB.peak}, after ${report.rssMiB.after}`,
 );
+const memory = report.memory;
+if (memory !== undefined) {
+  console.log(
+    `  coordinator heapUsed MiB:   after GC before ${memory.before.heapUsedMiB}, peak ${memory.peak.heapUsedMiB}, after GC ${memory.after.heapUsedMiB}`,
+  );
+  console.log(
+    `  coordinator external MiB:   before ${memory.before.externalMiB}, peak ${memory.peak.externalMiB}, after GC ${memory.after.externalMiB} (arrayBuffers after ${memory.after.arrayBuffersMiB})`,
+  );
+  if (memory.rounds.length > 1)
+    console.log(
+      `  after each round (RSS/heapUsed/heapTotal/external MiB): ${memory.rounds.map((m) => `${m.rssMiB}/${m.heapUsedMiB}/${m.heapTotalMiB}/${m.externalMiB}`).join(", ")}`,
+    );
+}
+if (memory !== undefined)
+  console.log(
+    `  coordinator heapTotal MiB:  before ${memory.before.heapTotalMiB}, peak ${memory.peak.heapTotalMiB}, after GC ${memory.after.heapTotalMiB}`,
+  );
 const tally = (list: { kind: string; path: string }[]) =>
   Object.entries(
     list.reduce<Record<string, number>>((acc, x) => {
@@ -43,7 +70,13 @@ const tally = (list: { kind: string; path: string }[]) =>
   )
     .map(([k, n]) => `${k}: ${n}`)
     .join(", ");
-if (report.unanswered.length > 0) console.log(`  unanswered by kind: ${tally(report.unanswered)}`);
+if (report.unanswered.length > 0) {
+  console.log(`  unanswered by kind: ${tally(report.unanswered)}`);
+  const t0 = report.unanswered[0]!.at;
+  console.log(
+    `  unanswered (index@ms after the first): ${report.unanswered.map((u) => `${u.n}@${u.at - t0}`).join(", ")}`,
+  );
+}
 if (report.uncoded.length > 0) {
   console.log(`  uncoded by kind: ${tally(report.uncoded)}`);
   console.log(`  first uncoded: ${JSON.stringify(report.uncoded[0])}`);

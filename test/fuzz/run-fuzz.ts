@@ -4,17 +4,15 @@
  * and reports: crashes, calls unanswered by their deadline, answers without a hookbus error code,
  * log records failing the schema, and the coordinator's RSS before, at peak and after.
  */
-import { readFileSync } from "node:fs";
-import { fileURLToPath } from "node:url";
 import { connect, headers as natsHeaders, type Msg } from "@nats-io/transport-node";
 import { Bus, LogRecord, RegistryStore, Subjects } from "../../src/index.js";
 import { ErrorCodes } from "../../src/errors.js";
 import { CallReply } from "../../src/bus/envelope.js";
 import { findNatsServer } from "../../src/testing/nats.js";
-import { startChild } from "../support/child.js";
 import { uniqueNamespace } from "../support/nats.js";
 import { until } from "../support/wait.js";
 import { fuzzMessage, seededRandom, type FuzzMessage } from "./generator.js";
+import { startProbedCoordinator, type MemoryFigures } from "./probed-coordinator.js";
 
 export interface FuzzOptions {
   count: number;
@@ -22,15 +20,35 @@ export interface FuzzOptions {
   concurrency?: number;
   /** Each message's deadline; an answer later than this counts as unanswered. */
   deadlineMs?: number;
+  /**
+   * Send `count` messages this many times to the same coordinator, with a settled memory reading
+   * after each round: a leak grows round after round, a high-water mark does not. Default 1.
+   */
+  rounds?: number;
+  /** Extra environment of the coordinator process (e.g. MALLOC_ARENA_MAX, NODE_OPTIONS). */
+  coordinatorEnv?: Record<string, string>;
   /** Called every 100 messages. */
   progress?: (sent: number, report: FuzzReport) => void;
+}
+
+/** The coordinator's memory: RSS, and heap/external from inside the process (memory-probe.mjs). */
+export interface FuzzMemory {
+  /** Settled (after a forced GC) once the coordinator answers, before any hostile message. */
+  before: MemoryFigures;
+  /** The highest of each figure sampled during the run (no forced GC). */
+  peak: MemoryFigures;
+  /** Settled after the last round and a 2 s idle. */
+  after: MemoryFigures;
+  /** Settled after each round. */
+  rounds: MemoryFigures[];
 }
 
 export interface FuzzReport {
   seed: number;
   sent: number;
   crashes: number;
-  unanswered: { kind: string; path: string }[];
+  /** `n` is the message's index: `fuzzMessage(seededRandom(seed), …)` reproduces it. */
+  unanswered: { kind: string; path: string; n: number; at: number }[];
   uncoded: { kind: string; path: string; body: string }[];
   /** Requests on a subject nobody serves (the observe path on a build without it). */
   noResponders: number;
@@ -38,17 +56,20 @@ export interface FuzzReport {
   records: number;
   badRecords: { seq: number; problem: string }[];
   rssMiB: { before: number; peak: number; after: number };
+  memory?: FuzzMemory;
+  /** The coordinator's allocator ("jemalloc" or "glibc malloc"). */
+  allocator?: string;
   byKind: Record<string, number>;
 }
 
-const cli = fileURLToPath(new URL("../../bin/hookbus.js", import.meta.url));
 const CODES = new Set(Object.keys(ErrorCodes));
-
-function rssMiB(pid: number): number {
-  const status = readFileSync(`/proc/${pid}/status`, "utf8");
-  const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
-  return Math.round((kb / 1024) * 10) / 10;
-}
+const maxFigures = (a: MemoryFigures, b: MemoryFigures): MemoryFigures => ({
+  rssMiB: Math.max(a.rssMiB, b.rssMiB),
+  heapUsedMiB: Math.max(a.heapUsedMiB, b.heapUsedMiB),
+  heapTotalMiB: Math.max(a.heapTotalMiB, b.heapTotalMiB),
+  externalMiB: Math.max(a.externalMiB, b.externalMiB),
+  arrayBuffersMiB: Math.max(a.arrayBuffersMiB, b.arrayBuffersMiB),
+});
 
 export async function runFuzz(options: FuzzOptions): Promise<FuzzReport> {
   const deadlineMs = options.deadlineMs ?? 5000;
@@ -57,9 +78,9 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzReport> {
   const ns = uniqueNamespace("fuzz");
   const subjects = new Subjects(ns);
   const nc = await connect({ servers: server.url, name: "fuzz-driver" });
-  const coordinator = startChild(
-    [cli, "coordinator", "--server", server.url, "--namespace", ns, "--log-level", "fatal"],
-    {},
+  const coordinator = startProbedCoordinator(
+    ["--server", server.url, "--namespace", ns, "--log-level", "fatal"],
+    options.coordinatorEnv,
   );
   const report: FuzzReport = {
     seed: options.seed,
@@ -127,15 +148,28 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzReport> {
       30_000,
       "coordinator answering",
     );
-    const pid = coordinator.child.pid!;
-    report.rssMiB.before = rssMiB(pid);
+    const before = await coordinator.settled();
+    report.allocator = coordinator.allocator();
+    const memory: FuzzMemory = { before, peak: before, after: before, rounds: [] };
+    report.memory = memory;
+    report.rssMiB.before = before.rssMiB;
     report.rssMiB.peak = report.rssMiB.before;
     const sampler = setInterval(() => {
-      if (coordinator.child.exitCode === null)
-        report.rssMiB.peak = Math.max(report.rssMiB.peak, rssMiB(pid));
+      if (coordinator.child.exitCode !== null) return;
+      report.rssMiB.peak = Math.max(report.rssMiB.peak, coordinator.rssMiB());
     }, 100);
+    // Heap and external peaks from inside the process, less often (a round trip each).
+    let sampling = false;
+    const heapSampler = setInterval(() => {
+      if (coordinator.child.exitCode !== null || sampling) return;
+      sampling = true;
+      coordinator
+        .sample()
+        .then((m) => (memory.peak = maxFigures(memory.peak, m)))
+        .catch(() => undefined)
+        .finally(() => (sampling = false));
+    }, 250);
 
-    const random = seededRandom(options.seed);
     let next = 0;
     const one = async (message: FuzzMessage, n: number) => {
       report.byKind[message.kind] = (report.byKind[message.kind] ?? 0) + 1;
@@ -157,7 +191,7 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzReport> {
         const text = `${(error as Error).message} ${cause instanceof Error ? cause.message : ""}`;
         if (/no responders|503/i.test(text)) report.noResponders++;
         else if (/timeout/i.test(text))
-          report.unanswered.push({ kind: message.kind, path: message.path });
+          report.unanswered.push({ kind: message.kind, path: message.path, n, at: Date.now() });
         else
           report.uncoded.push({ kind: message.kind, path: message.path, body: text.slice(0, 200) });
         return;
@@ -181,22 +215,32 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzReport> {
     const bus = await Bus.open(nc, { namespace: ns });
     const decodeReply = (msg: Msg) =>
       bus.codec.decodeMessage(msg).catch((e: unknown) => `undecodable: ${String(e)}`);
-    const workers = Array.from({ length: concurrency }, async () => {
-      while (next < options.count && coordinator.child.exitCode === null) {
-        const n = next++;
-        report.sent++;
-        if (n % 100 === 0) options.progress?.(n, report);
-        await one(fuzzMessage(random, n, "fuzz-agent"), n);
-      }
-    });
-    await Promise.all(workers);
-    clearInterval(sampler);
-    if (coordinator.child.exitCode !== null) report.crashes++;
-    else {
-      // Idle a moment so late verdicts and buffers settle before the "after" figure.
+    const rounds = options.rounds ?? 1;
+    for (let round = 0; round < rounds && coordinator.child.exitCode === null; round++) {
+      // Each round sends the same seeded sequence (fresh ids: n runs on across rounds).
+      const random = seededRandom(options.seed);
+      const end = next + options.count;
+      const workers = Array.from({ length: concurrency }, async () => {
+        while (next < end && coordinator.child.exitCode === null) {
+          const n = next++;
+          report.sent++;
+          if (n % 100 === 0) options.progress?.(n, report);
+          await one(fuzzMessage(random, n, "fuzz-agent"), n);
+        }
+      });
+      await Promise.all(workers);
+      if (coordinator.child.exitCode !== null) break;
+      // Idle a moment so late verdicts and buffers settle before the round's figure.
       await new Promise((r) => setTimeout(r, 2000));
-      report.rssMiB.after = rssMiB(pid);
+      const settled = await coordinator.settled();
+      memory.rounds.push(settled);
+      memory.after = settled;
     }
+    clearInterval(sampler);
+    clearInterval(heapSampler);
+    if (coordinator.child.exitCode !== null) report.crashes++;
+    else report.rssMiB.after = memory.after.rssMiB;
+    memory.peak = maxFigures(memory.peak, memory.after);
     const info = await bus.jsm.streams.info(subjects.logStream);
     for (let seq = info.state.first_seq; seq <= info.state.last_seq && seq > 0; seq++) {
       const msg = await bus.jsm.streams.getMessage(subjects.logStream, { seq });

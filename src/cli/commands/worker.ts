@@ -1,7 +1,7 @@
 /** `hookbus worker ./policy.ts [...]`: serve policy modules until SIGTERM/SIGINT, then drain. */
 import { HookbusError } from "../../errors.js";
 import { loadPolicyModules } from "../../worker/load-policies.js";
-import { runPolicy } from "../../worker/runner.js";
+import { DEFAULT_MAX_QUEUED, runPolicy } from "../../worker/runner.js";
 import { MemorySessionStateStore } from "../../worker/state/memory-store.js";
 import { parseCommand, type Command } from "../command.js";
 import { serviceLogger } from "../logger.js";
@@ -16,6 +16,9 @@ with the same modules to scale a policy.
 
 options:
   --concurrency N     handlers running at once in this process (default 64)
+  --max-queued N      requests waiting for a free handler; beyond it new ones are answered
+                      HOOKBUS_WORKER_OVERLOADED at once and the coordinator applies the
+                      policy's failure mode (env HOOKBUS_WORKER_MAX_QUEUED, default ${DEFAULT_MAX_QUEUED})
   --log-level LEVEL   fatal|error|warn|info|debug|trace|silent (env LOG_LEVEL, default info);
                       logs are NDJSON on stdout
   --connect-wait MS   keep retrying an unreachable NATS server this long at start, logging
@@ -28,6 +31,7 @@ export const workerCommand: Command = {
   async run(argv, out) {
     const { values, positionals } = parseCommand(argv, {
       concurrency: { type: "string" },
+      "max-queued": { type: "string" },
       "log-level": { type: "string" },
       "connect-wait": { type: "string" },
       http: { type: "string" },
@@ -49,6 +53,16 @@ export const workerCommand: Command = {
         {
           argument: "concurrency",
         },
+      );
+    }
+    const maxQueuedRaw = values["max-queued"] ?? process.env.HOOKBUS_WORKER_MAX_QUEUED;
+    const maxQueued =
+      maxQueuedRaw === undefined || maxQueuedRaw === "" ? undefined : Number(maxQueuedRaw);
+    if (maxQueued !== undefined && (!Number.isInteger(maxQueued) || maxQueued < 1)) {
+      throw new HookbusError(
+        "HOOKBUS_INVALID_ARGUMENT",
+        `--max-queued (or HOOKBUS_WORKER_MAX_QUEUED) must be a positive integer, got ${maxQueuedRaw}`,
+        { argument: "max-queued" },
       );
     }
     if (values.state !== undefined && values.state !== "kv" && values.state !== "memory") {
@@ -77,6 +91,7 @@ export const workerCommand: Command = {
             logger,
             ...(values.namespace === undefined ? {} : { namespace: values.namespace }),
             ...(concurrency === undefined ? {} : { concurrency }),
+            ...(maxQueued === undefined ? {} : { maxQueued }),
             ...(values.state === "memory" ? { state: new MemorySessionStateStore() } : {}),
           },
         );

@@ -131,6 +131,9 @@ describe("agent SDK on NATS (no coordinator)", () => {
     const c = await client(ns, { fastPath: false, timeoutMs: 3000, allowMissingRegistry: true });
     const bus = await Bus.open(nc, { namespace: ns });
     const call = c.call("before_agent_reply", ctx, { cleanedBody: "hi" }, { callId: "call-42" });
+    // The scenario's timing (the client exposes no attempt count to wait for): the agent's first
+    // attempts find no coordinator. Were it slower, the test would still pass, only through fewer
+    // retries; the assertions below hold either way.
     await new Promise((r) => setTimeout(r, 150));
     const seen: { callId: string; headerCallId: string; timeoutMs: number }[] = [];
     const sub = nc.subscribe(bus.subjects.call(ctx.agentId, "before_agent_reply"), {
@@ -285,6 +288,8 @@ describe("agent SDK on NATS (no coordinator)", () => {
     expect((error as { details: { attempts: number } }).details.attempts).toBeGreaterThan(1);
 
     const late = c.observe("session_start", ctx, {}, { timeoutMs: 5000, eventId: "late-1" });
+    // The scenario's timing (no attempt count to wait for): the observation retries a while with
+    // no coordinator before one starts.
     await new Promise((r) => setTimeout(r, 300));
     await coordinator(ns);
     expect(await late).toMatchObject({ eventId: "late-1", duplicate: false });

@@ -18,11 +18,12 @@ import { findNatsServer, type NatsServerHandle } from "../../../src/testing/nats
 import {
   definePolicy,
   MemorySessionStateStore,
+  observerDurableName,
   runPolicy,
   type Policy,
 } from "../../../src/worker/index.js";
 import { uniqueNamespace } from "../../support/nats.js";
-import { rejection } from "../../support/wait.js";
+import { rejection, until } from "../../support/wait.js";
 
 let server: NatsServerHandle;
 let nc: NatsConnection;
@@ -220,7 +221,7 @@ describe("agent SDK end to end (coordinator + workers)", () => {
         },
       },
     });
-    const { client } = await pipeline({ policies: [] }, [watcher]);
+    const { bus, client } = await pipeline({ policies: [] }, [watcher]);
     const first = await client.observe(
       "llm_output",
       ctx,
@@ -234,9 +235,22 @@ describe("agent SDK end to end (coordinator + workers)", () => {
       { eventId: "obs-1" },
     );
     expect(again).toMatchObject({ duplicate: true, seq: first.seq });
-    const end = Date.now() + 5000;
-    while (seen.length === 0 && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
-    await new Promise((r) => setTimeout(r, 200));
+    await until(() => seen.length > 0, 5000, "the observation delivered");
+    // Once per eventId: the log holds one observation, and the observer acked it (nothing pending
+    // or awaiting an ack at the server), so no second delivery can come.
+    expect((await bus.jsm.streams.info(bus.subjects.logStream)).state.messages).toBe(1);
+    const consumer = await until(
+      async () => {
+        const info = await bus.jsm.consumers.info(
+          bus.subjects.logStream,
+          observerDurableName(bus.subjects.namespace, "output-watch", "llm_output"),
+        );
+        return info.num_ack_pending === 0 && info.num_pending === 0 ? info : undefined;
+      },
+      5000,
+      "the observation acked",
+    );
+    expect(consumer.num_redelivered).toBe(0);
     expect(seen).toEqual([{ text: "hello", callId: "obs-1" }]);
   });
 });

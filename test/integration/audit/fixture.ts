@@ -106,7 +106,7 @@ const sloth = definePolicy({
   hooks: {
     async before_llm_call(event) {
       if (event.model !== "slow") return undefined;
-      await sleep(SLOTH_SLEEP_MS);
+      await sleep(SLOTH_SLEEP_MS); // slower than its timeout: a late verdict
       return { block: true, blockReason: "too slow to say" };
     },
   },
@@ -238,6 +238,8 @@ export async function buildAuditLog(url: string): Promise<AuditLog> {
     "allow",
   );
 
+  // A legit sleep: time passing is the point (phase B's stored times must be ≥ 40 ms after
+  // phase A's, checked below), not waiting for something to happen.
   await sleep(60);
 
   // Phase B

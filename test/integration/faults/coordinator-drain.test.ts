@@ -64,7 +64,7 @@ describe("hookbus coordinator (CLI) on SIGTERM", () => {
       hooks: {
         async before_tool_call(event, _ctx, { callId }) {
           started.push(callId);
-          if (callId === "in-flight") await sleep(handlerMs);
+          if (callId === "in-flight") await sleep(handlerMs); // held in flight through the drain
           return { block: true, blockReason: `slow says no to ${event.toolCallId}` };
         },
       },
@@ -106,6 +106,8 @@ describe("hookbus coordinator (CLI) on SIGTERM", () => {
     const signalledAt = Date.now();
     coordinator.child.kill("SIGTERM");
     await until(() => coordinator.output().includes("draining"), 5000, "the CLI logs draining");
+    // "Nothing happens within 200 ms" (a legit sleep): the coordinator does not exit while its
+    // call is in flight (the handler holds it for 1.5 s).
     await sleep(200);
     expect(coordinator.child.exitCode).toBeNull(); // still finishing the call in flight
 

@@ -111,6 +111,7 @@ describe("NATS restart during a run", () => {
     })();
     const restarts: number[] = [];
     const chaos = (async () => {
+      // The fault schedule itself (not a precondition): kill at these offsets, down for 300 ms.
       for (const at of [700, 2200]) {
         await sleep(t0 + at - Date.now());
         await nats.handle().kill();

@@ -351,7 +351,7 @@ describe("a slow policy past its timeout", () => {
         version: "1.0.0",
         hooks: {
           async before_tool_call() {
-            await sleep(handlerMs);
+            await sleep(handlerMs); // slower than the policy's timeout
             return blocks ? { block: true, blockReason: `${name} says no` } : undefined;
           },
         },
@@ -430,7 +430,7 @@ describe("a slow policy past its timeout", () => {
       version: "1.0.0",
       hooks: {
         async before_tool_call(_event, context) {
-          await sleep(900);
+          await sleep(900); // a policy slower than its 300 ms timeout
           return context.agentId === "agent-b" ? { block: true, blockReason: "not b" } : undefined;
         },
       },
@@ -480,7 +480,7 @@ describe("a policy timeout longer than the call's deadline", () => {
       name: "patient",
       hooks: {
         async before_tool_call() {
-          await sleep(agentTimeoutMs + 300);
+          await sleep(agentTimeoutMs + 300); // a policy slower than the call's deadline
           return { block: true, blockReason: "finally" };
         },
       },

@@ -47,7 +47,7 @@ async function threeWorkers(namespace: string): Promise<number[]> {
       hooks: {
         async before_tool_call(event) {
           handled[index]!++;
-          await sleep(2);
+          await sleep(2); // simulated work, so calls overlap
           return event.params["cmd"] === "rm"
             ? { block: true, blockReason: "no rm" }
             : { params: { ...event.params, checkedBy: index } };

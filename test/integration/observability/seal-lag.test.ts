@@ -10,7 +10,13 @@ import { AGENT, hookbus, sealedUpToNow, sealerFor, sessionPipeline } from "../ta
 const nats = useNatsServer();
 
 interface StatusJson {
-  sealer: { present: boolean; records?: number; leaseHolder?: string; sealedSeq?: number };
+  sealer: {
+    present: boolean;
+    records?: number;
+    seconds?: number;
+    leaseHolder?: string;
+    sealedSeq?: number;
+  };
   indexer: { present: boolean };
   problems: string[];
 }
@@ -55,7 +61,11 @@ describe("hookbus status: evidence lag", () => {
       expect(behind.sealer.leaseHolder).toBeUndefined();
       expect(behind.problems.join("\n")).toContain("no sealer holds the lease");
 
-      await new Promise((r) => setTimeout(r, 1200));
+      await until(
+        async () => ((await statusJson(url, p.namespace)).sealer.seconds ?? 0) > 1,
+        10_000,
+        "seal lag over 1 s",
+      );
       const check = await hookbus(
         url,
         p.namespace,

@@ -25,7 +25,7 @@ describe("before_agent_reply over the wire", () => {
       hooks: {
         async before_agent_reply(event) {
           // The highest-priority reply answers last: the order must come from the registry.
-          await sleep(40);
+          await sleep(40); // answers last: the order must not depend on arrival
           return event.cleanedBody.startsWith("hi")
             ? { reply: { text: "Hello from greeter", card: { id: 7 } }, reason: "greeting" }
             : undefined;

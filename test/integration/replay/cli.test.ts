@@ -282,6 +282,7 @@ describe("hookbus replay on a live log", () => {
     live = await startLiveDeployment(server.url, `replay-cli-${randomBytes(4).toString("hex")}`);
     await live.run(SESSIONS[0]!); // support-bot conv-web
     await live.run(SESSIONS[1]!); // ops-bot ops-1
+    // Legit sleeps: time passing is the point (`between` falls strictly between the sessions).
     await new Promise((r) => setTimeout(r, 50));
     between = new Date().toISOString();
     await new Promise((r) => setTimeout(r, 50));

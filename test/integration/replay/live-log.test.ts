@@ -37,6 +37,8 @@ beforeAll(async () => {
   live = await startLiveDeployment(server.url, `replay-${randomBytes(4).toString("hex")}`);
   await live.run(session("ops-1"));
   await live.run(session("conv-web"));
+  // Legit sleeps: time passing is the point (`between` must fall strictly between the two
+  // sessions' stored times), not waiting for something to happen.
   await sleep(50);
   between = new Date();
   await sleep(50);

@@ -105,6 +105,7 @@ describe("a chaos run", () => {
           .catch(() => {});
       }
     })();
+    // The fault schedule itself (not a precondition): calls run between the faults.
     const chaos = (async () => {
       await sleep(800);
       coordinatorChild.child.kill("SIGKILL");

@@ -105,13 +105,20 @@ describe("observational hooks", () => {
     expect(seen[0]).toEqual({ toolName: "web_fetch", sessionKey: "s-taint", callId: eventId });
     expect(await createSessionState(state, "taint", "s-taint").get("tainted")).toBe(true);
 
-    // Acked: not delivered again.
-    const info = await bus.jsm.consumers.info(
-      bus.subjects.logStream,
-      observerDurableName(bus.subjects.namespace, "taint", "after_tool_call"),
+    // Acked, so not delivered again: nothing pending or awaiting an ack at the server (this fails
+    // if the handler's ack is lost, whatever the consumer's ack wait).
+    const info = await until(
+      async () => {
+        const i = await bus.jsm.consumers.info(
+          bus.subjects.logStream,
+          observerDurableName(bus.subjects.namespace, "taint", "after_tool_call"),
+        );
+        return i.num_ack_pending === 0 && i.num_pending === 0 ? i : undefined;
+      },
+      5000,
+      "the observation acked",
     );
-    await until(() => seen.length === 1, 100);
-    await new Promise((r) => setTimeout(r, 300));
+    expect(info.num_redelivered).toBe(0);
     expect(seen).toHaveLength(1);
     expect(info.config.filter_subject).toBe(
       bus.subjects.auditFilter({ hook: "after_tool_call", kind: "observed" }),
@@ -190,7 +197,19 @@ describe("observational hooks", () => {
       5000,
       "all delivered",
     );
-    await new Promise((r) => setTimeout(r, 300));
+    // Every record acked by the one worker it went to: nothing left to redeliver to the other.
+    const shared = await until(
+      async () => {
+        const i = await bus.jsm.consumers.info(
+          bus.subjects.logStream,
+          observerDurableName(bus.subjects.namespace, "audit-tools", "after_tool_call"),
+        );
+        return i.num_ack_pending === 0 && i.num_pending === 0 ? i : undefined;
+      },
+      5000,
+      "all records acked",
+    );
+    expect(shared.num_redelivered).toBe(0);
     expect(new Set([...byWorker[0]!, ...byWorker[1]!])).toEqual(new Set(ids));
     expect(byWorker[0]!.size + byWorker[1]!.size).toBe(ids.length); // none handled by both
     expect(other).toEqual(["true"]);

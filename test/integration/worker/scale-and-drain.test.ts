@@ -140,6 +140,8 @@ describe("stop()", () => {
 
     let stopped = false;
     const stopping = runner.stop().then(() => (stopped = true));
+    // "Nothing happens within 200 ms" (a legit sleep): stop() does not return while the
+    // handler it waits for is held open.
     await new Promise((r) => setTimeout(r, 200));
     expect(stopped).toBe(false); // still waiting for the handler
 
@@ -191,7 +193,15 @@ describe("stop()", () => {
       }),
     );
     await until(() => started === 1, 3000, "first handler started");
-    await new Promise((r) => setTimeout(r, 100)); // the other two are delivered and waiting for the slot
+    // The other two are delivered and waiting for the slot (in flight counts queued handlers).
+    await until(
+      async () => {
+        const gauge = await runner.metrics.getSingleMetric("hookbus_worker_in_flight")?.get();
+        return gauge?.values[0]?.value === 3;
+      },
+      5000,
+      "three requests in flight",
+    );
     const stopping = runner.stop();
     release.open();
     const answers = await Promise.all(pending);
@@ -229,7 +239,7 @@ describe("reconnect", () => {
     const end = Date.now() + 10_000;
     while (answer === undefined && Date.now() < end) {
       answer = await ask().catch(() => undefined);
-      if (answer === undefined) await new Promise((r) => setTimeout(r, 100));
+      if (answer === undefined) await new Promise((r) => setTimeout(r, 100)); // poll interval
     }
     expect(answer?.reply.verdict).toEqual({ block: true, blockReason: "still here" });
   });

@@ -113,6 +113,8 @@ describe("handleSignals", () => {
       .catch((e: unknown) => e);
     await until(() => worker.output().includes("started"), 5000, "handler started");
     worker.child.kill("SIGTERM");
+    // "Nothing happens within 200 ms" (a legit sleep): the first SIGTERM does not end the process
+    // while its handler runs.
     await new Promise((r) => setTimeout(r, 200));
     expect(worker.child.exitCode).toBeNull(); // still draining
     const started = Date.now();

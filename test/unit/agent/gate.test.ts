@@ -143,6 +143,7 @@ describe("AfterLlmCallGate", () => {
     gate.open(run, decision.promise);
     let settled: GateVerdict | undefined;
     const pending = Promise.resolve(gate.check(run, "call_2")).then((v) => (settled = v));
+    // "Nothing happens within 20 ms" (a legit sleep): the check waits for the decision.
     await new Promise((r) => setTimeout(r, 20));
     expect(settled).toBeUndefined();
     decision.resolve(allowlist(["call_1"]));
