@@ -240,7 +240,7 @@ export class HookbusClient {
       const ev = parseEvent(hook, event);
       const eventId = opts.eventId === undefined ? randomUUID() : checkId(opts.eventId, "eventId");
       const deadline = Date.now() + this.timeoutFor(opts);
-      if (hook === "agent_end") this.gate.clear(context as unknown as RunRef);
+      if (hook === "agent_end") this.gate.clear(context);
       published = this.observer.publish(hook, context, ev, eventId, deadline);
     } catch (error) {
       return rejected(error);
@@ -252,9 +252,12 @@ export class HookbusClient {
     return published;
   }
 
-  /** Forget a run's gate (when the run ends without `agent_end`); all agents' unless `agentId`. */
-  endRun(runId: string, agentId?: string): void {
-    this.gate.endRun(runId, agentId);
+  /**
+   * Forget a run's gate (when the run ends without `agent_end`): every agent's and session's
+   * gate of the run id, or one agent's, or one agent's one session's.
+   */
+  endRun(runId: string, agentId?: string, sessionKey?: string): void {
+    this.gate.endRun(runId, agentId, sessionKey);
   }
 
   /** Whether the next call of this hook would be answered locally (no policy registered). */
