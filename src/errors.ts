@@ -67,6 +67,7 @@ export const ErrorCodes = {
   HOOKBUS_SCAN_TOO_LARGE:
     "An audit query without the index would scan more log records than allowed.",
   HOOKBUS_PG_NOT_FOUND: "No PostgreSQL server could be found or started (tests and benchmarks).",
+  HOOKBUS_NO_RUN: "A framework adapter was called outside a hookbus run.",
 } as const;
 
 export type ErrorCode = keyof typeof ErrorCodes;
