@@ -66,6 +66,16 @@ const hideDeleteAll = definePolicy({
   },
 });
 
+const blockSecrets = definePolicy({
+  name: "block-secrets",
+  hooks: {
+    before_response_emit: (event) =>
+      event.content.includes("SECRET")
+        ? { block: true, blockReason: "the answer carries a secret" }
+        : undefined,
+  },
+});
+
 const basePolicies: Policy[] = [noExec, safePath, redactEmail, maxThreeCalls];
 
 async function pipeline(
@@ -319,5 +329,26 @@ describe("hookbus/ai with streamText", () => {
     expect(text).toBe("Contact [email] now.");
     const records = await beforeToolCallRecords(p);
     expect(records.map((r) => r.context.toolCallId).sort()).toEqual(["call-1", "call-2", "call-3"]);
+  });
+
+  it("a blocked final answer is never streamed: the stream reports the block as its error", async () => {
+    const p = await pipeline([...basePolicies, blockSecrets]);
+    const { model } = agent([{ text: "The SECRET is 42." }]);
+    const chunks: string[] = [];
+    const thrown = await withHookbusRun(
+      { client: p.client, agentId: "ai-agent", sessionKey: "s-stream-block" },
+      async () => {
+        const result = streamText({ model, prompt: "tell me", onError: () => {} });
+        try {
+          for await (const chunk of result.textStream) chunks.push(chunk);
+          return undefined;
+        } catch (error) {
+          return error;
+        }
+      },
+    );
+    // Reading the stream throws the block; nothing of the answer was streamed before it.
+    expect(isHookbusError(thrown, "HOOKBUS_BLOCKED"), String(thrown)).toBe(true);
+    expect(chunks).toEqual([]);
   });
 });
