@@ -2,6 +2,7 @@
  * Issue 13: a framework's own message, item and tool types are accepted as events without casts
  * (interfaces have no implicit index signature), and non-object tool input is accepted.
  */
+import type { ModelMessage, ToolCallPart } from "ai";
 import { describe, expectTypeOf, it } from "vitest";
 import type {
   DecisionOf,
@@ -46,6 +47,15 @@ describe("events accept what frameworks produce", () => {
       client.beforeLlmCall(ctx, { messages: [...messages, ...items], tools }),
     ).toEqualTypeOf<ReturnType<HookbusClient["beforeLlmCall"]>>();
     void client.afterLlmCall(ctx, { toolCalls: calls });
+  });
+
+  it("the Vercel AI SDK's own message and tool-call types need no cast", () => {
+    const aiMessages: ModelMessage[] = [{ role: "user", content: "hi" }];
+    const part: ToolCallPart = { type: "tool-call", toolCallId: "c1", toolName: "t", input: {} };
+    void client.beforeLlmCall(ctx, { messages: aiMessages });
+    void client.afterLlmCall(ctx, {
+      toolCalls: [{ id: part.toolCallId, name: part.toolName, arguments: part.input }],
+    });
   });
 
   it("non-object tool input is accepted; policies still see an object", () => {
