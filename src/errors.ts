@@ -69,6 +69,7 @@ export const ErrorCodes = {
   HOOKBUS_PG_NOT_FOUND: "No PostgreSQL server could be found or started (tests and benchmarks).",
   HOOKBUS_MISSING_PEER: "An optional peer dependency that this feature needs is not installed.",
   HOOKBUS_MCP_UPSTREAM: "The upstream MCP server could not be started, reached or initialised.",
+  HOOKBUS_NO_RUN: "A framework adapter was called outside a hookbus run.",
 } as const;
 
 export type ErrorCode = keyof typeof ErrorCodes;

@@ -23,6 +23,8 @@ export {
   type PolicyHandlers,
 } from "./catalog/catalog.js";
 export {
+  NON_OBJECT_INPUT_KEY,
+  toolInputFromParams,
   toolCallId,
   toolCallName,
   toolDefinitionName,
@@ -31,6 +33,14 @@ export {
   type Outcome,
 } from "./catalog/common.js";
 export type { RunContext, SessionContext, ToolContext } from "./catalog/context.js";
+export type {
+  DecisionOf,
+  HookContextInput,
+  HookEventInput,
+  MessageInput,
+  ToolCallInput,
+  ToolDefinitionInput,
+} from "./catalog/input.js";
 export {
   assertHookName,
   assertModifyingHook,

@@ -17,6 +17,7 @@ import {
   type ModifyingHookName,
   type ObservationalHookName,
 } from "../catalog/catalog.js";
+import type { HookContextInput, HookEventInput } from "../catalog/input.js";
 import {
   assertHookName,
   assertModifyingHook,
@@ -133,8 +134,8 @@ export class HookbusClient {
   // ---- one typed method per modifying hook: they throw HookbusBlockedError on a block ----
 
   beforeAgentReply(
-    ctx: HookContext<"before_agent_reply">,
-    event: HookEvent<"before_agent_reply">,
+    ctx: HookContextInput<"before_agent_reply">,
+    event: HookEventInput<"before_agent_reply">,
     opts?: CallOptions,
   ): Promise<Decision<"before_agent_reply">> {
     return this.enforce("before_agent_reply", ctx, event, opts);
@@ -142,8 +143,8 @@ export class HookbusClient {
 
   /** Also clears the run's after_llm_call gate: a new LLM call starts a new turn. */
   beforeLlmCall(
-    ctx: HookContext<"before_llm_call">,
-    event: HookEvent<"before_llm_call">,
+    ctx: HookContextInput<"before_llm_call">,
+    event: HookEventInput<"before_llm_call">,
     opts?: CallOptions,
   ): Promise<Decision<"before_llm_call">> {
     return this.enforce("before_llm_call", ctx, event, opts);
@@ -154,8 +155,8 @@ export class HookbusClient {
    * awaiting this, wait for this decision.
    */
   afterLlmCall(
-    ctx: HookContext<"after_llm_call">,
-    event: HookEvent<"after_llm_call">,
+    ctx: HookContextInput<"after_llm_call">,
+    event: HookEventInput<"after_llm_call">,
     opts?: CallOptions,
   ): Promise<Decision<"after_llm_call">> {
     return this.enforce("after_llm_call", ctx, event, opts);
@@ -167,24 +168,24 @@ export class HookbusClient {
    * both must be allowed).
    */
   beforeToolCall(
-    ctx: HookContext<"before_tool_call">,
-    event: HookEvent<"before_tool_call">,
+    ctx: HookContextInput<"before_tool_call">,
+    event: HookEventInput<"before_tool_call">,
     opts?: CallOptions,
   ): Promise<Decision<"before_tool_call">> {
     return this.enforce("before_tool_call", ctx, event, opts);
   }
 
   beforeToolResult(
-    ctx: HookContext<"before_tool_result">,
-    event: HookEvent<"before_tool_result">,
+    ctx: HookContextInput<"before_tool_result">,
+    event: HookEventInput<"before_tool_result">,
     opts?: CallOptions,
   ): Promise<Decision<"before_tool_result">> {
     return this.enforce("before_tool_result", ctx, event, opts);
   }
 
   beforeResponseEmit(
-    ctx: HookContext<"before_response_emit">,
-    event: HookEvent<"before_response_emit">,
+    ctx: HookContextInput<"before_response_emit">,
+    event: HookEventInput<"before_response_emit">,
     opts?: CallOptions,
   ): Promise<Decision<"before_response_emit">> {
     return this.enforce("before_response_emit", ctx, event, opts);
@@ -193,8 +194,8 @@ export class HookbusClient {
   /** The decision of any modifying hook; a block is returned (outcome `block`), not thrown. */
   decide<H extends ModifyingHookName>(
     hook: H,
-    ctx: HookContext<H>,
-    event: HookEvent<H>,
+    ctx: HookContextInput<H>,
+    event: HookEventInput<H>,
     opts?: CallOptions,
   ): Promise<Decision<H>> {
     return this.call(hook, ctx, event, opts).then((result) => result.decision);
@@ -203,8 +204,8 @@ export class HookbusClient {
   /** Like `decide`, with where the decision came from and its log record. */
   call<H extends ModifyingHookName>(
     hook: H,
-    ctx: HookContext<H>,
-    event: HookEvent<H>,
+    ctx: HookContextInput<H>,
+    event: HookEventInput<H>,
     opts: CallOptions = {},
   ): Promise<CallResult<H>> {
     try {
@@ -222,8 +223,8 @@ export class HookbusClient {
    */
   observe<H extends ObservationalHookName>(
     hook: H,
-    ctx: HookContext<H>,
-    event: HookEvent<H>,
+    ctx: HookContextInput<H>,
+    event: HookEventInput<H>,
     opts: ObserveCallOptions = {},
   ): Promise<ObserveResult> {
     let published: Promise<ObserveResult>;
@@ -240,7 +241,7 @@ export class HookbusClient {
       const ev = parseEvent(hook, event);
       const eventId = opts.eventId === undefined ? randomUUID() : checkId(opts.eventId, "eventId");
       const deadline = Date.now() + this.timeoutFor(opts);
-      if (hook === "agent_end") this.gate.clear(context as unknown as RunRef);
+      if (hook === "agent_end") this.gate.clear(context);
       published = this.observer.publish(hook, context, ev, eventId, deadline);
     } catch (error) {
       return rejected(error);
@@ -252,9 +253,12 @@ export class HookbusClient {
     return published;
   }
 
-  /** Forget a run's gate (when the run ends without `agent_end`); all agents' unless `agentId`. */
-  endRun(runId: string, agentId?: string): void {
-    this.gate.endRun(runId, agentId);
+  /**
+   * Forget a run's gate (when the run ends without `agent_end`): every agent's and session's
+   * gate of the run id, or one agent's, or one agent's one session's.
+   */
+  endRun(runId: string, agentId?: string, sessionKey?: string): void {
+    this.gate.endRun(runId, agentId, sessionKey);
   }
 
   /** Whether the next call of this hook would be answered locally (no policy registered). */
@@ -302,8 +306,8 @@ export class HookbusClient {
 
   private async enforce<H extends ModifyingHookName>(
     hook: H,
-    ctx: HookContext<H>,
-    event: HookEvent<H>,
+    ctx: HookContextInput<H>,
+    event: HookEventInput<H>,
     opts?: CallOptions,
   ): Promise<Decision<H>> {
     // `call` runs synchronously up to the gate before this function first awaits.

@@ -8,6 +8,12 @@
  * when after_llm_call is asked, so every tool call of that turn awaits the same promise: there is
  * no window in which a tool can start before the decision is known.
  *
+ * Gates are keyed by agent, session and run: two agents, or two sessions of one agent, may reuse a
+ * run id (frameworks number runs per session, and examples hard-code "run-1"). Keyed by agent and
+ * run only, one session's block blocked the other's tools and the other's before_llm_call cleared
+ * it, so a blocked tool ran (issue 13). A context without a run id (optional in the catalog) has
+ * one gate per agent and session.
+ *
  * Rules, per run:
  * - no gate (after_llm_call was never asked this turn) → proceed;
  * - the after_llm_call call failed (timeout, no coordinator, invalid event) → block: tool gates
@@ -38,11 +44,16 @@ type GateState =
 export type GateVerdict =
   { proceed: true } | { proceed: false; blockReason: string; blockedBy?: string };
 
-/** Which run a gate belongs to. Runs are scoped by agent: two agents may reuse a run id. */
+/** Which run a gate belongs to: agent, session and run (see the header). */
 export interface RunRef {
   agentId: string;
-  runId: string;
+  sessionKey: string;
+  /** Absent: the session's one gate. */
+  runId?: string | undefined;
 }
+
+/** The run id a gate is filed under; a context without one shares the session's gate. */
+const NO_RUN = "";
 
 const PROCEED: GateVerdict = Object.freeze({ proceed: true });
 
@@ -57,9 +68,9 @@ export interface GateLimits {
 }
 
 export class AfterLlmCallGate {
-  /** runId → agentId → the settled-or-pending state. Nested so `endRun(runId)` is O(1). */
+  /** runId → [agentId, sessionKey] → the settled-or-pending state. Nested so `endRun(runId)` is cheap. */
   private readonly gates = new Map<string, Map<string, Promise<GateState>>>();
-  /** Every gate by opening time, oldest first: `[runId, agentId]` and when it expires. */
+  /** Every gate by opening time, oldest first: `[runId, agentId, sessionKey]` and when it expires. */
   private readonly opened = new Map<string, { run: RunRef; expiresAt: number }>();
   private readonly ttlMs: number;
   private readonly maxRuns: number;
@@ -79,17 +90,18 @@ export class AfterLlmCallGate {
       (d): GateState => ({ status: "decided", decision: d }),
       (error: unknown): GateState => ({ status: "failed", error }),
     );
-    let byAgent = this.gates.get(run.runId);
+    const runId = run.runId ?? NO_RUN;
+    let byAgent = this.gates.get(runId);
     if (byAgent === undefined) {
       byAgent = new Map();
-      this.gates.set(run.runId, byAgent);
+      this.gates.set(runId, byAgent);
     }
     // A second after_llm_call in the same turn replaces the first: its decision is the newer one.
-    byAgent.set(run.agentId, state);
+    byAgent.set(agentSessionKey(run), state);
     const key = orderKey(run);
     this.opened.delete(key);
     this.opened.set(key, {
-      run: { runId: run.runId, agentId: run.agentId },
+      run: { runId, agentId: run.agentId, sessionKey: run.sessionKey },
       expiresAt: Date.now() + this.ttlMs,
     });
     this.expire();
@@ -98,22 +110,32 @@ export class AfterLlmCallGate {
   /** Forget the run's gate (next LLM call of the run). */
   clear(run: RunRef): void {
     this.opened.delete(orderKey(run));
-    const byAgent = this.gates.get(run.runId);
+    const runId = run.runId ?? NO_RUN;
+    const byAgent = this.gates.get(runId);
     if (byAgent === undefined) return;
-    byAgent.delete(run.agentId);
-    if (byAgent.size === 0) this.gates.delete(run.runId);
+    byAgent.delete(agentSessionKey(run));
+    if (byAgent.size === 0) this.gates.delete(runId);
   }
 
-  /** Forget a run's gates; without an agent id, the run id's gates of every agent. */
-  endRun(runId: string, agentId?: string): void {
-    if (agentId !== undefined) return this.clear({ agentId, runId });
-    for (const agent of [...(this.gates.get(runId)?.keys() ?? [])])
-      this.clear({ runId, agentId: agent });
+  /**
+   * Forget a run id's gates: of every agent and session, or of one agent's sessions, or of one
+   * agent's one session.
+   */
+  endRun(runId: string, agentId?: string, sessionKey?: string): void {
+    if (agentId !== undefined && sessionKey !== undefined) {
+      return this.clear({ agentId, sessionKey, runId });
+    }
+    for (const key of [...(this.gates.get(runId)?.keys() ?? [])]) {
+      const [agent, session] = JSON.parse(key) as [string, string];
+      if (agentId === undefined || agent === agentId) {
+        this.clear({ runId, agentId: agent, sessionKey: session });
+      }
+    }
   }
 
   has(run: RunRef): boolean {
     this.expire();
-    return this.gates.get(run.runId)?.has(run.agentId) ?? false;
+    return this.gates.get(run.runId ?? NO_RUN)?.has(agentSessionKey(run)) ?? false;
   }
 
   /** How many runs hold a gate (for leak checks). */
@@ -132,7 +154,7 @@ export class AfterLlmCallGate {
    */
   check(run: RunRef, ...toolCallIds: (string | undefined)[]): GateVerdict | Promise<GateVerdict> {
     this.expire();
-    const state = this.gates.get(run.runId)?.get(run.agentId);
+    const state = this.gates.get(run.runId ?? NO_RUN)?.get(agentSessionKey(run));
     if (state === undefined) return PROCEED;
     return state.then((s) => verdictFor(s, toolCallIds));
   }
@@ -147,9 +169,13 @@ export class AfterLlmCallGate {
   }
 }
 
-/** A JSON pair: no run id or agent id can make two different runs collide. */
+/** JSON tuples: no run id, agent id or session key can make two different runs collide. */
 function orderKey(run: RunRef): string {
-  return JSON.stringify([run.runId, run.agentId]);
+  return JSON.stringify([run.runId ?? NO_RUN, run.agentId, run.sessionKey]);
+}
+
+function agentSessionKey(run: RunRef): string {
+  return JSON.stringify([run.agentId, run.sessionKey]);
 }
 
 function verdictFor(state: GateState, rawIds: (string | undefined)[]): GateVerdict {

@@ -16,12 +16,29 @@ export const MessageContent = z.union([z.string(), z.array(ContentPart), z.null(
   description: "A plain string, an array of content parts, or null (OpenAI assistant tool turns).",
 });
 
+/**
+ * A chat message (`{role, content, ...}`), or an OpenAI Responses-API item that is not a role
+ * message (`function_call`, `function_call_output`, `reasoning`, ...: they carry `type`, not
+ * `role`). Before, such a conversation was refused with `messages.1.role: expected string`
+ * (issue 13). One object with a refinement rather than a union, so a bad field is still named
+ * (`messages.0.role: expected string`) instead of "invalid union".
+ */
 export const Message = z
   .looseObject({
-    role: z.string().min(1),
+    role: z.string().min(1).optional(),
+    type: z.string().min(1).optional(),
     content: MessageContent.optional(),
   })
-  .meta({ id: "Message", description: "A chat message as any major LLM API shapes it." });
+  .refine((m) => m.role !== undefined || m.type !== undefined, {
+    message: "a message needs a role (chat message) or a type (Responses-API item)",
+    path: ["role"],
+  })
+  .meta({
+    id: "Message",
+    description:
+      "A chat message as any major LLM API shapes it (`{role, content, ...}`), or a Responses-API item without a role (`{type: 'function_call', ...}`).",
+    anyOf: [{ required: ["role"] }, { required: ["type"] }],
+  });
 
 const FlatToolDefinition = z.looseObject({
   name: z.string().min(1),
@@ -84,6 +101,38 @@ export function toolCallName(call: ToolCall): string {
 export const ToolParams = z
   .record(z.string(), z.unknown())
   .meta({ description: "The tool's arguments, parsed into an object." });
+
+/** The key under which a tool input that is not an object is presented to policies. */
+export const NON_OBJECT_INPUT_KEY = "input";
+
+function isPlainRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/**
+ * A tool's input as the agent sends it: an object, or any other JSON value (a string for
+ * free-text tools, an array, a number). Policies always see an object: a non-object input is
+ * presented as `{ input: <value> }`, so handlers keep one shape (issue 13: before, a string input
+ * was refused with `params: expected record, received string`). A policy that rewrites such a
+ * call returns `{ input: <new value> }`; `toolInputFromParams` turns it back.
+ */
+export const ToolInput = z
+  .union([ToolParams, z.string(), z.number(), z.boolean(), z.null(), z.array(z.unknown())])
+  .transform((value): Record<string, unknown> =>
+    isPlainRecord(value) ? value : { [NON_OBJECT_INPUT_KEY]: value },
+  )
+  .meta({
+    description:
+      "The tool's arguments: an object, or any other JSON value (policies see it as `{input: value}`).",
+  });
+
+/**
+ * The tool input to run with, from the params a decision carries: the object itself, or for a
+ * tool whose original input was not an object, the decision's `input` field.
+ */
+export function toolInputFromParams(original: unknown, params: Record<string, unknown>): unknown {
+  return isPlainRecord(original) ? params : params[NON_OBJECT_INPUT_KEY];
+}
 
 export const ToolResultContent = z
   .union([z.string(), z.array(ContentPart)])

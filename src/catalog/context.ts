@@ -20,10 +20,18 @@ export const SessionContext = z.looseObject({
   runId: z.string().min(1).optional().describe("The run, when the hook fires inside one."),
 });
 
-/** Context for hooks that fire inside one run of the agent loop. */
+/**
+ * Context for hooks that fire inside one run of the agent loop. `runId` is optional (frameworks
+ * such as OpenClaw do not always have one): without it, the session's calls share one
+ * after_llm_call gate, and the adapters in `hookbus/ai` derive a run id per run.
+ */
 export const RunContext = z.looseObject({
   ...sessionFields,
-  runId: z.string().min(1).describe("One run of the agent loop (one user turn)."),
+  runId: z
+    .string()
+    .min(1)
+    .optional()
+    .describe("One run of the agent loop (one user turn); when absent, the session is the run."),
 });
 
 /** Context for hooks about one tool call. */

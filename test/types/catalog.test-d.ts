@@ -73,7 +73,9 @@ describe("events", () => {
 
   it("before_llm_call", () => {
     type E = HookEvent<"before_llm_call">;
-    expectTypeOf<E["messages"][number]["role"]>().toEqualTypeOf<string>();
+    // A role message, or a Responses-API item (`{type: "function_call", ...}`) without a role.
+    expectTypeOf<E["messages"][number]["role"]>().toEqualTypeOf<string | undefined>();
+    expectTypeOf<E["messages"][number]["type"]>().toEqualTypeOf<string | undefined>();
     expectTypeOf<E["messages"][number]["content"]>().toEqualTypeOf<
       string | Array<{ [k: string]: unknown; type: string }> | null | undefined
     >();
@@ -107,8 +109,8 @@ describe("events", () => {
 });
 
 describe("contexts", () => {
-  it("run hooks have a runId, session hooks may not", () => {
-    expectTypeOf<HookContext<"before_llm_call">["runId"]>().toEqualTypeOf<string>();
+  it("run hooks may carry a runId (the session is the run without one), so may session hooks", () => {
+    expectTypeOf<HookContext<"before_llm_call">["runId"]>().toEqualTypeOf<string | undefined>();
     expectTypeOf<HookContext<"session_start">["runId"]>().toEqualTypeOf<string | undefined>();
     expectTypeOf<HookContext<"session_end">["agentId"]>().toEqualTypeOf<string>();
     expectTypeOf<HookContext<"agent_end">["sessionKey"]>().toEqualTypeOf<string>();
@@ -326,7 +328,7 @@ describe("PolicyHandlers (the map a policy module exports)", () => {
       before_agent_reply: () => ({ reply: { text: "hi" } }),
       after_tool_call: (event, context) => {
         expectTypeOf(event.blocked).toEqualTypeOf<boolean | undefined>();
-        expectTypeOf(context.runId).toEqualTypeOf<string>();
+        expectTypeOf(context.runId).toEqualTypeOf<string | undefined>();
       },
       session_start: async (_event, context) => {
         expectTypeOf(context.runId).toEqualTypeOf<string | undefined>();

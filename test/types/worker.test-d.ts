@@ -23,7 +23,7 @@ describe("definePolicy types", () => {
           expectTypeOf(event).toEqualTypeOf<HookEvent<"before_tool_call">>();
           expectTypeOf(event.toolName).toEqualTypeOf<string>();
           expectTypeOf(ctx).toEqualTypeOf<HookContext<"before_tool_call">>();
-          expectTypeOf(ctx.runId).toEqualTypeOf<string>();
+          expectTypeOf(ctx.runId).toEqualTypeOf<string | undefined>();
           expectTypeOf(tools).toEqualTypeOf<PolicyTools>();
           expectTypeOf(tools.state).toEqualTypeOf<SessionState>();
           expectTypeOf(tools.signal).toEqualTypeOf<AbortSignal>();

@@ -1,10 +1,10 @@
 import { z } from "zod";
-import { blockFields, decisionFields, ToolParams } from "../common.js";
+import { blockFields, decisionFields, ToolInput, ToolParams } from "../common.js";
 
 export const event = z.looseObject({
   toolName: z.string().min(1),
   toolCallId: z.string().optional(),
-  params: ToolParams,
+  params: ToolInput,
 });
 
 export const verdict = z.strictObject({

@@ -1,10 +1,10 @@
 import { z } from "zod";
-import { blockFields, decisionFields, ToolParams, ToolResultContent } from "../common.js";
+import { blockFields, decisionFields, ToolInput, ToolResultContent } from "../common.js";
 
 export const event = z.looseObject({
   toolName: z.string().min(1),
   toolCallId: z.string().optional(),
-  params: ToolParams,
+  params: ToolInput,
   result: z
     .unknown()
     .optional()

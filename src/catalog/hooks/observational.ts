@@ -1,11 +1,11 @@
 /** Events of the observational hooks: recorded and delivered, never waited for. */
 import { z } from "zod";
-import { Message, ToolParams } from "../common.js";
+import { Message, ToolInput } from "../common.js";
 
 export const afterToolCall = z.looseObject({
   toolName: z.string().min(1),
   toolCallId: z.string().optional(),
-  params: ToolParams,
+  params: ToolInput,
   result: z.unknown().optional(),
   error: z.string().optional(),
   durationMs: z.number().min(0).optional(),

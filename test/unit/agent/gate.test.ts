@@ -8,7 +8,7 @@ import { AfterLlmCallGate, type GateVerdict } from "../../../src/agent/gate.js";
 import { HookbusError } from "../../../src/errors.js";
 
 type D = Decision<"after_llm_call">;
-const run = { agentId: "agent-1", runId: "run-1" };
+const run = { agentId: "agent-1", sessionKey: "s-1", runId: "run-1" };
 
 function deferred<T>() {
   let resolve!: (value: T) => void;
@@ -175,8 +175,8 @@ describe("AfterLlmCallGate", () => {
 
   it("gates of different runs, and of different agents with the same run id, never interfere", async () => {
     const gate = new AfterLlmCallGate();
-    const other = { agentId: "agent-1", runId: "run-2" };
-    const otherAgent = { agentId: "agent-2", runId: "run-1" };
+    const other = { agentId: "agent-1", sessionKey: "s-1", runId: "run-2" };
+    const otherAgent = { agentId: "agent-2", sessionKey: "s-1", runId: "run-1" };
     gate.open(run, Promise.resolve(allowlist(["call_1"])));
     gate.open(otherAgent, Promise.resolve({ ...allow, outcome: "block" as const, decidedBy: {} }));
     expect(gate.check(other, "call_9")).toEqual({ proceed: true });
@@ -188,7 +188,7 @@ describe("AfterLlmCallGate", () => {
 
   it("endRun(runId) clears the run for every agent; endRun(runId, agentId) for one", () => {
     const gate = new AfterLlmCallGate();
-    const a2 = { agentId: "agent-2", runId: "run-1" };
+    const a2 = { agentId: "agent-2", sessionKey: "s-1", runId: "run-1" };
     gate.open(run, Promise.resolve(allow));
     gate.open(a2, Promise.resolve(allow));
     gate.endRun("run-1", "agent-2");
@@ -205,10 +205,11 @@ describe("gate memory", () => {
 
   it("holds at most maxRuns gates: a run that never ends is forgotten, oldest first", () => {
     const gate = new AfterLlmCallGate({ maxRuns: 3 });
-    for (let i = 0; i < 10; i++) gate.open({ agentId: "a", runId: `r${i}` }, pending());
+    for (let i = 0; i < 10; i++)
+      gate.open({ agentId: "a", sessionKey: "s-1", runId: `r${i}` }, pending());
     expect(gate.size).toBe(3);
-    expect(gate.has({ agentId: "a", runId: "r6" })).toBe(false);
-    expect(gate.has({ agentId: "a", runId: "r9" })).toBe(true);
+    expect(gate.has({ agentId: "a", sessionKey: "s-1", runId: "r6" })).toBe(false);
+    expect(gate.has({ agentId: "a", sessionKey: "s-1", runId: "r9" })).toBe(true);
   });
 
   it("forgets a gate after its TTL, so the run's later tool calls go on to the policies", () => {
@@ -220,12 +221,58 @@ describe("gate memory", () => {
 
   it("endRun without an agent forgets every agent's gate of the run", () => {
     const gate = new AfterLlmCallGate();
-    gate.open({ agentId: "a", runId: "r" }, pending());
-    gate.open({ agentId: "b", runId: "r" }, pending());
-    gate.open({ agentId: "a", runId: "other" }, pending());
+    gate.open({ agentId: "a", sessionKey: "s-1", runId: "r" }, pending());
+    gate.open({ agentId: "b", sessionKey: "s-1", runId: "r" }, pending());
+    gate.open({ agentId: "a", sessionKey: "s-1", runId: "other" }, pending());
     gate.endRun("r");
     expect(gate.size).toBe(1);
-    gate.open({ agentId: "c", runId: "r" }, pending());
+    gate.open({ agentId: "c", sessionKey: "s-1", runId: "r" }, pending());
     expect(gate.size).toBe(2);
+  });
+});
+
+describe("gates per agent, session and run (issue 13)", () => {
+  const a = { agentId: "agent-1", sessionKey: "conv-a", runId: "run-7" };
+  const b = { agentId: "agent-1", sessionKey: "conv-b", runId: "run-7" };
+  const block: D = { outcome: "block", blockReason: "no tools", decidedBy: { block: ["p"] } };
+
+  it("one session's block never blocks another session's tools under the same run id", async () => {
+    const gate = new AfterLlmCallGate();
+    gate.open(a, Promise.resolve(block));
+    expect(gate.check(b, "call_1")).toEqual({ proceed: true });
+    expect((await gate.check(a, "call_1")).proceed).toBe(false);
+  });
+
+  it("another session's before_llm_call (clear) never clears a session's block", async () => {
+    const gate = new AfterLlmCallGate();
+    gate.open(a, Promise.resolve(block));
+    gate.clear(b);
+    expect((await gate.check(a, "call_1")).proceed).toBe(false);
+    expect(gate.size).toBe(1);
+  });
+
+  it("a context without a run id has one gate per agent and session", async () => {
+    const gate = new AfterLlmCallGate();
+    const noRunA = { agentId: "agent-1", sessionKey: "conv-a" };
+    gate.open(noRunA, Promise.resolve(block));
+    expect(gate.check({ agentId: "agent-1", sessionKey: "conv-b" }, "c")).toEqual({
+      proceed: true,
+    });
+    expect((await gate.check(noRunA, "c")).proceed).toBe(false);
+    gate.clear(noRunA);
+    expect(gate.size).toBe(0);
+  });
+
+  it("endRun(runId, agentId, sessionKey) forgets one session; endRun(runId, agentId) all of the agent's", () => {
+    const gate = new AfterLlmCallGate();
+    const other = { agentId: "agent-2", sessionKey: "conv-a", runId: "run-7" };
+    gate.open(a, Promise.resolve(block));
+    gate.open(b, Promise.resolve(block));
+    gate.open(other, Promise.resolve(block));
+    gate.endRun("run-7", "agent-1", "conv-a");
+    expect([gate.has(a), gate.has(b), gate.has(other)]).toEqual([false, true, true]);
+    gate.open(a, Promise.resolve(block));
+    gate.endRun("run-7", "agent-1");
+    expect([gate.has(a), gate.has(b), gate.has(other)]).toEqual([false, false, true]);
   });
 });

@@ -121,13 +121,13 @@ describe("the hook schema files", () => {
   });
 
   it.each(HOOK_NAMES)(
-    "%s: context requires agentId and sessionKey (and runId inside a run)",
+    "%s: context requires agentId and sessionKey; runId is optional (issue 13: the session is the run without one)",
     (hook) => {
       const doc = readSchema(`hooks/${hook}.context.schema.json`);
       const required = doc.required as string[];
       expect(required).toEqual(expect.arrayContaining(["agentId", "sessionKey"]));
-      const inRun = hook !== "session_start" && hook !== "session_end";
-      expect(required.includes("runId"), hook).toBe(inRun);
+      expect(required.includes("runId"), hook).toBe(false);
+      expect((doc.properties as Record<string, Json>).runId, hook).toBeDefined();
     },
   );
 

@@ -1,0 +1,272 @@
+/**
+ * The Vercel AI SDK language-model middleware: before_llm_call, after_llm_call and (for the
+ * run's final text) before_response_emit, for `generateText`, `streamText` and every step of
+ * their tool loops. Use it with `wrapLanguageModel({ model, middleware: hookbusMiddleware() })`
+ * and wrap the tools with `hookbusTools` (src/adapters/ai/tools.ts): the middleware decides, the
+ * tools wrapper enforces at execution.
+ *
+ * - before_llm_call (`transformParams`): the prompt and the tools offered; a decision's
+ *   messages, system prompt and tool narrowing are applied to the call. The run remembers which
+ *   tools were offered: a call to a removed tool is still refused when executed.
+ * - after_llm_call (`wrapGenerate`/`wrapStream`): asked with the model's tool calls before any of
+ *   them can run. In a stream, tool-call parts are held until the decision arrived (the AI SDK
+ *   starts a tool as soon as its part is read); the gate then blocks the calls it does not allow.
+ * - before_response_emit: a step without tool calls is the run's final answer. Its text parts are
+ *   held until the step ends (generate: the whole result; stream: the text deltas), then the
+ *   decided text replaces them. What a stream shows: reasoning, tool-input and tool-call parts
+ *   as they come (tool calls after the decision), and the text of each step only when the step
+ *   ends, already decided; nothing of a refused final text is ever streamed. The text of a step
+ *   that calls tools is not a final answer: it is released at the step's end as the model wrote
+ *   it and counted in `allContent`.
+ */
+import type { LanguageModelMiddleware } from "ai";
+import type { Decision } from "../../catalog/catalog.js";
+import { toolDefinitionName } from "../../catalog/common.js";
+import { decideResponse } from "../core/response.js";
+import { requireHookbusRun, type HookbusRun } from "../core/run.js";
+
+type TransformParams = NonNullable<LanguageModelMiddleware["transformParams"]>;
+type CallOptions = Parameters<TransformParams>[0]["params"];
+type Model = Parameters<TransformParams>[0]["model"];
+type WrapGenerate = NonNullable<LanguageModelMiddleware["wrapGenerate"]>;
+type GenerateResult = Awaited<ReturnType<WrapGenerate>>;
+type Content = GenerateResult["content"][number];
+type WrapStream = NonNullable<LanguageModelMiddleware["wrapStream"]>;
+type StreamResult = Awaited<ReturnType<WrapStream>>;
+type StreamPart = StreamResult["stream"] extends ReadableStream<infer P> ? P : never;
+type Prompt = CallOptions["prompt"];
+type PromptMessage = Prompt[number];
+type ToolCallContent = Extract<Content, { type: "tool-call" }>;
+
+export interface HookbusMiddlewareOptions {
+  /**
+   * Send before_response_emit for a step without tool calls (the final answer). Default true.
+   * Turn it off when the final text is checked elsewhere.
+   */
+  responseEmit?: boolean;
+}
+
+/** A language-model middleware that routes every LLM call of a hookbus run through hookbus. */
+export function hookbusMiddleware(options: HookbusMiddlewareOptions = {}): LanguageModelMiddleware {
+  const responseEmit = options.responseEmit !== false;
+  return {
+    specificationVersion: "v4",
+    transformParams: async ({ params, model }) =>
+      beforeLlmCall(requireHookbusRun("hookbusMiddleware (transformParams)"), params, model),
+    wrapGenerate: async ({ doGenerate, model }) => {
+      const run = requireHookbusRun("hookbusMiddleware (wrapGenerate)");
+      const result = await doGenerate();
+      return { ...result, content: await decideContent(run, result.content, model, responseEmit) };
+    },
+    wrapStream: async ({ doStream, model }) => {
+      // Captured now: stream callbacks may run outside the run's async context.
+      const run = requireHookbusRun("hookbusMiddleware (wrapStream)");
+      const result = await doStream();
+      return {
+        ...result,
+        stream: result.stream.pipeThrough(holdUntilDecided(run, model, responseEmit)),
+      };
+    },
+  };
+}
+
+function modelFields(model: Model): { model: string; provider: string } {
+  return { model: model.modelId, provider: model.provider };
+}
+
+async function beforeLlmCall(
+  run: HookbusRun,
+  params: CallOptions,
+  model: Model,
+): Promise<CallOptions> {
+  const tools = params.tools ?? [];
+  const iteration = run.llmCalls++;
+  // The offered set is known before the call is asked: a failed call offers nothing.
+  run.offeredTools = new Set();
+  const decision = await run.client.beforeLlmCall(run.context, {
+    messages: params.prompt,
+    tools,
+    ...modelFields(model),
+    iteration,
+  });
+  const next: CallOptions = { ...params };
+  if (decision.messages !== undefined || decision.systemPrompt !== undefined) {
+    next.prompt = rewritePrompt(params.prompt, decision);
+  }
+  const allowed =
+    decision.tools === undefined ? undefined : new Set(decision.tools.map(toolDefinitionName));
+  const offered = allowed === undefined ? tools : tools.filter((t) => allowed.has(t.name));
+  if (params.tools !== undefined) next.tools = offered;
+  const choice = params.toolChoice;
+  if (choice?.type === "tool" && !offered.some((t) => t.name === choice.toolName)) {
+    next.toolChoice = { type: "none" };
+  } else if (choice?.type === "required" && offered.length === 0) {
+    next.toolChoice = { type: "none" };
+  }
+  run.offeredTools = new Set(offered.map((t) => t.name));
+  return next;
+}
+
+/**
+ * The prompt a before_llm_call decision asks for. Its messages come from a policy, so they are
+ * brought to the AI SDK's prompt shape: string content of user and assistant messages becomes
+ * one text part (the provider layer accepts only parts there).
+ */
+function rewritePrompt(original: Prompt, decision: Decision<"before_llm_call">): Prompt {
+  let prompt: Prompt =
+    decision.messages === undefined ? original : decision.messages.map(toPromptMessage);
+  if (decision.systemPrompt !== undefined) {
+    prompt = prompt.filter((m) => m.role !== "system");
+    if (decision.systemPrompt !== "") {
+      prompt = [{ role: "system", content: decision.systemPrompt }, ...prompt];
+    }
+  }
+  return prompt;
+}
+
+function toPromptMessage(message: Record<string, unknown>): PromptMessage {
+  const { role, content } = message;
+  if ((role === "user" || role === "assistant") && typeof content === "string") {
+    const parts: PromptMessage = { role, content: [{ type: "text", text: content }] };
+    return { ...message, ...parts };
+  }
+  // Anything else is passed on as the policy wrote it; the provider validates the prompt.
+  return message as PromptMessage;
+}
+
+function toolCallsOf(content: readonly Content[]): ToolCallContent[] {
+  return content.filter(
+    (part): part is ToolCallContent => part.type === "tool-call" && part.providerExecuted !== true,
+  );
+}
+
+/** A tool call as the after_llm_call event carries it (arguments parsed when they are JSON). */
+function eventToolCall(call: ToolCallContent) {
+  let args: unknown = call.input;
+  try {
+    args = JSON.parse(call.input);
+  } catch {
+    // Kept as the model's text: policies see what the tool would get.
+  }
+  return { id: call.toolCallId, name: call.toolName, arguments: args };
+}
+
+/**
+ * Ask after_llm_call for these tool calls. The client opens the run's gate synchronously, before
+ * this returns: tool calls started later wait for the decision. A failed call is not thrown here:
+ * the gate holds the failure and refuses this turn's tool calls (fail closed).
+ */
+function askAfterLlmCall(
+  run: HookbusRun,
+  calls: readonly ToolCallContent[],
+  text: string,
+  model: Model,
+): Promise<unknown> {
+  return run.client
+    .decide("after_llm_call", run.context, {
+      toolCalls: calls.map(eventToolCall),
+      ...(text === "" ? {} : { response: text }),
+      ...modelFields(model),
+      iteration: Math.max(0, run.llmCalls - 1),
+    })
+    .catch((error: unknown) => {
+      if (calls.length === 0) throw error;
+      return undefined;
+    });
+}
+
+async function decideContent(
+  run: HookbusRun,
+  content: Content[],
+  model: Model,
+  responseEmit: boolean,
+): Promise<Content[]> {
+  const calls = toolCallsOf(content);
+  const text = content
+    .filter((p): p is Extract<Content, { type: "text" }> => p.type === "text")
+    .map((p) => p.text)
+    .join("");
+  await askAfterLlmCall(run, calls, text, model);
+  if (calls.length > 0 || !responseEmit || text === "") {
+    if (text !== "") run.addText(text);
+    return content;
+  }
+  const decided = await decideResponse(run, text);
+  const out: Content[] = [];
+  let placed = false;
+  for (const part of content) {
+    if (part.type !== "text") out.push(part);
+    else if (!placed) {
+      placed = true;
+      out.push({ ...part, text: decided });
+    }
+  }
+  return out;
+}
+
+/**
+ * The stream side: hold text and tool-call parts until the model's step ended and hookbus
+ * decided, then release them (text replaced by the decided final text when the step has no
+ * tool calls).
+ */
+function holdUntilDecided(
+  run: HookbusRun,
+  model: Model,
+  responseEmit: boolean,
+): TransformStream<StreamPart, StreamPart> {
+  const held: StreamPart[] = [];
+  const calls: ToolCallContent[] = [];
+  let text = "";
+  let released = false;
+
+  const release = async (controller: TransformStreamDefaultController<StreamPart>) => {
+    if (released) return;
+    released = true;
+    await askAfterLlmCall(run, calls, text, model);
+    if (calls.length > 0 || !responseEmit || text === "") {
+      if (text !== "") run.addText(text);
+      for (const part of held) controller.enqueue(part);
+      return;
+    }
+    const decided = await decideResponse(run, text);
+    // One text block carries the decided text; the model's own deltas are never shown.
+    let placed = false;
+    for (const part of held) {
+      if (part.type === "text-delta") {
+        if (!placed) controller.enqueue({ ...part, delta: decided });
+        placed = true;
+      } else controller.enqueue(part);
+    }
+  };
+
+  return new TransformStream<StreamPart, StreamPart>({
+    async transform(part, controller) {
+      switch (part.type) {
+        case "text-start":
+        case "text-end":
+          held.push(part);
+          return;
+        case "text-delta":
+          text += part.delta;
+          held.push(part);
+          return;
+        case "tool-call":
+          if (part.providerExecuted === true) controller.enqueue(part);
+          else {
+            calls.push(part);
+            held.push(part);
+          }
+          return;
+        case "finish":
+          await release(controller);
+          controller.enqueue(part);
+          return;
+        default:
+          controller.enqueue(part);
+      }
+    },
+    async flush(controller) {
+      await release(controller);
+    },
+  });
+}

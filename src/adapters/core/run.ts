@@ -1,0 +1,127 @@
+/**
+ * The run core every framework adapter shares: who is calling (agent, session, run) and what the
+ * run has seen, found through the run rather than a module variable.
+ *
+ * Frameworks create models, tools and agents once and reuse them across runs and sessions, so an
+ * adapter cannot hold "the current run" itself: two sessions would share it. The run lives in an
+ * AsyncLocalStorage entered by `withHookbusRun`; every model call and tool execution the
+ * framework starts inside the callback finds it (promises keep their async context). The
+ * after_llm_call gate is the client's, keyed by agent, session and run (src/agent/gate.ts), so
+ * two runs never share a gate even on one client.
+ *
+ * Outside a run an adapter refuses (HOOKBUS_NO_RUN) instead of guessing: a tool call that cannot
+ * say which run it belongs to cannot be checked against that run's gate.
+ */
+import { AsyncLocalStorage } from "node:async_hooks";
+import { randomUUID } from "node:crypto";
+import type { HookbusClient } from "../../agent/client.js";
+import { HookbusError } from "../../errors.js";
+import { checkIdLimit, DEFAULT_LIMITS, limitExceeded } from "../../limits.js";
+
+/** The most assistant texts one run collects for before_response_emit's `allContent`. */
+export const MAX_RUN_TEXTS = 10_000;
+
+export interface HookbusRunOptions {
+  client: HookbusClient;
+  agentId: string;
+  sessionKey: string;
+  /** Default: a new UUID per run (frameworks rarely have a run id of their own). */
+  runId?: string;
+  /** Where the conversation happens (slack, web, cli, ...): sent in every context. */
+  channel?: string;
+}
+
+/** The context every call of the run carries. */
+export interface RunIdentity {
+  agentId: string;
+  sessionKey: string;
+  runId: string;
+  channel?: string;
+}
+
+export class HookbusRun {
+  readonly client: HookbusClient;
+  readonly context: Readonly<RunIdentity>;
+  /** The assistant texts of the run so far, as the model produced them (for `allContent`). */
+  private readonly assistantTexts: string[] = [];
+  /**
+   * The tool names the last before_llm_call offered the model; undefined before the first LLM
+   * call. A call to any other tool is refused when executed: narrowing only changes what the
+   * model is offered, and frameworks execute whatever the model calls (issue 13).
+   */
+  offeredTools: ReadonlySet<string> | undefined;
+  /** LLM calls so far in this run (the next before_llm_call's `iteration`). */
+  llmCalls = 0;
+
+  constructor(options: HookbusRunOptions) {
+    const runId = options.runId ?? randomUUID();
+    checkIdLimit("runId", runId, DEFAULT_LIMITS.maxIdBytes);
+    this.client = options.client;
+    this.context = Object.freeze({
+      agentId: options.agentId,
+      sessionKey: options.sessionKey,
+      runId,
+      ...(options.channel === undefined ? {} : { channel: options.channel }),
+    });
+  }
+
+  get texts(): readonly string[] {
+    return this.assistantTexts;
+  }
+
+  /** Record an assistant text of the run (bounded: a run is a turn, not a transcript). */
+  addText(text: string): void {
+    if (this.assistantTexts.length >= MAX_RUN_TEXTS) {
+      throw limitExceeded(
+        "runTexts",
+        `run ${this.context.runId} has ${MAX_RUN_TEXTS} assistant texts already: end the run (withHookbusRun) per user turn`,
+        { max: MAX_RUN_TEXTS },
+      );
+    }
+    this.assistantTexts.push(text);
+  }
+
+  /** The context of a tool call of this run. */
+  toolContext(toolName: string, toolCallId: string | undefined) {
+    return {
+      ...this.context,
+      toolName,
+      ...(toolCallId === undefined ? {} : { toolCallId }),
+    };
+  }
+}
+
+const storage = new AsyncLocalStorage<HookbusRun>();
+
+/**
+ * Run `fn` as one hookbus run: every model call and tool execution the framework starts inside
+ * it (until its promise settles) belongs to this run. Consume a stream inside `fn` too. When
+ * `fn`'s promise settles the run's after_llm_call gate is forgotten (its tool calls are done).
+ */
+export async function withHookbusRun<T>(
+  options: HookbusRunOptions,
+  fn: (run: HookbusRun) => T | Promise<T>,
+): Promise<T> {
+  const run = new HookbusRun(options);
+  try {
+    return await storage.run(run, () => fn(run));
+  } finally {
+    const { runId, agentId, sessionKey } = run.context;
+    run.client.endRun(runId, agentId, sessionKey);
+  }
+}
+
+/** The run this code executes in, if any. */
+export function currentHookbusRun(): HookbusRun | undefined {
+  return storage.getStore();
+}
+
+/** The run this code executes in; HOOKBUS_NO_RUN outside one (adapters never guess a run). */
+export function requireHookbusRun(where: string): HookbusRun {
+  const run = storage.getStore();
+  if (run !== undefined) return run;
+  throw new HookbusError(
+    "HOOKBUS_NO_RUN",
+    `${where} was called outside a hookbus run: call the framework, and consume its stream, inside withHookbusRun({ client, agentId, sessionKey }, fn)`,
+  );
+}
