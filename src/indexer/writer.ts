@@ -14,7 +14,7 @@ INSERT INTO hookbus_records (ns, seq, subject, stored_at, kind, outcome, agent_i
 SELECT $1, x.seq, x.subject, x.stored_at, x.kind, x.outcome, x.agent_id, x.session_key, x.run_id,
   x.hook, x.call_id, x.blocked_by, x.registry_revision, x.received_at, x.decided_at, x.latency_ms,
   x.shadow_changed, x.index_error, x.record
-FROM jsonb_to_recordset($2::jsonb) AS x(seq bigint, subject text, stored_at timestamptz,
+FROM json_to_recordset($2::json) AS x(seq bigint, subject text, stored_at timestamptz,
   kind text, outcome text, agent_id text, session_key text, run_id text, hook text, call_id text,
   blocked_by text, registry_revision bigint, received_at timestamptz, decided_at timestamptz,
   latency_ms float8, shadow_changed boolean, index_error text, record jsonb)
