@@ -58,6 +58,10 @@ export interface Indexer {
   readonly stats: Readonly<IndexerStats>;
   /** How far the index is behind the log (one consumer info, plus one get when behind). */
   lag(): Promise<IndexLag>;
+  /** Whether the last write of some batch failed and has not succeeded since (it is retried). */
+  writeFailing(): boolean;
+  /** Whether stop() was called or the indexer ended. */
+  stopped(): boolean;
   /** Stops consuming, writes and acks what it holds, and resolves. */
   stop(): Promise<void>;
   /** Resolves when the indexer stopped (after stop(), or a fatal error: rejects with it). */
@@ -162,6 +166,9 @@ export async function startIndexer(options: IndexerOptions): Promise<Indexer> {
   };
 
   let stopping = false;
+  let ended = false;
+  /** Batches whose last write attempt failed. */
+  let failingBatches = 0;
   let pending: { msg: JsMsg; projection: Projection }[] = [];
   let firstAt = 0;
   // Batches being written, each in its own transaction on its own connection; a message is
@@ -173,9 +180,15 @@ export async function startIndexer(options: IndexerOptions): Promise<Indexer> {
     // first delivery) then lock them in the same order instead of deadlocking.
     batch.sort((a, b) => a.msg.seq - b.msg.seq);
     const projections = batch.map((b) => b.projection);
+    let failing = false;
+    const setFailing = (now: boolean) => {
+      if (now !== failing) failingBatches += now ? 1 : -1;
+      failing = now;
+    };
     for (let attempt = 0; ; attempt++) {
       try {
         const added = await writeBatch(pool, namespace, projections);
+        setFailing(false);
         stats.indexed += added;
         stats.duplicates += batch.length - added;
         stats.invalid += projections.filter((p) => p.record.kind === "invalid").length;
@@ -183,9 +196,13 @@ export async function startIndexer(options: IndexerOptions): Promise<Indexer> {
         break;
       } catch (error) {
         stats.writeFailures++;
+        setFailing(true);
         // Not acked: if this indexer dies now, the server redelivers to another one.
         logger.warn({ err: error, records: batch.length, attempt }, "index write failed; retrying");
-        if (stopping && attempt >= 2) return;
+        if (stopping && attempt >= 2) {
+          setFailing(false);
+          return;
+        }
         await sleep(Math.min(5000, 100 * 2 ** attempt));
       }
     }
@@ -236,12 +253,15 @@ export async function startIndexer(options: IndexerOptions): Promise<Indexer> {
     clearInterval(timer);
     flush();
     await Promise.all(writing);
+    ended = true;
   });
   logger.info({ batchSize, writers }, "indexer started");
   return {
     consumer: consumerName,
     stats,
     lag: () => indexLag(bus, consumerName),
+    writeFailing: () => failingBatches > 0,
+    stopped: () => stopping || ended,
     async stop() {
       stopping = true;
       messages?.stop();
