@@ -14,7 +14,7 @@ import { sleep } from "../time.js";
 import { assertIndexSchema } from "./migrate.js";
 import type { PgPool } from "./pg.js";
 import { invalidProjection, projectRecord, type Projection } from "./projection.js";
-import { writeBatch } from "./writer.js";
+import { writeBatchIsolating } from "./writer.js";
 
 export interface IndexerOptions {
   bus: Bus;
@@ -187,11 +187,11 @@ export async function startIndexer(options: IndexerOptions): Promise<Indexer> {
     };
     for (let attempt = 0; ; attempt++) {
       try {
-        const added = await writeBatch(pool, namespace, projections);
+        const { added, rejected } = await writeBatchIsolating(pool, namespace, projections);
         setFailing(false);
         stats.indexed += added;
         stats.duplicates += batch.length - added;
-        stats.invalid += projections.filter((p) => p.record.kind === "invalid").length;
+        stats.invalid += projections.filter((p) => p.record.kind === "invalid").length + rejected;
         stats.batches++;
         break;
       } catch (error) {
