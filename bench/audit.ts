@@ -88,7 +88,7 @@ async function main(): Promise<void> {
     t0 = performance.now();
     const indexer = await startIndexer({
       bus: await Bus.open(await open("bench-indexer"), { namespace: NAMESPACE }),
-      pool: openIndexPool(db.url, { max: 2 }),
+      pool: openIndexPool(db.url, { max: 3 }),
       batchSize: 2000,
     });
     let last = 0;
