@@ -89,7 +89,8 @@ describe("hookbus indexer --http", () => {
 
       // The write fails (its connection is cut): not ready, with the reason.
       await pool.query(
-        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'hookbus-indexer' AND state <> 'idle'",
+        // Only this test's database: other tests on the same server keep their connections.
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'hookbus-indexer' AND state <> 'idle'",
       );
       await until(
         async () => {
