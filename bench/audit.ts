@@ -6,6 +6,7 @@
  * decision path's p99 while audit queries run in a loop (in another process) as a ratio to its
  * p99 without them (interleaved rounds, on the same server and log). The LAST line is:
  *   audit: records=… index_rps=… session_p99_ms=… decision_p99_ratio_under_audit=…
+ * BENCH_AUDIT_WRITERS sets the indexer's concurrent batch writers (default 2).
  */
 import { spawn } from "node:child_process";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
@@ -37,6 +38,11 @@ const SESSIONS = Number(process.env.BENCH_AUDIT_SESSIONS ?? 20_000);
 const QUERY_RUNS = Number(process.env.BENCH_AUDIT_QUERIES ?? 200);
 const ROUNDS = Number(process.env.BENCH_AUDIT_ROUNDS ?? 3);
 const CALLS_PER_ROUND = Number(process.env.BENCH_AUDIT_CALLS ?? 400);
+/** The indexer's --writers (default: the indexer's own default, 2). */
+const WRITERS =
+  process.env.BENCH_AUDIT_WRITERS === undefined
+    ? undefined
+    : Number(process.env.BENCH_AUDIT_WRITERS);
 const NAMESPACE = "bench-audit";
 
 function percentile(xs: number[], p: number): number {
@@ -88,8 +94,9 @@ async function main(): Promise<void> {
     t0 = performance.now();
     const indexer = await startIndexer({
       bus: await Bus.open(await open("bench-indexer"), { namespace: NAMESPACE }),
-      pool: openIndexPool(db.url, { max: 2 }),
+      pool: openIndexPool(db.url, { max: (WRITERS ?? 2) + 1 }),
       batchSize: 2000,
+      ...(WRITERS === undefined ? {} : { writers: WRITERS }),
     });
     let last = 0;
     while (indexer.stats.indexed < RECORDS) {
@@ -102,7 +109,7 @@ async function main(): Promise<void> {
     const indexSeconds = (performance.now() - t0) / 1000;
     const indexRps = Math.round(RECORDS / indexSeconds);
     console.log(
-      `indexer: ${RECORDS} records in ${indexSeconds.toFixed(1)} s = ${indexRps} records/s`,
+      `indexer: ${RECORDS} records in ${indexSeconds.toFixed(1)} s = ${indexRps} records/s (batches of 2000, ${WRITERS ?? 2} writers)`,
     );
     await pool.query("ANALYZE");
 

@@ -143,18 +143,25 @@ async function main(): Promise<void> {
         `(${(info.state.bytes / 1e6).toFixed(1)} MB, ${RECORDS / PER_SESSION} sessions) in ${buildSeconds.toFixed(1)} s`,
     );
 
-    // Reading alone, for the breakdown.
+    // Reading alone, for the breakdown. CPU µs per record (this process, user + system) is
+    // printed too: on a loaded machine it moves much less than records/s.
+    const cpuMicros = (since: NodeJS.CpuUsage) => {
+      const used = process.cpuUsage(since);
+      return used.user + used.system;
+    };
     let t0 = performance.now();
+    let cpu0 = process.cpuUsage();
     let read = 0;
     for await (const _entry of readLog(bus, { filter: { agentId: AGENT } })) read++;
     const readSeconds = (performance.now() - t0) / 1000;
     console.log(
-      `read only:        ${read} records in ${readSeconds.toFixed(2)} s = ${Math.round(read / readSeconds)} records/s`,
+      `read only:        ${read} records in ${readSeconds.toFixed(2)} s = ${Math.round(read / readSeconds)} records/s, ${(cpuMicros(cpu0) / read).toFixed(1)} CPU µs/record`,
     );
 
     // The replay: reading from the log + evaluating 3 policies + merging + diffing, per record.
     const summarizer = new ReplaySummarizer();
     t0 = performance.now();
+    cpu0 = process.cpuUsage();
     for await (const result of replay({
       records: readSelection(bus, { agentId: AGENT }),
       policies,
@@ -169,7 +176,7 @@ async function main(): Promise<void> {
       );
     }
     console.log(
-      `read + replay:    ${summary.records} records (${summary.sessions} sessions, 3 policies, ${summary.changed} changed) in ${seconds.toFixed(2)} s`,
+      `read + replay:    ${summary.records} records (${summary.sessions} sessions, 3 policies, ${summary.changed} changed) in ${seconds.toFixed(2)} s, ${(cpuMicros(cpu0) / summary.records).toFixed(1)} CPU µs/record`,
     );
     console.log(
       `replay: records=${summary.records} seconds=${seconds.toFixed(2)} records_per_second=${Math.round(summary.records / seconds)}`,

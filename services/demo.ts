@@ -5,6 +5,8 @@
  *   3. runs the scripted agent's session, printing each decision as it happens;
  *   4. prints the session's audit timeline from the log;
  *   5. replays the session against a stricter policy set and prints the diff;
+ *   6. when PostgreSQL is reachable, indexes the log into a database of its own and queries the
+ *      index (else says how to enable that);
  * then stops everything it started, deletes its namespace's streams and buckets, and exits 0.
  * `npm run demo -- --keep` keeps everything running after step 5 and prints commands to look
  * around with, until Ctrl-C (then it cleans up the same way).
@@ -39,6 +41,7 @@ import {
 } from "../src/replay/index.js";
 import { sleep } from "../src/time.js";
 import { deleteNamespace } from "./demo/cleanup.js";
+import { showIndexedQuery, type DemoIndex } from "./demo/indexed-query.js";
 import { findDemoNats } from "./demo/find-nats.js";
 import { examplePolicies } from "./policies/index.js";
 import { runScriptedSession } from "./scripted-agent/session.js";
@@ -74,6 +77,7 @@ async function main(): Promise<void> {
   const coordinators: Coordinator[] = [];
   const runners: PolicyRunner[] = [];
   const sealers: Sealer[] = [];
+  let index: DemoIndex | undefined;
   // A fresh signing key for the demo's seals; a deployment keeps its key (hookbus sealer keygen).
   const sealKey = createSealKey();
   const logger = pino({ level: process.env.LOG_LEVEL ?? "silent" });
@@ -166,9 +170,17 @@ async function main(): Promise<void> {
         console.log(formatResultLine(result));
     }
     console.log(formatSummary(summarizeReplay(results)));
-    if (keep) await lookAround(nats.url, sessionKey, sealKey.publicKey);
+
+    console.log(`\n— the audit index: the log projected into PostgreSQL —`);
+    index = await showIndexedQuery(bus, "demo-agent", sessionKey);
+    if (keep) await lookAround(nats.url, sessionKey, sealKey.publicKey, index?.url);
     else console.log(`\nto keep the services running and look around: npm run demo -- --keep`);
   } finally {
+    await index
+      ?.close()
+      .catch((error: unknown) =>
+        console.error(`could not drop the demo's index: ${String(error)}`),
+      );
     for (const sealer of sealers) await sealer.stop();
     for (const runner of runners) await runner.stop();
     for (const coordinator of coordinators) await coordinator.stop();
@@ -183,7 +195,12 @@ async function main(): Promise<void> {
 }
 
 /** --keep: print commands that work as printed, then wait for Ctrl-C (or SIGTERM). */
-async function lookAround(url: string, sessionKey: string, sealPublicKey: string): Promise<void> {
+async function lookAround(
+  url: string,
+  sessionKey: string,
+  sealPublicKey: string,
+  indexUrl: string | undefined,
+): Promise<void> {
   const flags = `--namespace ${NAMESPACE} --server ${url}`;
   console.log(`\nthe services keep running; in another terminal, in this directory:`);
   console.log(`  ${cli} audit session ${sessionKey} ${flags}`);
@@ -191,7 +208,12 @@ async function lookAround(url: string, sessionKey: string, sealPublicKey: string
   console.log(`  ${cli} registry show ${flags}`);
   console.log(`  ${cli} audit verify --key ${sealPublicKey} ${flags}`);
   console.log(`  ${cli} status ${flags}`);
-  console.log(`Ctrl-C stops them and removes namespace ${NAMESPACE}.`);
+  if (indexUrl !== undefined)
+    console.log(`  ${cli} audit query --index ${indexUrl} --agent demo-agent ${flags}`);
+  console.log(
+    `Ctrl-C stops them and removes namespace ${NAMESPACE}` +
+      (indexUrl === undefined ? "." : " and the demo's index database."),
+  );
   await new Promise<void>((resolve) => {
     process.once("SIGINT", resolve);
     process.once("SIGTERM", resolve);

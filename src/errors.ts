@@ -64,6 +64,8 @@ export const ErrorCodes = {
   HOOKBUS_OVERLOADED: "A coordinator already had its maximum number of calls in flight.",
   HOOKBUS_INDEX_UNAVAILABLE: "The audit index (PostgreSQL) could not be reached or queried.",
   HOOKBUS_INDEX_SCHEMA: "The audit index's schema is not the one this hookbus version expects.",
+  HOOKBUS_INDEX_REJECTED:
+    "PostgreSQL refused a log record's data; the indexer stored it as an `invalid` row with the reason.",
   HOOKBUS_SCAN_TOO_LARGE:
     "An audit query without the index would scan more log records than allowed.",
   HOOKBUS_PG_NOT_FOUND: "No PostgreSQL server could be found or started (tests and benchmarks).",

@@ -30,4 +30,5 @@ export {
   type IndexStats,
   type PolicyStatusFilter,
 } from "./query.js";
+export { indexerTelemetry, type IndexerTelemetry } from "./telemetry.js";
 export { INDEX_URL_ENV, indexUrlFrom } from "./url.js";

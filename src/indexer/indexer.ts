@@ -14,7 +14,7 @@ import { sleep } from "../time.js";
 import { assertIndexSchema } from "./migrate.js";
 import type { PgPool } from "./pg.js";
 import { invalidProjection, projectRecord, type Projection } from "./projection.js";
-import { writeBatch } from "./writer.js";
+import { writeBatchIsolating } from "./writer.js";
 
 export interface IndexerOptions {
   bus: Bus;
@@ -23,6 +23,11 @@ export interface IndexerOptions {
   consumer?: string;
   /** Records per transaction (default 1000, at most 10,000). */
   batchSize?: number;
+  /**
+   * Batches written at once, each in its own transaction (default 2, at most 16). The pool needs
+   * that many connections.
+   */
+  writers?: number;
   /** A partial batch is written after this long (default 100 ms). */
   flushIntervalMs?: number;
   /** Unacked messages are redelivered after this long (default 30 s; set when the consumer is created). */
@@ -53,6 +58,10 @@ export interface Indexer {
   readonly stats: Readonly<IndexerStats>;
   /** How far the index is behind the log (one consumer info, plus one get when behind). */
   lag(): Promise<IndexLag>;
+  /** Whether the last write of some batch failed and has not succeeded since (it is retried). */
+  writeFailing(): boolean;
+  /** Whether stop() was called or the indexer ended. */
+  stopped(): boolean;
   /** Stops consuming, writes and acks what it holds, and resolves. */
   stop(): Promise<void>;
   /** Resolves when the indexer stopped (after stop(), or a fatal error: rejects with it). */
@@ -60,6 +69,7 @@ export interface Indexer {
 }
 
 const MAX_BATCH = 10_000;
+const MAX_WRITERS = 16;
 
 export function defaultIndexerConsumer(bus: Bus): string {
   return `${bus.subjects.namespace}-indexer`;
@@ -132,11 +142,18 @@ export async function startIndexer(options: IndexerOptions): Promise<Indexer> {
       `batchSize must be 1-${MAX_BATCH}, got ${String(batchSize)}`,
       { argument: "batchSize" },
     );
+  const writers = options.writers ?? 2;
+  if (!Number.isSafeInteger(writers) || writers < 1 || writers > MAX_WRITERS)
+    throw new HookbusError(
+      "HOOKBUS_INVALID_ARGUMENT",
+      `writers must be 1-${MAX_WRITERS}, got ${String(writers)}`,
+      { argument: "writers" },
+    );
   const flushIntervalMs = options.flushIntervalMs ?? 100;
   const consumerName = options.consumer ?? defaultIndexerConsumer(bus);
   await assertIndexSchema(pool);
   await assertLogExists(bus);
-  await ensureConsumer(bus, consumerName, options.ackWaitMs ?? 30_000, batchSize);
+  await ensureConsumer(bus, consumerName, options.ackWaitMs ?? 30_000, (writers + 1) * batchSize);
   const consumer = await bus.js.consumers.get(bus.subjects.logStream, consumerName);
   const namespace = bus.subjects.namespace;
   const logger = bus.logger.child({ component: "indexer", consumer: consumerName });
@@ -149,68 +166,102 @@ export async function startIndexer(options: IndexerOptions): Promise<Indexer> {
   };
 
   let stopping = false;
+  let ended = false;
+  /** Batches whose last write attempt failed. */
+  let failingBatches = 0;
   let pending: { msg: JsMsg; projection: Projection }[] = [];
   let firstAt = 0;
-  let flushing: Promise<void> = Promise.resolve();
+  // Batches being written, each in its own transaction on its own connection; a message is
+  // acked when its batch committed, whatever the order the batches finish in.
+  const writing = new Set<Promise<void>>();
 
   async function write(batch: typeof pending): Promise<void> {
+    // In sequence order: two transactions inserting overlapping keys (a redelivery racing its
+    // first delivery) then lock them in the same order instead of deadlocking.
+    batch.sort((a, b) => a.msg.seq - b.msg.seq);
     const projections = batch.map((b) => b.projection);
+    let failing = false;
+    const setFailing = (now: boolean) => {
+      if (now !== failing) failingBatches += now ? 1 : -1;
+      failing = now;
+    };
     for (let attempt = 0; ; attempt++) {
       try {
-        const added = await writeBatch(pool, namespace, projections);
+        const { added, rejected } = await writeBatchIsolating(pool, namespace, projections);
+        setFailing(false);
         stats.indexed += added;
         stats.duplicates += batch.length - added;
-        stats.invalid += projections.filter((p) => p.record.kind === "invalid").length;
+        stats.invalid += projections.filter((p) => p.record.kind === "invalid").length + rejected;
         stats.batches++;
         break;
       } catch (error) {
         stats.writeFailures++;
+        setFailing(true);
         // Not acked: if this indexer dies now, the server redelivers to another one.
         logger.warn({ err: error, records: batch.length, attempt }, "index write failed; retrying");
-        if (stopping && attempt >= 2) return;
+        if (stopping && attempt >= 2) {
+          setFailing(false);
+          return;
+        }
         await sleep(Math.min(5000, 100 * 2 ** attempt));
       }
     }
     for (const { msg } of batch) msg.ack();
   }
 
-  function flush(): Promise<void> {
-    if (pending.length === 0) return flushing;
+  /** Starts writing what is pending (without waiting for it). */
+  function flush(): void {
+    if (pending.length === 0) return;
     const batch = pending;
     pending = [];
-    flushing = flushing.then(() => write(batch));
-    return flushing;
+    const written: Promise<void> = write(batch).finally(() => writing.delete(written));
+    writing.add(written);
   }
 
   const timer = setInterval(
     () => {
-      if (pending.length > 0 && Date.now() - firstAt >= flushIntervalMs) void flush();
+      // A partial batch waits at most flushIntervalMs, unless every writer is busy (then the
+      // loop below flushes it as soon as one is free).
+      if (pending.length > 0 && Date.now() - firstAt >= flushIntervalMs && writing.size < writers)
+        flush();
     },
     Math.max(10, Math.floor(flushIntervalMs / 2)),
   );
 
   let messages: ConsumerMessages | undefined;
   async function run(): Promise<void> {
-    messages = await consumer.consume({ max_messages: Math.min(MAX_BATCH, 2 * batchSize) });
+    messages = await consumer.consume({
+      max_messages: Math.min(MAX_BATCH, (writers + 1) * batchSize),
+    });
     for await (const msg of messages) {
+      // Decode first, then add to the batch that is pending NOW: the timer may have flushed
+      // the batch that was pending when decoding started (a slow blob read), and a record added
+      // to a batch already written would be neither written nor acked.
+      const projection = await project(bus, msg);
       if (pending.length === 0) firstAt = Date.now();
-      pending.push({ msg, projection: await project(bus, msg) });
-      // Caught up (nothing more waiting) or a full batch: write now. Awaiting here is the
-      // back-pressure: the consumer buffers at most max_messages while PostgreSQL is slow.
-      if (pending.length >= batchSize || msg.info.pending === 0) await flush();
+      pending.push({ msg, projection });
+      // Caught up (nothing more waiting) or a full batch: write now.
+      if (pending.length >= batchSize || msg.info.pending === 0) flush();
+      // Back-pressure: with every writer busy, wait for one (the consumer buffers at most
+      // max_messages meanwhile).
+      while (writing.size >= writers) await Promise.race(writing);
       if (stopping) break;
     }
   }
 
   const done = run().finally(async () => {
     clearInterval(timer);
-    await flush();
+    flush();
+    await Promise.all(writing);
+    ended = true;
   });
-  logger.info({ batchSize }, "indexer started");
+  logger.info({ batchSize, writers }, "indexer started");
   return {
     consumer: consumerName,
     stats,
     lag: () => indexLag(bus, consumerName),
+    writeFailing: () => failingBatches > 0,
+    stopped: () => stopping || ended,
     async stop() {
       stopping = true;
       messages?.stop();

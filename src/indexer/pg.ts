@@ -59,6 +59,12 @@ export async function inTransaction<T>(
   fn: (client: PgClient) => Promise<T>,
 ): Promise<T> {
   const client = await pool.connect();
+  // A checked-out client whose connection drops emits `error` (the pool's handler covers only
+  // idle clients): without a listener that crashes the process. The query in flight rejects
+  // too, which is what the caller sees; the broken client is then destroyed, not pooled.
+  let broken: Error | undefined;
+  const onError = (error: Error) => (broken = error);
+  client.on("error", onError);
   try {
     await client.query("BEGIN");
     try {
@@ -66,10 +72,14 @@ export async function inTransaction<T>(
       await client.query("COMMIT");
       return result;
     } catch (error) {
-      await client.query("ROLLBACK").catch(() => {});
+      broken ??= await client.query("ROLLBACK").then(
+        () => undefined,
+        (rollback: unknown) => rollback as Error,
+      );
       throw error;
     }
   } finally {
-    client.release();
+    client.off("error", onError);
+    client.release(broken ?? false);
   }
 }

@@ -65,9 +65,22 @@ function date(value: unknown): Date | null {
   return Number.isNaN(d.getTime()) ? null : d;
 }
 
-/** jsonb refuses \u0000 in strings; an escaped backslash before `u0000` is left alone. */
+/**
+ * jsonb refuses two things JSON text may hold: \u0000, and a lone UTF-16 surrogate (\ud800 not
+ * followed by a low surrogate; JSON.parse accepts it, so an agent can send one in any string).
+ * JSON.stringify writes both as escapes and a valid surrogate pair as the character itself, so
+ * every such escape it writes is one of these: each becomes U+FFFD. An escaped backslash before
+ * `u0000` is text, and left alone.
+ */
 export function jsonForPg(value: unknown): string {
-  return JSON.stringify(value).replace(/(?<!\\)((?:\\\\)*)\\u0000/g, "$1\\ufffd");
+  return pgSafeJson(JSON.stringify(value));
+}
+
+/** The same replacement on JSON text written by JSON.stringify. */
+export function pgSafeJson(json: string): string {
+  // Most records hold no escape of this kind: skip the regular expression for them.
+  if (!json.includes("\\u")) return json;
+  return json.replace(/(?<!\\)((?:\\\\)*)\\u(?:0000|d[89a-f][0-9a-f]{2})/g, "$1\\ufffd");
 }
 
 function policyRows(seq: number, record: Obj): PolicyRow[] {

@@ -5,7 +5,8 @@
  * ON CONFLICT DO NOTHING, so a redelivered or replayed record is written once.
  */
 import { inTransaction, type PgPool } from "./pg.js";
-import type { Projection } from "./projection.js";
+import type { ParsedAuditSubject } from "../bus/subjects.js";
+import { invalidProjection, pgSafeJson, type Projection } from "./projection.js";
 
 const INSERT_RECORDS = `
 INSERT INTO hookbus_records (ns, seq, subject, stored_at, kind, outcome, agent_id, session_key,
@@ -14,7 +15,7 @@ INSERT INTO hookbus_records (ns, seq, subject, stored_at, kind, outcome, agent_i
 SELECT $1, x.seq, x.subject, x.stored_at, x.kind, x.outcome, x.agent_id, x.session_key, x.run_id,
   x.hook, x.call_id, x.blocked_by, x.registry_revision, x.received_at, x.decided_at, x.latency_ms,
   x.shadow_changed, x.index_error, x.record
-FROM jsonb_to_recordset($2::jsonb) AS x(seq bigint, subject text, stored_at timestamptz,
+FROM json_to_recordset($2::json) AS x(seq bigint, subject text, stored_at timestamptz,
   kind text, outcome text, agent_id text, session_key text, run_id text, hook text, call_id text,
   blocked_by text, registry_revision bigint, received_at timestamptz, decided_at timestamptz,
   latency_ms float8, shadow_changed boolean, index_error text, record jsonb)
@@ -26,25 +27,29 @@ ON CONFLICT (ns, seq) DO NOTHING`;
  */
 function recordsJson(batch: readonly Projection[]): string {
   const rows = batch.map(({ record: r }) => {
-    const columns = JSON.stringify({
-      seq: r.seq,
-      subject: r.subject,
-      stored_at: r.storedAt,
-      kind: r.kind,
-      outcome: r.outcome,
-      agent_id: r.agentId,
-      session_key: r.sessionKey,
-      run_id: r.runId,
-      hook: r.hook,
-      call_id: r.callId,
-      blocked_by: r.blockedBy,
-      registry_revision: r.registryRevision,
-      received_at: r.receivedAt,
-      decided_at: r.decidedAt,
-      latency_ms: r.latencyMs,
-      shadow_changed: r.shadowChanged,
-      index_error: r.indexError,
-    });
+    // The text columns come from the record too (run id, call id, blocked by): made safe for
+    // PostgreSQL's JSON-to-text conversion like the record itself.
+    const columns = pgSafeJson(
+      JSON.stringify({
+        seq: r.seq,
+        subject: r.subject,
+        stored_at: r.storedAt,
+        kind: r.kind,
+        outcome: r.outcome,
+        agent_id: r.agentId,
+        session_key: r.sessionKey,
+        run_id: r.runId,
+        hook: r.hook,
+        call_id: r.callId,
+        blocked_by: r.blockedBy,
+        registry_revision: r.registryRevision,
+        received_at: r.receivedAt,
+        decided_at: r.decidedAt,
+        latency_ms: r.latencyMs,
+        shadow_changed: r.shadowChanged,
+        index_error: r.indexError,
+      }),
+    );
     return `${columns.slice(0, -1)},"record":${r.recordJson ?? "null"}}`;
   });
   return `[${rows.join(",")}]`;
@@ -79,4 +84,69 @@ export async function writeBatch(
       ]);
     return inserted.rowCount ?? 0;
   });
+}
+
+/**
+ * PostgreSQL refused the data itself (SQLSTATE class 22, data exception, e.g. a value a column
+ * cannot hold; or 54, a limit): retrying the same batch would fail forever and stall the index.
+ */
+export function isDataError(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === "string" && (code.startsWith("22") || code.startsWith("54"));
+}
+
+/** A projection PostgreSQL refused, as an `invalid` row that says why (counted, not lost). */
+function rejected(p: Projection, error: unknown): Projection {
+  const { record: r } = p;
+  const why = `HOOKBUS_INDEX_REJECTED: PostgreSQL refused the record: ${String((error as Error)?.message ?? error)}`;
+  return invalidProjection(
+    {
+      seq: r.seq,
+      subject: r.subject,
+      storedAt: r.storedAt,
+      address: {
+        agentId: r.agentId,
+        sessionKey: r.sessionKey,
+        hook: r.hook,
+        kind: r.outcome as ParsedAuditSubject["kind"],
+      },
+    },
+    why,
+  );
+}
+
+export interface IsolatedWrite {
+  /** Records that were new. */
+  added: number;
+  /** Records written as `invalid` because PostgreSQL refused them. */
+  rejected: number;
+}
+
+/**
+ * Writes the batch; when PostgreSQL refuses its data, writes the records one by one instead, each
+ * one it refuses as an `invalid` row with the reason, so one bad record never stalls the index.
+ * Any other failure (connection, lock timeout) is thrown for the caller to retry.
+ */
+export async function writeBatchIsolating(
+  pool: PgPool,
+  namespace: string,
+  batch: readonly Projection[],
+): Promise<IsolatedWrite> {
+  try {
+    return { added: await writeBatch(pool, namespace, batch), rejected: 0 };
+  } catch (error) {
+    if (!isDataError(error) || batch.length === 0) throw error;
+  }
+  let added = 0;
+  let refused = 0;
+  for (const p of batch) {
+    try {
+      added += await writeBatch(pool, namespace, [p]);
+    } catch (error) {
+      if (!isDataError(error)) throw error;
+      added += await writeBatch(pool, namespace, [rejected(p, error)]);
+      refused++;
+    }
+  }
+  return { added, rejected: refused };
 }

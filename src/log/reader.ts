@@ -8,7 +8,8 @@ import { DeliverPolicy, type JsMsg, type StreamInfo } from "@nats-io/jetstream";
 import type { Bus } from "../bus/bus.js";
 import type { AuditSubjectFilter, ParsedAuditSubject } from "../bus/subjects.js";
 import { HookbusError } from "../errors.js";
-import { LogRecord } from "./record.js";
+import { logRecordValidator } from "../validation/index.js";
+import type { LogRecord } from "./record.js";
 
 export interface LogEntry {
   /** Stream sequence. */
@@ -151,7 +152,8 @@ function reportBadRecord(bus: Bus, options: ReadLogOptions, seq: number, cause: 
 async function toEntry(bus: Bus, msg: JsMsg): Promise<LogEntry> {
   // Records hold a call and its verdicts: a little deeper and larger than any one message.
   const decoded = await bus.codec.decodeMessage(msg, { record: true });
-  const parsed = LogRecord.safeParse(decoded);
+  // Compiled from the record schema (zod only on the rejecting path, for its messages).
+  const parsed = logRecordValidator().safeParse(decoded);
   if (!parsed.success) {
     throw new HookbusError(
       "HOOKBUS_BAD_RECORD",

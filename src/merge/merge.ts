@@ -100,15 +100,29 @@ function sameInstruction(a: Record<string, unknown>, b: Record<string, unknown>)
   return isDeepStrictEqual(strip(a), strip(b));
 }
 
+export interface MergeOptions {
+  /**
+   * The caller built every outcome itself from validated parts (replay: verdicts through
+   * `invokePolicy`, mode and priority from the parsed registry), so they are not parsed again.
+   * Never for outcomes that crossed the network.
+   */
+  ownOutcomes?: boolean;
+}
+
 export function mergeOutcomes<H extends ModifyingHookName>(
   hook: H,
   event: HookEvent<H>,
   outcomes: readonly PolicyOutcomeInput[],
+  options: MergeOptions = {},
 ): MergeResult<H> {
   assertModifyingHook(hook);
   const declaration = mergeDeclarations[hook];
   const original = event as Readonly<Record<string, unknown>>;
-  const evaluated = inMergeOrder(hook, parseOutcomes(hook, outcomes)).map((outcome) => ({
+  const parsed =
+    options.ownOutcomes === true
+      ? (outcomes as readonly PolicyOutcome[])
+      : parseOutcomes(hook, outcomes);
+  const evaluated = inMergeOrder(hook, parsed).map((outcome) => ({
     outcome,
     ...evaluateOutcome(hook, outcome),
   }));

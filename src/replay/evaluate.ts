@@ -67,6 +67,8 @@ export async function reevaluate(
     record.hook as ModifyingHookName,
     record.event as HookEvent<ModifyingHookName>,
     raw,
+    // Built just above from the parsed registry and invokePolicy's validated answers.
+    { ownOutcomes: true },
   );
   const outcomes = recordedOutcomes(result, raw).map(
     ({ latencyMs: _latency, ...outcome }) => outcome,

@@ -151,7 +151,7 @@ export async function followIndex(
   });
 }
 
-function formatStats(stats: IndexStats): string[] {
+export function formatStats(stats: IndexStats): string[] {
   const range = `${stats.since?.toISOString() ?? "the beginning"} … ${stats.until?.toISOString() ?? "now"}`;
   const lines = [
     `${stats.total} records, ${range}`,

@@ -1,15 +1,16 @@
 /** `hookbus indexer`: project the log into PostgreSQL; `hookbus indexer migrate`: create/upgrade its schema. */
 import { pino } from "pino";
 import { Bus } from "../../bus/bus.js";
+import { HTTP_HELP } from "../../observability/service-http.js";
 import { HookbusError } from "../../errors.js";
 import { startIndexer } from "../../indexer/indexer.js";
+import { indexerTelemetry } from "../../indexer/telemetry.js";
 import { migrateIndex } from "../../indexer/migrate.js";
 import { openIndexPool } from "../../indexer/pg.js";
 import { requireIndexUrl } from "../../indexer/url.js";
 import { parseCommand, type Command } from "../command.js";
-import { connectNats } from "../connect.js";
 import type { Output } from "../output.js";
-import { onShutdown } from "../shutdown.js";
+import { openService, runService } from "../service.js";
 
 const HELP = `usage: hookbus indexer [options]          run an indexer until SIGTERM/SIGINT
        hookbus indexer migrate [--index URL]  create or upgrade the index's schema, then exit
@@ -22,8 +23,14 @@ options:
   --index URL         postgres://… (env HOOKBUS_INDEX_URL)
   --consumer NAME     durable consumer shared by the namespace's indexers (default <ns>-indexer)
   --batch N           records per transaction (default 1000, at most 10000)
+  --writers N         batches written at once, each in its own transaction (default 2, at most 16)
   --ack-wait MS       redelivery delay of unacked records, when the consumer is created (default 30000)
   --log-level LEVEL   pino level (env LOG_LEVEL, default info); logs are NDJSON on stdout
+${HTTP_HELP}
+                      (/metrics has hookbus_indexer_lag_records and hookbus_indexer_lag_seconds;
+                      /readyz fails while NATS is down or index writes fail)
+  --connect-wait MS   keep retrying an unreachable NATS server this long at start (env
+                      HOOKBUS_CONNECT_WAIT_MS, default 30000)
 connection: --server URL (env NATS_URL), --creds FILE (env NATS_CREDS),
             --namespace NS (env HOOKBUS_NAMESPACE, default hookbus)`;
 
@@ -67,7 +74,10 @@ export const indexerCommand: Command = {
       consumer: { type: "string" },
       batch: { type: "string" },
       "ack-wait": { type: "string" },
+      writers: { type: "string" },
       "log-level": { type: "string" },
+      http: { type: "string" },
+      "connect-wait": { type: "string" },
     });
     if (values.help === true) {
       out.print(HELP);
@@ -80,36 +90,53 @@ export const indexerCommand: Command = {
     const url = requireIndexUrl(values.index);
     const batchSize = intFlag(values.batch, "batch");
     const ackWaitMs = intFlag(values["ack-wait"], "ack-wait");
+    const writers = intFlag(values.writers, "writers");
     const logger = pino({ level: values["log-level"] ?? process.env.LOG_LEVEL ?? "info" });
-    const pool = openIndexPool(url, { applicationName: "hookbus-indexer" });
-    const nc = await connectNats({ ...values, name: "hookbus-indexer" });
+    // One connection per writer, one spare.
+    const pool = openIndexPool(url, {
+      applicationName: "hookbus-indexer",
+      max: (writers ?? 2) + 1,
+    });
     try {
-      const bus = await Bus.open(nc, {
+      const { nc, http } = await openService(values, "hookbus-indexer", logger);
+      let report: NodeJS.Timeout | undefined;
+      return await runService({
+        nc,
         logger,
-        ...(values.namespace === undefined ? {} : { namespace: values.namespace }),
+        http,
+        start: async () => {
+          const bus = await Bus.open(nc, {
+            logger,
+            ...(values.namespace === undefined ? {} : { namespace: values.namespace }),
+          });
+          const indexer = await startIndexer({
+            bus,
+            pool,
+            ...(values.consumer === undefined ? {} : { consumer: values.consumer }),
+            ...(batchSize === undefined ? {} : { batchSize }),
+            ...(ackWaitMs === undefined ? {} : { ackWaitMs }),
+            ...(writers === undefined ? {} : { writers }),
+          });
+          // A fatal indexer error ends the process like a lost connection: exit 1, restart.
+          indexer.done.catch((error: unknown) => {
+            logger.fatal({ err: error }, "the indexer failed: exiting");
+            void nc.close();
+          });
+          report = setInterval(() => {
+            indexer
+              .lag()
+              .then((lag) => logger.info({ ...indexer.stats, lag }, "indexer progress"))
+              .catch(() => {});
+          }, 10_000).unref();
+          return { ...indexerTelemetry(indexer, nc), indexer };
+        },
+        stop: async ({ indexer }) => {
+          clearInterval(report);
+          await indexer.stop();
+          logger.info({ ...indexer.stats }, "indexer stopped");
+        },
       });
-      const indexer = await startIndexer({
-        bus,
-        pool,
-        ...(values.consumer === undefined ? {} : { consumer: values.consumer }),
-        ...(batchSize === undefined ? {} : { batchSize }),
-        ...(ackWaitMs === undefined ? {} : { ackWaitMs }),
-      });
-      const report = setInterval(() => {
-        indexer
-          .lag()
-          .then((lag) => logger.info({ ...indexer.stats, lag }, "indexer progress"))
-          .catch(() => {});
-      }, 10_000);
-      try {
-        await Promise.race([indexer.done, onShutdown(logger, () => indexer.stop())]);
-      } finally {
-        clearInterval(report);
-      }
-      logger.info({ ...indexer.stats }, "indexer stopped");
-      return 0;
     } finally {
-      await nc.drain().catch(() => {});
       await pool.end().catch(() => {});
     }
   },

@@ -1,13 +1,17 @@
 /**
  * `npm run demo` (services/demo.ts) as a process against a private nats-server: it runs to the
  * end, exits 0 and leaves no stream of its namespace behind; with --keep the commands it prints
- * work as printed while it waits, and Ctrl-C (SIGTERM here) cleans up the same way.
+ * work as printed while it waits, and Ctrl-C (SIGTERM here) cleans up the same way. PostgreSQL
+ * answers at 127.0.0.1:5432 on machines of this kind (as for every index test), so the demo shows
+ * its indexed query and drops the database it made.
  */
 import { execSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { jetstreamManager } from "@nats-io/jetstream";
+import pg from "pg";
 import { describe, expect, it } from "vitest";
 import { ownedBy } from "../../../services/demo/cleanup.js";
+import { LOCAL_PG_URL } from "../../../src/testing/postgres.js";
 import { startChild } from "../../support/child.js";
 import { useNatsServer } from "../../support/nats.js";
 import { until } from "../../support/wait.js";
@@ -23,12 +27,31 @@ async function demoStreams(): Promise<string[]> {
   return names;
 }
 
+/** Whether the database the demo named in its output still exists (on 127.0.0.1:5432). */
+async function demoDatabaseLeft(output: string): Promise<boolean> {
+  const name = /into database (hookbus_demo_[0-9a-f]{8})/.exec(output)?.[1];
+  if (name === undefined) throw new Error("the demo named no index database");
+  const client = new pg.Client({ connectionString: LOCAL_PG_URL });
+  await client.connect();
+  try {
+    const r = await client.query("SELECT 1 FROM pg_database WHERE datname = $1", [name]);
+    return r.rowCount !== 0;
+  } finally {
+    await client.end();
+  }
+}
+
 describe("npm run demo", () => {
   it("runs the session, the timeline and the replay, exits 0 and removes its namespace", async () => {
     const run = startChild(["--import", "tsx", demo], { NATS_URL: nats.url() });
     expect(await run.exited, run.errors()).toBe(0);
     expect(run.output()).toContain("— the audit timeline, read back from the log —");
     expect(run.output()).toContain("npm run demo -- --keep");
+    // PostgreSQL answers on machines of this kind (as for every index test): the indexed query.
+    expect(run.output()).toMatch(/indexer: \d+ records into database hookbus_demo_[0-9a-f]{8}/);
+    expect(run.output()).toMatch(/\d+ records? \(index\)/);
+    expect(run.output()).toContain("counts per hook, outcome and policy");
+    expect(await demoDatabaseLeft(run.output())).toBe(false);
     expect(run.output()).toMatch(/removed namespace hookbus-demo: .*HOOKBUS-DEMO_LOG/);
     expect(await demoStreams()).toEqual([]);
   }, 120_000);
@@ -42,7 +65,7 @@ describe("npm run demo", () => {
         .split("\n")
         .filter((line) => /^ {2}(npx hookbus|npm run hookbus --) /.test(line))
         .map((line) => line.trim());
-      expect(commands.length).toBe(5);
+      expect(commands.length).toBe(6);
       const runPrinted = (i: number) =>
         execSync(commands[i]!, { cwd: root, encoding: "utf8", timeout: 60_000 });
       expect(runPrinted(0)).toMatch(/before_tool_call/);
@@ -50,10 +73,12 @@ describe("npm run demo", () => {
       // Exits 0 only when every record is sealed and intact under the printed key.
       expect(runPrinted(3)).toMatch(/^OK: \d+ record\(s\) of namespace hookbus-demo read/m);
       expect(runPrinted(4)).toContain("tool-policy");
+      expect(runPrinted(5)).toMatch(/\d+ records? \(index\)/);
     } finally {
       run.child.kill("SIGTERM");
     }
     expect(await run.exited, run.errors()).toBe(0);
     expect(await demoStreams()).toEqual([]);
+    expect(await demoDatabaseLeft(run.output())).toBe(false);
   }, 180_000);
 });

@@ -70,4 +70,14 @@ describe("jsonForPg", () => {
     expect(JSON.parse(jsonForPg({ a: "\\u0000" }))).toEqual({ a: "\\u0000" });
     expect(JSON.parse(jsonForPg({ a: "\\\u0000" }))).toEqual({ a: "\\\ufffd" });
   });
+
+  it("replaces lone surrogates (jsonb refuses them), keeps pairs and escaped text", () => {
+    expect(JSON.parse(jsonForPg({ a: "x\ud800y", b: "\udfff" }))).toEqual({
+      a: "x\ufffdy",
+      b: "\ufffd",
+    });
+    expect(JSON.parse(jsonForPg({ a: "😀 \ud83d\ude00" }))).toEqual({ a: "😀 😀" });
+    expect(JSON.parse(jsonForPg({ a: "\\ud800" }))).toEqual({ a: "\\ud800" });
+    expect(JSON.parse(jsonForPg({ "\ud800": 1 }))).toEqual({ "\ufffd": 1 });
+  });
 });

@@ -1,0 +1,122 @@
+/**
+ * What an indexer tells the outside (`hookbus indexer --http`): Prometheus metrics, among them its
+ * lag in records and seconds (read from the durable consumer at scrape time, so every indexer of
+ * the namespace reports the same shared lag), and readiness.
+ */
+import type { NatsConnection } from "@nats-io/transport-node";
+import { collectDefaultMetrics, Counter, Gauge, Registry } from "prom-client";
+import { followConnection } from "../observability/connection-state.js";
+import type { Readiness } from "../observability/http.js";
+import type { ObservableService } from "../observability/service-http.js";
+import type { IndexLag, Indexer } from "./indexer.js";
+
+/** A scrape never waits longer than this for the lag (the last value is shown meanwhile). */
+const LAG_READ_MS = 2000;
+
+export interface IndexerTelemetry extends ObservableService {
+  /** The lag last read (by a scrape); undefined before the first. */
+  lastLag(): IndexLag | undefined;
+}
+
+export function indexerTelemetry(
+  indexer: Indexer,
+  nc: NatsConnection,
+  id = indexer.consumer,
+): IndexerTelemetry {
+  const registry = new Registry();
+  registry.setDefaultLabels({ role: "indexer", instance_id: id });
+  collectDefaultMetrics({ register: registry, prefix: "hookbus_" });
+  const connection = followConnection(nc);
+  let lag: IndexLag | undefined;
+  let lagError = false;
+
+  // One read per scrape at most, bounded: a slow server shows the previous value, not a hang.
+  async function readLag(): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      lag = await Promise.race([
+        indexer.lag(),
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new Error("lag read timed out")), LAG_READ_MS);
+        }),
+      ]);
+      lagError = false;
+    } catch {
+      lagError = true;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  new Gauge({
+    name: "hookbus_indexer_lag_records",
+    help: "Records in the log not yet indexed (pending + unacknowledged on the shared consumer).",
+    registers: [registry],
+    async collect() {
+      await readLag();
+      if (lag !== undefined) this.set(lag.records);
+    },
+  });
+  new Gauge({
+    name: "hookbus_indexer_lag_seconds",
+    help: "Age of the oldest record not yet indexed; 0 when caught up.",
+    registers: [registry],
+    collect() {
+      // Read by hookbus_indexer_lag_records in the same scrape (gauges collect in order).
+      if (lag !== undefined) this.set(lag.seconds);
+    },
+  });
+  new Gauge({
+    name: "hookbus_indexer_lag_read_failed",
+    help: "1 when the last lag read failed or timed out (the lag gauges then show the previous value).",
+    registers: [registry],
+    collect() {
+      this.set(lagError ? 1 : 0);
+    },
+  });
+  const counted = (name: string, help: string, value: () => number) =>
+    new Counter({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        this.reset();
+        this.inc(value());
+      },
+    });
+  const { stats } = indexer;
+  counted(
+    "hookbus_indexer_records_indexed_total",
+    "Records this indexer wrote.",
+    () => stats.indexed,
+  );
+  counted(
+    "hookbus_indexer_records_duplicate_total",
+    "Records received again that were already indexed (redeliveries, replays).",
+    () => stats.duplicates,
+  );
+  counted(
+    "hookbus_indexer_records_invalid_total",
+    "Records that could not be decoded, indexed as invalid.",
+    () => stats.invalid,
+  );
+  counted("hookbus_indexer_batches_total", "Committed batches.", () => stats.batches);
+  counted(
+    "hookbus_indexer_write_failures_total",
+    "Failed batch writes (each retried; nothing is acked until it commits).",
+    () => stats.writeFailures,
+  );
+
+  return {
+    metrics: registry,
+    lastLag: () => lag,
+    ready(): Readiness {
+      const reasons: string[] = [];
+      if (!connection.connected()) reasons.push("not connected to NATS");
+      if (indexer.writeFailing())
+        reasons.push("index writes are failing (PostgreSQL unreachable or refusing): see the log");
+      if (indexer.stopped()) reasons.push("stopping");
+      return { ready: reasons.length === 0, reasons };
+    },
+  };
+}
