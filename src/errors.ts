@@ -67,6 +67,14 @@ export const ErrorCodes = {
   HOOKBUS_SCAN_TOO_LARGE:
     "An audit query without the index would scan more log records than allowed.",
   HOOKBUS_PG_NOT_FOUND: "No PostgreSQL server could be found or started (tests and benchmarks).",
+  HOOKBUS_APPROVAL_NOT_FOUND: "No approval request has this id (or it expired from the bucket).",
+  HOOKBUS_APPROVAL_SETTLED: "The approval request was already settled; an answer counts once.",
+  HOOKBUS_APPROVAL_FORBIDDEN:
+    "The answer's approver group is not one the request names, or a caller asked about another agent's request.",
+  HOOKBUS_APPROVAL_DIGEST_MISMATCH:
+    "The answer names a different call digest than the request: it was given for another call.",
+  HOOKBUS_APPROVAL_UNRESOLVED:
+    "The agent got no settlement of a pending approval before its deadline (no coordinator answered).",
 } as const;
 
 export type ErrorCode = keyof typeof ErrorCodes;
