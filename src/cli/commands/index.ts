@@ -1,5 +1,6 @@
 /** Every `hookbus` command, by name. Adding a command is adding a line here. */
 import type { Command } from "../command.js";
+import { approvalsCommand } from "./approvals.js";
 import { auditCommand } from "./audit.js";
 import { authCommand } from "./auth.js";
 import { coordinatorCommand } from "./coordinator.js";
@@ -22,4 +23,5 @@ export const commands: Record<string, Command> = {
   sealer: sealerCommand,
   indexer: indexerCommand,
   policy: policyCommand,
+  approvals: approvalsCommand,
 };
