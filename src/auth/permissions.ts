@@ -36,6 +36,11 @@ function kvRead(bucket: string): string[] {
   ];
 }
 
+/** Listing a KV bucket's keys (`kv.keys()` asks for its ordered consumer's info). */
+function kvList(bucket: string): string[] {
+  return [...kvRead(bucket), `${JS}.CONSUMER.INFO.KV_${bucket}.*`];
+}
+
 /** Writing a KV bucket (and creating it when missing). */
 function kvWrite(bucket: string, keys = ">"): string[] {
   return [...kvRead(bucket), `${JS}.STREAM.CREATE.KV_${bucket}`, `$KV.${bucket}.${keys}`];
@@ -140,6 +145,7 @@ export function permissionsFor(namespace: string, user: AuthUser): Permissions {
           ...kvRead(s.registryBucket),
           // Approval requests: opened, answered and settled by compare-and-set.
           ...kvWrite(s.approvalsBucket),
+          `${JS}.CONSUMER.INFO.KV_${s.approvalsBucket}.*`,
           // Liveness checks ask workers (src/observability/liveness-check.ts).
           ...discover,
         ],
@@ -205,7 +211,7 @@ export function permissionsFor(namespace: string, user: AuthUser): Permissions {
           ...COMMON,
           `${ns}.approvals.answer.${token}.-`,
           ...(user.groups ?? []).map((group) => `${ns}.approvals.answer.${token}.${group}`),
-          ...kvRead(s.approvalsBucket),
+          ...kvList(s.approvalsBucket),
         ],
         subscribe: [inbox],
         allowResponses: false,
