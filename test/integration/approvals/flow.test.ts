@@ -8,6 +8,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import {
   answerApproval,
   Bus,
+  HookbusClient,
   type ApprovalProgress,
   type DecisionRecord,
   type LogRecord,
@@ -203,5 +204,30 @@ describe("approvals", () => {
     expect(again.decision).toMatchObject({ outcome: "allow", resolvedApproval: { id: first.id } });
     const other = await pending(pipeline, "call-new");
     expect(other.first.id).not.toBe(first.id);
+  });
+
+  it("an agent that restarts while its call is pending re-sends it and waits for the same request", async () => {
+    const namespace = uniqueNamespace("ap");
+    pipeline = await startPipeline(() => nats.connect(), namespace);
+    const { first } = await pending(pipeline, "call-restart");
+    // The agent process is gone: a new client on a new connection re-sends the same call.
+    await pipeline.client.close();
+    const reborn = await HookbusClient.connect({ nc: await nats.connect(), namespace });
+    const progress: ApprovalProgress[] = [];
+    const again = reborn.call("before_tool_call", ctx("call-restart"), toolEvent("call-restart"), {
+      callId: "call-restart",
+      onApproval: (p) => progress.push(p),
+    });
+    expect((await until(() => progress[0], 15_000, "re-sent call pending")).id).toBe(first.id);
+    await answerApproval(
+      await nats.connect(),
+      { id: first.id, decision: "approve" },
+      { namespace, approver: "alice" },
+    );
+    expect((await again).decision).toMatchObject({ resolvedApproval: { id: first.id } });
+    await reborn.close();
+    const records = await readLog(await Bus.open(await nats.connect(), { namespace }));
+    expect(records.filter((r) => r.kind === "decision")).toHaveLength(1);
+    expect(approvalsOf(records, "call-restart")).toHaveLength(1);
   });
 });
