@@ -72,6 +72,14 @@ export const ErrorCodes = {
   HOOKBUS_MISSING_PEER: "An optional peer dependency that this feature needs is not installed.",
   HOOKBUS_MCP_UPSTREAM: "The upstream MCP server could not be started, reached or initialised.",
   HOOKBUS_NO_RUN: "A framework adapter was called outside a hookbus run.",
+  HOOKBUS_APPROVAL_NOT_FOUND: "No approval request has this id (or it expired from the bucket).",
+  HOOKBUS_APPROVAL_SETTLED: "The approval request was already settled; an answer counts once.",
+  HOOKBUS_APPROVAL_FORBIDDEN:
+    "The answer's approver group is not one the request names, or a caller asked about another agent's request.",
+  HOOKBUS_APPROVAL_DIGEST_MISMATCH:
+    "The answer names a different call digest than the request: it was given for another call.",
+  HOOKBUS_APPROVAL_UNRESOLVED:
+    "The agent got no settlement of a pending approval before its deadline (no coordinator answered).",
 } as const;
 
 export type ErrorCode = keyof typeof ErrorCodes;

@@ -62,6 +62,13 @@ export { compareByPriorityThenName } from "./merge/order.js";
 // The process roles: policy workers, the agent SDK, the coordinator.
 export * from "./worker/index.js";
 export * from "./agent/index.js";
+export * from "./approvals/index.js";
+export {
+  RequireApproval,
+  ApprovalRequest,
+  type ApprovalSeverity,
+  type TimeoutBehavior,
+} from "./catalog/approval.js";
 export {
   startCoordinator,
   type Coordinator,

@@ -16,6 +16,8 @@ import {
   WireError,
 } from "./bus/envelope.js";
 import { LogRecord } from "./log/record.js";
+import { ApprovalEntry } from "./approvals/entry.js";
+import { AnswerRequest, ApprovalReply, StatusRequest } from "./approvals/wire.js";
 import { PolicyOutcome } from "./merge/outcome.js";
 import { RegistryDocument } from "./registry/document.js";
 import { DiscoveryReply } from "./observability/discovery-schema.js";
@@ -38,6 +40,10 @@ const messageSchemas: ReadonlyArray<[name: string, schema: z.ZodType]> = [
   ["seal/seal-batch", SealBatch],
   ["seal/anchor-statement", AnchorStatement],
   ["seal/anchor-file", AnchorFile],
+  ["approvals/answer-request", AnswerRequest],
+  ["approvals/status-request", StatusRequest],
+  ["approvals/reply", ApprovalReply],
+  ["approvals/entry", ApprovalEntry],
 ];
 
 export function buildJsonSchemas(): Map<string, Record<string, unknown>> {

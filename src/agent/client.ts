@@ -29,6 +29,8 @@ import { HookbusError } from "../errors.js";
 import { HookbusBlockedError } from "./blocked.js";
 import { beforeDeadline } from "./deadline.js";
 import { AfterLlmCallGate, type GateVerdict, type RunRef } from "./gate.js";
+import { NatsApprovalWaiter } from "./approval-wait.js";
+import { settleApproval } from "./approval-settle.js";
 import { ObservationPublisher, type ObserveResult } from "./observer.js";
 import { checkId, checkTimeout, DEFAULT_AGENT_TIMEOUT_MS } from "./options.js";
 import { ALWAYS_ROUND_TRIP, WatchedRegistryView, type RegistryView } from "./registry-view.js";
@@ -80,7 +82,7 @@ export class HookbusClient {
   private readonly counts = { fastPath: 0, coordinator: 0, gate: 0, noRegistry: 0 };
   private closing: Promise<void> | undefined;
 
-  private constructor(parts: HookbusClientParts) {
+  private constructor(private readonly parts: HookbusClientParts) {
     this.allowMissingRegistry = parts.allowMissingRegistry === true;
     this.transport = parts.transport;
     this.observer = parts.observer ?? NO_LOG;
@@ -116,6 +118,8 @@ export class HookbusClient {
     const observer = new ObservationPublisher(bus);
     return new HookbusClient({
       transport: new NatsCallTransport(bus),
+      approvals: new NatsApprovalWaiter(bus),
+      ...(options.onApproval === undefined ? {} : { onApproval: options.onApproval }),
       observer,
       registry,
       timeoutMs,
@@ -209,8 +213,10 @@ export class HookbusClient {
     opts: CallOptions = {},
   ): Promise<CallResult<H>> {
     try {
-      // Synchronous up to the gate: see `start`.
-      return this.start(hook, ctx, event, opts);
+      // Synchronous up to the gate: see `start`. A pending approval is waited out after.
+      return this.start(hook, ctx, event, opts).then((result) =>
+        settleApproval(this.parts, ctx, result, opts),
+      );
     } catch (error) {
       return rejected(error);
     }

@@ -20,3 +20,10 @@ export {
   type RegistryWatchHealth,
 } from "./registry-view.js";
 export { DEFAULT_AGENT_TIMEOUT_MS } from "./options.js";
+export {
+  NatsApprovalWaiter,
+  type ApprovalProgress,
+  type ApprovalProgressCallback,
+  type ApprovalWaiter,
+  type ApprovalWaitOptions,
+} from "./approval-wait.js";

@@ -11,6 +11,7 @@ import type {
 import type { ObserveResult } from "./observer.js";
 import type { RegistryView, RegistryWatchHealth } from "./registry-view.js";
 import type { CallTransport } from "./transport.js";
+import type { ApprovalProgressCallback, ApprovalWaiter } from "./approval-wait.js";
 
 export interface HookbusClientOptions {
   /** The caller's connection; `close()` leaves it open. */
@@ -43,6 +44,8 @@ export interface HookbusClientOptions {
    * that existing callers still compile.
    */
   redactionKey?: string;
+  /** Told at each poll while a before_tool_call waits for a person (docs/approvals.md). */
+  onApproval?: ApprovalProgressCallback;
 }
 
 export interface CallOptions {
@@ -50,6 +53,8 @@ export interface CallOptions {
   timeoutMs?: number;
   /** Reuse an id when retrying a call yourself: the log stores one call per id. Default: a UUID. */
   callId?: string;
+  /** Told at each poll while this call waits for a person; overrides the client's. */
+  onApproval?: ApprovalProgressCallback;
 }
 
 export interface ObserveCallOptions {
@@ -93,6 +98,9 @@ export interface HookbusClientParts {
   logger?: Logger;
   /** See HookbusClientOptions.allowMissingRegistry. */
   allowMissingRegistry?: boolean;
+  /** Waits out pending approvals; without it a pending_approval decision fails closed. */
+  approvals?: ApprovalWaiter;
+  onApproval?: ApprovalProgressCallback;
 }
 
 /** Counters of where decisions came from, since the client started (for metrics). */

@@ -17,6 +17,8 @@ export const AUDIT_OUTCOMES = [
   "modify",
   "block",
   "reply",
+  "pending_approval",
+  "approval",
   "error",
   "late",
   "observed",

@@ -135,6 +135,8 @@ function outcomeOf(step: TimelineEntry): string {
       return "late";
     case "observation":
       return "observed";
+    case "approval":
+      return `approval ${step.resolution}`;
   }
 }
 

@@ -7,6 +7,7 @@ import type { Bus } from "../bus/bus.js";
 import type { Outcome } from "../catalog/common.js";
 import { HookbusError } from "../errors.js";
 import type {
+  ApprovalRecord,
   DecisionRecord,
   ErrorRecord,
   LateVerdictRecord,
@@ -92,7 +93,18 @@ export interface ObservationStep extends StepBase {
   record: ObservationRecord;
 }
 
-export type TimelineEntry = DecisionStep | ErrorStep | LateStep | ObservationStep;
+/** How a pending approval was settled (docs/approvals.md), linked to its decision by `decisionSeq`. */
+export interface ApprovalStep extends StepBase {
+  kind: "approval";
+  callId: string;
+  approvalId: string;
+  decisionSeq: number;
+  resolution: ApprovalRecord["resolution"];
+  effect: ApprovalRecord["effect"];
+  record: ApprovalRecord;
+}
+
+export type TimelineEntry = DecisionStep | ErrorStep | LateStep | ObservationStep | ApprovalStep;
 
 export interface TimelineOptions {
   /** Only this agent's records (a session key may be reused by several agents). */
@@ -209,7 +221,20 @@ export function summarizeRecord(record: LogRecord): string {
       return lateSummary(record);
     case "observation":
       return observationSummary(record);
+    case "approval":
+      return approvalSummary(record);
   }
+}
+
+/** `approved by alice ("ok"), decision #12` or `timed-out: deny, decision #12`. */
+export function approvalSummary(record: ApprovalRecord): string {
+  const who = record.answers.map((a) => a.approver).join(", ");
+  const reason = record.reason === undefined ? "" : ` (${quote(record.reason)})`;
+  const head =
+    record.resolution === "timed-out"
+      ? `timed out: ${record.effect}`
+      : `${record.resolution} by ${who || "?"}${reason}`;
+  return `${head}, decision #${record.decisionSeq}`;
 }
 
 /** How long the record's interception took (ms): a decision's total, a late verdict's latency. */
@@ -311,6 +336,17 @@ export function toTimelineEntry(entry: AuditEntry): TimelineEntry {
       };
     case "observation":
       return { ...base, kind: "observation", eventId: record.eventId, record };
+    case "approval":
+      return {
+        ...base,
+        kind: "approval",
+        callId: record.callId,
+        approvalId: record.approvalId,
+        decisionSeq: record.decisionSeq,
+        resolution: record.resolution,
+        effect: record.effect,
+        record,
+      };
   }
 }
 

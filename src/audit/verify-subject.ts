@@ -66,6 +66,8 @@ function expectedOutcome(r: Record<string, unknown>): unknown {
       return "late";
     case "observation":
       return "observed";
+    case "approval":
+      return "approval";
     default:
       return undefined;
   }

@@ -36,6 +36,11 @@ function kvRead(bucket: string): string[] {
   ];
 }
 
+/** Listing a KV bucket's keys (`kv.keys()` asks for its ordered consumer's info). */
+function kvList(bucket: string): string[] {
+  return [...kvRead(bucket), `${JS}.CONSUMER.INFO.KV_${bucket}.*`];
+}
+
 /** Writing a KV bucket (and creating it when missing). */
 function kvWrite(bucket: string, keys = ">"): string[] {
   return [...kvRead(bucket), `${JS}.STREAM.CREATE.KV_${bucket}`, `$KV.${bucket}.${keys}`];
@@ -77,6 +82,8 @@ export function permissionsFor(namespace: string, user: AuthUser): Permissions {
           ...COMMON,
           `${ns}.call.${token}.*`,
           `${ns}.observe.${token}.*`,
+          // The state of its own pending approvals only (the coordinator checks the token too).
+          `${ns}.approvals.status.${token}`,
           // Its own large bodies only: written under its token (a large event), read by subject
           // (never by sequence, which names no owner).
           `${ns}.blob.${token}.>`,
@@ -136,12 +143,17 @@ export function permissionsFor(namespace: string, user: AuthUser): Permissions {
           `${JS}.STREAM.MSG.GET.${blobs}`,
           `${JS}.DIRECT.GET.${blobs}.>`,
           ...kvRead(s.registryBucket),
+          // Approval requests: opened, answered and settled by compare-and-set.
+          ...kvWrite(s.approvalsBucket),
+          `${JS}.CONSUMER.INFO.KV_${s.approvalsBucket}.*`,
           // Liveness checks ask workers (src/observability/liveness-check.ts).
           ...discover,
         ],
         subscribe: [
           `${ns}.call.*.* ${s.coordinatorQueue}`,
           `${ns}.observe.*.* ${s.coordinatorQueue}`,
+          `${ns}.approvals.answer.*.* ${s.coordinatorQueue}`,
+          `${ns}.approvals.status.* ${s.coordinatorQueue}`,
           inbox,
           ...discover,
         ],
@@ -190,6 +202,21 @@ export function permissionsFor(namespace: string, user: AuthUser): Permissions {
         subscribe: [inbox],
         allowResponses: false,
       };
+    case "approver": {
+      // Answers under its own name only (the subject is the proof of who answered), for no group
+      // or for the groups it is in; reads the requests. Nothing else: no log, no registry.
+      const token = encodeToken(user.name);
+      return {
+        publish: [
+          ...COMMON,
+          `${ns}.approvals.answer.${token}.-`,
+          ...(user.groups ?? []).map((group) => `${ns}.approvals.answer.${token}.${group}`),
+          ...kvList(s.approvalsBucket),
+        ],
+        subscribe: [inbox],
+        allowResponses: false,
+      };
+    }
     case "indexer": {
       // src/indexer/: one durable consumer on the log shared by every indexer of the namespace.
       const durable = `${ns}-indexer`;

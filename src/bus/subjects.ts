@@ -7,6 +7,8 @@
  *   <ns>.audit.<agent>.<session>.<hook>.<outcome>     the log stream
  *   <ns>.observe.<agent>.<hook>                       agent → coordinators: observations (queue group)
  *   <ns>.blob.<agent>.<sha256>.<index>                chunks of bodies too large for one message
+ *   <ns>.approvals.answer.<approver>.<group>          approver → coordinators: approve/deny (queue group)
+ *   <ns>.approvals.status.<agent>                     agent → coordinators: a pending approval's state
  */
 import type { HookName } from "../catalog/catalog.js";
 import { HookbusError } from "../errors.js";
@@ -16,7 +18,16 @@ export const DEFAULT_NAMESPACE = "hookbus";
 export const NAMESPACE_PATTERN = /^[a-z0-9][a-z0-9-]{0,63}$/;
 
 /** The outcome token of a log record: a decision's outcome, or what kind of record it is. */
-export type RecordKind = "allow" | "modify" | "block" | "reply" | "error" | "late" | "observed";
+export type RecordKind =
+  | "allow"
+  | "modify"
+  | "block"
+  | "reply"
+  | "pending_approval"
+  | "approval"
+  | "error"
+  | "late"
+  | "observed";
 
 export interface AuditSubjectFilter {
   agentId?: string;
@@ -110,6 +121,28 @@ export class Subjects {
 
   get blobAll(): string {
     return `${this.namespace}.blob.>`;
+  }
+
+  /** An approver's answer; `group` is one of the request's groups, or `-` (docs/approvals.md). */
+  approvalAnswer(approver: string, group: string): string {
+    return `${this.namespace}.approvals.answer.${encodeToken(approver)}.${group}`;
+  }
+
+  get approvalAnswerWildcard(): string {
+    return `${this.namespace}.approvals.answer.*.*`;
+  }
+
+  approvalStatus(agentId: string): string {
+    return `${this.namespace}.approvals.status.${encodeToken(agentId)}`;
+  }
+
+  get approvalStatusWildcard(): string {
+    return `${this.namespace}.approvals.status.*`;
+  }
+
+  /** Pending and settled approval requests (src/approvals/store.ts). */
+  get approvalsBucket(): string {
+    return `${this.namespace}_approvals`;
   }
 
   get logStream(): string {

@@ -150,9 +150,11 @@ export const blockFields = {
     .describe("Why; kept only from the first (highest-priority) policy that blocks."),
 };
 
-export const Outcome = z
-  .enum(["allow", "modify", "block", "reply"])
-  .meta({ id: "Outcome", description: "What the merged decision tells the agent to do." });
+export const Outcome = z.enum(["allow", "modify", "block", "reply", "pending_approval"]).meta({
+  id: "Outcome",
+  description:
+    "What the merged decision tells the agent to do. pending_approval: wait for a person (docs/approvals.md); the agent SDK waits and returns the settled decision.",
+});
 
 export type Outcome = z.infer<typeof Outcome>;
 

@@ -29,6 +29,7 @@ import { addressOf, assertIdentity, type AgentAddress } from "./identity.js";
 import { callDigest, callIdConflict, isSameCall, scopedMessageId } from "./idempotency.js";
 import type { LogWriter } from "./log-writer.js";
 import type { PolicyAsker } from "./policy-asker.js";
+import { withApprovalId, type ApprovalService } from "./approval-service.js";
 import { boundedVerdict } from "./verdict-bounds.js";
 
 export { toWireError } from "./failure-record.js";
@@ -57,6 +58,8 @@ export interface CallHandlerDeps {
   limits?: Limits;
   /** The per-agent rate limit shared by this coordinator's call and observe handlers. */
   rateLimiter?: AgentRateLimiter;
+  /** Opens the request of a pending_approval decision (src/coordinator/approval-service.ts). */
+  approvals?: ApprovalService;
 }
 
 /** Refuse an agent over its rate limit (before its body is even decoded). */
@@ -225,6 +228,7 @@ export class CallHandler {
       );
     }
     const result = mergeOutcomes(hook, call.event as HookEvent<typeof hook>, outcomes);
+    result.decision = withApprovalId(result.decision, callKey);
     const record: DecisionRecord = {
       v: 1,
       kind: "decision",
@@ -267,6 +271,23 @@ export class CallHandler {
         decision = stored.decision as typeof decision;
         registryRevision = stored.registryRevision;
       }
+    }
+    if (decision.outcome === "pending_approval") {
+      // The request is durable before the agent hears of it (a re-sent call finds it again).
+      if (this.deps.approvals === undefined)
+        throw new HookbusError(
+          "HOOKBUS_INTERNAL",
+          "a pending approval without an approval service",
+        );
+      await this.deps.approvals.open({
+        callKey,
+        callId,
+        context,
+        callDigest: digest,
+        decision: decision,
+        event: call.event,
+        decisionSeq: appended.seq,
+      });
     }
     const reply: CallReply = { callId, hook, decision, registryRevision, recordSeq: appended.seq };
     this.deps.telemetry?.answered(hook, decision.outcome, receivedAt);

@@ -14,6 +14,8 @@ import { mergeOutcomes } from "../merge/merge.js";
 import { RegistryStore } from "../registry/store.js";
 import { RegistrySnapshot } from "../registry/snapshot.js";
 import { CoordinatorTelemetry } from "../observability/coordinator-telemetry.js";
+import { ApprovalStore } from "../approvals/store.js";
+import { ApprovalService } from "./approval-service.js";
 import { CallHandler } from "./call-handler.js";
 import { scopedMessageId } from "./idempotency.js";
 import { JoinedCalls } from "./joined-calls.js";
@@ -49,6 +51,8 @@ export interface CoordinatorOptions extends BusOptions {
   logger?: Logger;
   /** How often to check that every declared policy has a live worker (ms; 0: never). Default 15 s. */
   livenessIntervalMs?: number;
+  /** How often to settle expired approval requests nobody asked about (ms; 0: never). Default 2 s. */
+  approvalSweepMs?: number;
 }
 
 export interface Coordinator {
@@ -155,6 +159,19 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
       );
   }
 
+  const approvals = new ApprovalService({
+    nc: options.nc,
+    bus,
+    store: await ApprovalStore.open(options.nc, bus.subjects),
+    writer,
+    coordinatorId: id,
+    logger,
+    redact: () => snapshot.document.redact ?? [],
+    redactionKey,
+    ...(options.approvalSweepMs === undefined ? {} : { sweepIntervalMs: options.approvalSweepMs }),
+  });
+  approvals.start();
+
   const inFlight = new Set<Promise<void>>();
   const telemetry = new CoordinatorTelemetry({
     bus,
@@ -175,6 +192,7 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
     telemetry,
     limits,
     rateLimiter,
+    approvals,
     onCallStarted: (callId, context, _event, called) =>
       lateContext.started(callId, { context, snapshot: called }),
     onCallFinished: (callId) => lateContext.finished(callId),
@@ -257,6 +275,7 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
         await subscription.drain().catch(() => {});
         await observeSubscription.drain().catch(() => {});
         await Promise.allSettled([...inFlight]);
+        await approvals.stop();
         await asker.close();
         await stopWatching();
         lateContext.clear();

@@ -121,6 +121,8 @@ export function recordMessageId(record: LogRecord): string {
       return `late.${record.callId}.${record.policy}`;
     case "observation":
       return `observed.${record.eventId}`;
+    case "approval":
+      return `approval.${record.approvalId}`;
   }
 }
 

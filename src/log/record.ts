@@ -138,8 +138,45 @@ export const ObservationRecord = z.strictObject({
   publishedAt: z.iso.datetime(),
 });
 
+/**
+ * How a pending approval was settled: its own record, linked to the decision by `callId`,
+ * `decisionSeq` and `callDigest` (docs/approvals.md). Exactly one per request.
+ */
+export const ApprovalRecord = z.strictObject({
+  ...base,
+  kind: z.literal("approval"),
+  approvalId: z.string(),
+  callId: z.string(),
+  hook: ModifyingHookNameSchema,
+  decisionSeq: z.int().min(1).describe("The log sequence of the pending_approval decision."),
+  resolution: z.enum(["approved", "denied", "timed-out"]),
+  effect: z.enum(["allow", "block"]).describe("What the agent was told: timeoutBehavior applied."),
+  answers: z
+    .array(
+      z.strictObject({
+        approver: z.string().describe("The approver's name, proven by the answer subject."),
+        group: z.string().describe("The group answered for, or `-`."),
+        decision: z.enum(["approve", "deny"]),
+        reason: z.string().optional(),
+        from: z.string().optional().describe("Where the answer came from (cli, slack, ...)."),
+        at: z.iso.datetime(),
+      }),
+    )
+    .describe("Every answer that counted, in order; empty for a timeout."),
+  reason: z.string().optional(),
+  requestedAt: z.iso.datetime(),
+  expiresAt: z.iso.datetime(),
+  resolvedAt: z.iso.datetime(),
+});
+
 export const LogRecord = z
-  .discriminatedUnion("kind", [DecisionRecord, ErrorRecord, LateVerdictRecord, ObservationRecord])
+  .discriminatedUnion("kind", [
+    DecisionRecord,
+    ErrorRecord,
+    LateVerdictRecord,
+    ObservationRecord,
+    ApprovalRecord,
+  ])
   .meta({ id: "LogRecord" });
 
 export type RecordedOutcome = z.infer<typeof RecordedOutcome>;
@@ -148,6 +185,7 @@ export type DecisionRecord = z.infer<typeof DecisionRecord>;
 export type ErrorRecord = z.infer<typeof ErrorRecord>;
 export type LateVerdictRecord = z.infer<typeof LateVerdictRecord>;
 export type ObservationRecord = z.infer<typeof ObservationRecord>;
+export type ApprovalRecord = z.infer<typeof ApprovalRecord>;
 export type LogRecord = z.infer<typeof LogRecord>;
 export type ChainLink = z.infer<typeof ChainLink>;
 export type RedactedPath = z.infer<typeof RedactedPath>;

@@ -151,6 +151,8 @@ export function recordBlocked(record: LogRecord): boolean {
       return record.event.blocked === true;
     case "error":
       return false;
+    case "approval":
+      return record.effect === "block";
   }
 }
 

@@ -10,6 +10,7 @@ import {
   type ToolDefinition,
 } from "../catalog/common.js";
 import type { ModifyingHookName } from "../catalog/catalog.js";
+import { approvalRequest } from "./rules/approval-request.js";
 import { blockLatch } from "./rules/block-latch.js";
 import { boundedByOriginal } from "./rules/bounded.js";
 import { emptyStringBlocks } from "./rules/empty-blocks.js";
@@ -21,6 +22,8 @@ export interface HookMergeDeclaration {
   rules: readonly MergeRule[];
   /** The decision field whose presence means "answer with this instead" (outcome `reply`). */
   replyField?: string;
+  /** The decision field whose presence means "wait for a person" (outcome `pending_approval`). */
+  approvalField?: string;
 }
 
 function keyOfEntry(entry: unknown, key: "name" | "id"): string | undefined {
@@ -54,7 +57,9 @@ export const mergeDeclarations: Record<ModifyingHookName, HookMergeDeclaration> 
     rules: [toolCallsById, blockLatch()],
   },
   before_tool_call: {
-    rules: [firstWriter("params"), blockLatch()],
+    // The approval is for the params as merged (first writer wins), never for the original ones.
+    rules: [firstWriter("params"), approvalRequest(), blockLatch()],
+    approvalField: "requireApproval",
   },
   before_tool_result: {
     rules: [firstWriter("content"), blockLatch()],

@@ -75,7 +75,15 @@ function toDecision(declaration: HookMergeDeclaration, state: MergeState): Recor
     decidedBy[field] = write.by;
   }
   const replied = declaration.replyField !== undefined && state.fields.has(declaration.replyField);
-  const outcome = replied ? "reply" : state.fields.size > 0 ? "modify" : "allow";
+  const pending =
+    declaration.approvalField !== undefined && state.fields.has(declaration.approvalField);
+  const outcome = replied
+    ? "reply"
+    : pending
+      ? "pending_approval"
+      : state.fields.size > 0
+        ? "modify"
+        : "allow";
   return { outcome, ...decision, decidedBy };
 }
 

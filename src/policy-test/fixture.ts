@@ -38,7 +38,8 @@ export const FixtureCase = z.strictObject({
    */
   expect: z
     .object({
-      outcome: z.enum(["allow", "modify", "block", "reply"]),
+      // pending_approval: the policies asked for a person (compare `requireApproval` to check the terms).
+      outcome: z.enum(["allow", "modify", "block", "reply", "pending_approval"]),
       blockReasonIncludes: z.string().optional(),
     })
     .catchall(z.unknown()),

@@ -39,8 +39,14 @@ const FIELD_ORDER = [
   "params",
   "content",
   "allContent",
+  "requireApproval",
 ];
-const IGNORED = new Set(["decidedBy"]);
+/**
+ * `approval` is the id a coordinator gives a pending request (not something policies decide), and
+ * `resolvedApproval` what a person answered: replay compares what the policies asked for (a
+ * changed `requireApproval` is a change) and never asks a person.
+ */
+const IGNORED = new Set(["decidedBy", "approval", "resolvedApproval"]);
 
 function fieldRank(field: string): number {
   const rank = FIELD_ORDER.indexOf(field);

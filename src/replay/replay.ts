@@ -106,7 +106,7 @@ export class Replayer {
     decisions: 0,
     observations: 0,
     observationErrors: 0,
-    skipped: { error: 0, late: 0 },
+    skipped: { error: 0, late: 0, approval: 0 },
   };
   private readonly logger: Logger | undefined;
   private used = false;

@@ -43,11 +43,11 @@ export function formatSummary(summary: ReplaySummary, stats?: ReplayStats): stri
       `; incomplete: ${summary.incomplete} (inputs masked by redaction)`,
   );
   if (stats !== undefined) {
-    const skipped = stats.skipped.error + stats.skipped.late;
+    const skipped = stats.skipped.error + stats.skipped.late + stats.skipped.approval;
     lines.push(
       `observations fed to policies: ${stats.observations}` +
         (stats.observationErrors > 0 ? ` (${stats.observationErrors} handler errors)` : "") +
-        `; skipped records: ${skipped} (${stats.skipped.error} error, ${stats.skipped.late} late verdict)`,
+        `; skipped records: ${skipped} (${stats.skipped.error} error, ${stats.skipped.late} late verdict, ${stats.skipped.approval} approval)`,
     );
   }
   const hooks = Object.entries(summary.byHook);

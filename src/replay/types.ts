@@ -100,5 +100,6 @@ export interface ReplayStats {
   /** Observational handler runs that failed (the live worker would have retried them). */
   observationErrors: number;
   /** Records that are neither decisions nor observations (error and late-verdict records). */
-  skipped: { error: number; late: number };
+  /** Approval records are never replayed: replay never asks a person (docs/approvals.md). */
+  skipped: { error: number; late: number; approval: number };
 }

@@ -70,6 +70,20 @@ function detail(step: TimelineEntry): Html {
         <div class="muted">${step.summary}</div>`;
     case "observation":
       return html`<div>${step.summary}</div>`;
+    case "approval":
+      return html`<div class="approval">
+          approval <b>${step.resolution}</b>: the call was told <b>${step.effect}</b> (<a
+            href="${href("/decision", { seq: step.decisionSeq })}"
+            >the pending decision</a
+          >)
+        </div>
+        ${step.record.answers.map(
+          (a) =>
+            html`<div class="muted">
+              ${a.decision} by
+              ${a.approver}${a.group === "-" ? "" : ` for ${a.group}`}${a.reason === undefined ? "" : `: ${a.reason}`}
+            </div>`,
+        )}`;
   }
 }
 

@@ -147,7 +147,7 @@ describe("verdicts", () => {
       "toolCalls" | "block" | "blockReason"
     >();
     expectTypeOf<keyof Verdict<"before_tool_call">>().toEqualTypeOf<
-      "params" | "block" | "blockReason"
+      "params" | "requireApproval" | "block" | "blockReason"
     >();
     expectTypeOf<keyof Verdict<"before_tool_result">>().toEqualTypeOf<
       "content" | "block" | "blockReason"
@@ -187,7 +187,9 @@ describe("verdicts", () => {
 describe("decisions", () => {
   it("carry the outcome, the attribution and the hook's fields", () => {
     expectTypeOf<Decision<"before_tool_call">["outcome"]>().toEqualTypeOf<Outcome>();
-    expectTypeOf<Outcome>().toEqualTypeOf<"allow" | "modify" | "block" | "reply">();
+    expectTypeOf<Outcome>().toEqualTypeOf<
+      "allow" | "modify" | "block" | "reply" | "pending_approval"
+    >();
     expectTypeOf<Decision<"before_tool_call">["decidedBy"]>().toEqualTypeOf<
       Record<string, string[]>
     >();

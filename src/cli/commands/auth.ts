@@ -5,8 +5,8 @@ import { parseCommand, type Command } from "../command.js";
 const HELP = `usage: hookbus auth DESCRIPTION.json [--out FILE] [--keys DIR] [--json]
 
 Writes a nats-server configuration (an authorization block to include from the server's
-configuration) with one nkey user per agent, policy worker, coordinator, operator, auditor, sealer
-and indexer of the description, each with the least privilege of its role (docs/security.md).
+configuration) with one nkey user per agent, policy worker, coordinator, operator, auditor, sealer,
+indexer and approver of the description, each with the least privilege of its role (docs/security.md).
 Each user's seed goes to DIR/<role>-<name>.nk (0600); existing seed files are kept, so re-running
 after adding users changes no one else's key. Each process then connects with
   --nkey DIR/<role>-<name>.nk --inbox-prefix _INBOX_<namespace>.<role>.<name>
@@ -14,7 +14,8 @@ after adding users changes no one else's key. Each process then connects with
 description (JSON):
   { "namespace": "hookbus", "agents": ["support-bot"], "policies": ["pii-guard"],
     "coordinators": ["c1"], "operators": ["ops"], "auditors": ["audit"],
-    "sealers": ["sealer"], "indexers": ["indexer"] }
+    "sealers": ["sealer"], "indexers": ["indexer"],
+    "approvers": ["alice"], "approverGroups": { "payments": ["alice"] } }
 
 options:
   --out FILE    the configuration to write (default nats-auth.conf)

@@ -1,5 +1,6 @@
 /** Every `hookbus` command, by name. Adding a command is adding a line here. */
 import type { Command } from "../command.js";
+import { approvalsCommand } from "./approvals.js";
 import { auditCommand } from "./audit.js";
 import { authCommand } from "./auth.js";
 import { claudeCodeHookCommand } from "./claude-code-hook.js";
@@ -28,4 +29,5 @@ export const commands: Record<string, Command> = {
   "claude-code-hook": claudeCodeHookCommand,
   "mcp-proxy": mcpProxyCommand,
   ui: uiCommand,
+  approvals: approvalsCommand,
 };

@@ -76,6 +76,8 @@ export function label(record: LogRecord): string {
       return `late:${record.callId}`;
     case "observation":
       return `obs:${record.eventId}`;
+    case "approval":
+      return `approval:${record.callId}`;
   }
 }
 

@@ -4,6 +4,7 @@
  * stops on SIGTERM, the agent loop's exec call is blocked by it, the merge sample prints its
  * decision. In the checkout "hookbus" resolves to the sources (tsconfig.json "paths").
  */
+import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { RegistryStore, startCoordinator, Subjects } from "../../../src/index.js";
@@ -14,6 +15,7 @@ import { until } from "../../support/wait.js";
 const example = (file: string) =>
   fileURLToPath(new URL(`../../../examples/${file}`, import.meta.url));
 const nats = useNatsServer();
+const cli = fileURLToPath(new URL("../../../bin/hookbus.js", import.meta.url));
 
 describe("examples/", () => {
   it("merge-library.ts prints the merged decision", async () => {
@@ -88,4 +90,50 @@ describe("examples/", () => {
       await coordinator.stop();
     }
   }, 90_000);
+
+  it("approval-flow.ts waits for a person; `hookbus approvals list` shows it and `approve` lets it run", async () => {
+    const nc = await nats.connect();
+    const namespace = uniqueNamespace("examples");
+    const env = { NATS_URL: nats.url(), HOOKBUS_NAMESPACE: namespace };
+    const coordinator = await startCoordinator({ nc, namespace });
+    await (
+      await RegistryStore.open(nc, new Subjects(namespace))
+    ).apply(JSON.parse(readFileSync(example("approval-registry.json"), "utf8")));
+    await until(() => coordinator.registry().revision > 0, 5_000, "registry at the coordinator");
+    const agent = startChild(["--import", "tsx", example("approval-flow.ts")], env);
+    try {
+      const id = await until(
+        () => /pending approval (a[0-9a-f]{31})/.exec(agent.output())?.[1],
+        30_000,
+        `the pending request (stderr: ${agent.errors()})`,
+      );
+      const flags = ["--server", nats.url(), "--namespace", namespace];
+      const list = startChild([cli, "approvals", "list", "--json", ...flags], {});
+      expect(await list.exited, list.errors()).toBe(0);
+      expect((JSON.parse(list.output()) as { id: string }[]).map((e) => e.id)).toEqual([id]);
+      const approve = startChild(
+        [
+          cli,
+          "approvals",
+          "approve",
+          id,
+          "--as",
+          "alice",
+          "--reason",
+          "expected invoice",
+          ...flags,
+        ],
+        {},
+      );
+      expect(await approve.exited, approve.errors()).toBe(0);
+      expect(approve.output()).toMatch(/approved \(record #\d+\)/);
+      expect(await agent.exited, agent.errors()).toBe(0);
+      expect(agent.output()).toContain(
+        'approved by alice: wiring {"amount":1200,"currency":"EUR","to":"ACME GmbH"}',
+      );
+    } finally {
+      if (agent.child.exitCode === null) agent.child.kill("SIGKILL");
+      await coordinator.stop();
+    }
+  }, 120_000);
 });

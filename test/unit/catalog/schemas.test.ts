@@ -136,7 +136,7 @@ describe("the hook schema files", () => {
       before_agent_reply: ["reply", "reason"],
       before_llm_call: ["messages", "systemPrompt", "tools", "block", "blockReason"],
       after_llm_call: ["toolCalls", "block", "blockReason"],
-      before_tool_call: ["params", "block", "blockReason"],
+      before_tool_call: ["params", "requireApproval", "block", "blockReason"],
       before_tool_result: ["content", "block", "blockReason"],
       before_response_emit: ["content", "allContent", "block", "blockReason"],
     };

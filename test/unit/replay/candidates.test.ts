@@ -190,7 +190,7 @@ describe("the candidate policy set", () => {
       decisions: 1,
       observations: 0,
       observationErrors: 0,
-      skipped: { error: 1, late: 0 },
+      skipped: { error: 1, late: 0, approval: 0 },
     });
   });
 });
