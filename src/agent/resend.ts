@@ -18,6 +18,7 @@ import {
 import type { Logger } from "pino";
 import { ConnectionWatch } from "../bus/connection-watch.js";
 import { Header } from "../bus/headers.js";
+import { ReplyInbox } from "../bus/reply-inbox.js";
 import { HookbusError, type ErrorCode } from "../errors.js";
 import { sleep } from "../time.js";
 import { MIN_ATTEMPT_MS, pauseBeforeRetry } from "./deadline.js";
@@ -88,7 +89,8 @@ export async function requestWithResend(nc: NatsConnection, request: ResendReque
     const timeout = Math.min(remaining, window);
     const reconnect = watch.nextReconnect();
     attempts++;
-    const sent = nc.request(subject, request.data, {
+    // The connection's shared inbox, not nc.request (see src/bus/reply-inbox.ts).
+    const sent = ReplyInbox.of(nc).request(subject, request.data, {
       timeout,
       headers: request.headers(remaining),
     });
@@ -122,6 +124,7 @@ export async function requestWithResend(nc: NatsConnection, request: ResendReque
     }
     const { error } = result;
     lastError = error;
+    if (error instanceof HookbusError) throw error;
     if (error instanceof ClosedConnectionError || error instanceof DrainingConnectionError) {
       throw unavailable("the NATS connection is closed", error);
     }
