@@ -8,7 +8,8 @@ import type { Decision, HookContext, HookEvent, ModifyingHookName } from "../cat
 import { parseDecision } from "../catalog/validate.js";
 import type { Bus } from "../bus/bus.js";
 import { bodyHeaders, type EncodedBody } from "../bus/codec.js";
-import { CallReply, WireError, type CallRequest } from "../bus/envelope.js";
+import { WireError, type CallReply, type CallRequest } from "../bus/envelope.js";
+import { validator } from "../validation/index.js";
 import { Header } from "../bus/headers.js";
 import { ErrorCodes, HookbusError, type ErrorCode } from "../errors.js";
 import { beforeDeadline } from "./deadline.js";
@@ -83,7 +84,9 @@ export class NatsCallTransport implements CallTransport {
     const errorCode = msg.headers?.get(Header.ErrorCode) ?? "";
     if (errorCode !== "") throw await remoteError(this.bus, hook, callId, errorCode, msg);
 
-    const parsed = CallReply.safeParse(await this.bus.codec.decodeMessage(msg));
+    const parsed = validator<CallReply>("envelope/call-reply").safeParse(
+      await this.bus.codec.decodeMessage(msg),
+    );
     if (!parsed.success) {
       throw new HookbusError(
         "HOOKBUS_BAD_MESSAGE",

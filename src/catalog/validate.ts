@@ -1,11 +1,11 @@
 /** Validation that names the hook, the field path and the rule, with a stable code. */
 import type { z } from "zod";
+import { hookSchemaName, type HookSchemaKind } from "../validation/schema-files.js";
+import { validator } from "../validation/validator.js";
 import { HookbusError, type ErrorCode, type ValidationIssue } from "../errors.js";
 import {
-  catalog,
   isHookName,
   isModifyingHook,
-  modifyingHooks,
   type Decision,
   type HookContext,
   type HookEvent,
@@ -30,15 +30,16 @@ function describeIssues(issues: ValidationIssue[]): string {
   return issues.length > 5 ? `${shown}; and ${issues.length - 5} more` : shown;
 }
 
+/** Validated by the compiled validator of `schemas/` (zod's errors when it fails; src/validation). */
 function parseOrThrow(
-  schema: z.ZodType,
+  kind: HookSchemaKind,
   value: unknown,
   code: ErrorCode,
-  hook: string,
+  hook: HookName,
   what: string,
   policy?: string,
 ): unknown {
-  const result = schema.safeParse(value);
+  const result = validator(hookSchemaName(hook, kind)).safeParse(value);
   if (result.success) return result.data;
   const issues = toValidationIssues(result.error);
   const who = policy === undefined ? "" : ` from policy "${policy}"`;
@@ -68,20 +69,20 @@ export function assertModifyingHook(name: unknown): ModifyingHookName {
 
 export function parseEvent<H extends HookName>(hook: H, value: unknown): HookEvent<H> {
   return parseOrThrow(
-    catalog[assertHookName(hook)].event,
+    "event",
     value,
     "HOOKBUS_INVALID_EVENT",
-    hook,
+    assertHookName(hook),
     "event",
   ) as HookEvent<H>;
 }
 
 export function parseContext<H extends HookName>(hook: H, value: unknown): HookContext<H> {
   return parseOrThrow(
-    catalog[assertHookName(hook)].context,
+    "context",
     value,
     "HOOKBUS_INVALID_CONTEXT",
-    hook,
+    assertHookName(hook),
     "context",
   ) as HookContext<H>;
 }
@@ -92,10 +93,10 @@ export function parseVerdict<H extends ModifyingHookName>(
   policy?: string,
 ): Verdict<H> {
   return parseOrThrow(
-    modifyingHooks[assertModifyingHook(hook)].verdict,
+    "verdict",
     value,
     "HOOKBUS_INVALID_VERDICT",
-    hook,
+    assertModifyingHook(hook),
     "verdict",
     policy,
   ) as Verdict<H>;
@@ -103,10 +104,10 @@ export function parseVerdict<H extends ModifyingHookName>(
 
 export function parseDecision<H extends ModifyingHookName>(hook: H, value: unknown): Decision<H> {
   return parseOrThrow(
-    modifyingHooks[assertModifyingHook(hook)].decision,
+    "decision",
     value,
     "HOOKBUS_INVALID_DECISION",
-    hook,
+    assertModifyingHook(hook),
     "decision",
   ) as Decision<H>;
 }

@@ -4,7 +4,7 @@
  */
 import type { Msg } from "@nats-io/transport-node";
 import type { Bus } from "../bus/bus.js";
-import { CallRequest, type CallReply, type PolicyRequest } from "../bus/envelope.js";
+import type { CallReply, CallRequest, PolicyRequest } from "../bus/envelope.js";
 import { Header } from "../bus/headers.js";
 import type { HookEvent, ModifyingHookName } from "../catalog/catalog.js";
 import { assertModifyingHook, parseContext, parseEvent } from "../catalog/validate.js";
@@ -21,6 +21,7 @@ import { redactRecord } from "../log/redaction.js";
 import { mergeOutcomes, type MergeResult } from "../merge/merge.js";
 import type { PolicyOutcomeInput } from "../merge/outcome.js";
 import type { RegistrySnapshot } from "../registry/snapshot.js";
+import { callRequestValidator } from "../validation/index.js";
 import { traced, type CallTelemetry } from "../observability/coordinator-telemetry.js";
 import { recordFailure, toWireError } from "./failure-record.js";
 import { replyToAgent } from "./reply.js";
@@ -128,7 +129,10 @@ export class CallHandler {
       assertWithinRate(this.deps.rateLimiter, address);
       const decoded = await bus.codec.decodeMessage(msg, { owner: address.agentToken });
       raw = typeof decoded === "object" && decoded !== null ? (decoded as typeof raw) : undefined;
-      request = CallRequest.parse(decoded);
+      // Compiled from schemas/, zod's own error when it fails (src/validation).
+      const parsed = callRequestValidator().safeParse(decoded);
+      if (!parsed.success) throw parsed.error;
+      request = parsed.data;
       checkCallIds(limits, { callId: request.callId, context: request.context });
       assertIdentity(address, request);
       const hook = assertModifyingHook(request.hook);

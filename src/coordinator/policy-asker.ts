@@ -12,7 +12,8 @@ import {
 import { connectionInboxPrefix } from "../auth/inbox.js";
 import type { Bus } from "../bus/bus.js";
 import { bodyHeaders, type EncodedBody } from "../bus/codec.js";
-import { PolicyReply, type WireError } from "../bus/envelope.js";
+import type { WireError } from "../bus/envelope.js";
+import { policyReplyValidator } from "../validation/index.js";
 import { Header } from "../bus/headers.js";
 import type { ModifyingHookName } from "../catalog/catalog.js";
 import type { PolicyOutcomeInput } from "../merge/outcome.js";
@@ -215,7 +216,9 @@ export class PolicyAsker {
     version?: string;
   }> {
     try {
-      const body = PolicyReply.parse(await this.bus.codec.decodeMessage(msg));
+      const parsed = policyReplyValidator().safeParse(await this.bus.codec.decodeMessage(msg));
+      if (!parsed.success) throw parsed.error;
+      const body = parsed.data;
       const code = msg.headers?.get(Header.ErrorCode) ?? "";
       if (code !== "" || body.error !== undefined) {
         const error = body.error ?? wireError(code, "policy reported an error");

@@ -14,7 +14,9 @@ import { LogRecord } from "../log/record.js";
 import { PolicyOutcome } from "../merge/outcome.js";
 import type { HookSchemaKind, MessageSchemaName, SchemaName } from "./schema-files.js";
 
-const messages: Record<MessageSchemaName, z.ZodType> = {
+// A function, not a constant: catalog/validate.ts imports this module, and the envelopes import
+// the catalog, so the schemas may not exist yet while the modules load.
+const messages = (): Record<MessageSchemaName, z.ZodType> => ({
   "envelope/call-request": CallRequest,
   "envelope/call-reply": CallReply,
   "envelope/policy-request": PolicyRequest,
@@ -24,10 +26,10 @@ const messages: Record<MessageSchemaName, z.ZodType> = {
   "envelope/error": WireError,
   "policy-outcome": PolicyOutcome,
   "log-record": LogRecord,
-};
+});
 
 export function zodSchemaFor(name: SchemaName): z.ZodType {
-  if (!name.startsWith("hooks/")) return messages[name as MessageSchemaName];
+  if (!name.startsWith("hooks/")) return messages()[name as MessageSchemaName];
   const [hook, kind] = name.slice("hooks/".length).split(".") as [HookName, HookSchemaKind];
   const spec = catalog[hook];
   if (kind === "event" || kind === "context") return spec[kind];
