@@ -27,7 +27,11 @@ const server = await findNatsServer();
 const requester = await connect({ servers: server.url });
 const responder = await connect({ servers: server.url });
 try {
-  responder.subscribe("echo", { callback: (_error, msg) => msg.respond(msg.data) });
+  responder.subscribe("echo", {
+    callback: (_error, msg) => {
+      msg.respond(msg.data);
+    },
+  });
   await responder.flush();
   const data = new TextEncoder().encode(JSON.stringify({ hello: "world" }));
   const inbox = ReplyInbox.of(requester);
