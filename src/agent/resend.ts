@@ -62,6 +62,8 @@ export async function requestWithResend(nc: NatsConnection, request: ResendReque
   let retries = 0;
   let attempts = 0;
   let lastError: unknown;
+  /** Attempts the server answered with "no responders". */
+  let noResponders = 0;
   // Whether the connection dropped at any point: a deadline passed then is "unavailable".
   const dropsBefore = watch.disconnects;
 
@@ -78,6 +80,11 @@ export async function requestWithResend(nc: NatsConnection, request: ResendReque
     if (remaining < 1) {
       if (!watch.connected || watch.disconnects !== dropsBefore) {
         throw unavailable("the NATS connection was down and the deadline passed", lastError);
+      }
+      // The server said no one listens, and no one answered since: unavailable, not slow (on a
+      // loaded machine the last attempt's "no responders" can come after its window closed).
+      if (noResponders > 0) {
+        throw unavailable(`nobody answered on ${subject} before the deadline`, lastError);
       }
       throw new HookbusError(
         request.timeoutCode ?? "HOOKBUS_CALL_TIMEOUT",
@@ -142,6 +149,7 @@ export async function requestWithResend(nc: NatsConnection, request: ResendReque
       );
     }
     // No responders (restarting, or none deployed): retry while the deadline allows.
+    noResponders++;
     const pause = pauseBeforeRetry(retries++, deadline);
     if (pause === undefined || deadline - Date.now() - pause < MIN_ATTEMPT_MS) {
       throw unavailable(
