@@ -47,11 +47,11 @@ export class ReplyInbox {
   private readonly subscription: Subscription;
   private counter = 0;
 
-  /** The connection's shared inbox, subscribed on first use. */
-  static of(nc: NatsConnection): ReplyInbox {
+  /** The connection's shared inbox, subscribed on first use (`maxPending` applies then). */
+  static of(nc: NatsConnection, maxPending = MAX_PENDING_REPLIES): ReplyInbox {
     let inbox = inboxes.get(nc);
     if (inbox === undefined) {
-      inbox = new ReplyInbox(nc);
+      inbox = new ReplyInbox(nc, maxPending);
       inboxes.set(nc, inbox);
     }
     return inbox;
@@ -59,7 +59,7 @@ export class ReplyInbox {
 
   private constructor(
     private readonly nc: NatsConnection,
-    private readonly maxPending = MAX_PENDING_REPLIES,
+    private readonly maxPending: number,
   ) {
     // Under the connection's inbox prefix, so NATS permissions that confine each role to its
     // own `_INBOX_<ns>.<role>.<id>` cover these replies too.
