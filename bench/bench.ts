@@ -1,8 +1,11 @@
 /**
  * `npm run bench`: hookbus against a bare-NATS baseline of the same shape, on the same server, in
  * one run, reported as ratios (timings on shared machines are noisy; ratios of interleaved runs
- * are not). The LAST line is machine-readable:
- *   bench: p50_ratio=<hookbus/baseline> p99_ratio=<…> throughput_ratio=<hookbus/baseline> fastpath_us=<…>
+ * are not). Every side runs in this one process (agent, coordinator and workers, or the
+ * baseline's three roles), so its Node CPU and heap allocation per call are the whole cost of a
+ * call outside nats-server. `npm run bench` runs it compiled (tsconfig.bench.json → .tmp/bench).
+ * The LAST line is machine-readable:
+ *   bench: p50_ratio=<hookbus/baseline> p99_ratio=<…> throughput_ratio=<hookbus/baseline> fastpath_us=<…> replay_rps=<…>
  */
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { HookbusClient } from "../src/agent/index.js";
@@ -14,11 +17,14 @@ import { definePolicy, runPolicy } from "../src/worker/index.js";
 import { connectionOptions } from "../src/cli/connect.js";
 import { startBaseline } from "./baseline.js";
 import { measureFastPath } from "./fast-path.js";
+import { CostMeter } from "./support/cost.js";
+import { measureReplay } from "./support/replay-run.js";
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const SEQUENTIAL_PER_ROUND = Number(process.env.BENCH_SEQUENTIAL ?? 400);
 const CONCURRENT_CALLS = Number(process.env.BENCH_CONCURRENT_CALLS ?? 3000);
 const CONCURRENCY = 64;
+const REPLAY_RECORDS = Number(process.env.BENCH_REPLAY_RECORDS ?? 20_000);
 const NAMESPACE = `bench${Date.now().toString(36)}`;
 
 const context = {
@@ -123,9 +129,16 @@ async function main(): Promise<void> {
     await sequential(hookbusCall, SEQUENTIAL_PER_ROUND, lat.hookbus);
   }
   const tput = { baseline: [] as number[], hookbus: [] as number[] };
+  const cost = { baseline: new CostMeter(), hookbus: new CostMeter() };
   for (let round = 0; round < 2; round++) {
-    tput.baseline.push(await concurrent(baselineCall, CONCURRENT_CALLS));
-    tput.hookbus.push(await concurrent(hookbusCall, CONCURRENT_CALLS));
+    tput.baseline.push(
+      await cost.baseline.measure(CONCURRENT_CALLS, () =>
+        concurrent(baselineCall, CONCURRENT_CALLS),
+      ),
+    );
+    tput.hookbus.push(
+      await cost.hookbus.measure(CONCURRENT_CALLS, () => concurrent(hookbusCall, CONCURRENT_CALLS)),
+    );
   }
   const fast = await measureFastPath();
 
@@ -135,6 +148,8 @@ async function main(): Promise<void> {
   await baseline.stop();
   for (const nc of conns) await nc.drain();
   await server.stop();
+  // Replay runs alone, after the call benchmark, in a child process with its own server.
+  const replayRps = await measureReplay(REPLAY_RECORDS);
 
   const stats = (xs: number[]) => {
     const sorted = [...xs].sort((a, b) => a - b);
@@ -156,11 +171,23 @@ async function main(): Promise<void> {
   console.log(
     `hookbus          ${f(h.p50).padStart(6)}   ${f(h.p99).padStart(6)}   ${ht.toFixed(0).padStart(7)}`,
   );
+  const bc = cost.baseline.perCall();
+  const hc = cost.hookbus.perCall();
+  const kb = (bytes: number) => (bytes / 1024).toFixed(1);
+  console.log(
+    `Node CPU per call at concurrency ${CONCURRENCY}: baseline ${bc.cpuUs.toFixed(0)} µs, hookbus ${hc.cpuUs.toFixed(0)} µs (${f(hc.cpuUs / bc.cpuUs, 2)}×)`,
+  );
+  console.log(
+    `V8 heap allocated per call: baseline ${kb(bc.bytes)} KB, hookbus ${kb(hc.bytes)} KB (${f(hc.bytes / bc.bytes, 2)}×)`,
+  );
+  console.log(
+    `replay: ${replayRps.toFixed(0)} records/s (${REPLAY_RECORDS} records, 3 in-process policies)`,
+  );
   console.log(
     `fast path (no policy on the hook): ${f(fast.usPerCall, 2)} µs/call over ${fast.iterations} calls`,
   );
   console.log(
-    `bench: p50_ratio=${f(h.p50 / b.p50, 2)} p99_ratio=${f(h.p99 / b.p99, 2)} throughput_ratio=${f(ht / bt, 2)} fastpath_us=${f(fast.usPerCall, 2)}`,
+    `bench: p50_ratio=${f(h.p50 / b.p50, 2)} p99_ratio=${f(h.p99 / b.p99, 2)} throughput_ratio=${f(ht / bt, 2)} fastpath_us=${f(fast.usPerCall, 2)} replay_rps=${replayRps.toFixed(0)}`,
   );
 }
 

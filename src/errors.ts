@@ -62,6 +62,8 @@ export const ErrorCodes = {
   HOOKBUS_WORKER_OVERLOADED:
     "A policy worker's queue was full, or the request's deadline had passed before a handler was free.",
   HOOKBUS_OVERLOADED: "A coordinator already had its maximum number of calls in flight.",
+  HOOKBUS_INBOX_FULL:
+    "A process already had its maximum number of requests awaiting replies on one connection.",
   HOOKBUS_INDEX_UNAVAILABLE: "The audit index (PostgreSQL) could not be reached or queried.",
   HOOKBUS_INDEX_SCHEMA: "The audit index's schema is not the one this hookbus version expects.",
   HOOKBUS_INDEX_REJECTED:

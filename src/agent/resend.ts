@@ -18,6 +18,7 @@ import {
 import type { Logger } from "pino";
 import { ConnectionWatch } from "../bus/connection-watch.js";
 import { Header } from "../bus/headers.js";
+import { ReplyInbox } from "../bus/reply-inbox.js";
 import { HookbusError, type ErrorCode } from "../errors.js";
 import { sleep } from "../time.js";
 import { MIN_ATTEMPT_MS, pauseBeforeRetry } from "./deadline.js";
@@ -61,6 +62,8 @@ export async function requestWithResend(nc: NatsConnection, request: ResendReque
   let retries = 0;
   let attempts = 0;
   let lastError: unknown;
+  /** Attempts the server answered with "no responders". */
+  let noResponders = 0;
   // Whether the connection dropped at any point: a deadline passed then is "unavailable".
   const dropsBefore = watch.disconnects;
 
@@ -78,6 +81,11 @@ export async function requestWithResend(nc: NatsConnection, request: ResendReque
       if (!watch.connected || watch.disconnects !== dropsBefore) {
         throw unavailable("the NATS connection was down and the deadline passed", lastError);
       }
+      // The server said no one listens, and no one answered since: unavailable, not slow (on a
+      // loaded machine the last attempt's "no responders" can come after its window closed).
+      if (noResponders > 0) {
+        throw unavailable(`nobody answered on ${subject} before the deadline`, lastError);
+      }
       throw new HookbusError(
         request.timeoutCode ?? "HOOKBUS_CALL_TIMEOUT",
         `${what}: no answer before the deadline`,
@@ -88,7 +96,8 @@ export async function requestWithResend(nc: NatsConnection, request: ResendReque
     const timeout = Math.min(remaining, window);
     const reconnect = watch.nextReconnect();
     attempts++;
-    const sent = nc.request(subject, request.data, {
+    // The connection's shared inbox, not nc.request (see src/bus/reply-inbox.ts).
+    const sent = ReplyInbox.of(nc).request(subject, request.data, {
       timeout,
       headers: request.headers(remaining),
     });
@@ -122,6 +131,7 @@ export async function requestWithResend(nc: NatsConnection, request: ResendReque
     }
     const { error } = result;
     lastError = error;
+    if (error instanceof HookbusError) throw error;
     if (error instanceof ClosedConnectionError || error instanceof DrainingConnectionError) {
       throw unavailable("the NATS connection is closed", error);
     }
@@ -139,6 +149,7 @@ export async function requestWithResend(nc: NatsConnection, request: ResendReque
       );
     }
     // No responders (restarting, or none deployed): retry while the deadline allows.
+    noResponders++;
     const pause = pauseBeforeRetry(retries++, deadline);
     if (pause === undefined || deadline - Date.now() - pause < MIN_ATTEMPT_MS) {
       throw unavailable(

@@ -9,7 +9,7 @@ import { gzip } from "node:zlib";
 import { headers as natsHeaders, type MsgHdrs } from "@nats-io/transport-node";
 import { z } from "zod";
 import { HookbusError } from "../errors.js";
-import { injectTraceContext } from "../observability/trace.js";
+import { injectTraceContext, tracePropagates } from "../observability/trace.js";
 import { DEFAULT_LIMITS, jsonDepthExceeds, limitExceeded, type Limits } from "../limits.js";
 import { SHARED_BLOB_OWNER, type BlobRef, type BlobStore } from "./blobs.js";
 import { Header } from "./headers.js";
@@ -245,4 +245,17 @@ export function bodyHeaders(encoded: EncodedBody, extra: Record<string, string> 
   if (encoded.encoding !== "json") h.set(Header.Encoding, encoded.encoding);
   for (const [key, value] of Object.entries(extra)) h.set(key, value);
   return injectTraceContext(h);
+}
+
+/**
+ * As bodyHeaders, but none at all when there is nothing to say (a plain JSON body, no extra
+ * header, no trace propagator): the message then goes out without a header block.
+ */
+export function optionalBodyHeaders(
+  encoded: EncodedBody,
+  extra: Record<string, string> = {},
+): MsgHdrs | undefined {
+  if (encoded.encoding === "json" && Object.keys(extra).length === 0 && !tracePropagates())
+    return undefined;
+  return bodyHeaders(encoded, extra);
 }

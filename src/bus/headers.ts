@@ -1,4 +1,7 @@
-/** NATS headers hookbus sets. Bodies are JSON; headers carry what routing and errors need. */
+/**
+ * NATS headers hookbus sets. Bodies are JSON; headers carry what routing and errors need, never
+ * what the body already says (docs/protocol.md, "Headers").
+ */
 export const Header = {
   /** The call this message belongs to (agent call id). */
   CallId: "Hookbus-Call-Id",
@@ -10,10 +13,4 @@ export const Header = {
   ErrorCode: "Hookbus-Error-Code",
   /** How the body is encoded: absent (JSON), `gzip` (gzipped JSON), or `blob` (a reference to chunks). */
   Encoding: "Hookbus-Encoding",
-  /** The registry revision a decision was made with. */
-  RegistryRevision: "Hookbus-Registry-Revision",
-  /** The policy answering (on verdict replies). */
-  Policy: "Hookbus-Policy",
-  /** The policy's version (on verdict replies). */
-  PolicyVersion: "Hookbus-Policy-Version",
 } as const;

@@ -291,7 +291,7 @@ export class CallHandler {
     }
     const reply: CallReply = { callId, hook, decision, registryRevision, recordSeq: appended.seq };
     this.deps.telemetry?.answered(hook, decision.outcome, receivedAt);
-    const extra = { [Header.RegistryRevision]: String(registryRevision) };
-    await replyToAgent(this.deps.bus, msg, reply, extra, agentId);
+    // No header repeats the body (registryRevision is in it).
+    await replyToAgent(this.deps.bus, msg, reply, {}, agentId);
   }
 }

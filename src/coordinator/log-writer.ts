@@ -11,6 +11,7 @@ import { beforeDeadline } from "../agent/deadline.js";
 import type { Bus } from "../bus/bus.js";
 import { bodyHeaders, type EncodedBody } from "../bus/codec.js";
 import { Header } from "../bus/headers.js";
+import { appendToStream } from "../bus/stream-append.js";
 import { HookbusError } from "../errors.js";
 import { sleep } from "../time.js";
 import { LogRecord } from "../log/record.js";
@@ -52,7 +53,8 @@ export class LogWriter {
         encoded ??= await this.bus.codec.encode(record, {
           deadline: Date.now() + Math.max(250, remaining),
         });
-        const ack = await this.bus.js.publish(subject, encoded.data, {
+        // Over the shared inbox, not js.publish (src/bus/stream-append.ts).
+        const ack = await appendToStream(this.bus.nc, subject, encoded.data, {
           msgID,
           headers: bodyHeaders(encoded, extra),
           timeout: Math.max(250, Math.min(remaining, 5000)),

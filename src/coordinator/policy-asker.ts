@@ -6,6 +6,7 @@
 import {
   createInbox,
   type Msg,
+  type MsgHdrs,
   type NatsConnection,
   type Subscription,
 } from "@nats-io/transport-node";
@@ -18,6 +19,7 @@ import { Header } from "../bus/headers.js";
 import type { ModifyingHookName } from "../catalog/catalog.js";
 import type { PolicyOutcomeInput } from "../merge/outcome.js";
 import type { RegistryPolicy } from "../registry/document.js";
+import { tracePropagates } from "../observability/trace.js";
 
 export interface AskRequest {
   callId: string;
@@ -61,6 +63,8 @@ export class PolicyAsker {
   private readonly lateWindowMs: number;
   /** Tokens of timed-out asks, oldest first (a Set keeps insertion order). */
   private readonly late = new Set<string>();
+  /** The headers of the latest ask, for the next ask of the same call (headersFor). */
+  private lastHeaders: { body: EncodedBody; timeoutMs: number; headers: MsgHdrs } | undefined;
 
   constructor(
     private readonly bus: Bus,
@@ -89,10 +93,7 @@ export class PolicyAsker {
         timer: setTimeout(() => this.expire(token), request.timeoutMs),
       };
       this.pending.set(token, entry);
-      const headers = bodyHeaders(request.body, {
-        [Header.CallId]: request.callId,
-        [Header.TimeoutMs]: String(request.timeoutMs),
-      });
+      const headers = this.headersFor(request);
       try {
         this.bus.nc.publish(
           this.bus.subjects.policy(policy.name, request.hook),
@@ -116,6 +117,21 @@ export class PolicyAsker {
         );
       }
     });
+  }
+
+  /**
+   * The policy request's headers: the deadline (the body carries the call). The asks of one call
+   * share one body and usually one timeout, so they share one set of headers unless a trace
+   * propagator writes each ask's own span into them.
+   */
+  private headersFor(request: AskRequest): MsgHdrs {
+    const last = this.lastHeaders;
+    if (last?.body === request.body && last.timeoutMs === request.timeoutMs) return last.headers;
+    const headers = bodyHeaders(request.body, { [Header.TimeoutMs]: String(request.timeoutMs) });
+    this.lastHeaders = tracePropagates()
+      ? undefined
+      : { body: request.body, timeoutMs: request.timeoutMs, headers };
+    return headers;
   }
 
   async close(): Promise<void> {

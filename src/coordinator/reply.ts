@@ -1,6 +1,6 @@
 import type { Msg } from "@nats-io/transport-node";
 import type { Bus } from "../bus/bus.js";
-import { bodyHeaders } from "../bus/codec.js";
+import { optionalBodyHeaders } from "../bus/codec.js";
 
 /**
  * Answer an agent's request. A large answer is stored as a blob of the calling agent (which may
@@ -15,5 +15,6 @@ export async function replyToAgent(
 ): Promise<void> {
   if (msg.reply === undefined || msg.reply === "") return;
   const encoded = await bus.codec.encode(body, agentId === undefined ? {} : { agentId });
-  msg.respond(encoded.data, { headers: bodyHeaders(encoded, extra) });
+  const headers = optionalBodyHeaders(encoded, extra);
+  msg.respond(encoded.data, headers === undefined ? undefined : { headers });
 }

@@ -42,6 +42,15 @@ export function injectTraceContext(headers: MsgHdrs): MsgHdrs {
   return headers;
 }
 
+/**
+ * Whether a propagator that writes headers is registered. Without one (the default), a message
+ * needs headers only for what hookbus itself sets, and one set of headers may serve several
+ * messages.
+ */
+export function tracePropagates(): boolean {
+  return propagation.fields().length > 0;
+}
+
 /** The trace context a received message carries (the active one when it carries none). */
 export function traceContextOf(headers: MsgHdrs | undefined): Context {
   return propagation.extract(context.active(), headers, getter);

@@ -86,7 +86,7 @@ export type ExactHooks<T> = {
 export interface PolicyDefinition<T extends PolicyHooks = PolicyHooks> {
   /** The policy's name in the registry: 1-64 of `A-Z a-z 0-9 _ -`. */
   name: string;
-  /** Recorded with every verdict (`Hookbus-Policy-Version`), so the log says which code decided. */
+  /** Sent with every verdict (the reply's `version`), so the log says which code decided. */
   version?: string;
   hooks: T;
 }

@@ -10,7 +10,7 @@
 import type { Msg, Subscription } from "@nats-io/transport-node";
 import { z } from "zod";
 import type { Bus } from "../bus/bus.js";
-import { bodyHeaders } from "../bus/codec.js";
+import { optionalBodyHeaders } from "../bus/codec.js";
 import type { PolicyReply } from "../bus/envelope.js";
 import { Header } from "../bus/headers.js";
 import { isHookName, isModifyingHook, type ModifyingHookName } from "../catalog/catalog.js";
@@ -219,9 +219,8 @@ export class RequestServer {
     errorCode: string | undefined,
   ): Promise<void> {
     const { bus, policy } = this.options;
-    const headers: Record<string, string> = { [Header.Policy]: policy.name };
-    if (policy.version !== undefined) headers[Header.PolicyVersion] = policy.version;
-    if (callId !== "") headers[Header.CallId] = callId;
+    // Only what the body does not say: the policy, its version and the call are in the body.
+    const headers: Record<string, string> = {};
     let body = reply;
     if (errorCode !== undefined) headers[Header.ErrorCode] = errorCode;
     let encoded;
@@ -246,7 +245,12 @@ export class RequestServer {
       encoded = await bus.codec.encode(body);
     }
     try {
-      if (!msg.respond(encoded.data, { headers: bodyHeaders(encoded, headers) })) {
+      const replyHeaders = optionalBodyHeaders(encoded, headers);
+      const sent = msg.respond(
+        encoded.data,
+        replyHeaders === undefined ? undefined : { headers: replyHeaders },
+      );
+      if (!sent) {
         bus.logger.warn(
           { policy: policy.name, subject: msg.subject, callId },
           "request had no reply subject; answer dropped",

@@ -85,8 +85,8 @@ describe("verdict replies", () => {
       verdict: { block: true, blockReason: "no rm" },
     });
     expect(blocked.errorCode).toBeUndefined();
-    expect(blocked.headers?.get(Header.Policy)).toBe("no-rm");
-    expect(blocked.headers?.get(Header.PolicyVersion)).toBe("1.2.0");
+    // No header repeats the body: policy and version are in it (docs/protocol.md).
+    expect(blocked.headers?.get("Hookbus-Policy") ?? "").toBe("");
     expect(seen[0]).toMatchObject({
       event: { toolName: "shell", params: { cmd: "rm -rf /" } },
       ctx: { agentId: "agent-1", sessionKey: "s-1", runId: "run-1" },
@@ -115,7 +115,7 @@ describe("verdict replies", () => {
       expect(reply).toEqual({ policy: "quiet" });
       expect("verdict" in reply).toBe(false);
       expect(errorCode).toBeUndefined();
-      expect(headers?.get(Header.PolicyVersion)).toBe("");
+      expect(headers?.get("Hookbus-Policy-Version") ?? "").toBe("");
     }
   });
 
@@ -203,8 +203,8 @@ describe("error replies", () => {
       expect(reply.error?.code).toBe("HOOKBUS_POLICY_ERROR");
       expect(reply.error?.message).toMatch(toolName === "throw" ? /kaboom/ : /async kaboom/);
       expect(reply.verdict).toBeUndefined();
-      expect(headers?.get(Header.Policy)).toBe("strict");
-      expect(headers?.get(Header.PolicyVersion)).toBe("7");
+      expect(reply).toMatchObject({ policy: "strict", version: "7" });
+      expect(headers?.get(Header.ErrorCode)).toBe("HOOKBUS_POLICY_ERROR");
     }
   });
 
@@ -320,7 +320,7 @@ describe("deadline", () => {
     expect(abortedAfterMs).toBeLessThan(2000);
     // An answer after the deadline is still sent: the coordinator records it as a late verdict.
     expect(answer.reply.verdict).toEqual({ block: true, blockReason: "late" });
-    expect(answer.headers?.get(Header.CallId)).toBe("c-late");
+    expect(answer.reply.policy).toBe("patient");
   });
 });
 
