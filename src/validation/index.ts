@@ -21,7 +21,13 @@ export {
   type HookSchemaKind,
   type SchemaName,
 } from "./schema-files.js";
-export { validator, ZOD_ONLY, type ValidationResult, type Validator } from "./validator.js";
+export {
+  routesToZod,
+  validator,
+  ZOD_ONLY,
+  type ValidationResult,
+  type Validator,
+} from "./validator.js";
 
 export interface HookValidators<H extends HookName> {
   event: Validator<HookEvent<H>>;

@@ -24,6 +24,27 @@ import { zodSchemaFor } from "./zod-schemas.js";
  */
 export const ZOD_ONLY: ReadonlySet<SchemaName> = new Set<SchemaName>(["policy-outcome"]);
 
+function paramsNotAnObject(value: unknown): boolean {
+  const params = (value as { params?: unknown } | null)?.params;
+  return typeof params !== "object" || params === null || Array.isArray(params);
+}
+
+/**
+ * Schemas whose zod parse changes some inputs (and only those): the tool events turn a non-object
+ * tool input into `{input: value}` (ToolInput). Those inputs go to zod; every other input stays on
+ * the compiled path, where zod would hand the value on unchanged.
+ */
+const ZOD_WHEN: Partial<Record<SchemaName, (value: unknown) => boolean>> = {
+  "hooks/before_tool_call.event": paramsNotAnObject,
+  "hooks/before_tool_result.event": paramsNotAnObject,
+  "hooks/after_tool_call.event": paramsNotAnObject,
+};
+
+/** Whether this value of this schema is validated by zod (its parse changes the value). */
+export function routesToZod(name: SchemaName, value: unknown): boolean {
+  return ZOD_ONLY.has(name) || ZOD_WHEN[name]?.(value) === true;
+}
+
 export type ValidationResult<T> =
   { success: true; data: T } | { success: false; error: z.ZodError };
 
@@ -60,7 +81,10 @@ function compiler(): Ajv2020 {
 const cache = new Map<SchemaName, Validator>();
 
 function compiled(name: SchemaName, zod: z.ZodType): Validator {
-  const check: ValidateFunction = compiler().compile(readSchemaFile(name));
+  const compiledCheck: ValidateFunction = compiler().compile(readSchemaFile(name));
+  const toZod = ZOD_WHEN[name];
+  const check = (value: unknown): boolean =>
+    (toZod === undefined || !toZod(value)) && compiledCheck(value);
   return {
     name,
     engine: "ajv",
