@@ -83,6 +83,9 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
 
   let snapshot = RegistrySnapshot.empty();
   const registry = await RegistryStore.open(options.nc, bus.subjects);
+  // Every JetStream set-up call comes before the first subscription (the registry watch), so a
+  // start that fails on a JetStream that does not answer yet leaves nothing behind to retry over.
+  const approvalStore = await ApprovalStore.open(options.nc, bus.subjects);
   const stopWatching = await registry.watch((next) => {
     snapshot = next;
     logger.info(
@@ -162,7 +165,7 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
   const approvals = new ApprovalService({
     nc: options.nc,
     bus,
-    store: await ApprovalStore.open(options.nc, bus.subjects),
+    store: approvalStore,
     writer,
     coordinatorId: id,
     logger,

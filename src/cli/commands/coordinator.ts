@@ -5,6 +5,8 @@ import { HookbusError } from "../../errors.js";
 import { parseCommand, type Command } from "../command.js";
 import { serviceLogger } from "../logger.js";
 import { openService, runService } from "../service.js";
+import { startWithRetry } from "../start-retry.js";
+import { connectWaitMs } from "../connect.js";
 import { HTTP_HELP } from "../../observability/service-http.js";
 
 const HELP = `usage: hookbus coordinator [options]
@@ -14,8 +16,9 @@ Runs one coordinator until SIGTERM/SIGINT, then drains (answers what is in fligh
 options:
   --log-level LEVEL   fatal|error|warn|info|debug|trace|silent (env LOG_LEVEL, default info);
                       logs are NDJSON on stdout
-  --connect-wait MS   keep retrying an unreachable NATS server this long at start, logging
-                      each attempt (env HOOKBUS_CONNECT_WAIT_MS, default 30000; 0 = try once)
+  --connect-wait MS   keep retrying an unreachable NATS server (or a JetStream that does not
+                      answer yet) this long at start, logging each attempt
+                      (env HOOKBUS_CONNECT_WAIT_MS, default 30000; 0 = try once)
   --log-max-age MS    max age of the log stream when this coordinator creates it
                       (env HOOKBUS_LOG_MAX_AGE_MS, default 0 = keep forever)
   --log-max-bytes N   size cap of the log stream when created (env HOOKBUS_LOG_MAX_BYTES, -1 = none)
@@ -82,18 +85,23 @@ export const coordinatorCommand: Command = {
       nc,
       logger,
       http,
+      // A JetStream that does not answer yet (a node restarting) is waited for, like NATS itself.
       start: () =>
-        startCoordinator({
-          nc,
-          logger,
-          ...(values.namespace === undefined ? {} : { namespace: values.namespace }),
-          ...(values.id === undefined ? {} : { id: values.id }),
-          ...(maxInFlight === undefined ? {} : { maxInFlight }),
-          log: {
-            ...(maxAgeMs === undefined ? {} : { maxAgeMs }),
-            ...(maxBytes === undefined ? {} : { maxBytes }),
-          },
-        }),
+        startWithRetry(
+          () =>
+            startCoordinator({
+              nc,
+              logger,
+              ...(values.namespace === undefined ? {} : { namespace: values.namespace }),
+              ...(values.id === undefined ? {} : { id: values.id }),
+              ...(maxInFlight === undefined ? {} : { maxInFlight }),
+              log: {
+                ...(maxAgeMs === undefined ? {} : { maxAgeMs }),
+                ...(maxBytes === undefined ? {} : { maxBytes }),
+              },
+            }),
+          { waitMs: connectWaitMs(values["connect-wait"]), logger, what: "coordinator start" },
+        ),
       stop: (coordinator) => coordinator.stop(),
     });
   },

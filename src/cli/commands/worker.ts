@@ -6,6 +6,8 @@ import { MemorySessionStateStore } from "../../worker/state/memory-store.js";
 import { parseCommand, type Command } from "../command.js";
 import { serviceLogger } from "../logger.js";
 import { openService, runService } from "../service.js";
+import { startWithRetry } from "../start-retry.js";
+import { connectWaitMs } from "../connect.js";
 import { HTTP_HELP } from "../../observability/service-http.js";
 
 const HELP = `usage: hookbus worker MODULE [MODULE ...] [options]
@@ -21,8 +23,9 @@ options:
                       policy's failure mode (env HOOKBUS_WORKER_MAX_QUEUED, default ${DEFAULT_MAX_QUEUED})
   --log-level LEVEL   fatal|error|warn|info|debug|trace|silent (env LOG_LEVEL, default info);
                       logs are NDJSON on stdout
-  --connect-wait MS   keep retrying an unreachable NATS server this long at start, logging
-                      each attempt (env HOOKBUS_CONNECT_WAIT_MS, default 30000; 0 = try once)
+  --connect-wait MS   keep retrying an unreachable NATS server (or a JetStream that does not
+                      answer yet) this long at start, logging each attempt
+                      (env HOOKBUS_CONNECT_WAIT_MS, default 30000; 0 = try once)
   --state kv|memory   where session state lives (default kv: shared by all workers, kept across restarts)
 ${HTTP_HELP}`;
 
@@ -84,16 +87,22 @@ export const workerCommand: Command = {
       logger,
       http,
       start: async () => {
-        const runner = await runPolicy(
-          loaded.map((l) => l.policy),
-          {
-            nc,
-            logger,
-            ...(values.namespace === undefined ? {} : { namespace: values.namespace }),
-            ...(concurrency === undefined ? {} : { concurrency }),
-            ...(maxQueued === undefined ? {} : { maxQueued }),
-            ...(values.state === "memory" ? { state: new MemorySessionStateStore() } : {}),
-          },
+        // runPolicy stops what it started when it fails, so a JetStream that does not answer
+        // yet (a node restarting) is retried like NATS itself.
+        const runner = await startWithRetry(
+          () =>
+            runPolicy(
+              loaded.map((l) => l.policy),
+              {
+                nc,
+                logger,
+                ...(values.namespace === undefined ? {} : { namespace: values.namespace }),
+                ...(concurrency === undefined ? {} : { concurrency }),
+                ...(maxQueued === undefined ? {} : { maxQueued }),
+                ...(values.state === "memory" ? { state: new MemorySessionStateStore() } : {}),
+              },
+            ),
+          { waitMs: connectWaitMs(values["connect-wait"]), logger, what: "worker start" },
         );
         logger.info(
           {
