@@ -35,7 +35,10 @@ export function sealKeyFromSeed(seed: string): SealKeyPair {
   };
 }
 
-/** The seed in FILE (the first line starting with S), as the sealer's signing key. */
+/**
+ * The seed in FILE, as the sealer's signing key: the first line that is a seed (starts with S),
+ * or `seed: S…` as `hookbus sealer keygen` prints it, so its output can be the key file as is.
+ */
 export function sealKeyFromFile(path: string): SealKeyPair {
   let text: string;
   try {
@@ -45,7 +48,7 @@ export function sealKeyFromFile(path: string): SealKeyPair {
   }
   const line = text
     .split(/\r?\n/)
-    .map((l) => l.trim())
+    .map((l) => l.trim().replace(/^seed:\s*/, ""))
     .find((l) => l.startsWith("S"));
   if (line === undefined) throw keyError(`no nkey seed (S…) in ${path}`, { path });
   return sealKeyFromSeed(line);
