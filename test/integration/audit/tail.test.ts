@@ -195,7 +195,12 @@ describe("hookbus audit tail", () => {
       child.once("exit", (code) => resolve(code)),
     );
     try {
-      await until(() => stderr.includes("following "), 20_000, `the CLI tail to start (${stderr})`);
+      // stderr and stdout are separate pipes: the header may arrive after the "following" line.
+      await until(
+        () => stderr.includes("following ") && stdout.includes("\n"),
+        20_000,
+        `the CLI tail to start (${stderr})`,
+      );
       expect(stdout).toMatch(
         /^time\s+agent\s+session\s+hook\s+outcome\s+decided by \/ reason\s+latency\n$/,
       );
