@@ -102,7 +102,7 @@ function pendingRow(v: PendingView, namespace: string, now: Date): Html {
   const commands = answerCommands(v, namespace);
   return html`<tr class="pending-row">
     <td><a href="${href("/decision", { seq: v.seq })}">${v.seq}</a></td>
-    <td>${v.agentId}</td>
+    <td class="nowrap">${v.agentId}</td>
     <td>${sessionLink(v.agentId, v.sessionKey)}</td>
     <td>${v.toolName}</td>
     <td class="summary">
@@ -131,7 +131,7 @@ function settledRow(v: SettledView): Html {
     <td>
       ${v.decisionSeq === undefined ? "?" : html`<a class="decision-link" href="${href("/decision", { seq: v.decisionSeq })}">${v.decisionSeq}</a>`}
     </td>
-    <td>${v.agentId}</td>
+    <td class="nowrap">${v.agentId}</td>
     <td>${sessionLink(v.agentId, v.sessionKey)}</td>
     <td><code>${v.approvalId}</code></td>
     <td><b class="resolution">${v.resolution}</b></td>
