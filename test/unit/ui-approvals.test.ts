@@ -23,7 +23,12 @@ function entry(seq: number, record: Record<string, unknown>): AuditEntry {
   return {
     seq,
     subject: "x",
-    address: { agentId: "bot", sessionKey: "s 1", hook: "before_tool_call", kind: "decision" },
+    address: {
+      agentId: "bot",
+      sessionKey: "s 1",
+      hook: "before_tool_call",
+      kind: "pending_approval",
+    },
     storedAt: new Date("2026-05-01T10:00:05Z"),
     record: record as never,
   };

@@ -189,7 +189,7 @@ describe("the Approvals page", () => {
     expect(answer).toContain("alice");
     expect(answer).toContain(`approve: “${XSS_REASON}”`);
     expect(answer).toContain("from ui-test");
-    expect(await page.evaluate(() => (window as { __xss?: number }).__xss)).toBeUndefined();
+    expect(await page.evaluate(() => (globalThis as { __xss?: number }).__xss)).toBeUndefined();
     await browser.screenshot("approvals");
 
     // The settled request links to its pending_approval decision.
