@@ -447,3 +447,76 @@ export async function countsPerMinute(
     throw indexError(error, "index query failed");
   }
 }
+
+/** A page of approval rows, newest first: `before` is the `nextBefore` of the previous page. */
+export interface ApprovalIndexPage {
+  entries: AuditEntry[];
+  /** Pass as `before` for the next (older) page; undefined when this page was the last. */
+  nextBefore: number | undefined;
+}
+
+export interface ApprovalIndexFilter {
+  agentId?: string | undefined;
+  /** Only rows with a stream sequence below this one. */
+  before?: number | undefined;
+  limit: number;
+}
+
+async function approvalRows(
+  pool: PgPool,
+  namespace: string,
+  filter: ApprovalIndexFilter,
+  condition: string,
+): Promise<ApprovalIndexPage> {
+  const f = checkIndexFilter({
+    agentId: filter.agentId,
+    cursor: filter.before,
+    limit: filter.limit,
+  });
+  const limit = f.limit ?? DEFAULT_INDEX_LIMIT;
+  const w = new Where(namespace);
+  w.parts.push(condition);
+  if (f.agentId !== undefined) w.add((p) => `r.agent_id = ${p}`, f.agentId);
+  if (f.cursor !== undefined) w.add((p) => `r.seq < ${p}`, f.cursor);
+  w.params.push(limit + 1);
+  try {
+    const r = await pool.query<EntryRow>(
+      `SELECT ${ENTRY_COLUMNS} FROM hookbus_records r WHERE ${w.sql} ORDER BY r.seq DESC LIMIT $${w.params.length}`,
+      w.params,
+    );
+    const entries = r.rows.slice(0, limit).map(toEntry);
+    return { entries, nextBefore: r.rows.length > limit ? entries.at(-1)?.seq : undefined };
+  } catch (error) {
+    throw indexError(error, "index query failed");
+  }
+}
+
+/**
+ * Decisions still waiting for a person, newest first: `pending_approval` decisions with no
+ * approval record yet (the approval record names its call and its decision's sequence).
+ */
+export function pendingApprovalDecisions(
+  pool: PgPool,
+  namespace: string,
+  filter: ApprovalIndexFilter,
+): Promise<ApprovalIndexPage> {
+  return approvalRows(
+    pool,
+    namespace,
+    filter,
+    `r.kind = 'decision' AND r.outcome = 'pending_approval' AND NOT EXISTS (
+       SELECT 1 FROM hookbus_records a
+       WHERE a.ns = r.ns AND a.session_key = r.session_key AND a.agent_id = r.agent_id
+         AND a.call_id = r.call_id AND a.kind = 'approval'
+         AND a.record->>'decisionSeq' = r.seq::text)`,
+  );
+}
+
+/** Settled requests (their approval records), newest first. */
+export function approvalSettlements(
+  pool: PgPool,
+  namespace: string,
+  filter: ApprovalIndexFilter,
+): Promise<ApprovalIndexPage> {
+  return approvalRows(pool, namespace, filter, "r.kind = 'approval'");
+}

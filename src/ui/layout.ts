@@ -18,7 +18,8 @@ export function page(title: string, body: HtmlValue, script?: Script): Html {
         <header>
           <a class="brand" href="/">hookbus audit</a>
           <nav>
-            <a href="/">Search</a><a href="/tail">Live tail</a><a href="/replay">Replay report</a>
+            <a href="/">Search</a><a href="/tail">Live tail</a><a href="/replay">Replay report</a
+            ><a href="/approvals">Approvals</a>
           </nav>
           <span class="muted">read-only</span>
         </header>

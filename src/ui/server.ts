@@ -13,6 +13,7 @@ import type { Bus } from "../bus/bus.js";
 import type { HookbusError } from "../errors.js";
 import { isHookbusError } from "../errors.js";
 import type { PgPool } from "../indexer/pg.js";
+import { approvalsPage } from "./approvals-page.js";
 import { decisionPage } from "./decision-page.js";
 import { errorPage } from "./layout.js";
 import type { Html } from "./html.js";
@@ -200,6 +201,8 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
             );
           return sendPage(res, 200, page, head);
         }
+        case "/approvals":
+          return sendPage(res, 200, await approvalsPage(pool, namespace, url), head);
         case "/tail":
           return sendPage(res, 200, tailPage(url), head);
         case "/replay":

@@ -1,0 +1,262 @@
+/**
+ * The approvals page: requests still waiting for a person (pending_approval decisions with no
+ * approval record yet) and settled ones (their approval records), read from the index. The page
+ * only shows: answering needs the approver's own NATS credentials (docs/security.md), which this
+ * server, connected as the auditor, does not have and must not hold. So it shows the command to
+ * paste instead.
+ */
+import type { PgPool } from "../indexer/pg.js";
+import { HookbusError } from "../errors.js";
+import {
+  approvalSettlements,
+  checkIndexFilter,
+  pendingApprovalDecisions,
+  type ApprovalIndexPage,
+} from "../indexer/query.js";
+import { href, html, type Html } from "./html.js";
+import { badge, page } from "./layout.js";
+import { DEFAULT_UI_LIMIT, MAX_UI_LIMIT, readParams, sequence } from "./params.js";
+import {
+  answerCommands,
+  pendingView,
+  settledView,
+  type PendingView,
+  type SettledView,
+} from "./approvals-view.js";
+
+export const APPROVALS_PARAMS = ["agent", "state", "limit", "cursor"] as const;
+export const APPROVAL_STATES = ["all", "pending", "settled"] as const;
+export type ApprovalStateFilter = (typeof APPROVAL_STATES)[number];
+
+export interface ApprovalsQuery {
+  agentId: string | undefined;
+  state: ApprovalStateFilter;
+  limit: number;
+  /** Rows older than this sequence (the "older" link's cursor); one state only. */
+  cursor: number | undefined;
+}
+
+function invalid(argument: string, message: string): HookbusError {
+  return new HookbusError("HOOKBUS_INVALID_ARGUMENT", `${argument}: ${message}`, { argument });
+}
+
+export function approvalsQuery(url: URL): ApprovalsQuery {
+  const given = readParams(url, APPROVALS_PARAMS);
+  const state = given.get("state") ?? "all";
+  if (!(APPROVAL_STATES as readonly string[]).includes(state))
+    throw invalid(
+      "state",
+      `expected one of ${APPROVAL_STATES.join(", ")}, got ${JSON.stringify(state.slice(0, 40))}`,
+    );
+  const limitText = given.get("limit");
+  if (
+    limitText !== undefined &&
+    (!/^\d{1,4}$/.test(limitText) || Number(limitText) < 1 || Number(limitText) > MAX_UI_LIMIT)
+  )
+    throw invalid(
+      "limit",
+      `expected an integer from 1 to ${MAX_UI_LIMIT}, got ${JSON.stringify(limitText)}`,
+    );
+  const cursor = sequence(given, "cursor");
+  // A cursor is one list's position: with both lists on the page it would mean two things.
+  if (cursor !== undefined && state === "all")
+    throw invalid("cursor", "a cursor pages one list: give state=pending or state=settled");
+  const agentId = given.get("agent");
+  try {
+    checkIndexFilter({ agentId });
+  } catch (error) {
+    if (error instanceof HookbusError) throw invalid("agent", error.message);
+    throw error;
+  }
+  return {
+    agentId,
+    state: state as ApprovalStateFilter,
+    limit: limitText === undefined ? DEFAULT_UI_LIMIT : Number(limitText),
+    cursor,
+  };
+}
+
+function form(q: ApprovalsQuery): Html {
+  return html`<form class="filters" method="get" action="/approvals">
+    <label>agent<input name="agent" value="${q.agentId ?? ""}" maxlength="256" /></label>
+    <label
+      >state<select name="state">
+        ${APPROVAL_STATES.map(
+          (s) => html`<option${s === q.state ? html` selected` : ""}>${s}</option>`,
+        )}
+      </select></label
+    >
+    <label>limit<input name="limit" value="${q.limit}" maxlength="4" /></label>
+    <button type="submit">Show</button>
+  </form>`;
+}
+
+function sessionLink(agentId: string, sessionKey: string): Html {
+  return html`<a href="${href("/session", { session: sessionKey, agent: agentId })}"
+    >${sessionKey}</a
+  >`;
+}
+
+function pendingRow(v: PendingView, namespace: string, now: Date): Html {
+  const expired = v.expiresAt !== undefined && v.expiresAt.getTime() <= now.getTime();
+  const commands = answerCommands(v, namespace);
+  return html`<tr class="pending-row">
+    <td><a href="${href("/decision", { seq: v.seq })}">${v.seq}</a></td>
+    <td class="nowrap">${v.agentId}</td>
+    <td>${sessionLink(v.agentId, v.sessionKey)}</td>
+    <td>${v.toolName}</td>
+    <td class="summary">
+      <b class="title">${v.title}</b>
+      ${v.description === undefined ? "" : html`<div class="muted">${v.description}</div>`}
+    </td>
+    <td><span class="tag sev-${v.severity}">${v.severity}</span></td>
+    <td class="nowrap">${v.requestedAt.toISOString()}</td>
+    <td class="nowrap">
+      ${v.expiresAt?.toISOString() ?? "?"}
+      ${expired ? html`<div class="tag warn">expired: ${v.timeoutBehavior} applies at the next sweep</div>` : html`<div class="muted">then ${v.timeoutBehavior}</div>`}
+    </td>
+    <td>
+      ${v.askedBy.join(", ")}${v.approvers.length === 0 ? "" : html`<div class="muted">groups: ${v.approvers.join(", ")}</div>`}
+    </td>
+    <td class="answer">
+      <code class="id">${v.approvalId}</code>
+      ${commands.map((c) => html`<pre class="command">${c}</pre>`)}
+    </td>
+  </tr>`;
+}
+
+function settledRow(v: SettledView): Html {
+  return html`<tr class="settled-row">
+    <td><a href="${href("/decision", { seq: v.seq })}">${v.seq}</a></td>
+    <td>
+      ${v.decisionSeq === undefined ? "?" : html`<a class="decision-link" href="${href("/decision", { seq: v.decisionSeq })}">${v.decisionSeq}</a>`}
+    </td>
+    <td class="nowrap">${v.agentId}</td>
+    <td>${sessionLink(v.agentId, v.sessionKey)}</td>
+    <td><code>${v.approvalId}</code></td>
+    <td><b class="resolution">${v.resolution}</b></td>
+    <td>${badge(v.effect)}</td>
+    <td class="summary">
+      ${v.answers.length === 0 ? html`<span class="muted">nobody answered</span>` : ""}
+      ${v.answers.map(
+        (a) =>
+          html`<div class="answer-line">
+            <b>${a.approver}</b> (${a.group})
+            ${a.decision}${a.reason === undefined ? "" : html`: “${a.reason}”`}
+            <span class="muted">from ${a.from ?? "?"} at ${a.at ?? "?"}</span>
+          </div>`,
+      )}
+      ${v.reason === undefined ? "" : html`<div class="muted">${v.reason}</div>`}
+    </td>
+    <td class="nowrap">${v.requestedAt ?? "?"}</td>
+    <td class="nowrap">${v.resolvedAt ?? "?"}</td>
+  </tr>`;
+}
+
+function olderLink(q: ApprovalsQuery, state: "pending" | "settled", result: ApprovalIndexPage) {
+  if (result.nextBefore === undefined) return "";
+  return html`<p>
+    <a
+      class="next"
+      href="${href("/approvals", { agent: q.agentId, state, limit: q.limit, cursor: result.nextBefore })}"
+      >Older ${state} →</a
+    >
+  </p>`;
+}
+
+function pendingSection(
+  q: ApprovalsQuery,
+  result: ApprovalIndexPage,
+  namespace: string,
+  now: Date,
+): Html {
+  const rows = result.entries.map((e) => pendingRow(pendingView(e), namespace, now));
+  return html`<section id="pending">
+    <h2>
+      Pending
+      <span class="muted">(${rows.length}${result.nextBefore === undefined ? "" : "+"})</span>
+    </h2>
+    <p class="note">
+      This UI does not answer: an answer must come from the approver's own NATS user (role
+      <code>approver</code>, docs/security.md), so that the log proves who answered; this server is
+      connected as the auditor. Paste the command in a shell with your approver credentials (use
+      <code>deny</code> in place of <code>approve</code> to refuse).
+    </p>
+    ${
+      rows.length === 0
+        ? html`<p class="empty">No pending requests.</p>`
+        : html`<table class="records approvals-pending">
+            <thead>
+              <tr>
+                <th>decision</th>
+                <th>agent</th>
+                <th>session</th>
+                <th>tool</th>
+                <th>title</th>
+                <th>severity</th>
+                <th>requested</th>
+                <th>expires</th>
+                <th>asked by</th>
+                <th>answer with</th>
+              </tr>
+            </thead>
+            <tbody>
+              ${rows}
+            </tbody>
+          </table>`
+    }
+    ${olderLink(q, "pending", result)}
+  </section>`;
+}
+
+function settledSection(q: ApprovalsQuery, result: ApprovalIndexPage): Html {
+  const rows = result.entries.map((e) => settledRow(settledView(e)));
+  return html`<section id="settled">
+    <h2>
+      Settled
+      <span class="muted">(${rows.length}${result.nextBefore === undefined ? "" : "+"})</span>
+    </h2>
+    ${
+      rows.length === 0
+        ? html`<p class="empty">No settled requests.</p>`
+        : html`<table class="records approvals-settled">
+            <thead>
+              <tr>
+                <th>record</th>
+                <th>decision</th>
+                <th>agent</th>
+                <th>session</th>
+                <th>approval</th>
+                <th>resolution</th>
+                <th>effect</th>
+                <th>answers</th>
+                <th>requested</th>
+                <th>resolved</th>
+              </tr>
+            </thead>
+            <tbody>
+              ${rows}
+            </tbody>
+          </table>`
+    }
+    ${olderLink(q, "settled", result)}
+  </section>`;
+}
+
+export async function approvalsPage(
+  pool: PgPool,
+  namespace: string,
+  url: URL,
+  now = new Date(),
+): Promise<Html> {
+  const q = approvalsQuery(url);
+  const filter = { agentId: q.agentId, before: q.cursor, limit: q.limit };
+  const [pending, settled] = await Promise.all([
+    q.state === "settled" ? undefined : pendingApprovalDecisions(pool, namespace, filter),
+    q.state === "pending" ? undefined : approvalSettlements(pool, namespace, filter),
+  ]);
+  return page(
+    "Approvals",
+    html`${form(q)}${pending === undefined ? "" : pendingSection(q, pending, namespace, now)}${settled === undefined ? "" : settledSection(q, settled)}`,
+  );
+}
