@@ -308,7 +308,7 @@ describe("agent SDK on NATS (no coordinator)", () => {
       policies: [{ name: "shadowed", hooks: ["before_tool_call"], priority: 1, mode: "shadow" }],
     });
     // Not "until the fast path is off": it already is (no registry), so wait for the revision.
-    await until(() => c.registryRevision === applied.revision, 10_000, "the applied revision");
+    await until(() => c.registryRevision === applied.revision, 10_000);
     expect(c.isFastPath("before_tool_call")).toBe(false);
     expect(c.isFastPath("after_llm_call")).toBe(true);
     expect(
