@@ -14,7 +14,7 @@ import {
   type ApprovalIndexPage,
 } from "../indexer/query.js";
 import { href, html, type Html } from "./html.js";
-import { badge, page } from "./layout.js";
+import { badge, page, tableOrEmpty } from "./layout.js";
 import { DEFAULT_UI_LIMIT, MAX_UI_LIMIT, readParams, sequence } from "./params.js";
 import {
   answerCommands,
@@ -182,29 +182,23 @@ function pendingSection(
       connected as the auditor. Paste the command in a shell with your approver credentials (use
       <code>deny</code> in place of <code>approve</code> to refuse).
     </p>
-    ${
-      rows.length === 0
-        ? html`<p class="empty">No pending requests.</p>`
-        : html`<table class="records approvals-pending">
-            <thead>
-              <tr>
-                <th>decision</th>
-                <th>agent</th>
-                <th>session</th>
-                <th>tool</th>
-                <th>title</th>
-                <th>severity</th>
-                <th>requested</th>
-                <th>expires</th>
-                <th>asked by</th>
-                <th>answer with</th>
-              </tr>
-            </thead>
-            <tbody>
-              ${rows}
-            </tbody>
-          </table>`
-    }
+    ${tableOrEmpty(
+      "records approvals-pending",
+      [
+        "decision",
+        "agent",
+        "session",
+        "tool",
+        "title",
+        "severity",
+        "requested",
+        "expires",
+        "asked by",
+        "answer with",
+      ],
+      rows,
+      "No pending requests.",
+    )}
     ${olderLink(q, "pending", result)}
   </section>`;
 }
@@ -216,29 +210,23 @@ function settledSection(q: ApprovalsQuery, result: ApprovalIndexPage): Html {
       Settled
       <span class="muted">(${rows.length}${result.nextBefore === undefined ? "" : "+"})</span>
     </h2>
-    ${
-      rows.length === 0
-        ? html`<p class="empty">No settled requests.</p>`
-        : html`<table class="records approvals-settled">
-            <thead>
-              <tr>
-                <th>record</th>
-                <th>decision</th>
-                <th>agent</th>
-                <th>session</th>
-                <th>approval</th>
-                <th>resolution</th>
-                <th>effect</th>
-                <th>answers</th>
-                <th>requested</th>
-                <th>resolved</th>
-              </tr>
-            </thead>
-            <tbody>
-              ${rows}
-            </tbody>
-          </table>`
-    }
+    ${tableOrEmpty(
+      "records approvals-settled",
+      [
+        "record",
+        "decision",
+        "agent",
+        "session",
+        "approval",
+        "resolution",
+        "effect",
+        "answers",
+        "requested",
+        "resolved",
+      ],
+      rows,
+      "No settled requests.",
+    )}
     ${olderLink(q, "settled", result)}
   </section>`;
 }

@@ -31,6 +31,42 @@ export function page(title: string, body: HtmlValue, script?: Script): Html {
     </html> `;
 }
 
+/** The columns of a row of log records (search results and the live tail). */
+export const RECORD_COLUMNS = [
+  "seq",
+  "time",
+  "agent",
+  "session",
+  "hook",
+  "outcome",
+  "decided by / reason",
+  "latency",
+] as const;
+
+export function headerRow(headers: readonly string[]): Html {
+  return html`<thead>
+    <tr>
+      ${headers.map((h) => html`<th>${h}</th>`)}
+    </tr>
+  </thead>`;
+}
+
+/** A table of rows under its header, or the sentence that says there are none. */
+export function tableOrEmpty(
+  className: string,
+  headers: readonly string[],
+  rows: readonly Html[],
+  empty: string,
+): Html {
+  if (rows.length === 0) return html`<p class="empty">${empty}</p>`;
+  return html`<table class="${className}">
+    ${headerRow(headers)}
+    <tbody>
+      ${rows}
+    </tbody>
+  </table>`;
+}
+
 /** An outcome (or record kind) as a coloured badge. */
 export function badge(outcome: string): Html {
   return html`<span class="badge o-${/^[a-z]+$/.test(outcome) ? outcome : "unknown"}"

@@ -12,7 +12,7 @@ import {
 } from "../indexer/query.js";
 import { latencyChart, perMinuteChart } from "./charts.js";
 import { href, html, type Html } from "./html.js";
-import { badge, page } from "./layout.js";
+import { badge, page, RECORD_COLUMNS, tableOrEmpty } from "./layout.js";
 import { searchQuery, SEARCH_PARAMS } from "./params.js";
 
 const HOUR_MS = 3_600_000;
@@ -127,26 +127,7 @@ export async function searchPage(pool: PgPool, namespace: string, url: URL): Pro
             >Next page →</a
           >
         </p>`;
-  const table =
-    rows.length === 0
-      ? html`<p class="empty">No matching records.</p>`
-      : html`<table class="records">
-          <thead>
-            <tr>
-              <th>seq</th>
-              <th>time</th>
-              <th>agent</th>
-              <th>session</th>
-              <th>hook</th>
-              <th>outcome</th>
-              <th>decided by / reason</th>
-              <th>latency</th>
-            </tr>
-          </thead>
-          <tbody>
-            ${rows}
-          </tbody>
-        </table>`;
+  const table = tableOrEmpty("records", RECORD_COLUMNS, rows, "No matching records.");
   return page(
     "Search",
     html`${form(given)}${chartHtml}

@@ -9,7 +9,7 @@ import { queryIndexAll } from "../indexer/query.js";
 import { HookbusError } from "../errors.js";
 import { latencyBar } from "./charts.js";
 import { href, html, type Html } from "./html.js";
-import { badge, page } from "./layout.js";
+import { badge, page, tableOrEmpty } from "./layout.js";
 import { readParams } from "./params.js";
 import type { AuditEntry } from "../audit/query.js";
 
@@ -136,24 +136,19 @@ export async function sessionPage(pool: PgPool, namespace: string, url: URL): Pr
   for (const e of entries)
     if (e.record.kind === "decision" && Array.isArray(e.record.outcomes))
       for (const o of e.record.outcomes) max = Math.max(max, Number(o.latencyMs) || 0);
-  const body =
-    entries.length === 0
-      ? html`<p class="empty">No records of this session in the index.</p>`
-      : html`<table class="timeline">
-            <thead>
-              <tr>
-                <th>seq</th>
-                <th>time</th>
-                <th>hook / call</th>
-                <th>outcome</th>
-                <th>who decided what · each policy's latency (scale: ${formatMs(max)})</th>
-              </tr>
-            </thead>
-            <tbody>
-              ${entries.map((e) => row(e, max))}
-            </tbody>
-          </table>
-          ${cut ? html`<p class="muted">Only the first ${MAX_TIMELINE_RECORDS} records are shown; search with ?session= and the cursor for the rest.</p>` : ""}`;
+  const body = html`${tableOrEmpty(
+    "timeline",
+    [
+      "seq",
+      "time",
+      "hook / call",
+      "outcome",
+      `who decided what · each policy's latency (scale: ${formatMs(max)})`,
+    ],
+    entries.map((e) => row(e, max)),
+    "No records of this session in the index.",
+  )}
+  ${cut ? html`<p class="muted">Only the first ${MAX_TIMELINE_RECORDS} records are shown; search with ?session= and the cursor for the rest.</p>` : ""}`;
   return page(
     `Session ${sessionKey}`,
     html`<p class="muted">

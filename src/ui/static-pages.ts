@@ -2,7 +2,7 @@
 import { AUDIT_OUTCOMES } from "../audit/filter.js";
 import { HOOK_NAMES } from "../catalog/catalog.js";
 import { html, type Html } from "./html.js";
-import { page } from "./layout.js";
+import { headerRow, page, RECORD_COLUMNS } from "./layout.js";
 import { readParams } from "./params.js";
 
 export const TAIL_PARAMS = ["agent", "session", "hook", "outcome", "policy"] as const;
@@ -33,18 +33,7 @@ export function tailPage(url: URL): Html {
       </form>
       <p id="tail-status" class="muted" aria-live="polite">connecting…</p>
       <table class="records" id="tail">
-        <thead>
-          <tr>
-            <th>seq</th>
-            <th>time</th>
-            <th>agent</th>
-            <th>session</th>
-            <th>hook</th>
-            <th>outcome</th>
-            <th>decided by / reason</th>
-            <th>latency</th>
-          </tr>
-        </thead>
+        ${headerRow(RECORD_COLUMNS)}
         <tbody></tbody>
       </table>
       <p class="muted">
