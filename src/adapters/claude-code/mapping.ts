@@ -95,6 +95,17 @@ function whereFields(input: ClaudeCodeHookInput) {
   };
 }
 
+type ToolInput = Extract<ClaudeCodeHookInput, { tool_name: string }>;
+
+/** The fields every tool event shares: the tool, its call id when Claude Code gave one, its input. */
+function toolFields(input: ToolInput) {
+  return {
+    toolName: input.tool_name,
+    ...(input.tool_use_id === undefined ? {} : { toolCallId: input.tool_use_id }),
+    params: input.tool_input,
+  };
+}
+
 /** `texts`: the assistant texts of the turn, for Stop (from the input or the transcript). */
 export function planFor(
   input: ClaudeCodeHookInput,
@@ -108,9 +119,7 @@ export function planFor(
         hook: "before_tool_call",
         context: contextOf(input, options, input.tool_use_id),
         event: {
-          toolName: input.tool_name,
-          ...(input.tool_use_id === undefined ? {} : { toolCallId: input.tool_use_id }),
-          params: input.tool_input,
+          ...toolFields(input),
           ...whereFields(input),
         },
       };
@@ -121,9 +130,7 @@ export function planFor(
           hook: "before_tool_result",
           context: contextOf(input, options, input.tool_use_id),
           event: {
-            toolName: input.tool_name,
-            ...(input.tool_use_id === undefined ? {} : { toolCallId: input.tool_use_id }),
-            params: input.tool_input,
+            ...toolFields(input),
             result: input.tool_response,
             isError: false,
             ...whereFields(input),
@@ -134,9 +141,7 @@ export function planFor(
         hook: "after_tool_call",
         context: contextOf(input, options, input.tool_use_id),
         event: {
-          toolName: input.tool_name,
-          ...(input.tool_use_id === undefined ? {} : { toolCallId: input.tool_use_id }),
-          params: input.tool_input,
+          ...toolFields(input),
           result: input.tool_response,
           ...whereFields(input),
         },
@@ -147,9 +152,7 @@ export function planFor(
         hook: "after_tool_call",
         context: contextOf(input, options, input.tool_use_id),
         event: {
-          toolName: input.tool_name,
-          ...(input.tool_use_id === undefined ? {} : { toolCallId: input.tool_use_id }),
-          params: input.tool_input,
+          ...toolFields(input),
           error:
             typeof input.error === "string" ? input.error : JSON.stringify(input.error ?? null),
           ...whereFields(input),
