@@ -227,7 +227,11 @@ export class CallHandler {
         ),
       );
     }
-    const result = mergeOutcomes(hook, call.event as HookEvent<typeof hook>, outcomes);
+    // The asker built every outcome itself (registry fields, validated reply parts); only the
+    // verdicts crossed the network, and the merge validates those against the hook's schema.
+    const result = mergeOutcomes(hook, call.event as HookEvent<typeof hook>, outcomes, {
+      ownOutcomes: true,
+    });
     result.decision = withApprovalId(result.decision, callKey);
     const record: DecisionRecord = {
       v: 1,
