@@ -104,8 +104,26 @@ export class BodyCodec {
   }
 
   async encode(value: unknown, options: EncodeOptions = {}): Promise<EncodedBody> {
+    return this.encodeNow(value, options);
+  }
+
+  /**
+   * As `encode`, without a promise when the body travels inline as plain JSON (the common case):
+   * a promise only when it must be gzipped or stored. The decision path encodes several bodies
+   * per call, and an await (or a deadline timer around it) on a value that is already there is
+   * pure cost.
+   */
+  encodeNow(value: unknown, options: EncodeOptions = {}): EncodedBody | Promise<EncodedBody> {
     const json = Buffer.from(JSON.stringify(value), "utf8");
     if (json.length <= this.compressAbove) return { data: json, encoding: "json" };
+    return this.encodeLarge(json, value, options);
+  }
+
+  private async encodeLarge(
+    json: Buffer,
+    value: unknown,
+    options: EncodeOptions,
+  ): Promise<EncodedBody> {
     const zipped = await gzipAsync(json);
     if (zipped.length <= this.maxInlineBytes) return { data: zipped, encoding: "gzip" };
     if (this.blobs === undefined) {

@@ -208,10 +208,11 @@ export class CallHandler {
     if (policies.length > 0) {
       this.deps.onCallStarted?.(callKey, context, call.event, snapshot);
       // One body for every policy: a large event is encoded (and stored as a blob) once per call.
-      const body = await bus.codec.encode(
+      const encoding = bus.codec.encodeNow(
         { callId, hook, context, event: call.event } satisfies PolicyRequest,
         { deadline },
       );
+      const body = encoding instanceof Promise ? await encoding : encoding;
       outcomes = await Promise.all(
         policies.map((policy) =>
           traced(this.deps.telemetry).askPolicy(policy.name, hook, () =>

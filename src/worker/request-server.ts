@@ -225,7 +225,8 @@ export class RequestServer {
     if (errorCode !== undefined) headers[Header.ErrorCode] = errorCode;
     let encoded;
     try {
-      encoded = await bus.codec.encode(body);
+      const now = bus.codec.encodeNow(body);
+      encoded = now instanceof Promise ? await now : now;
     } catch (error) {
       // A verdict too large to send (and no blob store): answer with the reason instead.
       const failure = isHookbusError(error)
