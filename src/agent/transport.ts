@@ -90,8 +90,9 @@ export class NatsCallTransport implements CallTransport {
     const errorCode = msg.headers?.get(Header.ErrorCode) ?? "";
     if (errorCode !== "") throw await remoteError(this.bus, hook, callId, errorCode, msg);
 
+    const now = this.bus.codec.decodeMessageNow(msg, { deadline });
     const parsed = validator<CallReply>("envelope/call-reply").safeParse(
-      await this.bus.codec.decodeMessage(msg, { deadline }),
+      now instanceof Promise ? await now : now,
     );
     if (!parsed.success) {
       throw new HookbusError(

@@ -130,7 +130,8 @@ export class CallHandler {
     let callKey: string | undefined;
     try {
       assertWithinRate(this.deps.rateLimiter, address);
-      const decoded = await bus.codec.decodeMessage(msg, { owner: address.agentToken, deadline });
+      const now = bus.codec.decodeMessageNow(msg, { owner: address.agentToken, deadline });
+      const decoded: unknown = now instanceof Promise ? await now : now;
       raw = typeof decoded === "object" && decoded !== null ? (decoded as typeof raw) : undefined;
       // Compiled from schemas/, zod's own error when it fails (src/validation).
       const parsed = callRequestValidator().safeParse(decoded);

@@ -176,7 +176,8 @@ export class RequestServer {
     deadline: number | undefined,
   ): Promise<{ hook: ModifyingHookName; body: z.infer<typeof Envelope> }> {
     const { bus, policy } = this.options;
-    const decoded = await bus.codec.decodeMessage(msg, deadline === undefined ? {} : { deadline });
+    const now = bus.codec.decodeMessageNow(msg, deadline === undefined ? {} : { deadline });
+    const decoded: unknown = now instanceof Promise ? await now : now;
     const parsed = Envelope.safeParse(decoded);
     if (!parsed.success) {
       throw new HookbusError(
