@@ -49,13 +49,18 @@ export class NatsCallTransport implements CallTransport {
     const body: CallRequest = { callId, hook, context, event };
     const details = { hook, callId };
     // Large events go to the blob stream here; that write counts against the same deadline.
-    const encoded = await beforeDeadline(
-      encode(bus, body),
-      deadline,
-      "HOOKBUS_CALL_TIMEOUT",
-      () => `${hook} call ${callId}: the deadline passed while storing its large event`,
-      details,
-    );
+    // A small body is encoded at once: no deadline timer for work that is already done.
+    const now = encode(bus, body);
+    const encoded =
+      now instanceof Promise
+        ? await beforeDeadline(
+            now,
+            deadline,
+            "HOOKBUS_CALL_TIMEOUT",
+            () => `${hook} call ${callId}: the deadline passed while storing its large event`,
+            details,
+          )
+        : now;
 
     const reply = await requestWithResend(bus.nc, {
       subject,
@@ -85,8 +90,9 @@ export class NatsCallTransport implements CallTransport {
     const errorCode = msg.headers?.get(Header.ErrorCode) ?? "";
     if (errorCode !== "") throw await remoteError(this.bus, hook, callId, errorCode, msg);
 
+    const now = this.bus.codec.decodeMessageNow(msg, { deadline });
     const parsed = validator<CallReply>("envelope/call-reply").safeParse(
-      await this.bus.codec.decodeMessage(msg, { deadline }),
+      now instanceof Promise ? await now : now,
     );
     if (!parsed.success) {
       throw new HookbusError(
@@ -111,10 +117,11 @@ export class NatsCallTransport implements CallTransport {
   }
 }
 
-async function encode(bus: Bus, body: CallRequest): Promise<EncodedBody> {
-  try {
-    return await bus.codec.encode(body);
-  } catch (error) {
+/** The body now when it stays inline; a promise when it goes to the blob stream. */
+function encode(bus: Bus, body: CallRequest): EncodedBody | Promise<EncodedBody> {
+  const now = bus.codec.encodeNow(body);
+  if (!(now instanceof Promise)) return now;
+  return now.catch((error: unknown) => {
     if (error instanceof HookbusError) throw error;
     throw new HookbusError(
       "HOOKBUS_LOG_UNAVAILABLE",
@@ -122,7 +129,7 @@ async function encode(bus: Bus, body: CallRequest): Promise<EncodedBody> {
       { hook: body.hook, callId: body.callId },
       error,
     );
-  }
+  });
 }
 
 /** An error reply: the header's code is authoritative; the body adds the message and details. */

@@ -104,8 +104,26 @@ export class BodyCodec {
   }
 
   async encode(value: unknown, options: EncodeOptions = {}): Promise<EncodedBody> {
+    return this.encodeNow(value, options);
+  }
+
+  /**
+   * As `encode`, without a promise when the body travels inline as plain JSON (the common case):
+   * a promise only when it must be gzipped or stored. The decision path encodes several bodies
+   * per call, and an await (or a deadline timer around it) on a value that is already there is
+   * pure cost.
+   */
+  encodeNow(value: unknown, options: EncodeOptions = {}): EncodedBody | Promise<EncodedBody> {
     const json = Buffer.from(JSON.stringify(value), "utf8");
     if (json.length <= this.compressAbove) return { data: json, encoding: "json" };
+    return this.encodeLarge(json, value, options);
+  }
+
+  private async encodeLarge(
+    json: Buffer,
+    value: unknown,
+    options: EncodeOptions,
+  ): Promise<EncodedBody> {
     const zipped = await gzipAsync(json);
     if (zipped.length <= this.maxInlineBytes) return { data: zipped, encoding: "gzip" };
     if (this.blobs === undefined) {
@@ -131,16 +149,10 @@ export class BodyCodec {
   ): Promise<unknown> {
     const limits = effectiveLimits(this.limits, options.record === true);
     try {
-      if (data.length > limits.maxEncodedBytes) {
-        throw limitExceeded(
-          "maxEncodedBytes",
-          `a body of ${data.length} bytes is over the limit of ${limits.maxEncodedBytes}`,
-          { bytes: data.length, max: limits.maxEncodedBytes },
-        );
-      }
+      checkEncodedSize(data, limits);
       switch (encoding ?? "json") {
         case "json":
-          return parseJson(data, limits.maxDepth);
+          return parseInline(data, limits);
         case "gzip":
           return parseJson(await inflate(data, limits.maxInflatedBytes), limits.maxDepth);
         case "blob": {
@@ -161,13 +173,7 @@ export class BodyCodec {
           throw new Error(`unknown body encoding ${JSON.stringify(encoding)}`);
       }
     } catch (error) {
-      if (error instanceof HookbusError) throw error;
-      throw new HookbusError(
-        "HOOKBUS_BAD_MESSAGE",
-        `cannot decode ${encoding ?? "json"} body: ${String(error)}`,
-        {},
-        error,
-      );
+      throw asBadMessage(error, encoding ?? "json");
     }
   }
 
@@ -179,6 +185,53 @@ export class BodyCodec {
     const encoding = msg.headers?.get(Header.Encoding);
     return this.decode(msg.data, encoding === "" ? undefined : encoding, options);
   }
+
+  /**
+   * As `decodeMessage`, without a promise for a plain JSON body (the common case): the value, or
+   * a promise only when the body must be inflated or fetched. Same limits, same errors (thrown).
+   * A decoded JSON value is never a promise, so `instanceof Promise` tells the two apart.
+   */
+  decodeMessageNow(
+    msg: { data: Uint8Array; headers?: MsgHdrs | undefined },
+    options: DecodeOptions = {},
+  ): unknown {
+    const header = msg.headers?.get(Header.Encoding);
+    const encoding = header === "" ? undefined : header;
+    if (encoding !== undefined && encoding !== "json")
+      return this.decode(msg.data, encoding, options);
+    const limits = effectiveLimits(this.limits, options.record === true);
+    try {
+      return parseInline(msg.data, limits);
+    } catch (error) {
+      throw asBadMessage(error, "json");
+    }
+  }
+}
+
+function asBadMessage(error: unknown, encoding: string): HookbusError {
+  if (error instanceof HookbusError) return error;
+  return new HookbusError(
+    "HOOKBUS_BAD_MESSAGE",
+    `cannot decode ${encoding} body: ${String(error)}`,
+    {},
+    error,
+  );
+}
+
+function checkEncodedSize(data: Uint8Array, limits: BodyLimits): void {
+  if (data.length > limits.maxEncodedBytes) {
+    throw limitExceeded(
+      "maxEncodedBytes",
+      `a body of ${data.length} bytes is over the limit of ${limits.maxEncodedBytes}`,
+      { bytes: data.length, max: limits.maxEncodedBytes },
+    );
+  }
+}
+
+/** A plain JSON body: size and depth checked, then parsed. */
+function parseInline(data: Uint8Array, limits: BodyLimits): unknown {
+  checkEncodedSize(data, limits);
+  return parseJson(data, limits.maxDepth);
 }
 
 function effectiveLimits(limits: BodyLimits, record: boolean): BodyLimits {

@@ -5,9 +5,11 @@
  * subjects and KV keys, ordinary ids (`agent-7`, `sess_42`) stay readable, and decoding is exact.
  */
 const SAFE = /^[A-Za-z0-9_-]$/;
+const ALL_SAFE = /^[A-Za-z0-9_-]+$/;
 
 export function encodeToken(value: string): string {
   if (value.length === 0) throw new RangeError("an id used as a subject token must not be empty");
+  if (ALL_SAFE.test(value)) return value; // the common case: nothing to escape, no copy
   let out = "";
   for (const char of value) {
     if (SAFE.test(char)) {

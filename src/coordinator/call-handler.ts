@@ -130,7 +130,8 @@ export class CallHandler {
     let callKey: string | undefined;
     try {
       assertWithinRate(this.deps.rateLimiter, address);
-      const decoded = await bus.codec.decodeMessage(msg, { owner: address.agentToken, deadline });
+      const now = bus.codec.decodeMessageNow(msg, { owner: address.agentToken, deadline });
+      const decoded: unknown = now instanceof Promise ? await now : now;
       raw = typeof decoded === "object" && decoded !== null ? (decoded as typeof raw) : undefined;
       // Compiled from schemas/, zod's own error when it fails (src/validation).
       const parsed = callRequestValidator().safeParse(decoded);
@@ -208,10 +209,11 @@ export class CallHandler {
     if (policies.length > 0) {
       this.deps.onCallStarted?.(callKey, context, call.event, snapshot);
       // One body for every policy: a large event is encoded (and stored as a blob) once per call.
-      const body = await bus.codec.encode(
+      const encoding = bus.codec.encodeNow(
         { callId, hook, context, event: call.event } satisfies PolicyRequest,
         { deadline },
       );
+      const body = encoding instanceof Promise ? await encoding : encoding;
       outcomes = await Promise.all(
         policies.map((policy) =>
           traced(this.deps.telemetry).askPolicy(policy.name, hook, () =>
@@ -227,7 +229,11 @@ export class CallHandler {
         ),
       );
     }
-    const result = mergeOutcomes(hook, call.event as HookEvent<typeof hook>, outcomes);
+    // The asker built every outcome itself (registry fields, validated reply parts); only the
+    // verdicts crossed the network, and the merge validates those against the hook's schema.
+    const result = mergeOutcomes(hook, call.event as HookEvent<typeof hook>, outcomes, {
+      ownOutcomes: true,
+    });
     result.decision = withApprovalId(result.decision, callKey);
     const record: DecisionRecord = {
       v: 1,

@@ -16,6 +16,7 @@ import { Header } from "../bus/headers.js";
 const MAX_JOINED = 16;
 
 interface Running {
+  leader: Msg;
   data: Uint8Array;
   joined: Msg[];
 }
@@ -35,25 +36,29 @@ export class JoinedCalls {
     const current = this.running.get(key);
     if (current !== undefined) {
       if (sameBytes(current.data, msg.data) && current.joined.length < MAX_JOINED) {
+        if (current.joined.length === 0) answerJoinedToo(current);
         current.joined.push(msg);
         return undefined;
       }
       return { msg, done: () => {} };
     }
-    const entry: Running = { data: msg.data, joined: [] };
-    this.running.set(key, entry);
-    return { msg: answeringAll(msg, entry), done: () => this.running.delete(key) };
+    this.running.set(key, { leader: msg, data: msg.data, joined: [] });
+    return { msg, done: () => this.running.delete(key) };
   }
 }
 
-function answeringAll(msg: Msg, entry: Running): Msg {
-  // Delegates everything to the request itself; only `respond` fans out.
-  const leader = Object.create(msg) as Msg;
+/**
+ * From the first join on, the leader's `respond` answers every joined request too. Done only
+ * then (re-sends are rare): wrapping every request would cost each call an object whose
+ * prototype is the message, which V8 handles slowly.
+ */
+function answerJoinedToo(entry: Running): void {
+  const { leader, joined } = entry;
+  const respond = leader.respond.bind(leader);
   leader.respond = (data?: Uint8Array, options?: PublishOptions) => {
-    for (const joined of entry.joined) joined.respond(data, options);
-    return msg.respond(data, options);
+    for (const request of joined) request.respond(data, options);
+    return respond(data, options);
   };
-  return leader;
 }
 
 function sameBytes(a: Uint8Array, b: Uint8Array): boolean {

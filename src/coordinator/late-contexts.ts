@@ -48,7 +48,8 @@ export class LateContexts {
     const entry = this.entries.get(callId);
     if (entry === undefined) return;
     this.entries.delete(callId);
-    this.entries.set(callId, { ...entry, expiresAt: Date.now() + this.windowMs });
+    entry.expiresAt = Date.now() + this.windowMs; // the entry is this map's own: no copy
+    this.entries.set(callId, entry);
     this.prune();
   }
 

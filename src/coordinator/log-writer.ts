@@ -50,9 +50,12 @@ export class LogWriter {
       try {
         // Encoding may store blobs (JetStream) for a large record, so it is retried too, and
         // bounded like the publish (at least 250 ms even for a record written past its deadline).
-        encoded ??= await this.bus.codec.encode(record, {
-          deadline: Date.now() + Math.max(250, remaining),
-        });
+        if (encoded === undefined) {
+          const now = this.bus.codec.encodeNow(record, {
+            deadline: Date.now() + Math.max(250, remaining),
+          });
+          encoded = now instanceof Promise ? await now : now;
+        }
         // Over the shared inbox, not js.publish (src/bus/stream-append.ts).
         const ack = await appendToStream(this.bus.nc, subject, encoded.data, {
           msgID,

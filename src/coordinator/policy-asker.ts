@@ -232,7 +232,8 @@ export class PolicyAsker {
     version?: string;
   }> {
     try {
-      const parsed = policyReplyValidator().safeParse(await this.bus.codec.decodeMessage(msg));
+      const now = this.bus.codec.decodeMessageNow(msg);
+      const parsed = policyReplyValidator().safeParse(now instanceof Promise ? await now : now);
       if (!parsed.success) throw parsed.error;
       const body = parsed.data;
       const code = msg.headers?.get(Header.ErrorCode) ?? "";

@@ -14,7 +14,8 @@ export async function replyToAgent(
   agentId: string | undefined,
 ): Promise<void> {
   if (msg.reply === undefined || msg.reply === "") return;
-  const encoded = await bus.codec.encode(body, agentId === undefined ? {} : { agentId });
+  const now = bus.codec.encodeNow(body, agentId === undefined ? {} : { agentId });
+  const encoded = now instanceof Promise ? await now : now;
   const headers = optionalBodyHeaders(encoded, extra);
   msg.respond(encoded.data, headers === undefined ? undefined : { headers });
 }

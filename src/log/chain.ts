@@ -73,13 +73,23 @@ function write(value: unknown): string | undefined {
       throw new TypeError("canonicalize: BigInt has no JSON form");
     case "object": {
       if (value === null) return "null";
-      if (Array.isArray(value)) return `[${value.map((v) => write(v) ?? "null").join(",")}]`;
-      const members: string[] = [];
+      // Built by concatenation, not arrays and joins: this runs on every call (the call digest).
+      if (Array.isArray(value)) {
+        let out = "[";
+        for (let i = 0; i < value.length; i++) {
+          if (i > 0) out += ",";
+          out += write(value[i]) ?? "null";
+        }
+        return out + "]";
+      }
+      let out = "{";
       for (const key of Object.keys(value).sort()) {
         const member = write((value as Record<string, unknown>)[key]);
-        if (member !== undefined) members.push(`${JSON.stringify(key)}:${member}`);
+        if (member === undefined) continue;
+        if (out.length > 1) out += ",";
+        out += JSON.stringify(key) + ":" + member;
       }
-      return `{${members.join(",")}}`;
+      return out + "}";
     }
     default:
       return undefined; // undefined, function, symbol

@@ -5,6 +5,8 @@
 import type { FailMode, ModifyingHookName } from "../catalog/catalog.js";
 import { modifyingHooks } from "../catalog/catalog.js";
 import { toValidationIssues } from "../catalog/validate.js";
+import { hookSchemaName } from "../validation/schema-files.js";
+import { validator } from "../validation/validator.js";
 import type { PolicyOutcome, PolicyStatus } from "./outcome.js";
 import type { Contribution } from "./rules/rule.js";
 
@@ -47,7 +49,8 @@ export function evaluateOutcome(hook: ModifyingHookName, outcome: PolicyOutcome)
     if (outcome.verdict === undefined || outcome.verdict === null) {
       return { evaluation: { ...base, status, effect: "no-opinion" } };
     }
-    const parsed = modifyingHooks[hook].verdict.safeParse(outcome.verdict);
+    // The compiled validator of the hook's verdict schema: zod's answer, at ajv's cost (src/validation).
+    const parsed = validator(hookSchemaName(hook, "verdict")).safeParse(outcome.verdict);
     if (parsed.success) {
       const verdict = parsed.data as Record<string, unknown>;
       return {

@@ -110,9 +110,10 @@ function sameInstruction(a: Record<string, unknown>, b: Record<string, unknown>)
 
 export interface MergeOptions {
   /**
-   * The caller built every outcome itself from validated parts (replay: verdicts through
-   * `invokePolicy`, mode and priority from the parsed registry), so they are not parsed again.
-   * Never for outcomes that crossed the network.
+   * The caller built every outcome object itself from validated parts (replay: verdicts through
+   * `invokePolicy`; the coordinator's policy asker: registry fields and a validated reply), so
+   * they are not parsed again. Verdicts are validated against the hook's schema either way
+   * (evaluateOutcome). Never for outcome objects received whole from the network.
    */
   ownOutcomes?: boolean;
 }

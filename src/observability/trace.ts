@@ -9,7 +9,9 @@
  */
 import {
   context,
+  INVALID_SPAN_CONTEXT,
   propagation,
+  ProxyTracerProvider,
   SpanKind,
   SpanStatusCode,
   trace,
@@ -63,6 +65,24 @@ export interface SpanOptions {
   parent?: Context;
 }
 
+/** The span `work` gets when nothing traces: records nothing, like the API's own no-op spans. */
+const UNTRACED_SPAN = trace.wrapSpanContext(INVALID_SPAN_CONTEXT);
+
+/**
+ * Whether a span would be invisible: no tracer provider registered (the API's proxy has no
+ * delegate) and no propagator that could carry a context onwards. Then a span, its context and
+ * its attributes are pure cost (about 9 spans per decision), so `inSpan` skips them. Checked per
+ * call, not cached: an application may register its SDK after hookbus started.
+ */
+function untraced(): boolean {
+  const provider = trace.getTracerProvider();
+  return (
+    provider instanceof ProxyTracerProvider &&
+    provider.getDelegateTracer("hookbus", HOOKBUS_VERSION) === undefined &&
+    !tracePropagates()
+  );
+}
+
 /**
  * Run `work` in a new active span. The span ends when `work` settles and is marked as an error
  * when it throws; `work` may add attributes or an error status itself through the span.
@@ -72,6 +92,7 @@ export function inSpan<T>(
   options: SpanOptions,
   work: (span: Span) => Promise<T>,
 ): Promise<T> {
+  if (untraced()) return work(UNTRACED_SPAN);
   const tracer = trace.getTracer("hookbus", HOOKBUS_VERSION);
   return tracer.startActiveSpan(
     name,

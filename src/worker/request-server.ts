@@ -176,7 +176,8 @@ export class RequestServer {
     deadline: number | undefined,
   ): Promise<{ hook: ModifyingHookName; body: z.infer<typeof Envelope> }> {
     const { bus, policy } = this.options;
-    const decoded = await bus.codec.decodeMessage(msg, deadline === undefined ? {} : { deadline });
+    const now = bus.codec.decodeMessageNow(msg, deadline === undefined ? {} : { deadline });
+    const decoded: unknown = now instanceof Promise ? await now : now;
     const parsed = Envelope.safeParse(decoded);
     if (!parsed.success) {
       throw new HookbusError(
@@ -225,7 +226,8 @@ export class RequestServer {
     if (errorCode !== undefined) headers[Header.ErrorCode] = errorCode;
     let encoded;
     try {
-      encoded = await bus.codec.encode(body);
+      const now = bus.codec.encodeNow(body);
+      encoded = now instanceof Promise ? await now : now;
     } catch (error) {
       // A verdict too large to send (and no blob store): answer with the reason instead.
       const failure = isHookbusError(error)

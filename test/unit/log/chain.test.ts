@@ -5,6 +5,7 @@
 import { createHash } from "node:crypto";
 import { JetStreamApiError } from "@nats-io/jetstream";
 import type { KV, KvEntry } from "@nats-io/kv";
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
   canonicalize,
@@ -30,7 +31,32 @@ function observation(n: number, extra: Record<string, unknown> = {}): Observatio
   };
 }
 
+/**
+ * The canonical form written the plain way (members sorted by UTF-16 code units, joined): the
+ * reference the optimized writer must equal. (A key-sorted copy through JSON.stringify is not one:
+ * objects put integer-like keys first whatever their insertion order.)
+ */
+function reference(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map((v) => reference(v ?? null)).join(",")}]`;
+  if (value === null || typeof value !== "object") return JSON.stringify(value);
+  const members = Object.keys(value)
+    .sort()
+    .map((key) => `${JSON.stringify(key)}:${reference((value as never)[key])}`);
+  return `{${members.join(",")}}`;
+}
+
 describe("canonicalize", () => {
+  it("equals the plain sorted-members form for any JSON value, and parses back to it (property)", () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), (value) => {
+        const text = canonicalize(value);
+        expect(text).toBe(reference(value));
+        expect(JSON.parse(text)).toEqual(JSON.parse(JSON.stringify(value)));
+      }),
+      { numRuns: 500 },
+    );
+  });
+
   it("sorts keys at every depth and writes no whitespace", () => {
     expect(canonicalize({ b: 1, a: { d: [3, { z: 1, y: 2 }], c: null } })).toBe(
       '{"a":{"c":null,"d":[3,{"y":2,"z":1}]},"b":1}',
