@@ -8,13 +8,4 @@
  * ```
  */
 export { attachHookbus, type AttachHookbusOptions } from "./agent.js";
-export {
-  closeSharedHookbusClient,
-  currentHookbusRun,
-  HookbusRun,
-  requireHookbusRun,
-  sharedHookbusClient,
-  withHookbusRun,
-  type HookbusRunOptions,
-  type RunIdentity,
-} from "../core/index.js";
+export * from "../core/run-api.js";

@@ -3,9 +3,7 @@
  * provider as the scripted model (offline, through pi's stream function types), on real NATS with
  * a coordinator and policy workers (issue 13).
  *
- * Policies: one blocks `exec`, one rewrites a param, one redacts an email in the final answer,
- * one allows at most 3 tool calls per turn through after_llm_call only, and (where named) one
- * removes a tool from what the model is offered or blocks a final answer.
+ * The policies are the issue's acceptance matrix (./policies.ts).
  */
 import { Agent, type AgentEvent, type AgentTool } from "@mariozechner/pi-agent-core";
 import {
@@ -19,90 +17,23 @@ import {
   type Message,
 } from "@mariozechner/pi-ai";
 import { afterEach, describe, expect, it } from "vitest";
-import { definePolicy, type Policy } from "../../../src/index.js";
+import type { Policy } from "../../../src/index.js";
 import { attachHookbus, withHookbusRun } from "../../../src/adapters/pi/index.js";
 import { gate, until } from "../../support/wait.js";
-import { startPipeline, useNatsServer, type Pipeline } from "../pipeline/harness.js";
+import { useNatsServer } from "../pipeline/harness.js";
+import {
+  basePolicies,
+  beforeToolCallRecords,
+  blockSecrets,
+  EMAIL,
+  hideDeleteAll,
+  policyPipeline,
+} from "./policies.js";
 
 const nats = useNatsServer();
 
-const EMAIL = "alice@example.com";
-
-const noExec = definePolicy({
-  name: "no-exec",
-  hooks: {
-    before_tool_call: (event) =>
-      event.toolName === "exec" ? { block: true, blockReason: "exec is not allowed" } : undefined,
-  },
-});
-
-const safePath = definePolicy({
-  name: "safe-path",
-  hooks: {
-    before_tool_call: (event) =>
-      event.toolName === "read_file" && String(event.params.path).startsWith("/etc/")
-        ? { params: { path: "/tmp/sandbox/file" } }
-        : undefined,
-  },
-});
-
-const redactEmail = definePolicy({
-  name: "redact-email",
-  hooks: {
-    before_response_emit: (event) =>
-      /@/.test(event.content)
-        ? { content: event.content.replace(/[\w.+-]+@[\w-]+(?:\.[\w-]+)+/g, "[email]") }
-        : undefined,
-  },
-});
-
-const maxThreeCalls = definePolicy({
-  name: "max-3-calls",
-  hooks: {
-    after_llm_call: (event) =>
-      event.toolCalls.length > 3
-        ? { toolCalls: event.toolCalls.slice(0, 3).map((c) => ({ id: c.id })) }
-        : undefined,
-  },
-});
-
-const hideDeleteAll = definePolicy({
-  name: "hide-delete-all",
-  hooks: {
-    before_llm_call: (event) => ({
-      tools: (event.tools ?? []).filter((t) => !("name" in t) || t.name !== "delete_all"),
-    }),
-  },
-});
-
-const blockSecrets = definePolicy({
-  name: "block-secrets",
-  hooks: {
-    before_response_emit: (event) =>
-      event.content.includes("SECRET")
-        ? { block: true, blockReason: "the answer carries a secret" }
-        : undefined,
-  },
-});
-
-const basePolicies: Policy[] = [noExec, safePath, redactEmail, maxThreeCalls];
-
-async function pipeline(
-  policies: Policy[] = basePolicies,
-  clientTimeoutMs?: number,
-): Promise<Pipeline> {
-  return startPipeline(nats.url(), {
-    ...(clientTimeoutMs === undefined ? {} : { clientTimeoutMs }),
-    registry: {
-      policies: policies.map((p, i) => ({
-        name: p.name,
-        hooks: Object.keys(p.hooks),
-        priority: 100 + i,
-      })),
-    },
-    policies,
-  });
-}
+const pipeline = (policies?: Policy[], clientTimeoutMs?: number) =>
+  policyPipeline(nats.url(), policies, clientTimeoutMs);
 
 interface Call {
   id: string;
@@ -156,7 +87,8 @@ function textTool(
     label: name,
     description: `the ${name} tool`,
     parameters: Type.Object({ [param]: Type.String() }),
-    execute: async (_id, params: Record<string, string>) => {
+    execute: async (_id, input) => {
+      const params = input as Record<string, string>;
       const text = await answer(params);
       ran[name].push(params);
       return { content: [{ type: "text", text }], details: {} };
@@ -212,12 +144,6 @@ const fourLookups: Step = {
     args: { word },
   })),
 };
-
-async function beforeToolCallRecords(p: Pipeline) {
-  return (await p.readLog())
-    .map((s) => s.record)
-    .filter((r) => r.kind === "decision" && r.hook === "before_tool_call");
-}
 
 describe("hookbus/pi on a pi Agent", () => {
   it("a plain answer: the user sees only the redacted text; the decision is in the log", async () => {
