@@ -5,7 +5,12 @@
  *
  * The policies are the issue's acceptance matrix (./policies.ts).
  */
-import { Agent, type AgentEvent, type AgentTool } from "@mariozechner/pi-agent-core";
+import {
+  Agent,
+  type AgentEvent,
+  type AgentTool,
+  type BeforeToolCallContext,
+} from "@mariozechner/pi-agent-core";
 import {
   fauxAssistantMessage,
   fauxText,
@@ -17,7 +22,7 @@ import {
   type Message,
 } from "@mariozechner/pi-ai";
 import { afterEach, describe, expect, it } from "vitest";
-import type { Policy } from "../../../src/index.js";
+import { definePolicy, type Policy } from "../../../src/index.js";
 import { attachHookbus, withHookbusRun } from "../../../src/adapters/pi/index.js";
 import { gate, until } from "../../support/wait.js";
 import { useNatsServer } from "../pipeline/harness.js";
@@ -191,6 +196,28 @@ describe("hookbus/pi on a pi Agent", () => {
     expect(resultText(readResult!)).toBe("contents of /tmp/sandbox/file");
     expect(assistantTexts(events).at(-1)).toBe("Done; mail [email].");
     expect(JSON.stringify(events)).not.toContain(EMAIL);
+    // The transcript keeps the model's own arguments; only the tool got the rewrite.
+    expect(JSON.stringify(agent.state.messages)).toContain('"path":"/etc/passwd"');
+    // after_tool_call is observed for the refused call and for the one that ran (rewritten).
+    const observed = await until(
+      async () => {
+        const all = (await p.readLog()).map((s) => s.record);
+        const found = all.flatMap((r) =>
+          r.kind === "observation" && r.hook === "after_tool_call" ? [r.event] : [],
+        );
+        return found.length >= 2 ? found : undefined;
+      },
+      20_000,
+      "the after_tool_call records",
+    );
+    expect(observed.sort((a, b) => String(a.toolName).localeCompare(String(b.toolName)))).toEqual([
+      expect.objectContaining({ toolName: "exec", toolCallId: "c-exec", blocked: true }),
+      expect.objectContaining({
+        toolName: "read_file",
+        toolCallId: "c-read",
+        params: { path: "/tmp/sandbox/file" },
+      }),
+    ]);
   });
 
   it("four parallel calls with at most 3 per turn: three run at once, the fourth never runs and has no before_tool_call record", async () => {
@@ -297,6 +324,49 @@ describe("hookbus/pi on a pi Agent", () => {
     expect(agent.state.errorMessage).toMatch(/^HOOKBUS_BLOCKED: .*the answer carries a secret/);
     expect(JSON.stringify(events)).not.toContain("SECRET is");
     expect(JSON.stringify(agent.state.messages)).not.toContain("SECRET is");
+  });
+
+  it("before_tool_result replaces what the model gets; the agent's own hooks still run, around hookbus; detaching restores them", async () => {
+    const withholdTokens = definePolicy({
+      name: "withhold-tokens",
+      hooks: {
+        before_tool_result: (event) =>
+          JSON.stringify(event.result).includes("token-123")
+            ? { content: "[withheld]" }
+            : undefined,
+      },
+    });
+    const p = await pipeline([...basePolicies, withholdTokens]);
+    const { ran, tools } = recordingTools();
+    const { model, seen } = scriptedModel([
+      { calls: [{ id: "c-read", name: "read_file", args: { path: "/etc/passwd" } }] },
+      { text: "read it" },
+    ]);
+    const ownBefore: unknown[] = [];
+    const ownBeforeToolCall = (context: BeforeToolCallContext) => {
+      ownBefore.push(structuredClone(context.args));
+      return Promise.resolve(undefined);
+    };
+    // The agent's own afterToolCall puts a token into the result: hookbus checks what it made.
+    const ownAfterToolCall = () =>
+      Promise.resolve({ content: [{ type: "text" as const, text: "token-123" }] });
+    const agent = new Agent({
+      initialState: { model, tools },
+      beforeToolCall: ownBeforeToolCall,
+      afterToolCall: ownAfterToolCall,
+    });
+    const detach = attachHookbus(agent);
+    expect(() => attachHookbus(agent)).toThrow(/attached to this pi Agent already/);
+    await withHookbusRun({ client: p.client, agentId: "pi-agent", sessionKey: "s-result" }, () =>
+      agent.prompt("read"),
+    );
+    expect(ran.read_file).toEqual([{ path: "/tmp/sandbox/file" }]);
+    expect(ownBefore).toEqual([{ path: "/tmp/sandbox/file" }]);
+    expect(resultText(toolResults(agent)[0]!)).toBe("[withheld]");
+    expect(JSON.stringify(seen[1]!.messages)).not.toContain("token-123");
+    detach();
+    expect(agent.beforeToolCall).toBe(ownBeforeToolCall);
+    expect(agent.afterToolCall).toBe(ownAfterToolCall);
   });
 
   it("outside a run, the agent refuses (HOOKBUS_NO_RUN) and no tool executes", async () => {
