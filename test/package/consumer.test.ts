@@ -82,7 +82,7 @@ describe.each([
     await project?.remove();
   });
 
-  it("imports the public API and the hookbus/testing subpath from .mjs, .cjs and .ts", () => {
+  it("imports the public API and the hookbus/testing and hookbus/pi subpaths from .mjs, .cjs and .ts", () => {
     const fromEsm = JSON.parse(mustRun("node", ["api.mjs"], cwd())) as Record<string, unknown>;
     expect(fromEsm).toEqual({
       definePolicy: "function",
@@ -90,6 +90,7 @@ describe.each([
       startCoordinator: "function",
       findNatsServer: "function",
       testingInMain: false,
+      piAdapter: "function",
     });
     const fromCjs = JSON.parse(mustRun("node", ["require.cjs"], cwd())) as Record<string, unknown>;
     expect(fromCjs).toEqual({

@@ -22,6 +22,7 @@
 import type { LanguageModelMiddleware } from "ai";
 import type { Decision } from "../../catalog/catalog.js";
 import { toolDefinitionName } from "../../catalog/common.js";
+import { decideAfterLlmCall } from "../core/llm-call.js";
 import { decideResponse } from "../core/response.js";
 import { requireHookbusRun, type HookbusRun } from "../core/run.js";
 
@@ -151,28 +152,19 @@ function eventToolCall(call: ToolCallContent) {
   return { id: call.toolCallId, name: call.toolName, arguments: args };
 }
 
-/**
- * Ask after_llm_call for these tool calls. The client opens the run's gate synchronously, before
- * this returns: tool calls started later wait for the decision. A failed call is not thrown here:
- * the gate holds the failure and refuses this turn's tool calls (fail closed).
- */
+/** Ask after_llm_call for these tool calls (src/adapters/core/llm-call.ts). */
 function askAfterLlmCall(
   run: HookbusRun,
   calls: readonly ToolCallContent[],
   text: string,
   model: Model,
 ): Promise<unknown> {
-  return run.client
-    .decide("after_llm_call", run.context, {
-      toolCalls: calls.map(eventToolCall),
-      ...(text === "" ? {} : { response: text }),
-      ...modelFields(model),
-      iteration: Math.max(0, run.llmCalls - 1),
-    })
-    .catch((error: unknown) => {
-      if (calls.length === 0) throw error;
-      return undefined;
-    });
+  return decideAfterLlmCall(run, {
+    toolCalls: calls.map(eventToolCall),
+    ...(text === "" ? {} : { response: text }),
+    ...modelFields(model),
+    iteration: Math.max(0, run.llmCalls - 1),
+  });
 }
 
 async function decideContent(

@@ -1,4 +1,4 @@
-/** The run core framework adapters share (`hookbus/ai` and the adapters to come). */
+/** The run core framework adapters share (`hookbus/ai`, `hookbus/pi`, `hookbus/mcp`). */
 export {
   currentHookbusRun,
   HookbusRun,
@@ -13,5 +13,16 @@ export {
   MAX_SHARED_CLIENTS,
   sharedHookbusClient,
 } from "./shared-client.js";
-export { runGatedToolCall, type ToolCallRef, type ToolOutcome } from "./tool-call.js";
+export {
+  gateToolCall,
+  reportToolResult,
+  runGatedToolCall,
+  toolResultText,
+  type ToolCallRef,
+  type ToolOutcome,
+  type ToolResultReplacement,
+  type ToolRun,
+} from "./tool-call.js";
+export { importPeer } from "./peer.js";
+export { decideAfterLlmCall } from "./llm-call.js";
 export { decideResponse } from "./response.js";

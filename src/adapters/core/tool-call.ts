@@ -36,33 +36,33 @@ function errorText(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-/**
- * Run `execute` for one tool call of `run` if hookbus allows it, with the input the policies
- * decided; resolves to what the model may see. Throws HookbusBlockedError on a block and the
- * gate's own error (HOOKBUS_COORDINATOR_UNAVAILABLE, HOOKBUS_CALL_TIMEOUT, ...) when it could
- * not decide; in both cases `execute` never ran.
- */
-export async function runGatedToolCall<T>(
-  run: HookbusRun,
-  call: ToolCallRef,
-  execute: (input: unknown) => Promise<T>,
-): Promise<ToolOutcome<T>> {
-  const { client } = run;
-  const context = run.toolContext(call.toolName, call.toolCallId);
-  const idField = call.toolCallId === undefined ? {} : { toolCallId: call.toolCallId };
-  const observe = (fields: Record<string, unknown>) => {
-    // An observation never delays or fails the tool; the client tracks it until close().
-    client
-      .observe("after_tool_call", context, {
-        toolName: call.toolName,
-        ...idField,
-        params: call.input,
-        ...fields,
-      })
-      .catch(() => {});
-  };
+/** How a tool's execution went: its value, or what it threw (the error text reaches the model). */
+export type ToolRun<T> = { ok: true; output: T } | { ok: false; error: unknown };
 
-  let input = call.input;
+/** What the model may see instead of a tool's own result (a before_tool_result decision). */
+export type ToolResultReplacement = string | { type: string; [k: string]: unknown }[];
+
+function observeAfterToolCall(run: HookbusRun, call: ToolCallRef, fields: Record<string, unknown>) {
+  const context = run.toolContext(call.toolName, call.toolCallId);
+  // An observation never delays or fails the tool; the client tracks it until close().
+  run.client
+    .observe("after_tool_call", context, {
+      toolName: call.toolName,
+      ...(call.toolCallId === undefined ? {} : { toolCallId: call.toolCallId }),
+      params: call.input,
+      ...fields,
+    })
+    .catch(() => {});
+}
+
+/**
+ * The tool gates for one tool call of `run`: offered tools, the after_llm_call gate (waited for
+ * inside the client) and before_tool_call. Resolves to the input the tool may run with (the
+ * policies' rewrite, or the model's own); throws HookbusBlockedError on a block and the gate's own
+ * error (HOOKBUS_COORDINATOR_UNAVAILABLE, HOOKBUS_CALL_TIMEOUT, ...) when it could not decide. A
+ * refused call is observed (after_tool_call, `blocked`) here; the tool must not run.
+ */
+export async function gateToolCall(run: HookbusRun, call: ToolCallRef): Promise<unknown> {
   try {
     const offered = run.offeredTools;
     if (offered !== undefined && !offered.has(call.toolName)) {
@@ -70,15 +70,19 @@ export async function runGatedToolCall<T>(
         `tool ${JSON.stringify(call.toolName)} was not offered to the model in this turn (before_llm_call removed it, or it was never offered)`,
       );
     }
-    // The after_llm_call gate is checked inside (it waits for that decision first).
-    const decision = await client.beforeToolCall(context, {
-      toolName: call.toolName,
-      ...idField,
-      params: call.input,
-    });
-    if (decision.params !== undefined) input = toolInputFromParams(call.input, decision.params);
+    const decision = await run.client.beforeToolCall(
+      run.toolContext(call.toolName, call.toolCallId),
+      {
+        toolName: call.toolName,
+        ...(call.toolCallId === undefined ? {} : { toolCallId: call.toolCallId }),
+        params: call.input,
+      },
+    );
+    return decision.params === undefined
+      ? call.input
+      : toolInputFromParams(call.input, decision.params);
   } catch (error) {
-    observe({
+    observeAfterToolCall(run, call, {
       blocked: true,
       blockReason: isHookbusBlockedError(error)
         ? (error.blockReason ?? "blocked")
@@ -86,43 +90,72 @@ export async function runGatedToolCall<T>(
     });
     throw error;
   }
-
-  const started = Date.now();
-  let output: T;
-  try {
-    output = await execute(input);
-  } catch (error) {
-    const durationMs = Date.now() - started;
-    // What a failing tool says reaches the model too: before_tool_result gates it.
-    const decided = await client.beforeToolResult(context, {
-      toolName: call.toolName,
-      ...idField,
-      params: input,
-      result: errorText(error),
-      isError: true,
-      durationMs,
-    });
-    observe({ params: input, error: errorText(error), durationMs });
-    if (decided.content !== undefined) throw new Error(contentText(decided.content));
-    throw error;
-  }
-  const durationMs = Date.now() - started;
-  const decided = await client.beforeToolResult(context, {
-    toolName: call.toolName,
-    ...idField,
-    params: input,
-    ...(output === undefined ? {} : { result: output }),
-    isError: false,
-    durationMs,
-  });
-  observe({ params: input, ...(output === undefined ? {} : { result: output }), durationMs });
-  return decided.content === undefined
-    ? { replaced: false, output }
-    : { replaced: true, output: decided.content };
 }
 
-/** A before_tool_result replacement as text (string, or the text of its parts). */
-function contentText(content: string | { type: string; [k: string]: unknown }[]): string {
+/**
+ * After a tool ran (`call.input` is the input it ran with): before_tool_result on what the model
+ * would see, then the after_tool_call observation. Resolves to the policies' replacement, or
+ * undefined to keep the tool's own result; throws HookbusBlockedError on a block, and the call's
+ * own error when it could not decide (the caller hides the result: fail closed).
+ */
+export async function reportToolResult<T>(
+  run: HookbusRun,
+  call: ToolCallRef,
+  ran: ToolRun<T>,
+  durationMs: number,
+): Promise<ToolResultReplacement | undefined> {
+  const result = ran.ok ? ran.output : errorText(ran.error);
+  const decided = await run.client.beforeToolResult(
+    run.toolContext(call.toolName, call.toolCallId),
+    {
+      toolName: call.toolName,
+      ...(call.toolCallId === undefined ? {} : { toolCallId: call.toolCallId }),
+      params: call.input,
+      ...(result === undefined ? {} : { result }),
+      isError: !ran.ok,
+      durationMs,
+    },
+  );
+  observeAfterToolCall(run, call, {
+    ...(ran.ok ? (result === undefined ? {} : { result }) : { error: result }),
+    durationMs,
+  });
+  return decided.content;
+}
+
+/**
+ * Run `execute` for one tool call of `run` if hookbus allows it, with the input the policies
+ * decided; resolves to what the model may see. Throws HookbusBlockedError on a block and the
+ * gate's own error when it could not decide; in both cases `execute` never ran.
+ */
+export async function runGatedToolCall<T>(
+  run: HookbusRun,
+  call: ToolCallRef,
+  execute: (input: unknown) => Promise<T>,
+): Promise<ToolOutcome<T>> {
+  const input = await gateToolCall(run, call);
+  const started = Date.now();
+  let ran: ToolRun<T>;
+  try {
+    ran = { ok: true, output: await execute(input) };
+  } catch (error) {
+    ran = { ok: false, error };
+  }
+  const replacement = await reportToolResult(run, { ...call, input }, ran, Date.now() - started);
+  if (!ran.ok) {
+    // What a failing tool says reaches the model too: before_tool_result gated it.
+    if (replacement !== undefined) throw new Error(toolResultText(replacement));
+    throw ran.error;
+  }
+  return replacement === undefined
+    ? { replaced: false, output: ran.output }
+    : { replaced: true, output: replacement };
+}
+
+/** Tool result content as text: a string, or the text of its parts (a framework's or a policy's). */
+export function toolResultText(
+  content: string | readonly { type: string; text?: unknown }[],
+): string {
   if (typeof content === "string") return content;
   return content.map((part) => (typeof part.text === "string" ? part.text : "")).join("");
 }

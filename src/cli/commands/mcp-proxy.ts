@@ -9,6 +9,7 @@ import { commaList, parseCommand, type Command } from "../command.js";
 import { connectNats } from "../connect.js";
 import { serviceLogger } from "../logger.js";
 import { hookbusVersion } from "../main.js";
+import { importPeer } from "../../adapters/core/peer.js";
 // Types only (erased): the module itself is imported on demand, it needs the MCP SDK.
 import type * as ServeModuleTypes from "../../adapters/mcp/serve.js";
 
@@ -49,19 +50,12 @@ function positiveInt(value: string | undefined, name: string, max: number): numb
 }
 
 /** The adapter needs the MCP SDK, an optional peer dependency: load it only here. */
-async function loadServe(): Promise<ServeModule> {
-  try {
-    return await import("../../adapters/mcp/serve.js");
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ERR_MODULE_NOT_FOUND")
-      throw new HookbusError(
-        "HOOKBUS_MISSING_PEER",
-        "hookbus mcp-proxy needs @modelcontextprotocol/sdk: npm install @modelcontextprotocol/sdk",
-        {},
-        error,
-      );
-    throw error;
-  }
+function loadServe(): Promise<ServeModule> {
+  return importPeer(
+    "@modelcontextprotocol/sdk",
+    "hookbus mcp-proxy",
+    () => import("../../adapters/mcp/serve.js"),
+  );
 }
 
 export const mcpProxyCommand: Command = {

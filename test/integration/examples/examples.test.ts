@@ -9,6 +9,7 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { RegistryStore, startCoordinator, Subjects } from "../../../src/index.js";
 import { startChild } from "../../support/child.js";
+import { startNoShell } from "./no-shell-setup.js";
 import { uniqueNamespace, useNatsServer } from "../../support/nats.js";
 import { until } from "../../support/wait.js";
 
@@ -60,21 +61,12 @@ describe("examples/", () => {
   }, 60_000);
 
   it("run-policy.ts serves no-shell, agent-loop.ts is blocked by it, and SIGTERM stops the policy", async () => {
-    const nc = await nats.connect();
-    const namespace = uniqueNamespace("examples");
-    const env = { NATS_URL: nats.url(), HOOKBUS_NAMESPACE: namespace };
-    const coordinator = await startCoordinator({ nc, namespace });
-    await (
-      await RegistryStore.open(nc, new Subjects(namespace))
-    ).apply({
-      policies: [
-        { name: "no-shell", hooks: ["before_tool_call", "before_llm_call"], priority: 100 },
-      ],
-    });
-    const policy = startChild(["--import", "tsx", example("run-policy.ts")], env);
+    const { env, policy, coordinator } = await startNoShell(
+      await nats.connect(),
+      nats.url(),
+      "examples",
+    );
     try {
-      await until(() => policy.output().includes("no-shell is serving"), 30_000, "the policy");
-      await until(() => coordinator.registry().revision > 0, 5_000, "registry at the coordinator");
       const agent = startChild(["--import", "tsx", example("agent-loop.ts")], env);
       expect(await agent.exited, agent.errors()).toBe(0);
       expect(agent.output().split("\n")).toEqual([

@@ -1,6 +1,8 @@
-// The public API from an ES module: the main entry point and the testing subpath.
+// The public API from an ES module: the main entry point, the testing and pi subpaths.
 import * as hookbus from "hookbus";
 import * as testing from "hookbus/testing";
+// hookbus/pi imports without pi-agent-core and pi-ai (optional peers, not installed here).
+import * as pi from "hookbus/pi";
 
 console.log(
   JSON.stringify({
@@ -9,5 +11,6 @@ console.log(
     startCoordinator: typeof hookbus.startCoordinator,
     findNatsServer: typeof testing.findNatsServer,
     testingInMain: "findNatsServer" in hookbus,
+    piAdapter: typeof pi.attachHookbus,
   }),
 );

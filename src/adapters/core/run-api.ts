@@ -1,0 +1,10 @@
+/** The run API every adapter subpath (`hookbus/ai`, `hookbus/pi`) re-exports beside its own. */
+export {
+  currentHookbusRun,
+  HookbusRun,
+  requireHookbusRun,
+  withHookbusRun,
+  type HookbusRunOptions,
+  type RunIdentity,
+} from "./run.js";
+export { closeSharedHookbusClient, sharedHookbusClient } from "./shared-client.js";
