@@ -1,4 +1,4 @@
-/** The run core framework adapters share (`hookbus/ai` and the adapters to come). */
+/** The run core framework adapters share (`hookbus/ai`, `hookbus/openai-agents` and the adapters to come). */
 export {
   currentHookbusRun,
   HookbusRun,
@@ -13,5 +13,21 @@ export {
   MAX_SHARED_CLIENTS,
   sharedHookbusClient,
 } from "./shared-client.js";
-export { runGatedToolCall, type ToolCallRef, type ToolOutcome } from "./tool-call.js";
+export {
+  decideToolCall,
+  decideToolResult,
+  observeToolCall,
+  runGatedToolCall,
+  toolContentText,
+  type ToolCallRef,
+  type ToolOutcome,
+} from "./tool-call.js";
+export {
+  askAfterLlmCall,
+  decideLlmCall,
+  parseToolArguments,
+  type AfterLlmCallEvent,
+  type LlmCallDecision,
+  type LlmCallEvent,
+} from "./llm-call.js";
 export { decideResponse } from "./response.js";

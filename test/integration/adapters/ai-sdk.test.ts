@@ -9,91 +9,24 @@
 import { generateText, stepCountIs, streamText, tool, wrapLanguageModel } from "ai";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { definePolicy, isHookbusError, type Policy } from "../../../src/index.js";
+import { isHookbusError, type Policy } from "../../../src/index.js";
 import { hookbusMiddleware, hookbusTools, withHookbusRun } from "../../../src/adapters/ai/index.js";
 import { gate } from "../../support/wait.js";
-import { startPipeline, useNatsServer, type Pipeline } from "../pipeline/harness.js";
+import { useNatsServer, type Pipeline } from "../pipeline/harness.js";
+import {
+  adapterPipeline,
+  basePolicies,
+  beforeToolCallRecords,
+  blockSecrets,
+  EMAIL,
+  hideDeleteAll,
+} from "./adapter-policies.js";
 import { scriptedModel, type ScriptedStep } from "./scripted-model.js";
 
 const nats = useNatsServer();
 
-const EMAIL = "alice@example.com";
-
-const noExec = definePolicy({
-  name: "no-exec",
-  hooks: {
-    before_tool_call: (event) =>
-      event.toolName === "exec" ? { block: true, blockReason: "exec is not allowed" } : undefined,
-  },
-});
-
-const safePath = definePolicy({
-  name: "safe-path",
-  hooks: {
-    before_tool_call: (event) =>
-      event.toolName === "read_file" && String(event.params.path).startsWith("/etc/")
-        ? { params: { path: "/tmp/sandbox/file" } }
-        : undefined,
-  },
-});
-
-const redactEmail = definePolicy({
-  name: "redact-email",
-  hooks: {
-    before_response_emit: (event) =>
-      /@/.test(event.content)
-        ? { content: event.content.replace(/[\w.+-]+@[\w-]+(?:\.[\w-]+)+/g, "[email]") }
-        : undefined,
-  },
-});
-
-const maxThreeCalls = definePolicy({
-  name: "max-3-calls",
-  hooks: {
-    after_llm_call: (event) =>
-      event.toolCalls.length > 3
-        ? { toolCalls: event.toolCalls.slice(0, 3).map((c) => ({ id: c.id })) }
-        : undefined,
-  },
-});
-
-const hideDeleteAll = definePolicy({
-  name: "hide-delete-all",
-  hooks: {
-    before_llm_call: (event) => ({
-      tools: (event.tools ?? []).filter((t) => !("name" in t) || t.name !== "delete_all"),
-    }),
-  },
-});
-
-const blockSecrets = definePolicy({
-  name: "block-secrets",
-  hooks: {
-    before_response_emit: (event) =>
-      event.content.includes("SECRET")
-        ? { block: true, blockReason: "the answer carries a secret" }
-        : undefined,
-  },
-});
-
-const basePolicies: Policy[] = [noExec, safePath, redactEmail, maxThreeCalls];
-
-async function pipeline(
-  policies: Policy[] = basePolicies,
-  clientTimeoutMs?: number,
-): Promise<Pipeline> {
-  return startPipeline(nats.url(), {
-    ...(clientTimeoutMs === undefined ? {} : { clientTimeoutMs }),
-    registry: {
-      policies: policies.map((p, i) => ({
-        name: p.name,
-        hooks: Object.keys(p.hooks),
-        priority: 100 + i,
-      })),
-    },
-    policies,
-  });
-}
+const pipeline = (policies?: Policy[], clientTimeoutMs?: number): Promise<Pipeline> =>
+  adapterPipeline(nats.url(), policies, clientTimeoutMs);
 
 /** The tools, each recording the inputs it actually ran with. */
 function recordingTools() {
@@ -152,12 +85,6 @@ const fourLookups: ScriptedStep = {
     input: { word: w },
   })),
 };
-
-async function beforeToolCallRecords(p: Pipeline) {
-  return (await p.readLog())
-    .map((s) => s.record)
-    .filter((r) => r.kind === "decision" && r.hook === "before_tool_call");
-}
 
 describe("hookbus/ai with generateText", () => {
   it("a plain answer: the user sees the redacted text; the decision is in the log", async () => {

@@ -1,0 +1,95 @@
+/**
+ * The policies and pipeline of the framework adapter tests (issue 13's matrix): one blocks
+ * `exec`, one rewrites a param, one redacts an email in the final answer, one allows at most 3
+ * tool calls per turn through after_llm_call only, and (where a test names them) one removes a
+ * tool from what the model is offered and one blocks a final answer that carries a secret.
+ */
+import { definePolicy, type Policy } from "../../../src/index.js";
+import { startPipeline, type Pipeline } from "../pipeline/harness.js";
+
+export const EMAIL = "alice@example.com";
+
+export const noExec = definePolicy({
+  name: "no-exec",
+  hooks: {
+    before_tool_call: (event) =>
+      event.toolName === "exec" ? { block: true, blockReason: "exec is not allowed" } : undefined,
+  },
+});
+
+export const safePath = definePolicy({
+  name: "safe-path",
+  hooks: {
+    before_tool_call: (event) =>
+      event.toolName === "read_file" && String(event.params.path).startsWith("/etc/")
+        ? { params: { path: "/tmp/sandbox/file" } }
+        : undefined,
+  },
+});
+
+export const redactEmail = definePolicy({
+  name: "redact-email",
+  hooks: {
+    before_response_emit: (event) =>
+      /@/.test(event.content)
+        ? { content: event.content.replace(/[\w.+-]+@[\w-]+(?:\.[\w-]+)+/g, "[email]") }
+        : undefined,
+  },
+});
+
+export const maxThreeCalls = definePolicy({
+  name: "max-3-calls",
+  hooks: {
+    after_llm_call: (event) =>
+      event.toolCalls.length > 3
+        ? { toolCalls: event.toolCalls.slice(0, 3).map((c) => ({ id: c.id })) }
+        : undefined,
+  },
+});
+
+export const hideDeleteAll = definePolicy({
+  name: "hide-delete-all",
+  hooks: {
+    before_llm_call: (event) => ({
+      tools: (event.tools ?? []).filter((t) => !("name" in t) || t.name !== "delete_all"),
+    }),
+  },
+});
+
+export const blockSecrets = definePolicy({
+  name: "block-secrets",
+  hooks: {
+    before_response_emit: (event) =>
+      event.content.includes("SECRET")
+        ? { block: true, blockReason: "the answer carries a secret" }
+        : undefined,
+  },
+});
+
+export const basePolicies: Policy[] = [noExec, safePath, redactEmail, maxThreeCalls];
+
+/** A coordinator and a worker per policy on the test's NATS server, the policies in this order. */
+export async function adapterPipeline(
+  url: string,
+  policies: Policy[] = basePolicies,
+  clientTimeoutMs?: number,
+): Promise<Pipeline> {
+  return startPipeline(url, {
+    ...(clientTimeoutMs === undefined ? {} : { clientTimeoutMs }),
+    registry: {
+      policies: policies.map((p, i) => ({
+        name: p.name,
+        hooks: Object.keys(p.hooks),
+        priority: 100 + i,
+      })),
+    },
+    policies,
+  });
+}
+
+/** The before_tool_call decision records of the log, in order. */
+export async function beforeToolCallRecords(p: Pipeline) {
+  return (await p.readLog())
+    .map((s) => s.record)
+    .filter((r) => r.kind === "decision" && r.hook === "before_tool_call");
+}
