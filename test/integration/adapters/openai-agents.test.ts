@@ -12,7 +12,7 @@ import {
 } from "@openai/agents/testing";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { isHookbusError, type Policy } from "../../../src/index.js";
+import { definePolicy, isHookbusError, type Policy } from "../../../src/index.js";
 import {
   hookbusModel,
   hookbusTool,
@@ -273,6 +273,56 @@ describe("hookbus/openai-agents with Runner.run", () => {
     expect(a.ran.lookup).toHaveLength(3);
     const ids = (await beforeToolCallRecords(p)).map((r) => r.context.toolCallId).sort();
     expect(ids).toEqual(["b-call-1", "call-1", "call-2", "call-3"]);
+  });
+
+  it("a tool whose hookbus guardrails were removed is still gated by its invoke (block and rewrite)", async () => {
+    const p = await pipeline();
+    const { ran, tools } = recordingTools();
+    const stripped = tools.map((t) => ({ ...t, inputGuardrails: [], outputGuardrails: [] }));
+    const { agent: a } = agent(
+      [
+        [
+          call("exec", { command: "rm -rf /" }, "c-exec"),
+          call("read_file", { path: "/etc/passwd" }, "c-read"),
+        ],
+        [assistantMessage("done")],
+      ],
+      stripped,
+    );
+    const result = await withHookbusRun(session(p, "s-stripped"), () =>
+      runner.run(a, "clean up", { maxTurns: 3 }),
+    );
+    expect(ran.exec).toEqual([]);
+    expect(ran.read_file).toEqual([{ path: "/tmp/sandbox/file" }]);
+    expect(toolOutputs(result)["c-exec"]).toContain("exec is not allowed");
+  });
+
+  it("before_tool_result replaces what the model reads of a tool's output", async () => {
+    const redactResult = definePolicy({
+      name: "redact-result",
+      hooks: {
+        before_tool_result: (event) =>
+          JSON.stringify(event.result).includes("@") ? { content: "[redacted result]" } : undefined,
+      },
+    });
+    const p = await pipeline([...basePolicies, redactResult]);
+    const mailbox = hookbusTool(
+      tool({
+        name: "lookup",
+        description: "Look a word up",
+        parameters: z.object({ word: z.string() }),
+        execute: () => `owner: ${EMAIL}`,
+      }),
+    );
+    const { agent: a, base } = agent(
+      [[call("lookup", { word: "owner" }, "c-owner")], [assistantMessage("found")]],
+      [mailbox],
+    );
+    const result = await withHookbusRun(session(p, "s-result"), () =>
+      runner.run(a, "who owns it?", { maxTurns: 3 }),
+    );
+    expect(toolOutputs(result)["c-owner"]).toBe("[redacted result]");
+    expect(JSON.stringify(base.calls[1]!.request.input)).not.toContain(EMAIL);
   });
 
   it("outside a run, the model refuses (HOOKBUS_NO_RUN) and no tool executes", async () => {
