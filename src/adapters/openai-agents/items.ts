@@ -5,6 +5,7 @@
 import type { AgentOutputItem, ModelRequest, ModelSettingsToolChoice } from "@openai/agents";
 import type { MessageInput } from "../../catalog/input.js";
 import type { LlmCallDecision } from "../core/llm-call.js";
+import type { ToolCallRef } from "../core/tool-call.js";
 import { parseToolArguments } from "../core/llm-call.js";
 
 type FunctionCall = Extract<AgentOutputItem, { type: "function_call" }>;
@@ -81,6 +82,19 @@ function narrowedChoice(
 /** The model's function calls (tools and handoffs the SDK runs in this process). */
 export function functionCalls(output: readonly AgentOutputItem[]): FunctionCall[] {
   return output.filter((item): item is FunctionCall => item.type === "function_call");
+}
+
+/** A function call as the tool gates see it (arguments parsed when they are JSON). */
+export function toolCallRef(call: {
+  callId: string;
+  name: string;
+  arguments: string;
+}): ToolCallRef {
+  return {
+    toolName: call.name,
+    toolCallId: call.callId,
+    input: parseToolArguments(call.arguments),
+  };
 }
 
 /** A function call as the after_llm_call event carries it. */

@@ -28,13 +28,16 @@ import type {
 } from "@openai/agents";
 import { limitExceeded } from "../../limits.js";
 import { askAfterLlmCall, decideLlmCall } from "../core/llm-call.js";
+import { decideToolCall } from "../core/tool-call.js";
 import { decideResponse } from "../core/response.js";
 import { requireHookbusRun, type HookbusRun } from "../core/run.js";
 import {
   afterLlmCallFields,
+  functionCalls,
   decidedRequest,
   offeredTools,
   requestMessages,
+  toolCallRef,
   withOutputText,
 } from "./items.js";
 
@@ -89,7 +92,7 @@ class HookbusModel implements Model {
   async getResponse(request: ModelRequest): Promise<ModelResponse> {
     const run = requireHookbusRun("hookbusModel (getResponse)");
     const response = await this.inner.getResponse(await this.beforeLlmCall(run, request));
-    const decided = await this.decideOutput(run, response.output);
+    const decided = await this.decideOutput(run, response.output, handoffNames(request));
     return decided.changedText === undefined ? response : { ...response, output: decided.output };
   }
 
@@ -114,7 +117,7 @@ class HookbusModel implements Model {
       } else {
         // The stream's items are the same Responses-API items, typed by another schema.
         const output = event.response.output as AgentOutputItem[];
-        const decided = await this.decideOutput(run, output);
+        const decided = await this.decideOutput(run, output, handoffNames(request));
         yield* released(held, decided.changedText);
         held.length = 0;
         yield decided.changedText === undefined
@@ -148,9 +151,14 @@ class HookbusModel implements Model {
     return decidedRequest(request, decided);
   }
 
-  private async decideOutput(run: HookbusRun, output: AgentOutputItem[]): Promise<DecidedOutput> {
+  private async decideOutput(
+    run: HookbusRun,
+    output: AgentOutputItem[],
+    handoffs: ReadonlySet<string>,
+  ): Promise<DecidedOutput> {
     const fields = afterLlmCallFields(output);
     await askAfterLlmCall(run, { ...fields, ...this.modelFields });
+    await checkHandoffs(run, output, handoffs);
     const text = fields.response ?? "";
     const final = fields.toolCalls.length === 0 && this.options.responseEmit !== false;
     if (!final || text === "") {
@@ -162,6 +170,25 @@ class HookbusModel implements Model {
       ? { output, changedText: undefined }
       : { output: withOutputText(output, decided), changedText: decided };
   }
+}
+
+function handoffNames(request: ModelRequest): Set<string> {
+  return new Set(request.handoffs.map((handoff) => handoff.toolName));
+}
+
+/**
+ * A handoff is a function call the SDK carries out itself, not through a tool: it never reaches
+ * hookbusTool's gates. Each one asks them here (offered tools, the after_llm_call gate,
+ * before_tool_call) before the SDK sees the response; a refused handoff fails the run with the
+ * refusal (the SDK has no way to report it to the model).
+ */
+async function checkHandoffs(
+  run: HookbusRun,
+  output: readonly AgentOutputItem[],
+  handoffs: ReadonlySet<string>,
+): Promise<void> {
+  const calls = functionCalls(output).filter((call) => handoffs.has(call.name));
+  await Promise.all(calls.map((call) => decideToolCall(run, toolCallRef(call))));
 }
 
 /**

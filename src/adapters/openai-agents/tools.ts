@@ -29,9 +29,9 @@ import {
   decideToolResult,
   observeToolCall,
   toolContentText,
-  type ToolCallRef,
 } from "../core/tool-call.js";
 import { parseToolArguments } from "../core/llm-call.js";
+import { toolCallRef } from "./items.js";
 import { requireHookbusRun, type HookbusRun } from "../core/run.js";
 import { limitExceeded } from "../../limits.js";
 
@@ -78,14 +78,6 @@ interface FunctionCallLike {
   arguments: string;
 }
 
-function refOf(call: FunctionCallLike): ToolCallRef {
-  return {
-    toolName: call.name,
-    toolCallId: call.callId,
-    input: parseToolArguments(call.arguments),
-  };
-}
-
 /** What the model reads instead of a refused call's output. */
 function refusal(error: unknown): string {
   return String(error);
@@ -103,7 +95,7 @@ const inputGuardrail: ToolInputGuardrailDefinition<unknown> = {
   run: async ({ toolCall }) => {
     const run = requireHookbusRun(`the input guardrail of tool ${JSON.stringify(toolCall.name)}`);
     try {
-      remember(run, toolCall.callId, { input: await decideToolCall(run, refOf(toolCall)) });
+      remember(run, toolCall.callId, { input: await decideToolCall(run, toolCallRef(toolCall)) });
       return allow;
     } catch (error) {
       // A block, or a gate that could not decide: the tool must not run (fail closed).
@@ -129,7 +121,7 @@ const outputGuardrail: ToolOutputGuardrailDefinition<unknown> = {
     try {
       const outcome = await decideToolResult(
         run,
-        refOf(toolCall),
+        toolCallRef(toolCall),
         call.input,
         output,
         call.durationMs ?? 0,
@@ -152,7 +144,7 @@ async function decidedInput(
   const pending = pendingOf(run).get(call.callId);
   if (pending !== undefined) return { input: pending.input };
   try {
-    const input = await decideToolCall(run, refOf(call));
+    const input = await decideToolCall(run, toolCallRef(call));
     remember(run, call.callId, { input });
     return { input };
   } catch (error) {
@@ -191,7 +183,7 @@ export function hookbusTool<T extends AnyFunctionTool>(tool: T): T {
       } catch (error) {
         // The SDK ends the run with a tool's exception: nothing reaches the model to check.
         pendingOf(run).delete(call.callId);
-        observeToolCall(run, refOf(call), {
+        observeToolCall(run, toolCallRef(call), {
           params: decided.input,
           error: error instanceof Error ? error.message : String(error),
           durationMs: Date.now() - started,

@@ -325,6 +325,51 @@ describe("hookbus/openai-agents with Runner.run", () => {
     expect(JSON.stringify(base.calls[1]!.request.input)).not.toContain(EMAIL);
   });
 
+  it("a handoff goes through the tool gates: allowed, it hands off; not offered, the run fails before it", async () => {
+    const hideBilling = definePolicy({
+      name: "hide-billing",
+      hooks: {
+        before_llm_call: (event) => ({
+          tools: (event.tools ?? []).filter(
+            (t) => !("name" in t) || t.name !== "transfer_to_billing",
+          ),
+        }),
+      },
+    });
+    const triage = (billingModel: ScriptedModel) => {
+      const billing = new Agent({
+        name: "billing",
+        model: hookbusModel(billingModel),
+      });
+      const base = new ScriptedModel([
+        [call("transfer_to_billing", {}, "c-handoff")],
+        [assistantMessage("not handed off")],
+      ]);
+      return new Agent({ name: "triage", model: hookbusModel(base), handoffs: [billing] });
+    };
+
+    const open = await pipeline();
+    const billingAnswers = new ScriptedModel([[assistantMessage("billing here")]]);
+    const handedOff = await withHookbusRun(session(open, "s-handoff"), () =>
+      runner.run(triage(billingAnswers), "refund", { maxTurns: 4 }),
+    );
+    expect(handedOff.finalOutput).toBe("billing here");
+    const ids = (await beforeToolCallRecords(open)).map((r) => r.context.toolCallId);
+    expect(ids).toEqual(["c-handoff"]);
+
+    const narrowed = await pipeline([...basePolicies, hideBilling]);
+    const billingNever = new ScriptedModel([[assistantMessage("billing here")]]);
+    const error = await withHookbusRun(session(narrowed, "s-no-handoff"), () =>
+      runner.run(triage(billingNever), "refund", { maxTurns: 4 }).then(
+        () => undefined,
+        (e: unknown) => e,
+      ),
+    );
+    expect(isHookbusError(error, "HOOKBUS_BLOCKED"), String(error)).toBe(true);
+    expect(String(error)).toContain("was not offered");
+    expect(billingNever.calls).toHaveLength(0);
+  });
+
   it("outside a run, the model refuses (HOOKBUS_NO_RUN) and no tool executes", async () => {
     const { ran, tools } = recordingTools();
     const { agent: a } = agent([[call("lookup", { word: "x" }, "c1")]], tools);
