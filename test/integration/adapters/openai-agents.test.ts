@@ -135,6 +135,19 @@ describe("hookbus/openai-agents with Runner.run", () => {
     expect(emits[0]!.context).toMatchObject({ agentId: "openai-agent", sessionKey: "s-text" });
   });
 
+  it("a blocked final answer fails the run with the block; nothing of it is returned", async () => {
+    const p = await pipeline([...basePolicies, blockSecrets]);
+    const { agent: a } = agent([[assistantMessage("The SECRET is 42.")]]);
+    const error = await withHookbusRun(session(p, "s-block"), () =>
+      runner.run(a, "tell me").then(
+        () => undefined,
+        (e: unknown) => e,
+      ),
+    );
+    expect(isHookbusError(error, "HOOKBUS_BLOCKED"), String(error)).toBe(true);
+    expect(String(error)).toContain("the answer carries a secret");
+  });
+
   it("blocks exec (its execute never runs; the model reads the block), rewrites read_file's path, multi-turn", async () => {
     const p = await pipeline();
     const { ran, tools } = recordingTools();
