@@ -13,10 +13,7 @@ import { until } from "../../support/wait.js";
 const example = (file: string) =>
   fileURLToPath(new URL(`../../../examples/${file}`, import.meta.url));
 
-export async function runAdapterExample(
-  nats: FileNatsServer,
-  file: string,
-): Promise<string[]> {
+export async function runAdapterExample(nats: FileNatsServer, file: string): Promise<string[]> {
   const nc = await nats.connect();
   const namespace = uniqueNamespace("examples-adapter");
   const env = { NATS_URL: nats.url(), HOOKBUS_NAMESPACE: namespace };
