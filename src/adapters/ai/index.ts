@@ -11,13 +11,4 @@
  */
 export { hookbusMiddleware, type HookbusMiddlewareOptions } from "./middleware.js";
 export { hookbusTools } from "./tools.js";
-export {
-  closeSharedHookbusClient,
-  currentHookbusRun,
-  HookbusRun,
-  requireHookbusRun,
-  sharedHookbusClient,
-  withHookbusRun,
-  type HookbusRunOptions,
-  type RunIdentity,
-} from "../core/index.js";
+export * from "../core/public.js";

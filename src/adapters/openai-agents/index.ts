@@ -19,13 +19,4 @@ export {
   MAX_PENDING_TOOL_CALLS,
   OUTPUT_GUARDRAIL_NAME,
 } from "./tools.js";
-export {
-  closeSharedHookbusClient,
-  currentHookbusRun,
-  HookbusRun,
-  requireHookbusRun,
-  sharedHookbusClient,
-  withHookbusRun,
-  type HookbusRunOptions,
-  type RunIdentity,
-} from "../core/index.js";
+export * from "../core/public.js";

@@ -9,33 +9,28 @@
 import { generateText, stepCountIs, streamText, tool, wrapLanguageModel } from "ai";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { isHookbusError, type Policy } from "../../../src/index.js";
+import { isHookbusError } from "../../../src/index.js";
 import { hookbusMiddleware, hookbusTools, withHookbusRun } from "../../../src/adapters/ai/index.js";
 import { gate } from "../../support/wait.js";
-import { useNatsServer, type Pipeline } from "../pipeline/harness.js";
+import { useNatsServer } from "../pipeline/harness.js";
 import {
-  adapterPipeline,
   basePolicies,
   beforeToolCallRecords,
   blockSecrets,
   EMAIL,
   hideDeleteAll,
+  pipelineOn,
+  toolRuns,
 } from "./adapter-policies.js";
 import { scriptedModel, type ScriptedStep } from "./scripted-model.js";
 
 const nats = useNatsServer();
 
-const pipeline = (policies?: Policy[], clientTimeoutMs?: number): Promise<Pipeline> =>
-  adapterPipeline(nats.url(), policies, clientTimeoutMs);
+const pipeline = pipelineOn(nats);
 
 /** The tools, each recording the inputs it actually ran with. */
 function recordingTools() {
-  const ran = {
-    exec: [] as unknown[],
-    read_file: [] as unknown[],
-    lookup: [] as unknown[],
-    delete_all: [] as unknown[],
-  };
+  const ran = toolRuns();
   const tools = {
     exec: tool({
       description: "Run a shell command",

@@ -12,7 +12,7 @@ import {
 } from "@openai/agents/testing";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { definePolicy, isHookbusError, type Policy } from "../../../src/index.js";
+import { definePolicy, isHookbusError } from "../../../src/index.js";
 import {
   hookbusModel,
   hookbusTool,
@@ -20,32 +20,27 @@ import {
   INPUT_GUARDRAIL_NAME,
   withHookbusRun,
 } from "../../../src/adapters/openai-agents/index.js";
-import { gate } from "../../support/wait.js";
+import { gate, rejection } from "../../support/wait.js";
 import { useNatsServer, type Pipeline } from "../pipeline/harness.js";
 import {
-  adapterPipeline,
   basePolicies,
   beforeToolCallRecords,
   blockSecrets,
   EMAIL,
   hideDeleteAll,
+  pipelineOn,
+  toolRuns,
 } from "./adapter-policies.js";
 
 const nats = useNatsServer();
 setTracingDisabled(true);
 const runner = new Runner({ tracingDisabled: true });
 
-const pipeline = (policies?: Policy[], clientTimeoutMs?: number): Promise<Pipeline> =>
-  adapterPipeline(nats.url(), policies, clientTimeoutMs);
+const pipeline = pipelineOn(nats);
 
 /** The tools, each recording the inputs it actually ran with. */
 function recordingTools() {
-  const ran = {
-    exec: [] as unknown[],
-    read_file: [] as unknown[],
-    lookup: [] as unknown[],
-    delete_all: [] as unknown[],
-  };
+  const ran = toolRuns();
   const tools = hookbusTools([
     tool({
       name: "exec",
@@ -139,10 +134,7 @@ describe("hookbus/openai-agents with Runner.run", () => {
     const p = await pipeline([...basePolicies, blockSecrets]);
     const { agent: a } = agent([[assistantMessage("The SECRET is 42.")]]);
     const error = await withHookbusRun(session(p, "s-block"), () =>
-      runner.run(a, "tell me").then(
-        () => undefined,
-        (e: unknown) => e,
-      ),
+      rejection(runner.run(a, "tell me")),
     );
     expect(isHookbusError(error, "HOOKBUS_BLOCKED"), String(error)).toBe(true);
     expect(String(error)).toContain("the answer carries a secret");
@@ -226,10 +218,7 @@ describe("hookbus/openai-agents with Runner.run", () => {
     const { agent: a, base } = agent([fourLookups, [assistantMessage("done")]], tools);
     await p.coordinator.stop();
     const error = await withHookbusRun(session(p, "s-down"), () =>
-      runner.run(a, "look up", { maxTurns: 3 }).then(
-        () => undefined,
-        (e: unknown) => e,
-      ),
+      rejection(runner.run(a, "look up", { maxTurns: 3 })),
     );
     expect(ran.lookup).toEqual([]);
     // Each call's refusal reached the model as its output...
@@ -373,10 +362,7 @@ describe("hookbus/openai-agents with Runner.run", () => {
     const narrowed = await pipeline([...basePolicies, hideBilling]);
     const billingNever = new ScriptedModel([[assistantMessage("billing here")]]);
     const error = await withHookbusRun(session(narrowed, "s-no-handoff"), () =>
-      runner.run(triage(billingNever), "refund", { maxTurns: 4 }).then(
-        () => undefined,
-        (e: unknown) => e,
-      ),
+      rejection(runner.run(triage(billingNever), "refund", { maxTurns: 4 })),
     );
     expect(isHookbusError(error, "HOOKBUS_BLOCKED"), String(error)).toBe(true);
     expect(String(error)).toContain("was not offered");
@@ -386,10 +372,7 @@ describe("hookbus/openai-agents with Runner.run", () => {
   it("outside a run, the model refuses (HOOKBUS_NO_RUN) and no tool executes", async () => {
     const { ran, tools } = recordingTools();
     const { agent: a } = agent([[call("lookup", { word: "x" }, "c1")]], tools);
-    const error = await runner.run(a, "x").then(
-      () => undefined,
-      (e: unknown) => e,
-    );
+    const error = await rejection(runner.run(a, "x"));
     expect(isHookbusError(error, "HOOKBUS_NO_RUN"), String(error)).toBe(true);
     expect(ran.lookup).toEqual([]);
   });
