@@ -130,6 +130,27 @@ describe("hookbus/openai-agents with Runner.run", () => {
     expect(emits[0]!.context).toMatchObject({ agentId: "openai-agent", sessionKey: "s-text" });
   });
 
+  it("before_llm_call replaces the conversation and the instructions the model gets", async () => {
+    const scrubPrompt = definePolicy({
+      name: "scrub-prompt",
+      hooks: {
+        before_llm_call: (event) =>
+          JSON.stringify(event.messages).includes(EMAIL)
+            ? {
+                messages: [{ role: "user", content: "[prompt withheld]" }],
+                systemPrompt: "Answer briefly.",
+              }
+            : undefined,
+      },
+    });
+    const p = await pipeline([...basePolicies, scrubPrompt]);
+    const { agent: a, base } = agent([[assistantMessage("ok")]]);
+    await withHookbusRun(session(p, "s-prompt"), () => runner.run(a, `mail ${EMAIL}`));
+    const request = base.calls[0]!.request;
+    expect(request.input).toEqual([{ role: "user", content: "[prompt withheld]" }]);
+    expect(request.systemInstructions).toBe("Answer briefly.");
+  });
+
   it("a blocked final answer fails the run with the block; nothing of it is returned", async () => {
     const p = await pipeline([...basePolicies, blockSecrets]);
     const { agent: a } = agent([[assistantMessage("The SECRET is 42.")]]);
