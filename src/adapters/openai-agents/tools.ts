@@ -30,7 +30,6 @@ import {
   observeToolCall,
   toolContentText,
 } from "../core/tool-call.js";
-import { parseToolArguments } from "../core/llm-call.js";
 import { toolCallRef } from "./items.js";
 import { requireHookbusRun, type HookbusRun } from "../core/run.js";
 import { limitExceeded } from "../../limits.js";
@@ -45,6 +44,8 @@ export const OUTPUT_GUARDRAIL_NAME = "hookbus before_tool_result";
 interface PendingCall {
   /** The input the policies decided (the model's own when nothing was rewritten). */
   input: unknown;
+  /** A policy rewrote the params: the tool gets `input`, not the model's arguments. */
+  rewritten: boolean;
   /** Set by `invoke` when the tool has run. */
   durationMs?: number;
 }
@@ -95,7 +96,7 @@ const inputGuardrail: ToolInputGuardrailDefinition<unknown> = {
   run: async ({ toolCall }) => {
     const run = requireHookbusRun(`the input guardrail of tool ${JSON.stringify(toolCall.name)}`);
     try {
-      remember(run, toolCall.callId, { input: await decideToolCall(run, toolCallRef(toolCall)) });
+      remember(run, toolCall.callId, await decideCall(run, toolCall));
       return allow;
     } catch (error) {
       // A block, or a gate that could not decide: the tool must not run (fail closed).
@@ -136,17 +137,25 @@ const outputGuardrail: ToolOutputGuardrailDefinition<unknown> = {
 type AnyFunctionTool = FunctionTool<any, any, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 type ToolCallDetails = Parameters<FunctionTool["invoke"]>[2];
 
-/** The decided input of this call: the input guardrail's, or asked here if it did not run. */
+/** The tool gates' decision on one call (throws on a refusal, as decideToolCall does). */
+async function decideCall(run: HookbusRun, call: FunctionCallLike): Promise<PendingCall> {
+  const ref = toolCallRef(call);
+  const input = await decideToolCall(run, ref);
+  // decideToolCall hands back the model's own input when no policy rewrote it.
+  return { input, rewritten: input !== ref.input };
+}
+
+/** The decision on this call: the input guardrail's, or asked here if it did not run. */
 async function decidedInput(
   run: HookbusRun,
   call: FunctionCallLike,
-): Promise<{ input: unknown } | { refused: string }> {
+): Promise<PendingCall | { refused: string }> {
   const pending = pendingOf(run).get(call.callId);
-  if (pending !== undefined) return { input: pending.input };
+  if (pending !== undefined) return pending;
   try {
-    const input = await decideToolCall(run, toolCallRef(call));
-    remember(run, call.callId, { input });
-    return { input };
+    const decided = await decideCall(run, call);
+    remember(run, call.callId, decided);
+    return decided;
   } catch (error) {
     return { refused: refusal(error) };
   }
@@ -171,9 +180,8 @@ export function hookbusTool<T extends AnyFunctionTool>(tool: T): T {
       }
       const decided = await decidedInput(run, call);
       if ("refused" in decided) return decided.refused;
-      const model = parseToolArguments(input);
-      // The model's own text when nothing changed: the SDK may reuse the input it parsed already.
-      const args = decided.input === model ? input : JSON.stringify(decided.input);
+      // The model's own text when nothing changed: the SDK then reuses the input it parsed already.
+      const args = decided.rewritten ? JSON.stringify(decided.input) : input;
       const started = Date.now();
       try {
         const output: unknown = await invoke(runContext, args, details);
