@@ -21,8 +21,7 @@
  */
 import type { LanguageModelMiddleware } from "ai";
 import type { Decision } from "../../catalog/catalog.js";
-import { toolDefinitionName } from "../../catalog/common.js";
-import { decideAfterLlmCall } from "../core/llm-call.js";
+import { askAfterLlmCall, decideLlmCall, parseToolArguments } from "../core/llm-call.js";
 import { decideResponse } from "../core/response.js";
 import { requireHookbusRun, type HookbusRun } from "../core/run.js";
 
@@ -81,22 +80,16 @@ async function beforeLlmCall(
   model: Model,
 ): Promise<CallOptions> {
   const tools = params.tools ?? [];
-  const iteration = run.llmCalls++;
-  // The offered set is known before the call is asked: a failed call offers nothing.
-  run.offeredTools = new Set();
-  const decision = await run.client.beforeLlmCall(run.context, {
-    messages: params.prompt,
-    tools,
-    ...modelFields(model),
-    iteration,
-  });
+  const { decision, offers } = await decideLlmCall(
+    run,
+    { messages: params.prompt, tools, ...modelFields(model) },
+    tools.map((t) => t.name),
+  );
   const next: CallOptions = { ...params };
   if (decision.messages !== undefined || decision.systemPrompt !== undefined) {
     next.prompt = rewritePrompt(params.prompt, decision);
   }
-  const allowed =
-    decision.tools === undefined ? undefined : new Set(decision.tools.map(toolDefinitionName));
-  const offered = allowed === undefined ? tools : tools.filter((t) => allowed.has(t.name));
+  const offered = tools.filter((t) => offers(t.name));
   if (params.tools !== undefined) next.tools = offered;
   const choice = params.toolChoice;
   if (choice?.type === "tool" && !offered.some((t) => t.name === choice.toolName)) {
@@ -104,7 +97,6 @@ async function beforeLlmCall(
   } else if (choice?.type === "required" && offered.length === 0) {
     next.toolChoice = { type: "none" };
   }
-  run.offeredTools = new Set(offered.map((t) => t.name));
   return next;
 }
 
@@ -141,29 +133,21 @@ function toolCallsOf(content: readonly Content[]): ToolCallContent[] {
   );
 }
 
-/** A tool call as the after_llm_call event carries it (arguments parsed when they are JSON). */
-function eventToolCall(call: ToolCallContent) {
-  let args: unknown = call.input;
-  try {
-    args = JSON.parse(call.input);
-  } catch {
-    // Kept as the model's text: policies see what the tool would get.
-  }
-  return { id: call.toolCallId, name: call.toolName, arguments: args };
-}
-
-/** Ask after_llm_call for these tool calls (src/adapters/core/llm-call.ts). */
-function askAfterLlmCall(
+/** Ask after_llm_call for these tool calls (see askAfterLlmCall in the core). */
+function askAfterLlm(
   run: HookbusRun,
   calls: readonly ToolCallContent[],
   text: string,
   model: Model,
 ): Promise<unknown> {
-  return decideAfterLlmCall(run, {
-    toolCalls: calls.map(eventToolCall),
+  return askAfterLlmCall(run, {
+    toolCalls: calls.map((call) => ({
+      id: call.toolCallId,
+      name: call.toolName,
+      arguments: parseToolArguments(call.input),
+    })),
     ...(text === "" ? {} : { response: text }),
     ...modelFields(model),
-    iteration: Math.max(0, run.llmCalls - 1),
   });
 }
 
@@ -178,7 +162,7 @@ async function decideContent(
     .filter((p): p is Extract<Content, { type: "text" }> => p.type === "text")
     .map((p) => p.text)
     .join("");
-  await askAfterLlmCall(run, calls, text, model);
+  await askAfterLlm(run, calls, text, model);
   if (calls.length > 0 || !responseEmit || text === "") {
     if (text !== "") run.addText(text);
     return content;
@@ -214,7 +198,7 @@ function holdUntilDecided(
   const release = async (controller: TransformStreamDefaultController<StreamPart>) => {
     if (released) return;
     released = true;
-    await askAfterLlmCall(run, calls, text, model);
+    await askAfterLlm(run, calls, text, model);
     if (calls.length > 0 || !responseEmit || text === "") {
       if (text !== "") run.addText(text);
       for (const part of held) controller.enqueue(part);

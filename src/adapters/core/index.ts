@@ -1,4 +1,4 @@
-/** The run core framework adapters share (`hookbus/ai`, `hookbus/pi`, `hookbus/mcp`). */
+/** The run core framework adapters share (`hookbus/ai`, `hookbus/pi`, `hookbus/openai-agents`, `hookbus/mcp`). */
 export {
   currentHookbusRun,
   HookbusRun,
@@ -15,6 +15,8 @@ export {
 } from "./shared-client.js";
 export {
   gateToolCall,
+  decideToolResult,
+  observeToolCall,
   reportToolResult,
   runGatedToolCall,
   toolResultText,
@@ -24,5 +26,13 @@ export {
   type ToolRun,
 } from "./tool-call.js";
 export { importPeer } from "./peer.js";
-export { decideAfterLlmCall } from "./llm-call.js";
+export {
+  askAfterLlmCall,
+  decideAfterLlmCall,
+  decideLlmCall,
+  parseToolArguments,
+  type AfterLlmCallEvent,
+  type LlmCallDecision,
+  type LlmCallEvent,
+} from "./llm-call.js";
 export { decideResponse } from "./response.js";

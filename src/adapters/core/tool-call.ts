@@ -42,7 +42,12 @@ export type ToolRun<T> = { ok: true; output: T } | { ok: false; error: unknown }
 /** What the model may see instead of a tool's own result (a before_tool_result decision). */
 export type ToolResultReplacement = string | { type: string; [k: string]: unknown }[];
 
-function observeAfterToolCall(run: HookbusRun, call: ToolCallRef, fields: Record<string, unknown>) {
+/** Record after_tool_call for `call` (its input as it ran) with `fields`. */
+export function observeToolCall(
+  run: HookbusRun,
+  call: ToolCallRef,
+  fields: Record<string, unknown>,
+): void {
   const context = run.toolContext(call.toolName, call.toolCallId);
   // An observation never delays or fails the tool; the client tracks it until close().
   run.client
@@ -56,6 +61,10 @@ function observeAfterToolCall(run: HookbusRun, call: ToolCallRef, fields: Record
 }
 
 /**
+ * Frameworks whose extension points split a tool call in two (pi's before/after hooks, the OpenAI
+ * Agents SDK's input and output guardrails) use the halves, `gateToolCall` and
+ * `reportToolResult` (or `decideToolResult`), so every adapter asks the same questions.
+ *
  * The tool gates for one tool call of `run`: offered tools, the after_llm_call gate (waited for
  * inside the client) and before_tool_call. Resolves to the input the tool may run with (the
  * policies' rewrite, or the model's own); throws HookbusBlockedError on a block and the gate's own
@@ -82,7 +91,7 @@ export async function gateToolCall(run: HookbusRun, call: ToolCallRef): Promise<
       ? call.input
       : toolInputFromParams(call.input, decision.params);
   } catch (error) {
-    observeAfterToolCall(run, call, {
+    observeToolCall(run, call, {
       blocked: true,
       blockReason: isHookbusBlockedError(error)
         ? (error.blockReason ?? "blocked")
@@ -116,7 +125,7 @@ export async function reportToolResult<T>(
       durationMs,
     },
   );
-  observeAfterToolCall(run, call, {
+  observeToolCall(run, call, {
     ...(ran.ok ? (result === undefined ? {} : { result }) : { error: result }),
     durationMs,
   });
@@ -152,10 +161,35 @@ export async function runGatedToolCall<T>(
     : { replaced: true, output: replacement };
 }
 
+/**
+ * reportToolResult for a tool that ran with `input` and returned `output`: what the model may
+ * see, the tool's own value or a policy's replacement.
+ */
+export async function decideToolResult<T>(
+  run: HookbusRun,
+  call: ToolCallRef,
+  input: unknown,
+  output: T,
+  durationMs: number,
+): Promise<ToolOutcome<T>> {
+  const replacement = await reportToolResult(
+    run,
+    { ...call, input },
+    { ok: true, output },
+    durationMs,
+  );
+  return replacement === undefined
+    ? { replaced: false, output }
+    : { replaced: true, output: replacement };
+}
+
 /** Tool result content as text: a string, or the text of its parts (a framework's or a policy's). */
-export function toolResultText(
-  content: string | readonly { type: string; text?: unknown }[],
-): string {
+export function toolResultText(content: unknown): string {
   if (typeof content === "string") return content;
-  return content.map((part) => (typeof part.text === "string" ? part.text : "")).join("");
+  if (!Array.isArray(content)) return JSON.stringify(content) ?? "";
+  return content
+    .map((part) =>
+      typeof (part as { text?: unknown }).text === "string" ? (part as { text: string }).text : "",
+    )
+    .join("");
 }

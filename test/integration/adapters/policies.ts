@@ -93,3 +93,19 @@ export async function beforeToolCallRecords(p: Pipeline) {
     .map((s) => s.record)
     .filter((r) => r.kind === "decision" && r.hook === "before_tool_call");
 }
+
+/** `policyPipeline` on a test file's NATS server. */
+export function pipelineOn(nats: { url: () => string }) {
+  return (policies?: Policy[], clientTimeoutMs?: number): Promise<Pipeline> =>
+    policyPipeline(nats.url(), policies, clientTimeoutMs);
+}
+
+/** Where the test tools record the inputs they actually ran with. */
+export function toolRuns() {
+  return {
+    exec: [] as unknown[],
+    read_file: [] as unknown[],
+    lookup: [] as unknown[],
+    delete_all: [] as unknown[],
+  };
+}

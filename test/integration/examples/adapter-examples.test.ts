@@ -1,5 +1,5 @@
 /**
- * The framework adapters' examples run as they are (through tsx, "hookbus/ai" and "hookbus/pi"
+ * The framework adapters' examples run as they are (through tsx, "hookbus/ai", "hookbus/pi" and "hookbus/openai-agents"
  * resolved to the sources by tsconfig.json "paths"), against a private nats-server, a
  * coordinator and examples/run-policy.ts serving no-shell: exec is not offered to the model, and
  * its call is refused when executed.
@@ -24,6 +24,12 @@ describe.each([
     file: "pi-agent.ts",
     framework: "pi",
     refused: `exec: refused: HOOKBUS_BLOCKED: ${notOffered}`,
+  },
+  {
+    // The refusal is the call's output, which the model reads.
+    file: "openai-agents.ts",
+    framework: "OpenAI Agents SDK",
+    refused: `exec: HookbusError: ${notOffered}`,
   },
 ])("examples/$file", ({ file, framework, refused }) => {
   it(`the ${framework} agent is narrowed and gated by no-shell`, async () => {

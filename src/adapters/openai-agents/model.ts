@@ -1,0 +1,212 @@
+/**
+ * The OpenAI Agents SDK `Model` wrapper: before_llm_call, after_llm_call and (for a final
+ * response) before_response_emit around any Model, for `getResponse` and `getStreamedResponse`.
+ *
+ * - before_llm_call: the request's conversation (Responses-API items), instructions, tools and
+ *   handoffs; a decision's messages, system prompt and tool narrowing are applied to the request
+ *   (a tool choice that names a removed tool becomes "none"). The run remembers which tools were
+ *   offered: a call to any other tool is refused when executed (src/adapters/openai-agents/tools.ts).
+ * - after_llm_call: asked with the response's function calls before the SDK sees the response,
+ *   so before any tool can start; the run's gate then blocks the calls it does not allow.
+ * - before_response_emit: a response without function calls is the run's final answer; its text
+ *   is replaced by the decided text (a block fails the run with HookbusBlockedError).
+ *
+ * What a stream shows: `response_started` at once; every other event of a model response is
+ * held until the response is complete and decided, then released in order. For a final
+ * response whose text a policy changed, one `output_text_delta` carries the decided text and the
+ * model's own text deltas and raw `model` events (which carry that text too) are dropped; a
+ * blocked final response streams nothing of its text and the stream fails with the block.
+ * A response that calls tools is released as the model produced it (its text is not a final
+ * answer; it is counted in `allContent`).
+ */
+import type {
+  AgentOutputItem,
+  Model,
+  ModelRequest,
+  ModelResponse,
+  StreamEvent,
+} from "@openai/agents";
+import { limitExceeded } from "../../limits.js";
+import { askAfterLlmCall, decideLlmCall } from "../core/llm-call.js";
+import { gateToolCall } from "../core/tool-call.js";
+import { decideResponse } from "../core/response.js";
+import { requireHookbusRun, type HookbusRun } from "../core/run.js";
+import {
+  afterLlmCallFields,
+  functionCalls,
+  decidedRequest,
+  offeredTools,
+  requestMessages,
+  toolCallRef,
+  withOutputText,
+} from "./items.js";
+
+/** Stream events one model response may hold back until it is decided. */
+export const MAX_HELD_STREAM_EVENTS = 100_000;
+
+export interface HookbusModelOptions {
+  /** The model's name in the LLM hooks' events (the SDK's Model interface has none). */
+  name?: string;
+  /** The provider's name in the LLM hooks' events. */
+  provider?: string;
+  /**
+   * Send before_response_emit for a response without function calls (the final answer).
+   * Default true; turn it off when the final text is checked elsewhere.
+   */
+  responseEmit?: boolean;
+}
+
+interface DecidedOutput {
+  output: AgentOutputItem[];
+  /** The decided final text, when a policy changed it. */
+  changedText: string | undefined;
+}
+
+/** The same model, every call of a hookbus run routed through hookbus. */
+export function hookbusModel(model: Model, options: HookbusModelOptions = {}): Model {
+  return new HookbusModel(model, options);
+}
+
+class HookbusModel implements Model {
+  readonly getRetryAdvice?: Model["getRetryAdvice"];
+  private readonly modelFields: { model?: string; provider?: string };
+
+  constructor(
+    private readonly inner: Model,
+    private readonly options: HookbusModelOptions,
+  ) {
+    this.modelFields = {
+      ...(options.name === undefined ? {} : { model: options.name }),
+      ...(options.provider === undefined ? {} : { provider: options.provider }),
+    };
+    // Only when the wrapped model has one: the method is optional in the Model interface.
+    if (inner.getRetryAdvice !== undefined) {
+      this.getRetryAdvice = (args) => inner.getRetryAdvice?.(args);
+    }
+  }
+
+  get supportsPromptModelSelection(): boolean | undefined {
+    return this.inner.supportsPromptModelSelection;
+  }
+
+  async getResponse(request: ModelRequest): Promise<ModelResponse> {
+    const run = requireHookbusRun("hookbusModel (getResponse)");
+    const response = await this.inner.getResponse(await this.beforeLlmCall(run, request));
+    const decided = await this.decideOutput(run, response.output, handoffNames(request));
+    return decided.changedText === undefined ? response : { ...response, output: decided.output };
+  }
+
+  async *getStreamedResponse(request: ModelRequest): AsyncIterable<StreamEvent> {
+    // Captured now, before the first event: the stream is the run's for its whole life.
+    const run = requireHookbusRun("hookbusModel (getStreamedResponse)");
+    const held: StreamEvent[] = [];
+    for await (const event of this.inner.getStreamedResponse(
+      await this.beforeLlmCall(run, request),
+    )) {
+      if (event.type === "response_started") {
+        yield event;
+      } else if (event.type !== "response_done") {
+        if (held.length >= MAX_HELD_STREAM_EVENTS) {
+          throw limitExceeded(
+            "heldStreamEvents",
+            `a model response streamed more than ${MAX_HELD_STREAM_EVENTS} events before it was complete`,
+            { max: MAX_HELD_STREAM_EVENTS },
+          );
+        }
+        held.push(event);
+      } else {
+        // The stream's items are the same Responses-API items, typed by another schema.
+        const output = event.response.output as AgentOutputItem[];
+        const decided = await this.decideOutput(run, output, handoffNames(request));
+        yield* released(held, decided.changedText);
+        held.length = 0;
+        yield decided.changedText === undefined
+          ? event
+          : {
+              ...event,
+              response: {
+                ...event.response,
+                output: decided.output as typeof event.response.output,
+              },
+            };
+      }
+    }
+    // Events of a response that never completed were never decided: they are not released.
+  }
+
+  private async beforeLlmCall(run: HookbusRun, request: ModelRequest): Promise<ModelRequest> {
+    const tools = offeredTools(request);
+    const decided = await decideLlmCall(
+      run,
+      {
+        messages: requestMessages(request.input),
+        ...(request.systemInstructions === undefined
+          ? {}
+          : { systemPrompt: request.systemInstructions }),
+        tools,
+        ...this.modelFields,
+      },
+      tools.map((tool) => tool.name),
+    );
+    return decidedRequest(request, decided);
+  }
+
+  private async decideOutput(
+    run: HookbusRun,
+    output: AgentOutputItem[],
+    handoffs: ReadonlySet<string>,
+  ): Promise<DecidedOutput> {
+    const fields = afterLlmCallFields(output);
+    await askAfterLlmCall(run, { ...fields, ...this.modelFields });
+    await checkHandoffs(run, output, handoffs);
+    const text = fields.response ?? "";
+    const final = fields.toolCalls.length === 0 && this.options.responseEmit !== false;
+    if (!final || text === "") {
+      if (text !== "") run.addText(text);
+      return { output, changedText: undefined };
+    }
+    const decided = await decideResponse(run, text);
+    return decided === text
+      ? { output, changedText: undefined }
+      : { output: withOutputText(output, decided), changedText: decided };
+  }
+}
+
+function handoffNames(request: ModelRequest): Set<string> {
+  return new Set(request.handoffs.map((handoff) => handoff.toolName));
+}
+
+/**
+ * A handoff is a function call the SDK carries out itself, not through a tool: it never reaches
+ * hookbusTool's gates. Each one asks them here (offered tools, the after_llm_call gate,
+ * before_tool_call) before the SDK sees the response; a refused handoff fails the run with the
+ * refusal (the SDK has no way to report it to the model).
+ */
+async function checkHandoffs(
+  run: HookbusRun,
+  output: readonly AgentOutputItem[],
+  handoffs: ReadonlySet<string>,
+): Promise<void> {
+  const calls = functionCalls(output).filter((call) => handoffs.has(call.name));
+  await Promise.all(calls.map((call) => gateToolCall(run, toolCallRef(call))));
+}
+
+/**
+ * The held events of a decided response. When the final text changed, one text delta carries
+ * the decided text; the model's own deltas and raw events (which carry its text) are dropped.
+ */
+function* released(held: readonly StreamEvent[], changedText: string | undefined) {
+  if (changedText === undefined) {
+    yield* held;
+    return;
+  }
+  let placed = false;
+  for (const event of held) {
+    if (event.type === "model") continue;
+    if (event.type !== "output_text_delta") yield event;
+    else if (!placed) {
+      placed = true;
+      yield { ...event, delta: changedText };
+    }
+  }
+}
