@@ -8,7 +8,12 @@ import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { definePolicy, type DecisionRecord, type Policy } from "../../src/index.js";
-import { startPipeline, useNatsServer, type Pipeline } from "../integration/pipeline/harness.js";
+import {
+  startPipeline,
+  until,
+  useNatsServer,
+  type Pipeline,
+} from "../integration/pipeline/harness.js";
 import { startFakeOpenAi, toolResultsShown, type FakeOpenAi } from "./fake-openai.js";
 import {
   openClawHome,
@@ -164,6 +169,30 @@ describe("the hookbus plugin in openclaw agent --local", () => {
     const exec = calls.find((r) => r.context.toolCallId === "callexec")!;
     expect(exec.decision).toMatchObject({ outcome: "block", blockReason: "exec is not allowed" });
     expect(await decisions(p, "before_tool_result")).toHaveLength(6);
+    // The observations: each tool call's after_tool_call (the blocked exec with its reason), the
+    // run's llm_input, llm_output and agent_end. The coordinator stores them after the CLI sent
+    // them: wait for them.
+    const observedNow = async () =>
+      (await p.readLog()).map((s) => s.record).filter((r) => r.kind === "observation");
+    const observed = await until(
+      async () => {
+        const found = await observedNow();
+        const tools = found.filter((r) => r.hook === "after_tool_call").length;
+        return tools >= 7 && found.some((r) => r.hook === "agent_end") ? found : undefined;
+      },
+      20_000,
+      "seven after_tool_call observations and agent_end",
+    ).catch(observedNow);
+    const afterTool = observed.filter((r) => r.hook === "after_tool_call");
+    expect(afterTool.map((r) => r.event.toolCallId).sort()).toEqual(
+      ["calla", "callb", "callc", "calld", "callexec", "callsecret", "calltoken"].sort(),
+    );
+    expect(afterTool.find((r) => r.event.toolCallId === "callexec")?.event).toMatchObject({
+      blocked: true,
+      blockReason: "exec is not allowed",
+    });
+    for (const hook of ["llm_input", "llm_output", "agent_end"])
+      expect(observed.filter((r) => r.hook === hook).length, hook).toBeGreaterThan(0);
     // One client in the process although OpenClaw loaded the plugin module more than once.
     expect(run.stderr.match(/hookbus: connected/g) ?? []).toHaveLength(1);
   }, 600_000);
