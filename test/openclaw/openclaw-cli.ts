@@ -7,6 +7,7 @@
 import { spawn } from "node:child_process";
 import {
   copyFileSync,
+  cpSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
@@ -33,16 +34,20 @@ export function requireOpenClaw(): void {
 
 /**
  * The plugin as a user installs it: the shipped folder (plugins/openclaw: manifest, package.json,
- * entry), beside a node_modules/hookbus that is this checkout, so its entry's `hookbus/openclaw`
- * is the built package (npm run build: OpenClaw copies a plugin's modules before it runs them,
- * and only a package's declared files come along, so the source tree cannot stand in).
+ * entry) beside a node_modules/hookbus holding what the package ships (package.json, dist,
+ * schemas; its dependencies are this checkout's), so its entry's `hookbus/openclaw` is the built
+ * package (npm run build). A copy, not a link to the checkout: OpenClaw refuses to load a plugin
+ * whose sources change while it prepares them, and the checkout may be edited meanwhile.
  */
 function pluginFolder(home: string): string {
   const dir = join(home, "hookbus-plugin");
-  mkdirSync(join(dir, "node_modules"), { recursive: true });
+  const pkg = join(dir, "node_modules/hookbus");
+  mkdirSync(pkg, { recursive: true });
   const shipped = join(ROOT, "plugins/openclaw");
   for (const file of readdirSync(shipped)) copyFileSync(join(shipped, file), join(dir, file));
-  symlinkSync(ROOT, join(dir, "node_modules/hookbus"));
+  for (const part of ["package.json", "dist", "schemas"])
+    cpSync(join(ROOT, part), join(pkg, part), { recursive: true });
+  symlinkSync(join(ROOT, "node_modules"), join(pkg, "node_modules"));
   return dir;
 }
 

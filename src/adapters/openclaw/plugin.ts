@@ -44,7 +44,12 @@ function asHookbusError(error: unknown): HookbusError {
 /** The key of the process's client for these settings: the server, namespace and agent. */
 export function clientKey(config: OpenClawPluginConfig): string {
   const server = config.server ?? process.env.NATS_URL ?? "";
-  return `openclaw:${server}:${config.namespace ?? ""}:${config.agentId}`;
+  return `openclaw:${server}:${namespaceOf(config) ?? ""}:${config.agentId}`;
+}
+
+/** The namespace setting, else HOOKBUS_NAMESPACE as the CLI reads it, else the library's default. */
+function namespaceOf(config: OpenClawPluginConfig): string | undefined {
+  return config.namespace ?? (process.env.HOOKBUS_NAMESPACE || undefined);
 }
 
 /** The NATS connections under the shared clients, per process like the clients themselves. */
@@ -71,7 +76,7 @@ function clientFor(
     try {
       const client = await HookbusClient.connect({
         nc,
-        ...(config.namespace === undefined ? {} : { namespace: config.namespace }),
+        ...(namespaceOf(config) === undefined ? {} : { namespace: namespaceOf(config) }),
         timeoutMs: config.timeoutMs,
       });
       connections().set(key, nc);
