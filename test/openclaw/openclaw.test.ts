@@ -7,13 +7,9 @@
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { definePolicy, type DecisionRecord, type Policy } from "../../src/index.js";
-import {
-  startPipeline,
-  until,
-  useNatsServer,
-  type Pipeline,
-} from "../integration/pipeline/harness.js";
+import { definePolicy, type Policy } from "../../src/index.js";
+import { decisionsOf, noExec, pipelineWith } from "../integration/adapters/policies.js";
+import { until, useNatsServer, type Pipeline } from "../integration/pipeline/harness.js";
 import { startFakeOpenAi, toolResultsShown, type FakeOpenAi } from "./fake-openai.js";
 import {
   openClawHome,
@@ -34,14 +30,6 @@ afterAll(async () => {
 });
 
 const AGENT = "openclaw-agent";
-
-const noExec = definePolicy({
-  name: "no-exec",
-  hooks: {
-    before_tool_call: (event) =>
-      event.toolName === "exec" ? { block: true, blockReason: "exec is not allowed" } : undefined,
-  },
-});
 
 const publicOnly = definePolicy({
   name: "public-only",
@@ -74,16 +62,7 @@ const pingReply = definePolicy({
 const toolPolicies: Policy[] = [noExec, publicOnly, withholdTokens];
 
 function pipeline(policies: Policy[]): Promise<Pipeline> {
-  return startPipeline(nats.url(), {
-    registry: {
-      policies: policies.map((p, i) => ({
-        name: p.name,
-        hooks: Object.keys(p.hooks),
-        priority: 100 + i,
-      })),
-    },
-    policies,
-  });
+  return pipelineWith(nats.url(), policies);
 }
 
 function homeFor(p: Pipeline, timeoutMs = 10_000) {
@@ -103,12 +82,6 @@ function keep(session: string, run: AgentRun): void {
     join(dir, `openclaw-${session}.json`),
     JSON.stringify({ requests: model.requests, stdout: run.stdout, stderr: run.stderr }, null, 1),
   );
-}
-
-async function decisions(p: Pipeline, hook: string) {
-  return (await p.readLog())
-    .map((s) => s.record)
-    .filter((r): r is DecisionRecord => r.kind === "decision" && r.hook === hook);
 }
 
 describe("the hookbus plugin in openclaw agent --local", () => {
@@ -154,7 +127,7 @@ describe("the hookbus plugin in openclaw agent --local", () => {
     const shown = toolResultsShown(model.requests[4]);
     for (const w of ["a", "b", "c", "d"]) expect(shown.get(`call${w}`)).toContain(`word ${w}`);
 
-    const calls = await decisions(p, "before_tool_call");
+    const calls = await decisionsOf(p, "before_tool_call");
     expect(calls.map((r) => r.context.toolCallId).sort()).toEqual(
       ["calla", "callb", "callc", "calld", "callexec", "callsecret", "calltoken"].sort(),
     );
@@ -168,7 +141,7 @@ describe("the hookbus plugin in openclaw agent --local", () => {
     }
     const exec = calls.find((r) => r.context.toolCallId === "callexec")!;
     expect(exec.decision).toMatchObject({ outcome: "block", blockReason: "exec is not allowed" });
-    expect(await decisions(p, "before_tool_result")).toHaveLength(6);
+    expect(await decisionsOf(p, "before_tool_result")).toHaveLength(6);
     // The observations: each tool call's after_tool_call (the blocked exec with its reason), the
     // run's llm_input, llm_output and agent_end. The coordinator stores them after the CLI sent
     // them: wait for them.
@@ -206,7 +179,7 @@ describe("the hookbus plugin in openclaw agent --local", () => {
     expect(run.code, run.stderr.slice(-3000)).toBe(0);
     expect(replyText(run)).toBe("pong from policy");
     expect(model.requests).toHaveLength(0);
-    const [record] = await decisions(p, "before_agent_reply");
+    const [record] = await decisionsOf(p, "before_agent_reply");
     expect(record?.context).toMatchObject({ agentId: AGENT, sessionKey: "agent:main:s-ping" });
   }, 600_000);
 

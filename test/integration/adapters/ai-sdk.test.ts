@@ -12,20 +12,13 @@ import { z } from "zod";
 import { definePolicy, isHookbusError, type Policy } from "../../../src/index.js";
 import { hookbusMiddleware, hookbusTools, withHookbusRun } from "../../../src/adapters/ai/index.js";
 import { gate } from "../../support/wait.js";
-import { startPipeline, useNatsServer, type Pipeline } from "../pipeline/harness.js";
+import { useNatsServer, type Pipeline } from "../pipeline/harness.js";
+import { blockSecrets, noExec, pipelineWith, redactEmail } from "./policies.js";
 import { scriptedModel, type ScriptedStep } from "./scripted-model.js";
 
 const nats = useNatsServer();
 
 const EMAIL = "alice@example.com";
-
-const noExec = definePolicy({
-  name: "no-exec",
-  hooks: {
-    before_tool_call: (event) =>
-      event.toolName === "exec" ? { block: true, blockReason: "exec is not allowed" } : undefined,
-  },
-});
 
 const safePath = definePolicy({
   name: "safe-path",
@@ -33,16 +26,6 @@ const safePath = definePolicy({
     before_tool_call: (event) =>
       event.toolName === "read_file" && String(event.params.path).startsWith("/etc/")
         ? { params: { path: "/tmp/sandbox/file" } }
-        : undefined,
-  },
-});
-
-const redactEmail = definePolicy({
-  name: "redact-email",
-  hooks: {
-    before_response_emit: (event) =>
-      /@/.test(event.content)
-        ? { content: event.content.replace(/[\w.+-]+@[\w-]+(?:\.[\w-]+)+/g, "[email]") }
         : undefined,
   },
 });
@@ -66,33 +49,10 @@ const hideDeleteAll = definePolicy({
   },
 });
 
-const blockSecrets = definePolicy({
-  name: "block-secrets",
-  hooks: {
-    before_response_emit: (event) =>
-      event.content.includes("SECRET")
-        ? { block: true, blockReason: "the answer carries a secret" }
-        : undefined,
-  },
-});
-
 const basePolicies: Policy[] = [noExec, safePath, redactEmail, maxThreeCalls];
 
-async function pipeline(
-  policies: Policy[] = basePolicies,
-  clientTimeoutMs?: number,
-): Promise<Pipeline> {
-  return startPipeline(nats.url(), {
-    ...(clientTimeoutMs === undefined ? {} : { clientTimeoutMs }),
-    registry: {
-      policies: policies.map((p, i) => ({
-        name: p.name,
-        hooks: Object.keys(p.hooks),
-        priority: 100 + i,
-      })),
-    },
-    policies,
-  });
+function pipeline(policies: Policy[] = basePolicies, clientTimeoutMs?: number): Promise<Pipeline> {
+  return pipelineWith(nats.url(), policies, clientTimeoutMs);
 }
 
 /** The tools, each recording the inputs it actually ran with. */

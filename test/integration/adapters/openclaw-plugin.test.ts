@@ -6,13 +6,14 @@
  * delivery), two sessions reusing a run id, and the plugin registered twice in one process.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { definePolicy, type DecisionRecord, type Policy } from "../../../src/index.js";
+import { definePolicy, type Policy } from "../../../src/index.js";
 import {
   closeOpenClawClient,
   registerHookbus,
   type OpenClawPluginApi,
 } from "../../../src/adapters/openclaw/index.js";
-import { startPipeline, useNatsServer, type Pipeline } from "../pipeline/harness.js";
+import { useNatsServer, type Pipeline } from "../pipeline/harness.js";
+import { blockSecrets, decisionsOf, pipelineWith, redactEmail } from "./policies.js";
 
 const nats = useNatsServer();
 
@@ -36,26 +37,6 @@ function recordingApi(pluginConfig: Record<string, unknown>) {
   return { api, fire, middleware, logged };
 }
 
-const redactEmail = definePolicy({
-  name: "redact-email",
-  hooks: {
-    before_response_emit: (event) =>
-      event.content.includes("@")
-        ? { content: event.content.replace(/[\w.+-]+@[\w-]+(?:\.[\w-]+)+/g, "[email]") }
-        : undefined,
-  },
-});
-
-const blockSecrets = definePolicy({
-  name: "block-secrets",
-  hooks: {
-    before_response_emit: (event) =>
-      event.content.includes("SECRET")
-        ? { block: true, blockReason: "carries a secret" }
-        : undefined,
-  },
-});
-
 /** Blocks exec in session A only: a decision that must not leak into session B. */
 const noExecInA = definePolicy({
   name: "no-exec-in-a",
@@ -67,17 +48,8 @@ const noExecInA = definePolicy({
   },
 });
 
-async function pipeline(policies: Policy[]): Promise<Pipeline> {
-  return startPipeline(nats.url(), {
-    registry: {
-      policies: policies.map((p, i) => ({
-        name: p.name,
-        hooks: Object.keys(p.hooks),
-        priority: 100 + i,
-      })),
-    },
-    policies,
-  });
+function pipeline(policies: Policy[]): Promise<Pipeline> {
+  return pipelineWith(nats.url(), policies);
 }
 
 const configs: Record<string, unknown>[] = [];
@@ -96,12 +68,6 @@ function plugin(p: Pipeline) {
   return recordingApi(config);
 }
 
-async function decisions(p: Pipeline, hook: string) {
-  return (await p.readLog())
-    .map((s) => s.record)
-    .filter((r): r is DecisionRecord => r.kind === "decision" && r.hook === hook);
-}
-
 describe("the OpenClaw plugin's message_sending (a channel delivery) is before_response_emit", () => {
   it("the delivered text is the redacted one; a blocked reply is cancelled", async () => {
     const p = await pipeline([redactEmail, blockSecrets]);
@@ -115,12 +81,12 @@ describe("the OpenClaw plugin's message_sending (a channel delivery) is before_r
     });
     expect(await fire("message_sending", { to: "u1", content: "the SECRET is 42" }, ctx)).toEqual({
       cancel: true,
-      cancelReason: "carries a secret",
+      cancelReason: "the answer carries a secret",
     });
     expect(
       await fire("message_sending", { to: "u1", content: "nothing to see" }, ctx),
     ).toBeUndefined();
-    const emits = await decisions(p, "before_response_emit");
+    const emits = await decisionsOf(p, "before_response_emit");
     expect(emits).toHaveLength(3);
     expect(emits[0]!.context).toMatchObject({
       agentId: "oc-agent",
@@ -166,7 +132,7 @@ describe("the OpenClaw plugin's tool gate", () => {
     expect(await call("a", "c1")).toEqual({ block: true, blockReason: "not in session a" });
     expect(await call("b", "c2")).toBeUndefined();
     expect(await call("a", "c3")).toEqual({ block: true, blockReason: "not in session a" });
-    const records = await decisions(p, "before_tool_call");
+    const records = await decisionsOf(p, "before_tool_call");
     expect(records.map((r) => [r.context.sessionKey, r.context.runId, r.decision.outcome])).toEqual(
       [
         ["agent:main:a", "run-7", "block"],
