@@ -29,7 +29,14 @@ import {
   failToolResult,
   runContext,
 } from "./mapping.js";
-import { agentEndEvent, llmInputEvent, llmOutputEvent } from "./observations.js";
+import {
+  agentEndEvent,
+  llmInputEvent,
+  llmOutputEvent,
+  sessionContext,
+  sessionEndEvent,
+  sessionStartEvent,
+} from "./observations.js";
 
 export const OPENCLAW_PLUGIN_ID = "hookbus";
 
@@ -220,14 +227,7 @@ export function registerHookbus(api: OpenClawPluginApi): void {
     void observe("agent_end", runContext(agentId, ctx, event.runId), agentEndEvent(event));
   });
   api.on("session_start", (event, ctx) => {
-    const context = runContext(agentId, {
-      ...ctx,
-      sessionKey: event.sessionKey ?? ctx.sessionKey ?? event.sessionId,
-    });
-    void observe("session_start", context, {
-      sessionId: event.sessionId,
-      ...(event.resumedFrom === undefined ? {} : { resumedFrom: event.resumedFrom }),
-    });
+    void observe("session_start", sessionContext(agentId, event, ctx), sessionStartEvent(event));
   });
   api.on("gateway_stop", async () => {
     await closeOpenClawClient(api.pluginConfig).catch((error: unknown) =>
@@ -235,16 +235,7 @@ export function registerHookbus(api: OpenClawPluginApi): void {
     );
   });
   api.on("session_end", (event, ctx) => {
-    const context = runContext(agentId, {
-      ...ctx,
-      sessionKey: event.sessionKey ?? ctx.sessionKey ?? event.sessionId,
-    });
-    void observe("session_end", context, {
-      sessionId: event.sessionId,
-      messageCount: event.messageCount,
-      ...(event.durationMs === undefined ? {} : { durationMs: event.durationMs }),
-      ...(event.reason === undefined ? {} : { reason: event.reason }),
-    });
+    void observe("session_end", sessionContext(agentId, event, ctx), sessionEndEvent(event));
   });
 }
 

@@ -20,6 +20,7 @@ import {
   NO_SESSION,
   runContext,
 } from "../../../src/adapters/openclaw/mapping.js";
+import { llmInputEvent, sessionContext } from "../../../src/adapters/openclaw/observations.js";
 
 const json = (path: string) =>
   JSON.parse(readFileSync(new URL(`../../../${path}`, import.meta.url), "utf8")) as Record<
@@ -131,6 +132,32 @@ describe("OpenClaw's context as hookbus's", () => {
       runId: "r2",
     });
     expect(runContext("oc", undefined)).toEqual({ agentId: "oc", sessionKey: NO_SESSION });
+  });
+});
+
+describe("OpenClaw's observations as hookbus's", () => {
+  it("a session hook's session: the event's key, else the context's, else the session id", () => {
+    expect(sessionContext("oc", { sessionId: "sid", sessionKey: "k" }, {}).sessionKey).toBe("k");
+    expect(sessionContext("oc", { sessionId: "sid" }, { sessionKey: "c" }).sessionKey).toBe("c");
+    expect(sessionContext("oc", { sessionId: "sid" }, undefined).sessionKey).toBe("sid");
+  });
+
+  it("llm_input keeps the history messages hookbus's schema accepts (a role or a type)", () => {
+    const event = llmInputEvent({
+      runId: "r",
+      sessionId: "s",
+      provider: "fake",
+      model: "m",
+      prompt: "hi",
+      historyMessages: [
+        { role: "user", content: "a" },
+        { type: "function_call" },
+        "junk",
+        { content: "no role" },
+      ],
+      imagesCount: 0,
+    });
+    expect(event.messages).toEqual([{ role: "user", content: "a" }, { type: "function_call" }]);
   });
 });
 
