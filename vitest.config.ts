@@ -14,8 +14,9 @@ export default defineConfig({
   test: {
     // examples/*.test.ts: the docs' test samples, run as they are.
     include: ["test/**/*.test.ts", "examples/**/*.test.ts"],
-    // The package tests (npm pack, installs) run on their own: npm run test:package.
-    exclude: ["test/package/**", "**/node_modules/**"],
+    // The package tests (npm pack, installs) run on their own: npm run test:package; the
+    // OpenClaw plugin test (the real OpenClaw CLI on Node 24) too: npm run test:openclaw.
+    exclude: ["test/package/**", "test/openclaw/**", "**/node_modules/**"],
     // CLI processes spawned by tests (bin/hookbus.js) run the TypeScript sources, not a stale dist/.
     env: { HOOKBUS_CLI_SOURCE: "1" },
     typecheck: { enabled: true, include: ["test/**/*.test-d.ts"], tsconfig: "./tsconfig.json" },

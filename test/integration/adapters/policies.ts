@@ -4,7 +4,7 @@
  * one allows at most 3 tool calls per turn through after_llm_call only; and, where a test names
  * them, one removes a tool from what the model is offered and one blocks a final answer.
  */
-import { definePolicy, type Policy } from "../../../src/index.js";
+import { definePolicy, type DecisionRecord, type Policy } from "../../../src/index.js";
 import { startPipeline, type Pipeline } from "../pipeline/harness.js";
 
 export const EMAIL = "alice@example.com";
@@ -88,10 +88,8 @@ export function policyPipeline(
 }
 
 /** The before_tool_call decision records of the pipeline's log. */
-export async function beforeToolCallRecords(p: Pipeline) {
-  return (await p.readLog())
-    .map((s) => s.record)
-    .filter((r) => r.kind === "decision" && r.hook === "before_tool_call");
+export function beforeToolCallRecords(p: Pipeline): Promise<DecisionRecord[]> {
+  return decisionsOf(p, "before_tool_call");
 }
 
 /** `policyPipeline` on a test file's NATS server. */
@@ -108,4 +106,11 @@ export function toolRuns() {
     lookup: [] as unknown[],
     delete_all: [] as unknown[],
   };
+}
+
+/** The pipeline's decision records of one hook, in log order. */
+export async function decisionsOf(p: Pipeline, hook: string): Promise<DecisionRecord[]> {
+  return (await p.readLog())
+    .map((s) => s.record)
+    .filter((r): r is DecisionRecord => r.kind === "decision" && r.hook === hook);
 }
