@@ -2,13 +2,18 @@
  * Writing a batch of projections: one transaction, two multi-row inserts (records as one JSON
  * array, policy rows as one array per column: a batch of any size is one statement with a fixed
  * number of parameters), and
- * ON CONFLICT DO NOTHING, so a redelivered or replayed record is written once.
+ * ON CONFLICT DO NOTHING, so a redelivered or replayed record is written once. Each insert feeds
+ * the per-minute rollups (migrations/002) with the rows it RETURNS, i.e. the rows it really
+ * added, in the same statement: a record another indexer (or an earlier delivery) wrote is
+ * neither stored nor counted twice. Rollup keys are upserted in key order, so two writers that
+ * share minutes lock them in the same order and wait for each other instead of deadlocking.
  */
 import { inTransaction, type PgPool } from "./pg.js";
 import type { ParsedAuditSubject } from "../bus/subjects.js";
 import { invalidProjection, pgSafeJson, type Projection } from "./projection.js";
 
 const INSERT_RECORDS = `
+WITH added AS (
 INSERT INTO hookbus_records (ns, seq, subject, stored_at, kind, outcome, agent_id, session_key,
   run_id, hook, call_id, blocked_by, registry_revision, received_at, decided_at, latency_ms,
   shadow_changed, index_error, record)
@@ -19,7 +24,15 @@ FROM json_to_recordset($2::json) AS x(seq bigint, subject text, stored_at timest
   kind text, outcome text, agent_id text, session_key text, run_id text, hook text, call_id text,
   blocked_by text, registry_revision bigint, received_at timestamptz, decided_at timestamptz,
   latency_ms float8, shadow_changed boolean, index_error text, record jsonb)
-ON CONFLICT (ns, seq) DO NOTHING`;
+ON CONFLICT (ns, seq) DO NOTHING
+RETURNING stored_at, hook, outcome, kind
+), counted AS (
+INSERT INTO hookbus_minute_records AS m (ns, minute, hook, outcome, records)
+SELECT $1, hookbus_minute(stored_at), hook, outcome, count(*) FROM added
+WHERE kind <> 'invalid' GROUP BY 2, 3, 4 ORDER BY 2, 3, 4
+ON CONFLICT (ns, minute, hook, outcome) DO UPDATE SET records = m.records + EXCLUDED.records
+)
+SELECT count(*)::int AS added FROM added`;
 
 /**
  * The batch as ONE JSON array (PostgreSQL parses it once, faster than an array parameter per
@@ -55,11 +68,25 @@ function recordsJson(batch: readonly Projection[]): string {
   return `[${rows.join(",")}]`;
 }
 
+// $9 is each row's record's stored time: the minute the row is counted in. A batch may hold one
+// record twice (redelivered while it waited), so the minute is joined back DISTINCT by sequence.
 const INSERT_POLICIES = `
+WITH given AS (
+SELECT * FROM unnest($2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
+  $8::float8[], $9::timestamptz[]) AS x(seq, policy, version, mode, status, effect, latency_ms,
+  stored_at)
+), added AS (
 INSERT INTO hookbus_policy_outcomes (ns, seq, policy, version, mode, status, effect, latency_ms)
-SELECT $1, * FROM unnest($2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[],
-  $7::text[], $8::float8[])
-ON CONFLICT (ns, seq, policy) DO NOTHING`;
+SELECT $1, seq, policy, version, mode, status, effect, latency_ms FROM given
+ON CONFLICT (ns, seq, policy) DO NOTHING
+RETURNING seq, policy, status, latency_ms
+)
+INSERT INTO hookbus_minute_policies AS m (ns, minute, policy, status, bucket, outcomes)
+SELECT $1, hookbus_minute(t.stored_at), a.policy, a.status, hookbus_latency_bucket(a.latency_ms),
+  count(*)
+FROM added a JOIN (SELECT DISTINCT seq, stored_at FROM given) t ON t.seq = a.seq
+GROUP BY 2, 3, 4, 5 ORDER BY 2, 3, 4, 5
+ON CONFLICT (ns, minute, policy, status, bucket) DO UPDATE SET outcomes = m.outcomes + EXCLUDED.outcomes`;
 
 /** Writes the batch and commits; resolves to the number of records that were new. */
 export async function writeBatch(
@@ -68,9 +95,14 @@ export async function writeBatch(
   batch: readonly Projection[],
 ): Promise<number> {
   if (batch.length === 0) return 0;
-  const p = batch.flatMap((x) => x.policies);
+  const p = batch.flatMap((x) =>
+    x.policies.map((policy) => ({ ...policy, storedAt: x.record.storedAt })),
+  );
   return inTransaction(pool, async (client) => {
-    const inserted = await client.query(INSERT_RECORDS, [namespace, recordsJson(batch)]);
+    const inserted = await client.query<{ added: number }>(INSERT_RECORDS, [
+      namespace,
+      recordsJson(batch),
+    ]);
     if (p.length > 0)
       await client.query(INSERT_POLICIES, [
         namespace,
@@ -81,8 +113,9 @@ export async function writeBatch(
         p.map((x) => x.status),
         p.map((x) => x.effect),
         p.map((x) => x.latencyMs),
+        p.map((x) => x.storedAt),
       ]);
-    return inserted.rowCount ?? 0;
+    return inserted.rows[0]?.added ?? 0;
   });
 }
 
