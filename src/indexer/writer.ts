@@ -2,16 +2,22 @@
  * Writing a batch of projections: one transaction, two multi-row inserts (records as one JSON
  * array, policy rows as one array per column: a batch of any size is one statement with a fixed
  * number of parameters), and
- * ON CONFLICT DO NOTHING, so a redelivered or replayed record is written once. Each insert feeds
- * the per-minute rollups (migrations/002) with the rows it RETURNS, i.e. the rows it really
- * added, in the same statement: a record another indexer (or an earlier delivery) wrote is
- * neither stored nor counted twice. Rollup keys are upserted in key order, so two writers that
- * share minutes lock them in the same order and wait for each other instead of deadlocking.
+ * ON CONFLICT DO NOTHING, so a redelivered or replayed record is written once.
+ *
+ * The per-minute rollups (migrations/002) count only what the inserts RETURN, i.e. the rows
+ * they really added: a record another indexer (or an earlier delivery) wrote is neither stored
+ * nor counted twice. Every writer adds to the same rollup rows (the current minute's), so the
+ * upserts come last, just before the commit, and each writer holds those row locks briefly:
+ * policy rows are counted by their insert's own statement, then records (their insert returned
+ * them grouped by minute, hook and outcome: a handful of rows). Keys are upserted in key order, policies' before records', so writers that share
+ * minutes wait for each other instead of deadlocking.
  */
 import { inTransaction, type PgPool } from "./pg.js";
 import type { ParsedAuditSubject } from "../bus/subjects.js";
 import { invalidProjection, pgSafeJson, type Projection } from "./projection.js";
 
+// Returns the rows it added grouped as the rollup counts them (a handful of rows, not one per
+// record); the rollup itself is upserted last (see above).
 const INSERT_RECORDS = `
 WITH added AS (
 INSERT INTO hookbus_records (ns, seq, subject, stored_at, kind, outcome, agent_id, session_key,
@@ -26,13 +32,10 @@ FROM json_to_recordset($2::json) AS x(seq bigint, subject text, stored_at timest
   latency_ms float8, shadow_changed boolean, index_error text, record jsonb)
 ON CONFLICT (ns, seq) DO NOTHING
 RETURNING stored_at, hook, outcome, kind
-), counted AS (
-INSERT INTO hookbus_minute_records AS m (ns, minute, hook, outcome, records)
-SELECT $1, hookbus_minute(stored_at), hook, outcome, count(*) FROM added
-WHERE kind <> 'invalid' GROUP BY 2, 3, 4 ORDER BY 2, 3, 4
-ON CONFLICT (ns, minute, hook, outcome) DO UPDATE SET records = m.records + EXCLUDED.records
 )
-SELECT count(*)::int AS added FROM added`;
+SELECT floor(extract(epoch FROM stored_at) / 60)::bigint * 60 AS minute, hook, outcome,
+  kind = 'invalid' AS invalid, count(*)::int AS n
+FROM added GROUP BY 1, 2, 3, 4`;
 
 /**
  * The batch as ONE JSON array (PostgreSQL parses it once, faster than an array parameter per
@@ -68,13 +71,16 @@ function recordsJson(batch: readonly Projection[]): string {
   return `[${rows.join(",")}]`;
 }
 
-// $9 is each row's record's stored time: the minute the row is counted in. A batch may hold one
-// record twice (redelivered while it waited), so the minute is joined back DISTINCT by sequence.
+// Minutes are epoch seconds computed in JavaScript from the stored time's milliseconds (exact:
+// the same UTC minute as hookbus_minute()), so no Date is serialised per row.
+const minuteOf = (t: Date) => Math.floor(t.getTime() / 60_000) * 60;
+
+// $9: the minute of each policy row's record. A batch may hold one record twice (redelivered
+// while its first delivery waited), so minutes are joined back DISTINCT by sequence.
 const INSERT_POLICIES = `
 WITH given AS (
 SELECT * FROM unnest($2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
-  $8::float8[], $9::timestamptz[]) AS x(seq, policy, version, mode, status, effect, latency_ms,
-  stored_at)
+  $8::float8[], $9::bigint[]) AS x(seq, policy, version, mode, status, effect, latency_ms, minute)
 ), added AS (
 INSERT INTO hookbus_policy_outcomes (ns, seq, policy, version, mode, status, effect, latency_ms)
 SELECT $1, seq, policy, version, mode, status, effect, latency_ms FROM given
@@ -82,11 +88,18 @@ ON CONFLICT (ns, seq, policy) DO NOTHING
 RETURNING seq, policy, status, latency_ms
 )
 INSERT INTO hookbus_minute_policies AS m (ns, minute, policy, status, bucket, outcomes)
-SELECT $1, hookbus_minute(t.stored_at), a.policy, a.status, hookbus_latency_bucket(a.latency_ms),
+SELECT $1, to_timestamp(t.minute), a.policy, a.status, hookbus_latency_bucket(a.latency_ms),
   count(*)
-FROM added a JOIN (SELECT DISTINCT seq, stored_at FROM given) t ON t.seq = a.seq
+FROM added a JOIN (SELECT DISTINCT seq, minute FROM given) t ON t.seq = a.seq
 GROUP BY 2, 3, 4, 5 ORDER BY 2, 3, 4, 5
 ON CONFLICT (ns, minute, policy, status, bucket) DO UPDATE SET outcomes = m.outcomes + EXCLUDED.outcomes`;
+
+const COUNT_RECORDS = `
+INSERT INTO hookbus_minute_records AS m (ns, minute, hook, outcome, records)
+SELECT $1, to_timestamp(x.minute), x.hook, x.outcome, x.records
+FROM unnest($2::bigint[], $3::text[], $4::text[], $5::bigint[]) AS x(minute, hook, outcome, records)
+ORDER BY 2, 3, 4
+ON CONFLICT (ns, minute, hook, outcome) DO UPDATE SET records = m.records + EXCLUDED.records`;
 
 /** Writes the batch and commits; resolves to the number of records that were new. */
 export async function writeBatch(
@@ -95,14 +108,13 @@ export async function writeBatch(
   batch: readonly Projection[],
 ): Promise<number> {
   if (batch.length === 0) return 0;
-  const p = batch.flatMap((x) =>
-    x.policies.map((policy) => ({ ...policy, storedAt: x.record.storedAt })),
-  );
+  const p = batch.flatMap((x) => x.policies);
+  const minutes = batch.flatMap((x) => {
+    const minute = minuteOf(x.record.storedAt);
+    return x.policies.map(() => minute);
+  });
   return inTransaction(pool, async (client) => {
-    const inserted = await client.query<{ added: number }>(INSERT_RECORDS, [
-      namespace,
-      recordsJson(batch),
-    ]);
+    const added = await client.query<AddedCount>(INSERT_RECORDS, [namespace, recordsJson(batch)]);
     if (p.length > 0)
       await client.query(INSERT_POLICIES, [
         namespace,
@@ -113,10 +125,28 @@ export async function writeBatch(
         p.map((x) => x.status),
         p.map((x) => x.effect),
         p.map((x) => x.latencyMs),
-        p.map((x) => x.storedAt),
+        minutes,
       ]);
-    return inserted.rows[0]?.added ?? 0;
+    const counted = added.rows.filter((x) => !x.invalid);
+    if (counted.length > 0)
+      await client.query(COUNT_RECORDS, [
+        namespace,
+        counted.map((x) => x.minute),
+        counted.map((x) => x.hook),
+        counted.map((x) => x.outcome),
+        counted.map((x) => x.n),
+      ]);
+    return added.rows.reduce((sum, x) => sum + x.n, 0);
   });
+}
+
+/** The records one insert added, per minute (epoch seconds), hook and outcome. */
+interface AddedCount {
+  minute: string;
+  hook: string;
+  outcome: string;
+  invalid: boolean;
+  n: number;
 }
 
 /**
