@@ -9,6 +9,7 @@
  * BENCH_AUDIT_WRITERS sets the indexer's concurrent batch writers (default 2).
  */
 import { spawn } from "node:child_process";
+import { loadavg } from "node:os";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { HookbusClient } from "../src/agent/index.js";
 import { Bus } from "../src/bus/bus.js";
@@ -61,6 +62,8 @@ async function timed(runs: number, fn: (i: number) => Promise<unknown>): Promise
 }
 
 const fmt = (ms: number) => ms.toFixed(1);
+/** The machine's 1-minute load average, printed with each figure (other work shares the cores). */
+const machineLoad = () => `load ${loadavg()[0]!.toFixed(1)}`;
 
 async function main(): Promise<void> {
   const nats = await findNatsServer({ own: true });
@@ -109,7 +112,7 @@ async function main(): Promise<void> {
     const indexSeconds = (performance.now() - t0) / 1000;
     const indexRps = Math.round(RECORDS / indexSeconds);
     console.log(
-      `indexer: ${RECORDS} records in ${indexSeconds.toFixed(1)} s = ${indexRps} records/s (batches of 2000, ${WRITERS ?? 2} writers)`,
+      `indexer: ${RECORDS} records in ${indexSeconds.toFixed(1)} s = ${indexRps} records/s (batches of 2000, ${WRITERS ?? 2} writers; ${machineLoad()})`,
     );
     await pool.query("ANALYZE");
 
@@ -140,7 +143,7 @@ async function main(): Promise<void> {
       `agent+outcome, last hour, limit 100: p50 ${fmt(percentile(agentOutcome, 50))} ms, p99 ${fmt(percentile(agentOutcome, 99))} ms`,
     );
     console.log(
-      `stats over a day: p50 ${fmt(percentile(stats, 50))} ms, p99 ${fmt(percentile(stats, 99))} ms`,
+      `stats over a day: p50 ${fmt(percentile(stats, 50))} ms, p99 ${fmt(percentile(stats, 99))} ms (${machineLoad()})`,
     );
 
     // The decision path on the same server, writing to the same log, indexer running.
@@ -210,7 +213,7 @@ async function main(): Promise<void> {
     const quietP99 = percentile(quiet, 99);
     const loadedP99 = percentile(loaded, 99);
     console.log(
-      `decision path: p99 ${fmt(quietP99)} ms without audit load, ${fmt(loadedP99)} ms with it (p50 ${fmt(percentile(quiet, 50))} / ${fmt(percentile(loaded, 50))} ms)`,
+      `decision path: p99 ${fmt(quietP99)} ms without audit load, ${fmt(loadedP99)} ms with it (p50 ${fmt(percentile(quiet, 50))} / ${fmt(percentile(loaded, 50))} ms; ${machineLoad()})`,
     );
     await client.close();
     await runner.stop();
