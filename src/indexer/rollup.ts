@@ -72,6 +72,21 @@ function rangeSql(namespace: string, range: StatsRange): RangeSql {
   return { params, minutes: minutes.join(" AND "), rows };
 }
 
+/**
+ * One SELECT per source of the range, as a UNION ALL: `fromRollup` reads the whole minutes
+ * (given their condition), `fromRows` one stretch of rows (given its condition on `r`).
+ */
+function rangeUnion(
+  namespace: string,
+  range: StatsRange,
+  fromRollup: (where: string) => string,
+  fromRows: (where: string) => string,
+): { union: string; params: unknown[] } {
+  const { params, minutes, rows } = rangeSql(namespace, range);
+  const parts = [...(minutes === undefined ? [] : [fromRollup(minutes)]), ...rows.map(fromRows)];
+  return { union: parts.join(" UNION ALL "), params };
+}
+
 export interface RolledCount {
   /** The minute's start (only when counted per minute). */
   minute?: Date;
@@ -90,19 +105,16 @@ export async function rolledRecordCounts(
   range: StatsRange,
   perMinute: boolean,
 ): Promise<RolledCount[]> {
-  const { params, minutes, rows } = rangeSql(namespace, range);
-  const parts: string[] = [];
-  if (minutes !== undefined)
-    parts.push(
-      `SELECT minute, hook, outcome, records AS n FROM hookbus_minute_records WHERE ${minutes}`,
-    );
-  for (const stretch of rows)
-    parts.push(
-      `SELECT hookbus_minute(r.stored_at) AS minute, r.hook, r.outcome, 1 AS n FROM hookbus_records r WHERE ${stretch}`,
-    );
+  const { union, params } = rangeUnion(
+    namespace,
+    range,
+    (w) => `SELECT minute, hook, outcome, records AS n FROM hookbus_minute_records WHERE ${w}`,
+    (w) =>
+      `SELECT hookbus_minute(r.stored_at) AS minute, r.hook, r.outcome, 1 AS n FROM hookbus_records r WHERE ${w}`,
+  );
   const keys = perMinute ? "minute, hook, outcome" : "hook, outcome";
   const r = await pool.query<{ minute?: Date; hook: string; outcome: string; n: string }>(
-    `SELECT ${keys}, sum(n) AS n FROM (${parts.join(" UNION ALL ")}) x GROUP BY ${keys} ORDER BY ${keys}`,
+    `SELECT ${keys}, sum(n) AS n FROM (${union}) x GROUP BY ${keys} ORDER BY ${keys}`,
     params,
   );
   return r.rows.map((x) => ({
@@ -147,20 +159,17 @@ export async function rolledPolicyCounts(
   namespace: string,
   range: StatsRange,
 ): Promise<PolicyCountRow[]> {
-  const { params, minutes, rows } = rangeSql(namespace, range);
-  const parts: string[] = [];
-  if (minutes !== undefined)
-    parts.push(
-      `SELECT policy, status, bucket, outcomes AS n FROM hookbus_minute_policies WHERE ${minutes}`,
-    );
-  for (const stretch of rows)
-    parts.push(
+  const { union, params } = rangeUnion(
+    namespace,
+    range,
+    (w) => `SELECT policy, status, bucket, outcomes AS n FROM hookbus_minute_policies WHERE ${w}`,
+    (w) =>
       `SELECT p.policy, p.status, hookbus_latency_bucket(p.latency_ms) AS bucket, 1 AS n
        FROM hookbus_records r JOIN hookbus_policy_outcomes p ON p.ns = r.ns AND p.seq = r.seq
-       WHERE ${stretch}`,
-    );
+       WHERE ${w}`,
+  );
   const r = await pool.query<{ policy: string; status: string; bucket: number; n: string }>(
-    `SELECT policy, status, bucket, sum(n) AS n FROM (${parts.join(" UNION ALL ")}) x
+    `SELECT policy, status, bucket, sum(n) AS n FROM (${union}) x
      GROUP BY policy, status, bucket ORDER BY policy, status, bucket`,
     params,
   );

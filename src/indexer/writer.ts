@@ -118,26 +118,22 @@ export async function writeBatch(
     if (p.length > 0)
       await client.query(INSERT_POLICIES, [
         namespace,
-        p.map((x) => x.seq),
-        p.map((x) => x.policy),
-        p.map((x) => x.version),
-        p.map((x) => x.mode),
-        p.map((x) => x.status),
-        p.map((x) => x.effect),
-        p.map((x) => x.latencyMs),
+        ...columns(p, ["seq", "policy", "version", "mode", "status", "effect", "latencyMs"]),
         minutes,
       ]);
     const counted = added.rows.filter((x) => !x.invalid);
     if (counted.length > 0)
       await client.query(COUNT_RECORDS, [
         namespace,
-        counted.map((x) => x.minute),
-        counted.map((x) => x.hook),
-        counted.map((x) => x.outcome),
-        counted.map((x) => x.n),
+        ...columns(counted, ["minute", "hook", "outcome", "n"]),
       ]);
     return added.rows.reduce((sum, x) => sum + x.n, 0);
   });
+}
+
+/** Rows as one array per column (the `unnest` parameters), in the order of `keys`. */
+function columns<T>(rows: readonly T[], keys: readonly (keyof T)[]): unknown[][] {
+  return keys.map((key) => rows.map((row) => row[key]));
 }
 
 /** The records one insert added, per minute (epoch seconds), hook and outcome. */
