@@ -9,6 +9,8 @@
  * BENCH_AUDIT_WRITERS sets the indexer's concurrent batch writers (default 2).
  */
 import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { loadavg } from "node:os";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { HookbusClient } from "../src/agent/index.js";
 import { Bus } from "../src/bus/bus.js";
@@ -20,6 +22,7 @@ import {
   migrateIndex,
   openIndexPool,
   queryIndex,
+  type PgPool,
   queryIndexAll,
   startIndexer,
 } from "../src/indexer/index.js";
@@ -61,6 +64,31 @@ async function timed(runs: number, fn: (i: number) => Promise<unknown>): Promise
 }
 
 const fmt = (ms: number) => ms.toFixed(1);
+/** The machine's 1-minute load average, printed with each figure (other work shares the cores). */
+const machineLoad = () => `load ${loadavg()[0]!.toFixed(1)}`;
+
+/**
+ * CPU time (ms) of the PostgreSQL backends serving database `name`, from /proc (Linux; undefined
+ * elsewhere). A backend starts at 0, so one that connects meanwhile is counted whole; the
+ * server's background processes (WAL writer, checkpointer, autovacuum) are not counted.
+ */
+async function backendCpuMs(pool: PgPool, name: string): Promise<number | undefined> {
+  const r = await pool.query<{ pid: number }>(
+    "SELECT pid FROM pg_stat_activity WHERE datname = $1",
+    [name],
+  );
+  let ms = 0;
+  for (const { pid } of r.rows) {
+    try {
+      // Fields after the command's ")": state is 1st, utime 12th, stime 13th (clock ticks, 100/s).
+      const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+      ms += (Number(fields[11]) + Number(fields[12])) * 10;
+    } catch {
+      return undefined;
+    }
+  }
+  return ms;
+}
 
 async function main(): Promise<void> {
   const nats = await findNatsServer({ own: true });
@@ -91,6 +119,8 @@ async function main(): Promise<void> {
       `log: ${info.state.messages} records (${(info.state.bytes / 1e6).toFixed(0)} MB, ${SESSIONS} sessions) in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
     );
 
+    const pgCpu0 = await backendCpuMs(pool, db.name);
+    const cpu0 = process.cpuUsage();
     t0 = performance.now();
     const indexer = await startIndexer({
       bus: await Bus.open(await open("bench-indexer"), { namespace: NAMESPACE }),
@@ -108,8 +138,18 @@ async function main(): Promise<void> {
     }
     const indexSeconds = (performance.now() - t0) / 1000;
     const indexRps = Math.round(RECORDS / indexSeconds);
+    const cpu = process.cpuUsage(cpu0);
+    const pgCpu1 = await backendCpuMs(pool, db.name);
     console.log(
-      `indexer: ${RECORDS} records in ${indexSeconds.toFixed(1)} s = ${indexRps} records/s (batches of 2000, ${WRITERS ?? 2} writers)`,
+      `indexer: ${RECORDS} records in ${indexSeconds.toFixed(1)} s = ${indexRps} records/s (batches of 2000, ${WRITERS ?? 2} writers; ${machineLoad()})`,
+    );
+    // CPU per record is steadier than records/s on a shared machine: what the indexer would
+    // reach with the cores to itself is about (cores × 10^6) / (node + postgres µs per record).
+    const perRecord = (ms: number) => ((ms * 1000) / RECORDS).toFixed(1);
+    console.log(
+      `indexer cpu: node ${perRecord((cpu.user + cpu.system) / 1000)} µs/record, postgres backends ${
+        pgCpu0 === undefined || pgCpu1 === undefined ? "n/a" : perRecord(pgCpu1 - pgCpu0)
+      } µs/record`,
     );
     await pool.query("ANALYZE");
 
@@ -140,7 +180,7 @@ async function main(): Promise<void> {
       `agent+outcome, last hour, limit 100: p50 ${fmt(percentile(agentOutcome, 50))} ms, p99 ${fmt(percentile(agentOutcome, 99))} ms`,
     );
     console.log(
-      `stats over a day: p50 ${fmt(percentile(stats, 50))} ms, p99 ${fmt(percentile(stats, 99))} ms`,
+      `stats over a day: p50 ${fmt(percentile(stats, 50))} ms, p99 ${fmt(percentile(stats, 99))} ms (${machineLoad()})`,
     );
 
     // The decision path on the same server, writing to the same log, indexer running.
@@ -210,7 +250,7 @@ async function main(): Promise<void> {
     const quietP99 = percentile(quiet, 99);
     const loadedP99 = percentile(loaded, 99);
     console.log(
-      `decision path: p99 ${fmt(quietP99)} ms without audit load, ${fmt(loadedP99)} ms with it (p50 ${fmt(percentile(quiet, 50))} / ${fmt(percentile(loaded, 50))} ms)`,
+      `decision path: p99 ${fmt(quietP99)} ms without audit load, ${fmt(loadedP99)} ms with it (p50 ${fmt(percentile(quiet, 50))} / ${fmt(percentile(loaded, 50))} ms; ${machineLoad()})`,
     );
     await client.close();
     await runner.stop();

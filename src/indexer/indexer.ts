@@ -8,6 +8,7 @@
 import { AckPolicy, DeliverPolicy, type ConsumerMessages, type JsMsg } from "@nats-io/jetstream";
 import { nanos } from "@nats-io/transport-node";
 import type { Bus } from "../bus/bus.js";
+import { Header } from "../bus/headers.js";
 import { HookbusError } from "../errors.js";
 import { assertLogExists } from "../log/reader.js";
 import { sleep } from "../time.js";
@@ -116,6 +117,12 @@ export async function indexLag(
   return { records, seconds };
 }
 
+/** Whether the message's body is the record's JSON itself (not gzip, not a blob reference). */
+function plainJson(msg: JsMsg): boolean {
+  const encoding = msg.headers?.get(Header.Encoding);
+  return encoding === undefined || encoding === "" || encoding === "json";
+}
+
 async function project(bus: Bus, msg: JsMsg): Promise<Projection> {
   const storedAt = new Date(Math.floor(msg.info.timestampNanos / 1e6));
   let address;
@@ -126,7 +133,8 @@ async function project(bus: Bus, msg: JsMsg): Promise<Projection> {
   }
   const stored = { seq: msg.seq, subject: msg.subject, storedAt, address };
   try {
-    return projectRecord(stored, await bus.codec.decodeMessage(msg));
+    const decoded = await bus.codec.decodeMessage(msg);
+    return projectRecord(stored, decoded, plainJson(msg) ? msg.string() : undefined);
   } catch (error) {
     const code = (error as { code?: string })?.code ?? "HOOKBUS_BAD_MESSAGE";
     return invalidProjection(stored, `${code}: ${String((error as Error)?.message ?? error)}`);

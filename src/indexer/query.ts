@@ -12,6 +12,7 @@ import { POLICY_NAME_PATTERN } from "../bus/tokens.js";
 import { HookbusError } from "../errors.js";
 import type { LogRecord } from "../log/record.js";
 import { indexError, type PgPool } from "./pg.js";
+import { rolledPolicyCounts, rolledRecordCounts, type PolicyCountRow } from "./rollup.js";
 
 export const POLICY_STATUSES = [
   "ok",
@@ -233,13 +234,7 @@ export interface CountRow {
   count: number;
 }
 
-export interface PolicyCountRow {
-  policy: string;
-  status: string;
-  count: number;
-  p50Ms: number | null;
-  p99Ms: number | null;
-}
+export type { PolicyCountRow };
 
 export interface IndexStats {
   since: Date | undefined;
@@ -249,68 +244,33 @@ export interface IndexStats {
   byPolicyStatus: PolicyCountRow[];
 }
 
-/** Counts per hook and outcome, and per policy and status (with latency p50/p99), over a time range. */
+/**
+ * Counts per hook and outcome, and per policy and status (with latency p50/p99), over a time
+ * range: from the per-minute rollups, exact for any range (src/indexer/rollup.ts).
+ */
 export async function indexStats(
   pool: PgPool,
   namespace: string,
   range: { since?: Date | undefined; until?: Date | undefined; agentId?: string | undefined } = {},
 ): Promise<IndexStats> {
   const f = checkIndexFilter(range);
+  const checked = { since: f.since, until: f.until, agentId: f.agentId };
   try {
-    const w = await whereOf(pool, namespace, f);
-    const records = await pool.query<{ hook: string; outcome: string; n: string }>(
-      `SELECT r.hook, r.outcome, count(*) AS n FROM hookbus_records r WHERE ${w.sql}
-       GROUP BY r.hook, r.outcome ORDER BY r.hook, r.outcome`,
-      w.params,
-    );
-    // A time range alone is a sequence range of the policy rows: no join with the records.
-    const policyWhere = f.agentId === undefined ? await policyRange(pool, namespace, f) : undefined;
-    const policies = await pool.query<{
-      policy: string;
-      status: string;
-      n: string;
-      p50: number | null;
-      p99: number | null;
-    }>(
-      `SELECT p.policy, p.status, count(*) AS n,
-         percentile_cont(0.5) WITHIN GROUP (ORDER BY p.latency_ms) AS p50,
-         percentile_cont(0.99) WITHIN GROUP (ORDER BY p.latency_ms) AS p99
-       FROM hookbus_policy_outcomes p
-       ${policyWhere === undefined ? `JOIN hookbus_records r ON r.ns = p.ns AND r.seq = p.seq WHERE ${w.sql}` : `WHERE ${policyWhere.sql}`}
-       GROUP BY p.policy, p.status ORDER BY p.policy, p.status`,
-      policyWhere?.params ?? w.params,
-    );
-    const byHookOutcome = records.rows.map((x) => ({
-      hook: x.hook,
-      outcome: x.outcome,
-      count: Number(x.n),
-    }));
+    const [records, policies] = await Promise.all([
+      rolledRecordCounts(pool, namespace, checked, false),
+      rolledPolicyCounts(pool, namespace, checked),
+    ]);
+    const byHookOutcome = records.map(({ hook, outcome, count }) => ({ hook, outcome, count }));
     return {
       since: f.since,
       until: f.until,
       total: byHookOutcome.reduce((s, x) => s + x.count, 0),
       byHookOutcome,
-      byPolicyStatus: policies.rows.map((x) => ({
-        policy: x.policy,
-        status: x.status,
-        count: Number(x.n),
-        p50Ms: x.p50,
-        p99Ms: x.p99,
-      })),
+      byPolicyStatus: policies,
     };
   } catch (error) {
     throw indexError(error, "index stats failed");
   }
-}
-
-async function policyRange(
-  pool: PgPool,
-  namespace: string,
-  f: IndexFilter,
-): Promise<{ sql: string; params: unknown[] }> {
-  const { from, to } = await seqBounds(pool, namespace, f.since, f.until);
-  const params: unknown[] = [namespace, from ?? 0, to ?? Number.MAX_SAFE_INTEGER];
-  return { sql: "p.ns = $1 AND p.seq >= $2 AND p.seq <= $3", params };
 }
 
 /** The highest indexed sequence of the namespace (0 when empty): where a tail starts. */
@@ -435,14 +395,24 @@ export async function countsPerMinute(
       `per-minute counts span at most ${MAX_MINUTE_BUCKETS} minutes (a day); narrow --since/--until`,
     );
   try {
-    const w = await whereOf(pool, namespace, f);
-    const r = await pool.query<{ minute: Date; outcome: string; n: string }>(
-      `SELECT date_trunc('minute', r.stored_at) AS minute, r.outcome, count(*) AS n
-       FROM hookbus_records r WHERE ${w.sql}
-       GROUP BY 1, 2 ORDER BY 1, 2`,
-      w.params,
+    const rows = await rolledRecordCounts(
+      pool,
+      namespace,
+      { since: f.since, until: f.until, agentId: f.agentId },
+      true,
     );
-    return r.rows.map((x) => ({ minute: x.minute, outcome: x.outcome, count: Number(x.n) }));
+    // The chart stacks outcomes per minute: the hooks are added up here.
+    const byMinute = new Map<string, MinuteCountRow>();
+    for (const row of rows) {
+      const key = `${row.minute!.getTime()} ${row.outcome}`;
+      const entry = byMinute.get(key);
+      if (entry === undefined)
+        byMinute.set(key, { minute: row.minute!, outcome: row.outcome, count: row.count });
+      else entry.count += row.count;
+    }
+    return [...byMinute.values()].sort(
+      (a, b) => a.minute.getTime() - b.minute.getTime() || a.outcome.localeCompare(b.outcome),
+    );
   } catch (error) {
     throw indexError(error, "index query failed");
   }

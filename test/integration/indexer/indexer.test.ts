@@ -200,9 +200,9 @@ describe("hookbus indexer", () => {
   it("two migrators at once take turns: the schema is applied once", async () => {
     const { pool } = await postgres.database({ migrate: false });
     const results = await Promise.all([migrateIndex(pool), migrateIndex(pool)]);
-    expect(results.map((r) => r.applied).sort()).toEqual([[], [1]]);
-    const versions = await pool.query("SELECT version FROM hookbus_migrations");
-    expect(versions.rows).toEqual([{ version: 1 }]);
+    expect(results.map((r) => r.applied).sort()).toEqual([[], [1, 2]]);
+    const versions = await pool.query("SELECT version FROM hookbus_migrations ORDER BY version");
+    expect(versions.rows).toEqual([{ version: 1 }, { version: 2 }]);
   });
 
   it("hookbus indexer migrate applies the schema once and then says it is up to date", async () => {
@@ -212,8 +212,8 @@ describe("hookbus indexer", () => {
     expect(await main(["indexer", "migrate", "--index", url], out)).toBe(0);
     expect(await main(["indexer", "migrate", "--index", url], out)).toBe(0);
     expect(lines).toEqual([
-      "applied migration 1; index schema version 1",
-      "index schema is up to date (version 1)",
+      "applied migrations 1, 2; index schema version 2",
+      "index schema is up to date (version 2)",
     ]);
     const saved = process.env.HOOKBUS_INDEX_URL;
     delete process.env.HOOKBUS_INDEX_URL;
