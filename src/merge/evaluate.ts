@@ -27,7 +27,15 @@ export interface Evaluated {
   contribution?: Contribution;
 }
 
-export function evaluateOutcome(hook: ModifyingHookName, outcome: PolicyOutcome): Evaluated {
+/**
+ * `verdictValid`: the caller validated the verdict against the hook's schema itself (replay's own
+ * outcomes, built from `invokePolicy`'s validated answers), so it is not parsed a second time.
+ */
+export function evaluateOutcome(
+  hook: ModifyingHookName,
+  outcome: PolicyOutcome,
+  verdictValid = false,
+): Evaluated {
   const failMode = outcome.failMode ?? modifyingHooks[hook].defaultFailMode;
   const base = {
     policy: outcome.policy,
@@ -47,7 +55,9 @@ export function evaluateOutcome(hook: ModifyingHookName, outcome: PolicyOutcome)
     if (outcome.verdict === undefined || outcome.verdict === null) {
       return { evaluation: { ...base, status, effect: "no-opinion" } };
     }
-    const parsed = modifyingHooks[hook].verdict.safeParse(outcome.verdict);
+    const parsed = verdictValid
+      ? { success: true as const, data: outcome.verdict }
+      : modifyingHooks[hook].verdict.safeParse(outcome.verdict);
     if (parsed.success) {
       const verdict = parsed.data as Record<string, unknown>;
       return {

@@ -111,7 +111,8 @@ function sameInstruction(a: Record<string, unknown>, b: Record<string, unknown>)
 export interface MergeOptions {
   /**
    * The caller built every outcome itself from validated parts (replay: verdicts through
-   * `invokePolicy`, mode and priority from the parsed registry), so they are not parsed again.
+   * `invokePolicy`, mode and priority from the parsed registry), so neither they nor their
+   * verdicts are parsed again.
    * Never for outcomes that crossed the network.
    */
   ownOutcomes?: boolean;
@@ -126,13 +127,11 @@ export function mergeOutcomes<H extends ModifyingHookName>(
   assertModifyingHook(hook);
   const declaration = mergeDeclarations[hook];
   const original = event as Readonly<Record<string, unknown>>;
-  const parsed =
-    options.ownOutcomes === true
-      ? (outcomes as readonly PolicyOutcome[])
-      : parseOutcomes(hook, outcomes);
+  const own = options.ownOutcomes === true;
+  const parsed = own ? (outcomes as readonly PolicyOutcome[]) : parseOutcomes(hook, outcomes);
   const evaluated = inMergeOrder(hook, parsed).map((outcome) => ({
     outcome,
-    ...evaluateOutcome(hook, outcome),
+    ...evaluateOutcome(hook, outcome, own),
   }));
 
   const enforced = decide(
