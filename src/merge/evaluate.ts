@@ -37,13 +37,13 @@ export function evaluateOutcome(
   verdictValid = false,
 ): Evaluated {
   const failMode = outcome.failMode ?? modifyingHooks[hook].defaultFailMode;
-  const base = {
-    policy: outcome.policy,
-    ...(outcome.version === undefined ? {} : { version: outcome.version }),
-    priority: outcome.priority,
-    mode: outcome.mode,
-    failMode,
-  };
+  // Field by field (no conditional spread): this runs per policy, per call, per replayed record.
+  const fields: Partial<PolicyEvaluation> = { policy: outcome.policy };
+  if (outcome.version !== undefined) fields.version = outcome.version;
+  fields.priority = outcome.priority;
+  fields.mode = outcome.mode;
+  fields.failMode = failMode;
+  const base = fields as Omit<PolicyEvaluation, "status" | "effect">;
 
   let status = outcome.status;
   let error =
