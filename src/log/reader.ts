@@ -79,11 +79,13 @@ export async function assertLogExists(bus: Bus): Promise<StreamInfo> {
 }
 
 /**
- * A bounded read fetches this many records at a time: one pull request per batch instead of one
- * per quarter of a small window, and never more than one batch held in memory (a slow reader,
- * such as a replay, no longer lets the client queue the rest of the log).
+ * A bounded read fetches this many records at a time, the next batch on its way while one is
+ * handed on: never more than two batches in memory (consume() queued whatever the server sent,
+ * up to the whole log for a reader slower than the server, such as a replay). Small batches keep
+ * the server sending steadily: 1000-record batches left the reader waiting for the next one on
+ * a loaded machine (bench/replay.ts: 128 was as fast as consume(), 256 and 1000 slower).
  */
-export const READ_BATCH = 1000;
+export const READ_BATCH = 128;
 export const MAX_READ_BATCH = 10_000;
 /**
  * How long one batch may take to arrive in full. Past it the batch ends with what came; a batch
@@ -205,7 +207,7 @@ async function* readBatches(
   }
 }
 
-const YIELD_EVERY = 128;
+const YIELD_EVERY = 32;
 const turnOfEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 interface Batch {
