@@ -182,7 +182,11 @@ function differingFields(recorded: Fields, replayed: Fields, skip: ReadonlySet<s
   const fields: string[] = [];
   const compared = (field: string) => !IGNORED.has(field) && !skip.has(field);
   for (const field in recorded) {
-    if (Object.hasOwn(recorded, field) && compared(field) && fieldDiffers(recorded, replayed, field))
+    if (
+      Object.hasOwn(recorded, field) &&
+      compared(field) &&
+      fieldDiffers(recorded, replayed, field)
+    )
       fields.push(field);
   }
   for (const field in replayed) {
