@@ -68,6 +68,8 @@ export const ErrorCodes = {
   HOOKBUS_INDEX_SCHEMA: "The audit index's schema is not the one this hookbus version expects.",
   HOOKBUS_INDEX_REJECTED:
     "PostgreSQL refused a log record's data; the indexer stored it as an `invalid` row with the reason.",
+  HOOKBUS_LOG_READ_TIMEOUT:
+    "A log read got no record within its batch deadline while the server still counted records left to read.",
   HOOKBUS_SCAN_TOO_LARGE:
     "An audit query without the index would scan more log records than allowed.",
   HOOKBUS_PG_NOT_FOUND: "No PostgreSQL server could be found or started (tests and benchmarks).",

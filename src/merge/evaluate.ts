@@ -29,15 +29,23 @@ export interface Evaluated {
   contribution?: Contribution;
 }
 
-export function evaluateOutcome(hook: ModifyingHookName, outcome: PolicyOutcome): Evaluated {
+/**
+ * `verdictValid`: the caller validated the verdict against the hook's schema itself (replay's own
+ * outcomes, built from `invokePolicy`'s validated answers), so it is not parsed a second time.
+ */
+export function evaluateOutcome(
+  hook: ModifyingHookName,
+  outcome: PolicyOutcome,
+  verdictValid = false,
+): Evaluated {
   const failMode = outcome.failMode ?? modifyingHooks[hook].defaultFailMode;
-  const base = {
-    policy: outcome.policy,
-    ...(outcome.version === undefined ? {} : { version: outcome.version }),
-    priority: outcome.priority,
-    mode: outcome.mode,
-    failMode,
-  };
+  // Field by field (no conditional spread): this runs per policy, per call, per replayed record.
+  const fields: Partial<PolicyEvaluation> = { policy: outcome.policy };
+  if (outcome.version !== undefined) fields.version = outcome.version;
+  fields.priority = outcome.priority;
+  fields.mode = outcome.mode;
+  fields.failMode = failMode;
+  const base = fields as Omit<PolicyEvaluation, "status" | "effect">;
 
   let status = outcome.status;
   let error =
@@ -49,8 +57,11 @@ export function evaluateOutcome(hook: ModifyingHookName, outcome: PolicyOutcome)
     if (outcome.verdict === undefined || outcome.verdict === null) {
       return { evaluation: { ...base, status, effect: "no-opinion" } };
     }
-    // The compiled validator of the hook's verdict schema: zod's answer, at ajv's cost (src/validation).
-    const parsed = validator(hookSchemaName(hook, "verdict")).safeParse(outcome.verdict);
+    // Untrusted verdicts: the compiled validator of the hook's verdict schema (zod's answer at
+    // ajv's cost, src/validation).
+    const parsed = verdictValid
+      ? { success: true as const, data: outcome.verdict }
+      : validator(hookSchemaName(hook, "verdict")).safeParse(outcome.verdict);
     if (parsed.success) {
       const verdict = parsed.data as Record<string, unknown>;
       return {

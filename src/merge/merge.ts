@@ -112,10 +112,15 @@ export interface MergeOptions {
   /**
    * The caller built every outcome object itself from validated parts (replay: verdicts through
    * `invokePolicy`; the coordinator's policy asker: registry fields and a validated reply), so
-   * they are not parsed again. Verdicts are validated against the hook's schema either way
-   * (evaluateOutcome). Never for outcome objects received whole from the network.
+   * they are not parsed again. Never for outcome objects received whole from the network.
    */
   ownOutcomes?: boolean;
+  /**
+   * Every verdict was validated against the hook's schema by the caller itself (replay: through
+   * `invokePolicy`), so the merge does not validate them again. Never for verdicts that crossed
+   * the network: the coordinator's come from workers and are validated here.
+   */
+  ownVerdicts?: boolean;
 }
 
 export function mergeOutcomes<H extends ModifyingHookName>(
@@ -127,13 +132,11 @@ export function mergeOutcomes<H extends ModifyingHookName>(
   assertModifyingHook(hook);
   const declaration = mergeDeclarations[hook];
   const original = event as Readonly<Record<string, unknown>>;
-  const parsed =
-    options.ownOutcomes === true
-      ? (outcomes as readonly PolicyOutcome[])
-      : parseOutcomes(hook, outcomes);
+  const own = options.ownOutcomes === true;
+  const parsed = own ? (outcomes as readonly PolicyOutcome[]) : parseOutcomes(hook, outcomes);
   const evaluated = inMergeOrder(hook, parsed).map((outcome) => ({
     outcome,
-    ...evaluateOutcome(hook, outcome),
+    ...evaluateOutcome(hook, outcome, options.ownVerdicts === true),
   }));
 
   const enforced = decide(

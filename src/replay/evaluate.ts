@@ -40,18 +40,21 @@ async function ask(
       ...(logger === undefined ? {} : { logger }),
     },
   );
-  // The same outcome the coordinator builds from a worker's reply (src/coordinator/policy-asker.ts).
-  return {
+  // The same outcome the coordinator builds from a worker's reply (src/coordinator/policy-asker.ts),
+  // filled in field by field: conditional spreads would build a throwaway object per field, per
+  // policy, per replayed record.
+  const outcome: PolicyOutcomeInput = {
     policy: entry.name,
-    ...(policy.version === undefined ? {} : { version: policy.version }),
     priority: entry.priority,
     mode: entry.mode,
-    ...(entry.failMode === undefined ? {} : { failMode: entry.failMode }),
     status: answer.status,
-    ...(answer.verdict === undefined ? {} : { verdict: answer.verdict }),
-    ...(answer.error === undefined ? {} : { error: answer.error }),
     latencyMs: answer.latencyMs,
   };
+  if (policy.version !== undefined) outcome.version = policy.version;
+  if (entry.failMode !== undefined) outcome.failMode = entry.failMode;
+  if (answer.verdict !== undefined) outcome.verdict = answer.verdict;
+  if (answer.error !== undefined) outcome.error = answer.error;
+  return outcome;
 }
 
 export async function reevaluate(
@@ -68,7 +71,7 @@ export async function reevaluate(
     record.event as HookEvent<ModifyingHookName>,
     raw,
     // Built just above from the parsed registry and invokePolicy's validated answers.
-    { ownOutcomes: true },
+    { ownOutcomes: true, ownVerdicts: true },
   );
   const outcomes = recordedOutcomes(result, raw).map(
     ({ latencyMs: _latency, ...outcome }) => outcome,

@@ -90,6 +90,18 @@ function causesOf(
   return (causes.length > 0 ? causes : [...differ]).sort();
 }
 
+/** Caveats on recorded failures that an in-process policy cannot reproduce; undefined when none. */
+function notesOn(outcomes: readonly RecordedOutcome[]): string[] | undefined {
+  let notes: string[] | undefined;
+  for (const o of outcomes) {
+    if (!FAILURES_REPLAY_CANNOT_REPRODUCE.has(o.status)) continue;
+    (notes ??= []).push(
+      `recorded: policy "${o.policy}" ${o.status === "timeout" ? "timed out" : "had no live worker"} (${o.effect}); in process it answers`,
+    );
+  }
+  return notes;
+}
+
 /** The session a record belongs to: its subject's tokens when known (redaction never touches them). */
 function sessionOf(entry: ReplayEntry): { agentId: string; sessionKey: string } {
   const { context } = entry.record;
@@ -138,8 +150,9 @@ export class Replayer {
           await this.observe(record, state);
           break;
         case "decision": {
-          const key = JSON.stringify(Object.values(sessionOf(entry)));
-          const result = await this.decide(entry, record, state, diverged.has(key));
+          const session = sessionOf(entry);
+          const key = JSON.stringify([session.agentId, session.sessionKey]);
+          const result = await this.decide(entry, record, session, state, diverged.has(key));
           if (result.status === "changed") diverged.add(key);
           yield result;
           break;
@@ -175,6 +188,7 @@ export class Replayer {
   private async decide(
     entry: ReplayEntry,
     record: DecisionRecord,
+    session: { agentId: string; sessionKey: string },
     state: MemorySessionStateStore,
     counterfactual: boolean,
   ): Promise<ReplayResult> {
@@ -205,39 +219,37 @@ export class Replayer {
     }
     const { diff, change, summary } = compared;
     const changed = diff.length > 0;
-    const notes = record.outcomes
-      .filter((o) => FAILURES_REPLAY_CANNOT_REPRODUCE.has(o.status))
-      .map(
-        (o) =>
-          `recorded: policy "${o.policy}" ${o.status === "timeout" ? "timed out" : "had no live worker"} (${o.effect}); in process it answers`,
-      );
-    return {
-      ...(entry.seq === undefined ? {} : { seq: entry.seq }),
-      callId: record.callId,
-      hook,
-      ...sessionOf(entry),
-      status: changed ? "changed" : "unchanged",
-      counterfactual,
-      recorded: record.decision as Decision<ModifyingHookName>,
-      replayed: replayed as Decision<ModifyingHookName>,
-      diff,
-      ...(change === undefined ? {} : { change }),
-      causes: changed
-        ? causesOf(
-            record,
-            replayed,
-            replay.outcomes,
-            diff.map((d) => d.field),
-          )
-        : [],
-      summary,
-      outcomes: replay.outcomes,
-      ...(replay.shadow === undefined
-        ? {}
-        : { shadow: asStored(replay.shadow) as ReplayResult["shadow"] & object }),
-      ...(masked.length === 0 ? {} : { incomplete: { maskedPaths: masked } }),
-      ...(notes.length === 0 ? {} : { notes }),
-    };
+    // Built field by field in the documented order: conditional spreads would allocate a
+    // throwaway object for each optional field of every replayed record.
+    const out: Partial<ReplayResult> = {};
+    if (entry.seq !== undefined) out.seq = entry.seq;
+    out.callId = record.callId;
+    out.hook = hook;
+    out.agentId = session.agentId;
+    out.sessionKey = session.sessionKey;
+    out.status = changed ? "changed" : "unchanged";
+    out.counterfactual = counterfactual;
+    out.recorded = record.decision as Decision<ModifyingHookName>;
+    out.replayed = replayed as Decision<ModifyingHookName>;
+    out.diff = diff;
+    if (change !== undefined) out.change = change;
+    out.causes = changed
+      ? causesOf(
+          record,
+          replayed,
+          replay.outcomes,
+          diff.map((d) => d.field),
+        )
+      : [];
+    out.summary = summary;
+    out.outcomes = replay.outcomes;
+    if (replay.shadow !== undefined) {
+      out.shadow = asStored(replay.shadow) as ReplayResult["shadow"] & object;
+    }
+    if (masked.length > 0) out.incomplete = { maskedPaths: masked };
+    const notes = notesOn(record.outcomes);
+    if (notes !== undefined) out.notes = notes;
+    return out as ReplayResult;
   }
 }
 

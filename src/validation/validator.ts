@@ -69,6 +69,8 @@ function compiler(): Ajv2020 {
     unicode: false,
     validateFormats: false,
     allErrors: false,
+    // Only where COMPILED_AS adds it: a oneOf decided by one property's const.
+    discriminator: true,
     logger: {
       log: () => {},
       warn: () => {},
@@ -80,8 +82,55 @@ function compiler(): Ajv2020 {
 
 const cache = new Map<SchemaName, Validator>();
 
+type JsonSchema = Record<string, unknown>;
+
+/** The tool events' `params`: the object branch of its anyOf (the other branches go to zod). */
+function paramsAsObject(schema: JsonSchema): JsonSchema {
+  const properties = schema.properties as Record<string, JsonSchema>;
+  const branches = properties.params!.anyOf as JsonSchema[];
+  const object = branches.find((branch) => branch.type === "object");
+  if (object === undefined) throw new Error("a tool event's params schema has no object branch");
+  return { ...schema, properties: { ...properties, params: object } };
+}
+
+/** The log record's oneOf, decided by `kind`: each branch has a distinct `kind` const. */
+function recordByKind(schema: JsonSchema): JsonSchema {
+  const defs = schema.$defs as Record<string, JsonSchema>;
+  return {
+    ...schema,
+    $defs: {
+      ...defs,
+      LogRecord: {
+        ...defs.LogRecord,
+        // ajv applies a discriminator to objects only: a non-object must still fail here.
+        type: "object",
+        discriminator: { propertyName: "kind" },
+      },
+    },
+  };
+}
+
+/**
+ * Rewrites for the compiled path, each exact on the values that reach it. ajv tries every branch
+ * of an anyOf/oneOf and builds an error object for each one that fails, on every call: a tool
+ * event's params (6 branches, validated once per policy) and a log record (5 kinds, once per
+ * record read) paid that for every valid value.
+ * - Tool events: a value whose params is not an object goes to zod (ZOD_WHEN), so only the object
+ *   branch can apply here.
+ * - Log records: the kinds are distinct consts, so at most one branch can match; ajv's
+ *   discriminator checks only the branch of the value's kind (the same verdict as oneOf).
+ * The property test (test/unit/validation) holds the compiled validators to zod's answers.
+ */
+const COMPILED_AS: Partial<Record<SchemaName, (schema: JsonSchema) => JsonSchema>> = {
+  "hooks/before_tool_call.event": paramsAsObject,
+  "hooks/before_tool_result.event": paramsAsObject,
+  "hooks/after_tool_call.event": paramsAsObject,
+  "log-record": recordByKind,
+};
+
 function compiled(name: SchemaName, zod: z.ZodType): Validator {
-  const compiledCheck: ValidateFunction = compiler().compile(readSchemaFile(name));
+  const schema = readSchemaFile(name);
+  const compiledCheck: ValidateFunction = compiler().compile(COMPILED_AS[name]?.(schema) ?? schema);
   const toZod = ZOD_WHEN[name];
   const check = (value: unknown): boolean =>
     (toZod === undefined || !toZod(value)) && compiledCheck(value);
