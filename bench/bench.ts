@@ -7,17 +7,16 @@
  * The LAST line is machine-readable:
  *   bench: p50_ratio=<hookbus/baseline> p99_ratio=<…> throughput_ratio=<hookbus/baseline> fastpath_us=<…> replay_rps=<…>
  */
-import { connect, type NatsConnection } from "@nats-io/transport-node";
-import { HookbusClient } from "../src/agent/index.js";
-import { startCoordinator } from "../src/coordinator/index.js";
-import { Subjects } from "../src/bus/subjects.js";
-import { RegistryStore } from "../src/registry/store.js";
 import { findNatsServer } from "../src/testing/nats.js";
-import { definePolicy, runPolicy } from "../src/worker/index.js";
-import { connectionOptions } from "../src/cli/connect.js";
 import { startBaseline } from "./baseline.js";
 import { measureFastPath } from "./fast-path.js";
 import { CostMeter } from "./support/cost.js";
+import {
+  BenchConnections,
+  laneCall,
+  openRoles,
+  startDecisionPath,
+} from "./support/decision-path.js";
 import { measureReplay } from "./support/replay-run.js";
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
@@ -69,64 +68,28 @@ async function concurrent(
 
 async function main(): Promise<void> {
   const server = await findNatsServer();
-  const conns: NatsConnection[] = [];
-  const open = async (name: string) => {
-    // Both sides use the same client settings: those of hookbus services (src/cli/connect.ts).
-    const nc = await connect({ ...connectionOptions({ server: server.url }), name });
-    conns.push(nc);
-    return nc;
-  };
-  const [agentNc, coordNc, workerNc] = [
-    await open("agent"),
-    await open("coordinator"),
-    await open("worker"),
-  ];
-
-  const baseline = await startBaseline(agentNc, coordNc, workerNc);
-
-  const coordinator = await startCoordinator({ nc: coordNc, namespace: NAMESPACE });
-  const policies = ["p1", "p2", "p3"].map((name) =>
-    definePolicy({
-      name,
-      version: "1",
-      hooks: {
-        before_tool_call: (e) =>
-          e.toolName === "exec" ? { block: true, blockReason: "no shell" } : undefined,
-      },
-    }),
-  );
-  const runner = await runPolicy(policies, { nc: workerNc, namespace: NAMESPACE });
-  const registry = await RegistryStore.open(coordNc, new Subjects(NAMESPACE));
-  await registry.apply({
-    policies: policies.map((p, i) => ({
-      name: p.name,
-      hooks: ["before_tool_call"],
-      priority: 30 - i * 10,
-    })),
-  });
-  const client = await HookbusClient.connect({ nc: agentNc, namespace: NAMESPACE });
-  const until = Date.now() + 5000;
-  while (client.isFastPath("before_tool_call") && Date.now() < until)
-    await new Promise((r) => setTimeout(r, 20));
-  while (coordinator.registry().revision === 0 && Date.now() < until)
-    await new Promise((r) => setTimeout(r, 20));
+  // Both sides use the same client settings: those of hookbus services (src/cli/connect.ts).
+  const conns = new BenchConnections(server.url);
+  const roles = await openRoles(conns);
+  const baseline = await startBaseline(roles.agent, roles.coordinator, roles.worker);
+  const hookbus = await startDecisionPath(roles, NAMESPACE);
 
   const laneContext = Array.from({ length: CONCURRENCY }, (_, lane) => ({
     ...context,
     sessionKey: `bench-session-${lane}`,
   }));
-  const hookbusCall = (lane = 0) => client.beforeToolCall(laneContext[lane]!, event);
+  const hookbusCall = laneCall(hookbus.client, CONCURRENCY);
   const baselineCall = (lane = 0) =>
     baseline.call({ hook: "before_tool_call", context: laneContext[lane]!, event });
 
   // Warm both paths (JIT, connections, stream files).
   await sequential(baselineCall, 300, []);
-  await sequential(hookbusCall, 300, []);
+  await sequential(() => hookbusCall(0), 300, []);
 
   const lat = { baseline: [] as number[], hookbus: [] as number[] };
   for (let round = 0; round < ROUNDS; round++) {
     await sequential(baselineCall, SEQUENTIAL_PER_ROUND, lat.baseline);
-    await sequential(hookbusCall, SEQUENTIAL_PER_ROUND, lat.hookbus);
+    await sequential(() => hookbusCall(0), SEQUENTIAL_PER_ROUND, lat.hookbus);
   }
   const tput = { baseline: [] as number[], hookbus: [] as number[] };
   const cost = { baseline: new CostMeter(), hookbus: new CostMeter() };
@@ -142,11 +105,9 @@ async function main(): Promise<void> {
   }
   const fast = await measureFastPath();
 
-  await client.close();
-  await runner.stop();
-  await coordinator.stop();
+  await hookbus.stop();
   await baseline.stop();
-  for (const nc of conns) await nc.drain();
+  await conns.drain();
   await server.stop();
   // Replay runs alone, after the call benchmark, in a child process with its own server.
   const replayRps = await measureReplay(REPLAY_RECORDS);

@@ -10,15 +10,14 @@
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { Session } from "node:inspector/promises";
-import { connect, type NatsConnection } from "@nats-io/transport-node";
-import { HookbusClient } from "../src/agent/index.js";
-import { startCoordinator } from "../src/coordinator/index.js";
-import { Subjects } from "../src/bus/subjects.js";
-import { RegistryStore } from "../src/registry/store.js";
 import { findNatsServer } from "../src/testing/nats.js";
-import { definePolicy, runPolicy } from "../src/worker/index.js";
-import { connectionOptions } from "../src/cli/connect.js";
 import { CostMeter } from "./support/cost.js";
+import {
+  BenchConnections,
+  laneCall,
+  openRoles,
+  startDecisionPath,
+} from "./support/decision-path.js";
 import {
   summarizeHeapProfile,
   summarizeProfile,
@@ -36,62 +35,14 @@ const NAMESPACE = `prof${Date.now().toString(36)}`;
 
 async function main(): Promise<void> {
   const server = await findNatsServer();
-  const conns: NatsConnection[] = [];
-  const open = async (name: string) => {
-    const nc = await connect({ ...connectionOptions({ server: server.url }), name });
-    conns.push(nc);
-    return nc;
-  };
-  const [agentNc, coordNc, workerNc] = [
-    await open("agent"),
-    await open("coordinator"),
-    await open("worker"),
-  ];
-  const coordinator = await startCoordinator({ nc: coordNc, namespace: NAMESPACE });
-  const policies = ["p1", "p2", "p3"].map((name) =>
-    definePolicy({
-      name,
-      version: "1",
-      hooks: {
-        before_tool_call: (e) =>
-          e.toolName === "exec" ? { block: true, blockReason: "no shell" } : undefined,
-      },
-    }),
-  );
-  const runner = await runPolicy(policies, { nc: workerNc, namespace: NAMESPACE });
-  const registry = await RegistryStore.open(coordNc, new Subjects(NAMESPACE));
-  await registry.apply({
-    policies: policies.map((p, i) => ({
-      name: p.name,
-      hooks: ["before_tool_call"],
-      priority: 30 - i * 10,
-    })),
-  });
-  const client = await HookbusClient.connect({ nc: agentNc, namespace: NAMESPACE });
-  const deadline = Date.now() + 5000;
-  while (
-    (client.isFastPath("before_tool_call") || coordinator.registry().revision === 0) &&
-    Date.now() < deadline
-  )
-    await new Promise((r) => setTimeout(r, 20));
-
-  const event = {
-    toolName: "read_file",
-    toolCallId: "call_1",
-    params: { path: "/srv/data/report.csv", limit: 100 },
-  };
-  const contexts = Array.from({ length: CONCURRENCY }, (_, lane) => ({
-    agentId: "bench-agent",
-    sessionKey: `bench-session-${lane}`,
-    runId: "run-1",
-    toolName: "read_file",
-    toolCallId: "call_1",
-  }));
+  const conns = new BenchConnections(server.url);
+  const hookbus = await startDecisionPath(await openRoles(conns), NAMESPACE);
+  const call = laneCall(hookbus.client, CONCURRENCY);
   const run = async (total: number) => {
     let next = 0;
     await Promise.all(
-      contexts.map(async (context) => {
-        while (next++ < total) await client.beforeToolCall(context, event);
+      Array.from({ length: CONCURRENCY }, async (_, lane) => {
+        while (next++ < total) await call(lane);
       }),
     );
   };
@@ -120,10 +71,8 @@ async function main(): Promise<void> {
     : undefined;
   session.disconnect();
 
-  await client.close();
-  await runner.stop();
-  await coordinator.stop();
-  for (const nc of conns) await nc.drain();
+  await hookbus.stop();
+  await conns.drain();
   await server.stop();
 
   mkdirSync(".tmp/profile", { recursive: true });

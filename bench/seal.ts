@@ -6,21 +6,20 @@
  * line is machine-readable:
  *   bench:seal: p50_ms=<…> p99_ms=<…> max_ms=<…> records=<n> batches=<n> calls_per_s=<…>
  */
-import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { DeliverPolicy } from "@nats-io/jetstream";
-import { HookbusClient } from "../src/agent/index.js";
 import { Bus } from "../src/bus/bus.js";
-import { Subjects } from "../src/bus/subjects.js";
-import { connectionOptions } from "../src/cli/connect.js";
-import { startCoordinator } from "../src/coordinator/index.js";
-import { RegistryStore } from "../src/registry/store.js";
 import { sealStreamName } from "../src/sealer/batch.js";
 import { createSealKey, sealKeyFromSeed } from "../src/sealer/keys.js";
 import { readSealLag } from "../src/sealer/lag.js";
 import { startSealer } from "../src/sealer/sealer.js";
 import { SealBatch } from "../src/sealer/batch.js";
 import { findNatsServer } from "../src/testing/nats.js";
-import { definePolicy, runPolicy } from "../src/worker/index.js";
+import {
+  BenchConnections,
+  laneCall,
+  openRoles,
+  startDecisionPath,
+} from "./support/decision-path.js";
 
 const CONCURRENT_CALLS = Number(process.env.BENCH_CONCURRENT_CALLS ?? 3000);
 const CONCURRENCY = 64;
@@ -50,57 +49,16 @@ async function storedTimes(
 
 async function main(): Promise<void> {
   const server = await findNatsServer();
-  const conns: NatsConnection[] = [];
-  const open = async (name: string) => {
-    const nc = await connect({ ...connectionOptions({ server: server.url }), name });
-    conns.push(nc);
-    return nc;
-  };
-  const [agentNc, coordNc, workerNc, sealNc] = [
-    await open("agent"),
-    await open("coordinator"),
-    await open("worker"),
-    await open("sealer"),
-  ];
-  const coordinator = await startCoordinator({ nc: coordNc, namespace: NAMESPACE });
-  const policies = ["p1", "p2", "p3"].map((name) =>
-    definePolicy({ name, version: "1", hooks: { before_tool_call: () => undefined } }),
-  );
-  const runner = await runPolicy(policies, { nc: workerNc, namespace: NAMESPACE });
-  const registry = await RegistryStore.open(coordNc, new Subjects(NAMESPACE));
-  await registry.apply({
-    policies: policies.map((p, i) => ({
-      name: p.name,
-      hooks: ["before_tool_call"],
-      priority: 30 - i * 10,
-    })),
-  });
+  const conns = new BenchConnections(server.url);
+  const roles = await openRoles(conns);
+  const hookbus = await startDecisionPath(roles, NAMESPACE);
   const sealer = await startSealer({
-    nc: sealNc,
+    nc: await conns.open("sealer"),
     namespace: NAMESPACE,
     key: sealKeyFromSeed(createSealKey().seed),
     logger: (await import("pino")).pino({ level: process.env.BENCH_SEAL_LOG ?? "silent" }),
   });
-  const client = await HookbusClient.connect({ nc: agentNc, namespace: NAMESPACE });
-  const deadline = Date.now() + 5000;
-  while (coordinator.registry().revision === 0 && Date.now() < deadline)
-    await new Promise((r) => setTimeout(r, 20));
-
-  const call = (lane: number) =>
-    client.beforeToolCall(
-      {
-        agentId: "bench-agent",
-        sessionKey: `bench-session-${lane}`,
-        runId: "run-1",
-        toolName: "read_file",
-        toolCallId: "call_1",
-      },
-      {
-        toolName: "read_file",
-        toolCallId: "call_1",
-        params: { path: "/srv/data/report.csv", limit: 100 },
-      },
-    );
+  const call = laneCall(hookbus.client, CONCURRENCY);
   const rates: number[] = [];
   let maxLagRecords = 0;
   const sampler = setInterval(
@@ -118,7 +76,7 @@ async function main(): Promise<void> {
     rates.push(CONCURRENT_CALLS / ((performance.now() - t0) / 1000));
   }
   clearInterval(sampler);
-  const bus = await Bus.open(agentNc, { namespace: NAMESPACE });
+  const bus = await Bus.open(roles.agent, { namespace: NAMESPACE });
   const last = (await bus.jsm.streams.info(bus.subjects.logStream)).state.last_seq;
   while ((await readSealLag(bus)).sealedSeq < last) await new Promise((r) => setTimeout(r, 20));
 
@@ -129,11 +87,9 @@ async function main(): Promise<void> {
     const batch = SealBatch.parse(JSON.parse(new TextDecoder().decode(data)));
     for (const s of batch.sessions) for (const [seq] of s.records) lags.push(at - log.get(seq)!.at);
   }
-  await client.close();
+  await hookbus.stop();
   await sealer.stop();
-  await runner.stop();
-  await coordinator.stop();
-  for (const nc of conns) await nc.drain();
+  await conns.drain();
   await server.stop();
 
   const sorted = lags.sort((a, b) => a - b);

@@ -1,0 +1,115 @@
+/**
+ * The hookbus side every decision benchmark runs (`npm run bench`, `bench:profile`, `bench:seal`):
+ * one process holding a coordinator, three policies on `before_tool_call` served by one runner,
+ * and an agent client, each on its own NATS connection with the services' client settings.
+ */
+import { connect, type NatsConnection } from "@nats-io/transport-node";
+import { HookbusClient } from "../../src/agent/index.js";
+import { connectionOptions } from "../../src/cli/connect.js";
+import { startCoordinator, type Coordinator } from "../../src/coordinator/index.js";
+import { Subjects } from "../../src/bus/subjects.js";
+import { RegistryStore } from "../../src/registry/store.js";
+import { definePolicy, runPolicy, type PolicyRunner } from "../../src/worker/index.js";
+
+/** Connections to one server, opened by name and drained together. */
+export class BenchConnections {
+  private readonly all: NatsConnection[] = [];
+
+  constructor(private readonly url: string) {}
+
+  async open(name: string): Promise<NatsConnection> {
+    const nc = await connect({ ...connectionOptions({ server: this.url }), name });
+    this.all.push(nc);
+    return nc;
+  }
+
+  async drain(): Promise<void> {
+    for (const nc of this.all) await nc.drain();
+  }
+}
+
+export interface DecisionPath {
+  client: HookbusClient;
+  coordinator: Coordinator;
+  /** Close the client, the runner and the coordinator (the connections are the caller's). */
+  stop(): Promise<void>;
+}
+
+/** One connection per role, as separate processes would have. */
+export interface RoleConnections {
+  agent: NatsConnection;
+  coordinator: NatsConnection;
+  worker: NatsConnection;
+}
+
+export async function openRoles(conns: BenchConnections): Promise<RoleConnections> {
+  return {
+    agent: await conns.open("agent"),
+    coordinator: await conns.open("coordinator"),
+    worker: await conns.open("worker"),
+  };
+}
+
+/**
+ * Resolves once the coordinator has the registry and the client is off its fast path. The
+ * policies block `exec` and have no opinion otherwise; priorities 30, 20, 10.
+ */
+export async function startDecisionPath(
+  roles: RoleConnections,
+  namespace: string,
+): Promise<DecisionPath> {
+  const { agent: agentNc, coordinator: coordNc, worker: workerNc } = roles;
+  const coordinator = await startCoordinator({ nc: coordNc, namespace });
+  const policies = ["p1", "p2", "p3"].map((name) =>
+    definePolicy({
+      name,
+      version: "1",
+      hooks: {
+        before_tool_call: (e) =>
+          e.toolName === "exec" ? { block: true, blockReason: "no shell" } : undefined,
+      },
+    }),
+  );
+  const runner: PolicyRunner = await runPolicy(policies, { nc: workerNc, namespace });
+  const registry = await RegistryStore.open(coordNc, new Subjects(namespace));
+  await registry.apply({
+    policies: policies.map((p, i) => ({
+      name: p.name,
+      hooks: ["before_tool_call"],
+      priority: 30 - i * 10,
+    })),
+  });
+  const client = await HookbusClient.connect({ nc: agentNc, namespace });
+  const deadline = Date.now() + 5000;
+  while (
+    (client.isFastPath("before_tool_call") || coordinator.registry().revision === 0) &&
+    Date.now() < deadline
+  )
+    await new Promise((r) => setTimeout(r, 20));
+  return {
+    client,
+    coordinator,
+    async stop() {
+      await client.close();
+      await runner.stop();
+      await coordinator.stop();
+    },
+  };
+}
+
+/** The benchmarks' call: a read_file tool call of the lane's session (one session per lane). */
+export function laneCall(client: HookbusClient, lanes: number): (lane: number) => Promise<unknown> {
+  const contexts = Array.from({ length: lanes }, (_, lane) => ({
+    agentId: "bench-agent",
+    sessionKey: `bench-session-${lane}`,
+    runId: "run-1",
+    toolName: "read_file",
+    toolCallId: "call_1",
+  }));
+  const event = {
+    toolName: "read_file",
+    toolCallId: "call_1",
+    params: { path: "/srv/data/report.csv", limit: 100 },
+  };
+  return (lane) => client.beforeToolCall(contexts[lane]!, event);
+}
