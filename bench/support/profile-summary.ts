@@ -19,8 +19,9 @@ export function areaOf(url: string, functionName: string): string {
   if (url === "") return functionName.startsWith("(") ? functionName : "(native)";
   const dependency = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
   if (dependency) return dependency[1]!;
-  const own = /\/(src|bench)\/([^/]+)/.exec(url);
-  if (own) return own[2]!.endsWith(".js") ? own[1]! : `${own[1]}/${own[2]}`;
+  // The compiled tree is .tmp/bench/{src,bench}/…: the last src/ or bench/ names the folder.
+  const own = /\/(src|bench)\/([^/]+)\/[^/]*$/.exec(url) ?? /\/(src|bench)\/[^/]+$/.exec(url);
+  if (own) return own[2] === undefined ? own[1]! : `${own[1]}/${own[2]}`;
   const internal = /^node:(internal\/[^/]+|[^/]+)/.exec(url);
   if (internal) return `node:${internal[1]}`;
   return url;
