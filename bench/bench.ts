@@ -12,8 +12,10 @@ import { startBaseline } from "./baseline.js";
 import { measureFastPath } from "./fast-path.js";
 import { CostMeter } from "./support/cost.js";
 import {
+  BENCH_EVENT,
   BenchConnections,
   laneCall,
+  laneContext,
   openRoles,
   startDecisionPath,
 } from "./support/decision-path.js";
@@ -25,19 +27,6 @@ const CONCURRENT_CALLS = Number(process.env.BENCH_CONCURRENT_CALLS ?? 3000);
 const CONCURRENCY = 64;
 const REPLAY_RECORDS = Number(process.env.BENCH_REPLAY_RECORDS ?? 20_000);
 const NAMESPACE = `bench${Date.now().toString(36)}`;
-
-const context = {
-  agentId: "bench-agent",
-  sessionKey: "bench-session",
-  runId: "run-1",
-  toolName: "read_file",
-  toolCallId: "call_1",
-};
-const event = {
-  toolName: "read_file",
-  toolCallId: "call_1",
-  params: { path: "/srv/data/report.csv", limit: 100 },
-};
 
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
@@ -74,13 +63,10 @@ async function main(): Promise<void> {
   const baseline = await startBaseline(roles.agent, roles.coordinator, roles.worker);
   const hookbus = await startDecisionPath(roles, NAMESPACE);
 
-  const laneContext = Array.from({ length: CONCURRENCY }, (_, lane) => ({
-    ...context,
-    sessionKey: `bench-session-${lane}`,
-  }));
+  const contexts = Array.from({ length: CONCURRENCY }, (_, lane) => laneContext(lane));
   const hookbusCall = laneCall(hookbus.client, CONCURRENCY);
   const baselineCall = (lane = 0) =>
-    baseline.call({ hook: "before_tool_call", context: laneContext[lane]!, event });
+    baseline.call({ hook: "before_tool_call", context: contexts[lane]!, event: BENCH_EVENT });
 
   // Warm both paths (JIT, connections, stream files).
   await sequential(baselineCall, 300, []);

@@ -97,19 +97,26 @@ export async function startDecisionPath(
   };
 }
 
-/** The benchmarks' call: a read_file tool call of the lane's session (one session per lane). */
-export function laneCall(client: HookbusClient, lanes: number): (lane: number) => Promise<unknown> {
-  const contexts = Array.from({ length: lanes }, (_, lane) => ({
+/** The context of lane `lane`'s calls: one agent session per lane, as concurrent agents have. */
+export function laneContext(lane: number) {
+  return {
     agentId: "bench-agent",
     sessionKey: `bench-session-${lane}`,
     runId: "run-1",
     toolName: "read_file",
     toolCallId: "call_1",
-  }));
-  const event = {
-    toolName: "read_file",
-    toolCallId: "call_1",
-    params: { path: "/srv/data/report.csv", limit: 100 },
   };
-  return (lane) => client.beforeToolCall(contexts[lane]!, event);
+}
+
+/** The event every benchmark call carries (hookbus's and the baseline's). */
+export const BENCH_EVENT = {
+  toolName: "read_file",
+  toolCallId: "call_1",
+  params: { path: "/srv/data/report.csv", limit: 100 },
+};
+
+/** The benchmarks' call: a read_file tool call of the lane's session. */
+export function laneCall(client: HookbusClient, lanes: number): (lane: number) => Promise<unknown> {
+  const contexts = Array.from({ length: lanes }, (_, lane) => laneContext(lane));
+  return (lane) => client.beforeToolCall(contexts[lane]!, BENCH_EVENT);
 }
