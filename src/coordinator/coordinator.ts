@@ -264,6 +264,12 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
       void work.finally(() => inFlight.delete(work));
     },
   });
+  // "Ready" means the server routes to us: a flush returns once it has processed every
+  // subscription above (calls, observations, approval answers, verdict inbox). Bounded: on a
+  // connection that is down the subscriptions are re-sent on reconnect anyway.
+  await flushWithin(options.nc, READY_FLUSH_MS).catch((error: unknown) =>
+    logger.warn({ err: error }, "the server did not confirm the subscriptions; continuing"),
+  );
   logger.info({ subject: bus.subjects.callWildcard }, "coordinator ready");
 
   let stopping: Promise<void> | undefined;
@@ -287,4 +293,15 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
       return stopping;
     },
   };
+}
+
+/** How long start waits for the server to confirm the coordinator's subscriptions. */
+const READY_FLUSH_MS = 10_000;
+
+function flushWithin(nc: NatsConnection, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no flush within ${ms} ms`)), ms);
+  });
+  return Promise.race([nc.flush(), expired]).finally(() => clearTimeout(timer));
 }
