@@ -6,6 +6,7 @@ import { nuid, type NatsConnection, type Subscription } from "@nats-io/transport
 import type { Logger } from "pino";
 import { Bus, type BusOptions } from "../bus/bus.js";
 import { ensureLogStreams, type LogSettings } from "../bus/streams.js";
+import { beforeDeadline } from "../agent/deadline.js";
 import { isHookbusError } from "../errors.js";
 import { AgentRateLimiter, resolveLimits, type Limits } from "../limits.js";
 import type { LateVerdictRecord } from "../log/record.js";
@@ -267,9 +268,12 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
   // "Ready" means the server routes to us: a flush returns once it has processed every
   // subscription above (calls, observations, approval answers, verdict inbox). Bounded: on a
   // connection that is down the subscriptions are re-sent on reconnect anyway.
-  await flushWithin(options.nc, READY_FLUSH_MS).catch((error: unknown) =>
-    logger.warn({ err: error }, "the server did not confirm the subscriptions; continuing"),
-  );
+  await beforeDeadline(
+    options.nc.flush(),
+    Date.now() + READY_FLUSH_MS,
+    "HOOKBUS_COORDINATOR_UNAVAILABLE",
+    () => `the server did not confirm the coordinator's subscriptions within ${READY_FLUSH_MS} ms`,
+  ).catch((error: unknown) => logger.warn({ err: error }, "starting without the confirmation"));
   logger.info({ subject: bus.subjects.callWildcard }, "coordinator ready");
 
   let stopping: Promise<void> | undefined;
@@ -297,11 +301,3 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
 
 /** How long start waits for the server to confirm the coordinator's subscriptions. */
 const READY_FLUSH_MS = 10_000;
-
-function flushWithin(nc: NatsConnection, ms: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const expired = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no flush within ${ms} ms`)), ms);
-  });
-  return Promise.race([nc.flush(), expired]).finally(() => clearTimeout(timer));
-}
