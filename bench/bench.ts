@@ -14,6 +14,7 @@ import { CostMeter } from "./support/cost.js";
 import {
   BENCH_EVENT,
   BenchConnections,
+  concurrent,
   laneCall,
   laneContext,
   openRoles,
@@ -38,21 +39,6 @@ async function sequential(call: () => Promise<unknown>, n: number, into: number[
     await call();
     into.push(performance.now() - t0);
   }
-}
-
-/** `call(lane)`: each of the 64 lanes is one agent session, as 64 concurrent agents would be. */
-async function concurrent(
-  call: (lane: number) => Promise<unknown>,
-  total: number,
-): Promise<number> {
-  let next = 0;
-  const t0 = performance.now();
-  await Promise.all(
-    Array.from({ length: CONCURRENCY }, async (_, lane) => {
-      while (next++ < total) await call(lane);
-    }),
-  );
-  return total / ((performance.now() - t0) / 1000);
 }
 
 async function main(): Promise<void> {
@@ -82,11 +68,13 @@ async function main(): Promise<void> {
   for (let round = 0; round < 2; round++) {
     tput.baseline.push(
       await cost.baseline.measure(CONCURRENT_CALLS, () =>
-        concurrent(baselineCall, CONCURRENT_CALLS),
+        concurrent(baselineCall, CONCURRENT_CALLS, CONCURRENCY),
       ),
     );
     tput.hookbus.push(
-      await cost.hookbus.measure(CONCURRENT_CALLS, () => concurrent(hookbusCall, CONCURRENT_CALLS)),
+      await cost.hookbus.measure(CONCURRENT_CALLS, () =>
+        concurrent(hookbusCall, CONCURRENT_CALLS, CONCURRENCY),
+      ),
     );
   }
   const fast = await measureFastPath();

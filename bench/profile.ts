@@ -14,6 +14,7 @@ import { findNatsServer } from "../src/testing/nats.js";
 import { CostMeter } from "./support/cost.js";
 import {
   BenchConnections,
+  concurrent,
   laneCall,
   openRoles,
   startDecisionPath,
@@ -38,14 +39,7 @@ async function main(): Promise<void> {
   const conns = new BenchConnections(server.url);
   const hookbus = await startDecisionPath(await openRoles(conns), NAMESPACE);
   const call = laneCall(hookbus.client, CONCURRENCY);
-  const run = async (total: number) => {
-    let next = 0;
-    await Promise.all(
-      Array.from({ length: CONCURRENCY }, async (_, lane) => {
-        while (next++ < total) await call(lane);
-      }),
-    );
-  };
+  const run = (total: number) => concurrent(call, total, CONCURRENCY);
   await run(2000); // warm the JIT and the stream files
 
   const session = new Session();

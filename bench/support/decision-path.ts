@@ -120,3 +120,22 @@ export function laneCall(client: HookbusClient, lanes: number): (lane: number) =
   const contexts = Array.from({ length: lanes }, (_, lane) => laneContext(lane));
   return (lane) => client.beforeToolCall(contexts[lane]!, BENCH_EVENT);
 }
+
+/**
+ * `total` calls spread over `lanes` concurrent lanes (each lane one session, calling again as soon
+ * as its last call returned); resolves to calls per second.
+ */
+export async function concurrent(
+  call: (lane: number) => Promise<unknown>,
+  total: number,
+  lanes: number,
+): Promise<number> {
+  let next = 0;
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: lanes }, async (_, lane) => {
+      while (next++ < total) await call(lane);
+    }),
+  );
+  return total / ((performance.now() - t0) / 1000);
+}
