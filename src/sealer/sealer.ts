@@ -11,6 +11,7 @@ import { DeliverPolicy, JetStreamApiCodes, JetStreamApiError } from "@nats-io/je
 import { headers as natsHeaders, nuid, type NatsConnection } from "@nats-io/transport-node";
 import { pino, type Logger } from "pino";
 import type { Registry } from "prom-client";
+import { beforeDeadline } from "../agent/deadline.js";
 import { Bus, type BusOptions } from "../bus/bus.js";
 import { HookbusError } from "../errors.js";
 import { followConnection } from "../observability/connection-state.js";
@@ -98,6 +99,12 @@ interface SealState {
 
 /** Silence after which an idle consumer is checked against the log (see checkStalled). */
 const STALL_MS = 2000;
+/**
+ * How long stop() waits for the current round (a flush retrying against a server that does not
+ * answer may not end on its own). Past it the lease is left to expire rather than released: a
+ * successor must not start while this round could still append.
+ */
+const STOP_WAIT_MS = 10_000;
 
 const DEFAULTS = { maxBatch: 500, maxDelayMs: 100, leaseTtlMs: 5000, maxCachedSessions: 100_000 };
 
@@ -204,6 +211,13 @@ export async function startSealer(options: SealerOptions): Promise<Sealer> {
     for (let attempt = 0; ; attempt++) {
       if (!lease.held()) {
         throw new HookbusError("HOOKBUS_SEAL_CONFLICT", "the sealer lease was lost");
+      }
+      if (stopped && attempt > 0) {
+        // Unsealed records stay in the log; the next sealer seals them from the seal stream's head.
+        throw new HookbusError(
+          "HOOKBUS_LOG_UNAVAILABLE",
+          "the sealer stopped while a seal append failed",
+        );
       }
       try {
         const ack = await bus.js.publish(subject, data, {
@@ -419,8 +433,19 @@ export async function startSealer(options: SealerOptions): Promise<Sealer> {
         stopped = true;
         wake?.();
         stopCurrent?.();
-        await running;
-        await lease.release();
+        const ended = await beforeDeadline(
+          running,
+          Date.now() + STOP_WAIT_MS,
+          "HOOKBUS_LOG_UNAVAILABLE",
+          () => `the sealer's current round did not end within ${STOP_WAIT_MS} ms`,
+        ).then(
+          () => true,
+          (error: unknown) => {
+            logger.warn({ err: error }, "stopping without releasing the lease (it expires)");
+            return false;
+          },
+        );
+        if (ended) await lease.release();
         active = false;
         logger.info("sealer stopped");
       })();
