@@ -59,6 +59,25 @@ export {
 } from "./merge/outcome.js";
 export { compareByPriorityThenName } from "./merge/order.js";
 
+// The tool vocabulary: tool classes across frameworks (docs/vocabulary.md).
+export {
+  TOOL_CLASSES,
+  isToolClass,
+  toolVocabulary,
+  toolClassOf,
+  toolFacts,
+  parseMcpToolName,
+  mcpToolName,
+  ToolVocabulary,
+  type ToolClass,
+  type ToolIdentity,
+  type ToolFacts,
+  type UrlFacts,
+  type McpToolName,
+  type ClassifyOptions,
+  type VocabularyExtension,
+} from "./vocabulary/index.js";
+
 // The process roles: policy workers, the agent SDK, the coordinator.
 export * from "./worker/index.js";
 export * from "./agent/index.js";

@@ -1,0 +1,35 @@
+/**
+ * Tool classes: what a tool does, whatever a framework calls it. OpenClaw's shell tool is `exec`,
+ * Claude Code's is `Bash`, an MCP server's may be `run_command`; a policy that means "no shell
+ * after untrusted input" should say `shell` once and hold under every adapter. The class is a
+ * fact about the tool, not a verdict: an unknown tool is `other`, and policies decide what `other`
+ * may do (the shipped ones treat it as unknown, never as safe).
+ */
+export const TOOL_CLASSES = [
+  /** Runs commands or code: a shell, a process manager, a code interpreter. */
+  "shell",
+  /** Reads files or lists and searches the file system. */
+  "file-read",
+  /** Creates, changes, moves or deletes files. */
+  "file-write",
+  /** Fetches a URL chosen by the model. */
+  "web-fetch",
+  /** Queries a web search engine. */
+  "web-search",
+  /** Drives a browser or a desktop (navigates, clicks, types). */
+  "browser",
+  /** Sends something to a person or another system: email, chat, messages to other sessions. */
+  "send-message",
+  /** Hands the task to another agent or spawns one. */
+  "sub-agent",
+  /** Anything not in the vocabulary. */
+  "other",
+] as const;
+
+export type ToolClass = (typeof TOOL_CLASSES)[number];
+
+const CLASS_SET: ReadonlySet<string> = new Set(TOOL_CLASSES);
+
+export function isToolClass(value: unknown): value is ToolClass {
+  return typeof value === "string" && CLASS_SET.has(value);
+}

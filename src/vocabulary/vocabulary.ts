@@ -1,0 +1,99 @@
+/**
+ * Classify a tool by the name its framework gave it. Exact names first, then the same name in
+ * any case, then MCP names by their bare tool name, then known prefixes; an app's own tools are
+ * added with `extend`. Pure and synchronous: policies call it per tool call.
+ */
+import { HookbusError } from "../errors.js";
+import { isToolClass, type ToolClass } from "./classes.js";
+import { parseMcpToolName, type McpToolName } from "./mcp.js";
+import { KNOWN_TOOL_NAMES, KNOWN_TOOL_PREFIXES } from "./names.js";
+
+export interface ToolIdentity {
+  /** The name as the framework sent it. */
+  name: string;
+  class: ToolClass;
+  /** For an MCP tool: its server and bare tool name. */
+  mcp?: McpToolName;
+}
+
+export interface ClassifyOptions {
+  /** The MCP server the tool came from, when the caller knows it (the hookbus MCP gateway does). */
+  mcpServer?: string;
+}
+
+export interface VocabularyExtension {
+  /** Exact tool names (matched case-insensitively too) and their classes. */
+  names?: Readonly<Record<string, ToolClass>>;
+  /** Name prefixes and their classes, tried after every exact name. */
+  prefixes?: Readonly<Record<string, ToolClass>>;
+}
+
+export class ToolVocabulary {
+  private readonly exact = new Map<string, ToolClass>();
+  private readonly folded = new Map<string, ToolClass>();
+  private readonly prefixes: (readonly [string, ToolClass])[];
+
+  constructor(
+    names: Iterable<readonly [string, ToolClass]>,
+    prefixes: Iterable<readonly [string, ToolClass]>,
+  ) {
+    for (const [name, toolClass] of names) {
+      this.exact.set(name, toolClass);
+      this.folded.set(name.toLowerCase(), toolClass);
+    }
+    // Longest prefix first, so `browser_` loses to a more specific one an app adds.
+    this.prefixes = [...prefixes].sort((a, b) => b[0].length - a[0].length);
+  }
+
+  /** A vocabulary with an app's own tool names and prefixes added (theirs win). */
+  extend(extension: VocabularyExtension): ToolVocabulary {
+    const names = [...this.exact, ...checkedEntries(extension.names, "names")];
+    const prefixes = [...this.prefixes, ...checkedEntries(extension.prefixes, "prefixes")];
+    return new ToolVocabulary(names, prefixes);
+  }
+
+  classify(name: string, options: ClassifyOptions = {}): ToolIdentity {
+    const parsed = parseMcpToolName(name);
+    const mcp =
+      parsed ??
+      (options.mcpServer === undefined ? undefined : { server: options.mcpServer, tool: name });
+    const toolClass =
+      this.classOfName(name) ?? (parsed && this.classOfName(parsed.tool)) ?? "other";
+    return mcp === undefined ? { name, class: toolClass } : { name, class: toolClass, mcp };
+  }
+
+  private classOfName(name: string): ToolClass | undefined {
+    const known = this.exact.get(name) ?? this.folded.get(name.toLowerCase());
+    if (known !== undefined) return known;
+    const lower = name.toLowerCase();
+    for (const [prefix, toolClass] of this.prefixes) {
+      if (lower.startsWith(prefix.toLowerCase())) return toolClass;
+    }
+    return undefined;
+  }
+}
+
+function checkedEntries(
+  table: Readonly<Record<string, ToolClass>> | undefined,
+  field: string,
+): [string, ToolClass][] {
+  const entries = Object.entries(table ?? {});
+  for (const [name, toolClass] of entries) {
+    if (name === "" || !isToolClass(toolClass)) {
+      throw new HookbusError(
+        "HOOKBUS_INVALID_ARGUMENT",
+        `tool vocabulary ${field}: "${name}" needs a non-empty name and one of the tool classes, got ${JSON.stringify(toolClass)}`,
+        { field, name },
+      );
+    }
+  }
+  return entries;
+}
+
+/** The shipped vocabulary: OpenClaw, Claude Code, the AI SDK and OpenAI Agents, MCP reference servers. */
+export const toolVocabulary = new ToolVocabulary(KNOWN_TOOL_NAMES, KNOWN_TOOL_PREFIXES);
+
+/** The class of a tool name under the shipped vocabulary. */
+export function toolClassOf(name: string, options?: ClassifyOptions): ToolClass {
+  return toolVocabulary.classify(name, options).class;
+}
