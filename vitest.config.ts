@@ -8,7 +8,8 @@ export default defineConfig({
   resolve: {
     alias: [
       { find: /^hookbus$/, replacement: source("./src/index.ts") },
-      { find: /^hookbus\/testing$/, replacement: source("./src/testing/index.ts") },
+      { find: /^hookbus\/(ai|pi|openai-agents|mcp|openclaw)$/, replacement: source("./src/adapters/$1/index.ts") },
+      { find: /^hookbus\/([a-z-]+)$/, replacement: source("./src/$1/index.ts") },
     ],
   },
   test: {

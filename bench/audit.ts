@@ -15,7 +15,7 @@ import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { HookbusClient } from "../src/agent/index.js";
 import { Bus } from "../src/bus/bus.js";
 import { Subjects } from "../src/bus/subjects.js";
-import { connectionOptions } from "../src/cli/connect.js";
+import { connectionOptions } from "../src/bus/connect.js";
 import { startCoordinator } from "../src/coordinator/index.js";
 import {
   indexStats,
@@ -34,7 +34,8 @@ import {
   syntheticAgent,
   syntheticSession,
 } from "../src/testing/synthetic-log.js";
-import { definePolicy, runPolicy } from "../src/worker/index.js";
+import { runPolicy } from "../src/worker/index.js";
+import { definePolicy } from "../src/policy/policy.js";
 
 const RECORDS = Number(process.env.BENCH_AUDIT_RECORDS ?? 1_000_000);
 const SESSIONS = Number(process.env.BENCH_AUDIT_SESSIONS ?? 20_000);

@@ -7,7 +7,7 @@
  */
 import { performance } from "node:perf_hooks";
 import type { HookContext, HookEvent } from "../src/catalog/catalog.js";
-import { HookbusError } from "../src/errors.js";
+import { HookbusError } from "../src/foundation/errors.js";
 import { RegistrySnapshot } from "../src/registry/snapshot.js";
 import { HookbusClient } from "../src/agent/client.js";
 import { staticRegistryView } from "../src/agent/registry-view.js";

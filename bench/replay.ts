@@ -13,14 +13,15 @@ import { connect } from "@nats-io/transport-node";
 import { Bus } from "../src/bus/bus.js";
 import { bodyHeaders } from "../src/bus/codec.js";
 import { ensureLogStreams } from "../src/bus/streams.js";
-import { connectionOptions } from "../src/cli/connect.js";
+import { connectionOptions } from "../src/bus/connect.js";
 import { readLog } from "../src/log/reader.js";
 import type { DecisionRecord } from "../src/log/record.js";
 import { buildCandidates } from "../src/replay/candidates.js";
 import { reevaluate } from "../src/replay/evaluate.js";
 import { readSelection, replay, ReplaySummarizer } from "../src/replay/index.js";
 import { findNatsServer } from "../src/testing/nats.js";
-import { definePolicy, MemorySessionStateStore } from "../src/worker/index.js";
+import { definePolicy } from "../src/policy/policy.js";
+import { MemorySessionStateStore } from "../src/policy/state/memory-store.js";
 
 const RECORDS = Number(process.env.BENCH_REPLAY_RECORDS ?? 100_000);
 const PER_SESSION = 100;

@@ -8,11 +8,11 @@
  */
 import { DeliverPolicy } from "@nats-io/jetstream";
 import { Bus } from "../src/bus/bus.js";
-import { sealStreamName } from "../src/sealer/batch.js";
-import { createSealKey, sealKeyFromSeed } from "../src/sealer/keys.js";
+import { sealStreamName } from "../src/log/seal/batch.js";
+import { createSealKey, sealKeyFromSeed } from "../src/log/seal/keys.js";
 import { readSealLag } from "../src/sealer/lag.js";
 import { startSealer } from "../src/sealer/sealer.js";
-import { SealBatch } from "../src/sealer/batch.js";
+import { SealBatch } from "../src/log/seal/batch.js";
 import { findNatsServer } from "../src/testing/nats.js";
 import {
   BenchConnections,

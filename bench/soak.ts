@@ -9,16 +9,11 @@
  *   SOAK_DURATION_S=60 npm run bench:soak      # a short check
  */
 import { connect } from "@nats-io/transport-node";
-import {
-  definePolicy,
-  HookbusClient,
-  MemorySessionStateStore,
-  RegistryStore,
-  runPolicy,
-  Subjects,
-} from "../src/index.js";
+import { definePolicy, HookbusClient, MemorySessionStateStore, runPolicy } from "../src/index.js";
 import { findNatsServer } from "../src/testing/nats.js";
 import { rssMiB, startCli } from "./support/cli.js";
+import { RegistryStore } from "../src/registry/store.js";
+import { Subjects } from "../src/bus/subjects.js";
 
 const durationS = Number(process.env.SOAK_DURATION_S ?? 600);
 const concurrency = Number(process.env.SOAK_CONCURRENCY ?? 16);

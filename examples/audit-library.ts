@@ -4,7 +4,8 @@
  *   NATS_URL=nats://127.0.0.1:4222 npx tsx examples/audit-library.ts [AGENT] [SESSION]
  */
 import { connect } from "@nats-io/transport-node";
-import { Bus, queryLog, sessionTimeline, tailLog } from "hookbus";
+import { Bus } from "hookbus";
+import { queryLog, sessionTimeline, tailLog } from "hookbus/audit";
 
 const [agentId = "support-bot", sessionKey = "conv-42"] = process.argv.slice(2);
 const nc = await connect({ servers: process.env.NATS_URL ?? "nats://127.0.0.1:4222" });

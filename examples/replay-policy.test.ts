@@ -7,7 +7,7 @@
  */
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { readExport, replay, summarizeReplay, type ReplayResult } from "hookbus";
+import { readExport, replay, summarizeReplay, type ReplayResult } from "hookbus/replay";
 import * as recordedWith from "../test/fixtures/policies/index.js";
 import recorded from "../test/fixtures/registry.json" with { type: "json" };
 import { noShell } from "./no-shell-policy.js";

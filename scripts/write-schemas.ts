@@ -2,7 +2,7 @@
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { buildJsonSchemas, serializeSchema } from "../src/wire-schemas.js";
+import { buildJsonSchemas, serializeSchema } from "../src/contract/schemas.js";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "schemas");
 rmSync(root, { recursive: true, force: true });

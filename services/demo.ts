@@ -18,34 +18,22 @@ import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { pino } from "pino";
 import { formatTimeline, sessionTimeline } from "../src/audit/index.js";
 import { verifyLog } from "../src/audit/verify.js";
-import { createSealKey, sealKeyFromSeed } from "../src/sealer/keys.js";
+import { createSealKey, sealKeyFromSeed } from "../src/log/seal/keys.js";
 import { startSealer, type Sealer } from "../src/sealer/sealer.js";
-import { connectionOptions } from "../src/cli/connect.js";
-import {
-  Bus,
-  HookbusClient,
-  RegistryStore,
-  Subjects,
-  definePolicy,
-  runPolicy,
-  startCoordinator,
-  type Coordinator,
-  type PolicyRunner,
-} from "../src/index.js";
-import {
-  formatResultLine,
-  formatSummary,
-  readSelection,
-  replay,
-  summarizeReplay,
-} from "../src/replay/index.js";
-import { sleep } from "../src/time.js";
+import { connectionOptions } from "../src/bus/connect.js";
+import { Bus, HookbusClient, definePolicy, runPolicy, type PolicyRunner } from "../src/index.js";
+import { readSelection, replay, summarizeReplay } from "../src/replay/index.js";
+import { sleep } from "../src/foundation/time.js";
 import { deleteNamespace } from "./demo/cleanup.js";
 import { showIndexedQuery, type DemoIndex } from "./demo/indexed-query.js";
 import { findDemoNats } from "./demo/find-nats.js";
 import { examplePolicies } from "./policies/index.js";
 import { runScriptedSession } from "./scripted-agent/session.js";
 import { formatStep } from "./scripted-agent/format.js";
+import { RegistryStore } from "../src/registry/store.js";
+import { Subjects } from "../src/bus/subjects.js";
+import { startCoordinator, type Coordinator } from "../src/coordinator/coordinator.js";
+import { formatResultLine, formatSummary } from "../src/replay/report.js";
 
 /** The demo's own namespace: deleted when the demo ends, so nothing is left on the server. */
 const NAMESPACE = "hookbus-demo";

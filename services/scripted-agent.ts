@@ -5,7 +5,7 @@
  */
 import { parseArgs } from "node:util";
 import { pino } from "pino";
-import { connectNatsWithRetry, connectWaitMs } from "../src/cli/connect.js";
+import { connectNatsWithRetry, connectWaitMs } from "../src/bus/connect.js";
 import { HookbusClient } from "../src/index.js";
 import { formatStep } from "./scripted-agent/format.js";
 import { runScriptedSession } from "./scripted-agent/session.js";

@@ -26,15 +26,16 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
-import { Bus, HookbusClient, isHookbusError, RegistryStore } from "../../src/index.js";
+import { Bus, HookbusClient, isHookbusError } from "../../src/index.js";
 import type { DecisionRecord } from "../../src/log/record.js";
-import { createSealKey } from "../../src/sealer/keys.js";
+import { createSealKey } from "../../src/log/seal/keys.js";
 import { readSealLag } from "../../src/sealer/lag.js";
 import { readLog } from "../../test/support/log.js";
 import { startCli, type RoleProcess } from "../support/cli.js";
 import { startChaosNats } from "./servers.js";
 import { pino } from "pino";
 import { startWithRetry } from "../../src/cli/start-retry.js";
+import { RegistryStore } from "../../src/registry/store.js";
 
 export interface ChaosOptions {
   sessions: number;

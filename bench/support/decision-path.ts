@@ -5,11 +5,12 @@
  */
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { HookbusClient } from "../../src/agent/index.js";
-import { connectionOptions } from "../../src/cli/connect.js";
+import { connectionOptions } from "../../src/bus/connect.js";
 import { startCoordinator, type Coordinator } from "../../src/coordinator/index.js";
 import { Subjects } from "../../src/bus/subjects.js";
 import { RegistryStore } from "../../src/registry/store.js";
-import { definePolicy, runPolicy, type PolicyRunner } from "../../src/worker/index.js";
+import { runPolicy, type PolicyRunner } from "../../src/worker/index.js";
+import { definePolicy } from "../../src/policy/policy.js";
 
 /** Connections to one server, opened by name and drained together. */
 export class BenchConnections {

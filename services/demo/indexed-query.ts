@@ -18,7 +18,7 @@ import {
   type PgPool,
 } from "../../src/indexer/index.js";
 import { INDEX_URL_ENV } from "../../src/indexer/url.js";
-import { sleep } from "../../src/time.js";
+import { sleep } from "../../src/foundation/time.js";
 
 const LOCAL_SERVER = "postgres://postgres@127.0.0.1:5432/postgres";
 /** How long the demo waits for PostgreSQL to answer, and for the index to catch up. */

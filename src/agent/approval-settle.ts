@@ -1,6 +1,6 @@
 /** Between a pending_approval reply and what the caller gets: the settled decision. */
 import type { ModifyingHookName } from "../catalog/catalog.js";
-import { HookbusError } from "../errors.js";
+import { HookbusError } from "../foundation/errors.js";
 import type { CallOptions, CallResult, HookbusClientParts } from "./types.js";
 
 export async function settleApproval<H extends ModifyingHookName>(

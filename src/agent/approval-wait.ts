@@ -10,8 +10,8 @@ import { Header } from "../bus/headers.js";
 import type { ApprovalRequest } from "../catalog/approval.js";
 import type { Decision } from "../catalog/catalog.js";
 import { parseDecision } from "../catalog/validate.js";
-import { ErrorCodes, HookbusError, type ErrorCode } from "../errors.js";
-import { sleep } from "../time.js";
+import { ErrorCodes, HookbusError, type ErrorCode } from "../foundation/errors.js";
+import { sleep } from "../foundation/time.js";
 import { ApprovalReply } from "../approvals/wire.js";
 
 /** What the progress callback is told at each poll while a person has not answered. */

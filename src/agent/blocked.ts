@@ -3,7 +3,7 @@
  * It carries the whole decision, so the agent can log or show the reason and the policy.
  */
 import type { Decision, ModifyingHookName } from "../catalog/catalog.js";
-import { HookbusError } from "../errors.js";
+import { HookbusError } from "../foundation/errors.js";
 
 /** Where a block came from: the coordinator's merged decision, or the SDK's after_llm_call gate. */
 export type BlockSource = "decision" | "after_llm_call_gate";

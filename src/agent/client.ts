@@ -25,9 +25,9 @@ import {
   parseEvent,
 } from "../catalog/validate.js";
 import { Bus } from "../bus/bus.js";
-import { HookbusError } from "../errors.js";
+import { HookbusError } from "../foundation/errors.js";
 import { HookbusBlockedError } from "./blocked.js";
-import { beforeDeadline } from "./deadline.js";
+import { beforeDeadline } from "../foundation/deadline.js";
 import { AfterLlmCallGate, type GateVerdict, type RunRef } from "./gate.js";
 import { NatsApprovalWaiter } from "./approval-wait.js";
 import { settleApproval } from "./approval-settle.js";
@@ -130,7 +130,10 @@ export class HookbusClient {
     });
   }
 
-  /** A client on other parts than NATS: an in-process transport, a test double, a benchmark. */
+  /**
+   * A client on other parts than NATS: an in-process transport, a test double, a benchmark.
+   * @internal Not in the published types (`stripInternal`): its parts are internals.
+   */
   static create(parts: HookbusClientParts): HookbusClient {
     return new HookbusClient(parts);
   }

@@ -33,7 +33,7 @@
  */
 import type { Decision } from "../catalog/catalog.js";
 import { toolCallId as idOfToolCall } from "../catalog/common.js";
-import { isHookbusError } from "../errors.js";
+import { isHookbusError } from "../foundation/errors.js";
 
 type AfterLlmCallDecision = Decision<"after_llm_call">;
 

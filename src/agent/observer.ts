@@ -13,7 +13,7 @@ import type { Bus } from "../bus/bus.js";
 import { bodyHeaders, type EncodedBody } from "../bus/codec.js";
 import { ObserveReply, type ObserveRequest } from "../bus/envelope.js";
 import { Header } from "../bus/headers.js";
-import { HookbusError } from "../errors.js";
+import { HookbusError } from "../foundation/errors.js";
 import { requestWithResend } from "./resend.js";
 import { remoteError } from "./transport.js";
 

@@ -3,7 +3,7 @@
  * (`Hookbus-Call-Id`, JetStream's `Nats-Msg-Id`), where a newline would corrupt the message and
  * non-ASCII bytes are not portable, hence printable ASCII only.
  */
-import { HookbusError } from "../errors.js";
+import { HookbusError } from "../foundation/errors.js";
 
 export const DEFAULT_AGENT_TIMEOUT_MS = 5000;
 /** Longer than any sane per-call deadline; catches seconds passed as milliseconds' inverse. */

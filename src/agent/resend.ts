@@ -19,9 +19,9 @@ import type { Logger } from "pino";
 import { ConnectionWatch } from "../bus/connection-watch.js";
 import { Header } from "../bus/headers.js";
 import { ReplyInbox } from "../bus/reply-inbox.js";
-import { HookbusError, type ErrorCode } from "../errors.js";
-import { sleep } from "../time.js";
-import { MIN_ATTEMPT_MS, pauseBeforeRetry } from "./deadline.js";
+import { HookbusError, type ErrorCode } from "../foundation/errors.js";
+import { sleep } from "../foundation/time.js";
+import { MIN_ATTEMPT_MS, pauseBeforeRetry } from "../foundation/deadline.js";
 
 /** Error replies that mean "not now, try another responder": re-sent within the deadline. */
 const RETRY_CODES = new Set<string>(["HOOKBUS_OVERLOADED"]);

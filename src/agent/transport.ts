@@ -8,11 +8,11 @@ import type { Decision, HookContext, HookEvent, ModifyingHookName } from "../cat
 import { parseDecision } from "../catalog/validate.js";
 import type { Bus } from "../bus/bus.js";
 import { bodyHeaders, type EncodedBody } from "../bus/codec.js";
-import { WireError, type CallReply, type CallRequest } from "../bus/envelope.js";
-import { validator } from "../validation/index.js";
+import { WireError, type CallRequest } from "../bus/envelope.js";
+import { callReplyValidator } from "../bus/compiled-validators.js";
 import { Header } from "../bus/headers.js";
-import { ErrorCodes, HookbusError, type ErrorCode } from "../errors.js";
-import { beforeDeadline } from "./deadline.js";
+import { ErrorCodes, HookbusError, type ErrorCode } from "../foundation/errors.js";
+import { beforeDeadline } from "../foundation/deadline.js";
 import { requestWithResend } from "./resend.js";
 
 export { requestWithResend, type ResendRequest } from "./resend.js";
@@ -91,9 +91,7 @@ export class NatsCallTransport implements CallTransport {
     if (errorCode !== "") throw await remoteError(this.bus, hook, callId, errorCode, msg);
 
     const now = this.bus.codec.decodeMessageNow(msg, { deadline });
-    const parsed = validator<CallReply>("envelope/call-reply").safeParse(
-      now instanceof Promise ? await now : now,
-    );
+    const parsed = callReplyValidator().safeParse(now instanceof Promise ? await now : now);
     if (!parsed.success) {
       throw new HookbusError(
         "HOOKBUS_BAD_MESSAGE",

@@ -6,7 +6,7 @@
 import type { NatsConnection } from "@nats-io/transport-node";
 import { Header } from "../bus/headers.js";
 import { Subjects } from "../bus/subjects.js";
-import { ErrorCodes, HookbusError, type ErrorCode } from "../errors.js";
+import { ErrorCodes, HookbusError, type ErrorCode } from "../foundation/errors.js";
 import type { ApprovalEntry } from "./entry.js";
 import { NO_GROUP } from "./settle.js";
 import { ApprovalStore } from "./store.js";

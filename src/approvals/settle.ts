@@ -4,7 +4,7 @@
  * compare-and-set writes around these.
  */
 import type { Decision } from "../catalog/catalog.js";
-import { HookbusError } from "../errors.js";
+import { HookbusError } from "../foundation/errors.js";
 import type { ApprovalRecord } from "../log/record.js";
 import type { ApprovalAnswer, ApprovalEntry, Settlement } from "./entry.js";
 

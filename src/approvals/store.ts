@@ -8,7 +8,7 @@ import type { NatsConnection } from "@nats-io/transport-node";
 import { KV_ALLOW_DIRECT, KV_REQUEST_TIMEOUT_MS } from "../bus/bus.js";
 import { defaultReplicas } from "../bus/streams.js";
 import type { Subjects } from "../bus/subjects.js";
-import { HookbusError } from "../errors.js";
+import { HookbusError } from "../foundation/errors.js";
 import { ApprovalEntry } from "./entry.js";
 
 /** Settled requests stay readable this long (the log keeps their records for good). */

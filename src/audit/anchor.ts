@@ -9,10 +9,10 @@
 import { readFileSync } from "node:fs";
 import { z } from "zod";
 import type { Bus } from "../bus/bus.js";
-import { HookbusError } from "../errors.js";
-import { sealStreamName } from "../sealer/batch.js";
-import { verifySignature, type SealKeyPair } from "../sealer/keys.js";
-import { lastBatch } from "../sealer/seal-stream.js";
+import { HookbusError } from "../foundation/errors.js";
+import { sealStreamName } from "../log/seal/batch.js";
+import { verifySignature, type SealKeyPair } from "../log/seal/keys.js";
+import { lastBatch } from "../log/seal/stream.js";
 
 export const AnchorStatement = z
   .strictObject({

@@ -8,7 +8,7 @@
 import type { AuditSubjectFilter, RecordKind } from "../bus/subjects.js";
 import { POLICY_NAME_PATTERN } from "../bus/tokens.js";
 import { HOOK_NAMES, isHookName, type HookName } from "../catalog/catalog.js";
-import { HookbusError } from "../errors.js";
+import { HookbusError } from "../foundation/errors.js";
 import type { LogEntry } from "../log/reader.js";
 
 /** The outcome token of a record: a decision's outcome, or `error`, `late`, `observed`. */

@@ -1,14 +1,9 @@
-/** Audit queries over the log: bounded queries, session timelines, tails (and how to print them). */
-export {
-  AUDIT_OUTCOMES,
-  UNKNOWN_HOOK,
-  checkAuditFilter,
-  isAuditOutcome,
-  matchesClientSide,
-  subjectFilter,
-  type AuditFilter,
-  type AuditOutcome,
-} from "./filter.js";
+/**
+ * hookbus/audit: query the log, a session's timeline, follow new records (docs/audit.md); verify
+ * it was not tampered with and write anchors (docs/tamper-evidence.md); what redaction hides
+ * (docs/redaction.md).
+ */
+export { AUDIT_OUTCOMES, checkAuditFilter, type AuditFilter, type AuditOutcome } from "./filter.js";
 export {
   queryLog,
   tailLog,
@@ -21,11 +16,6 @@ export {
 export {
   sessionTimeline,
   toTimelineEntry,
-  summarizeDecision,
-  summarizeOutcome,
-  summarizeRecord,
-  summarizeVerdict,
-  recordLatencyMs,
   type DecisionStep,
   type ErrorStep,
   type LateStep,
@@ -35,11 +25,20 @@ export {
   type TimelineOptions,
 } from "./timeline.js";
 export { parseAuditTime, parseDuration } from "./time.js";
+export { formatTimeline } from "./format.js";
 export {
-  formatTimeline,
-  printable,
-  queryRow,
-  QUERY_COLUMNS,
-  TableWriter,
-  type Column,
-} from "./format.js";
+  verifyLog,
+  formatVerifyReport,
+  type VerifyOptions,
+  type VerifyReport,
+  type VerifyFinding,
+  type FindingKind,
+} from "./verify.js";
+export { makeAnchor, readAnchor, AnchorStatement, type AnchorFile } from "./anchor.js";
+export {
+  redactRecord,
+  hashValue,
+  RedactionRule,
+  REDACTION_MASK,
+  type RedactionRuleInput,
+} from "../log/redaction.js";

@@ -4,7 +4,7 @@
  * (one subject filter, a start time) and check the rest on the records they receive.
  */
 import type { Bus } from "../bus/bus.js";
-import { HookbusError } from "../errors.js";
+import { HookbusError } from "../foundation/errors.js";
 import {
   assertLogExists,
   readLog,

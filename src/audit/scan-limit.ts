@@ -5,7 +5,7 @@
  * So the JetStream path refuses to scan a log larger than a limit, and says how to use the index.
  */
 import type { Bus } from "../bus/bus.js";
-import { HookbusError } from "../errors.js";
+import { HookbusError } from "../foundation/errors.js";
 import { assertLogExists } from "../log/reader.js";
 
 /** Default largest log the JetStream path scans; `HOOKBUS_AUDIT_MAX_SCAN` / `--max-scan` change it. */

@@ -2,7 +2,7 @@
  * Times on the audit command line: ISO-8601 (`2026-05-01`, `2026-05-01T10:00:00Z`,
  * `2026-05-01T12:00+02:00`), a duration ago (`90s`, `15m`, `2h`, `7d`, `1w`, `1h30m`), or `now`.
  */
-import { HookbusError } from "../errors.js";
+import { HookbusError } from "../foundation/errors.js";
 
 const UNIT_MS: Record<string, number> = {
   ms: 1,

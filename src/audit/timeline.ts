@@ -5,7 +5,7 @@
  */
 import type { Bus } from "../bus/bus.js";
 import type { Outcome } from "../catalog/common.js";
-import { HookbusError } from "../errors.js";
+import { HookbusError } from "../foundation/errors.js";
 import type {
   ApprovalRecord,
   DecisionRecord,

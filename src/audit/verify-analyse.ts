@@ -5,10 +5,10 @@
  * by one batch plus fixed-size caches, however large the log (docs/tamper-evidence.md).
  */
 import { encodeToken } from "../bus/tokens.js";
-import { sessionOfSubject, type SealBatch } from "../sealer/batch.js";
-import { chainHash } from "../sealer/hash.js";
-import { verifySignature } from "../sealer/keys.js";
-import type { StoredBatch } from "../sealer/seal-stream.js";
+import { sessionOfSubject, type SealBatch } from "../log/seal/batch.js";
+import { chainHash } from "../log/seal/hash.js";
+import { verifySignature } from "../log/seal/keys.js";
+import type { StoredBatch } from "../log/seal/stream.js";
 import type { LogItem } from "./verify-read.js";
 import { subjectMismatches } from "./verify-subject.js";
 

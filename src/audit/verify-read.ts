@@ -5,8 +5,8 @@
  */
 import { DeliverPolicy, type JsMsg } from "@nats-io/jetstream";
 import type { Bus } from "../bus/bus.js";
-import { sealStreamName } from "../sealer/batch.js";
-import { toStoredBatch, type StoredBatch } from "../sealer/seal-stream.js";
+import { sealStreamName } from "../log/seal/batch.js";
+import { toStoredBatch, type StoredBatch } from "../log/seal/stream.js";
 
 export interface LogItem {
   seq: number;

@@ -12,7 +12,7 @@ import { z } from "zod";
 import { NAMESPACE_PATTERN } from "../bus/subjects.js";
 import { APPROVER_GROUP_PATTERN } from "../catalog/approval.js";
 import { POLICY_NAME_PATTERN } from "../bus/tokens.js";
-import { HookbusError } from "../errors.js";
+import { HookbusError } from "../foundation/errors.js";
 
 /** Agent ids are encoded into subject tokens; the same characters the call path accepts. */
 const AGENT_ID = /^[\x21-\x7e]{1,128}$/;

@@ -1,7 +1,7 @@
 /** `hookbus auth` without the CLI: a description file in, a server configuration and key files out. */
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
-import { HookbusError } from "../errors.js";
+import { HookbusError } from "../foundation/errors.js";
 import { generatedUsers, renderAuthConfig, type GeneratedUser } from "./config.js";
 import { parseAuthDescription, type AuthDescription } from "./description.js";
 import { loadOrCreateKey } from "./keys.js";

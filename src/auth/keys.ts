@@ -7,9 +7,9 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "n
 import { join } from "node:path";
 import { createUser, fromSeed } from "@nats-io/nkeys";
 import { encodeToken } from "../bus/tokens.js";
-import { HookbusError } from "../errors.js";
+import { HookbusError } from "../foundation/errors.js";
 import type { AuthUser } from "./description.js";
-import { parseNkeySeed } from "./seed.js";
+import { parseNkeySeed } from "../bus/nkey-seed.js";
 
 export interface UserKey {
   /** The seed file the user's process reads (`--nkey FILE`). */

@@ -9,8 +9,8 @@
  */
 import { createHash } from "node:crypto";
 import type { JetStreamClient, JetStreamManager } from "@nats-io/jetstream";
-import { beforeDeadline } from "../agent/deadline.js";
-import { HookbusError } from "../errors.js";
+import { beforeDeadline } from "../foundation/deadline.js";
+import { HookbusError } from "../foundation/errors.js";
 import type { Subjects } from "./subjects.js";
 
 /** 512 KiB leaves ample room under the default 1 MiB max_payload for headers and framing. */

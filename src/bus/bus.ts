@@ -13,7 +13,7 @@ import { pino, type Logger } from "pino";
 import { BlobStore, DEFAULT_CHUNK_BYTES } from "./blobs.js";
 import { BodyCodec, type BodyCodecOptions } from "./codec.js";
 import { DEFAULT_NAMESPACE, Subjects } from "./subjects.js";
-import { resolveLimits } from "../limits.js";
+import { resolveLimits } from "../foundation/limits.js";
 
 export interface BusOptions {
   /** Subject prefix; deployments with different namespaces never see each other's calls. */

@@ -8,9 +8,14 @@ import { promisify } from "node:util";
 import { gzip } from "node:zlib";
 import { headers as natsHeaders, type MsgHdrs } from "@nats-io/transport-node";
 import { z } from "zod";
-import { HookbusError } from "../errors.js";
+import { HookbusError } from "../foundation/errors.js";
 import { injectTraceContext, tracePropagates } from "../observability/trace.js";
-import { DEFAULT_LIMITS, jsonDepthExceeds, limitExceeded, type Limits } from "../limits.js";
+import {
+  DEFAULT_LIMITS,
+  jsonDepthExceeds,
+  limitExceeded,
+  type Limits,
+} from "../foundation/limits.js";
 import { SHARED_BLOB_OWNER, type BlobRef, type BlobStore } from "./blobs.js";
 import { Header } from "./headers.js";
 import { inflateBounded as inflate } from "./inflate.js";

@@ -9,7 +9,7 @@
  */
 import { promisify } from "node:util";
 import { gunzip, type ZlibOptions } from "node:zlib";
-import { limitExceeded } from "../limits.js";
+import { limitExceeded } from "../foundation/limits.js";
 
 const gunzipAsync = promisify<Uint8Array, ZlibOptions, Buffer>(gunzip);
 

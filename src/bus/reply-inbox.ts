@@ -20,8 +20,8 @@ import {
   type NatsConnection,
   type Subscription,
 } from "@nats-io/transport-node";
-import { connectionInboxPrefix } from "../auth/inbox.js";
-import { HookbusError } from "../errors.js";
+import { connectionInboxPrefix } from "./inbox.js";
+import { HookbusError } from "../foundation/errors.js";
 
 /** Requests awaiting a reply on one connection; past it a request fails at once. */
 export const MAX_PENDING_REPLIES = 100_000;

@@ -12,7 +12,7 @@ import {
 } from "@nats-io/jetstream";
 import { nanos } from "@nats-io/transport-node";
 import type { Logger } from "pino";
-import { HookbusError } from "../errors.js";
+import { HookbusError } from "../foundation/errors.js";
 import type { Subjects } from "./subjects.js";
 
 /** Most replicas a JetStream cluster allows for a stream or bucket. */

@@ -11,7 +11,7 @@
  *   <ns>.approvals.status.<agent>                     agent → coordinators: a pending approval's state
  */
 import type { HookName } from "../catalog/catalog.js";
-import { HookbusError } from "../errors.js";
+import { HookbusError } from "../foundation/errors.js";
 import { decodeToken, encodeToken } from "./tokens.js";
 
 export const DEFAULT_NAMESPACE = "hookbus";

@@ -1,5 +1,5 @@
 /**
- * JSON Schema documents generated from the zod schemas (see `src/wire-schemas.ts` for the full
+ * JSON Schema documents generated from the zod schemas (see `src/contract/schemas.ts` for the full
  * list that `npm run schemas` writes).
  */
 import { z } from "zod";

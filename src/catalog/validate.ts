@@ -1,8 +1,7 @@
 /** Validation that names the hook, the field path and the rule, with a stable code. */
 import type { z } from "zod";
-import { hookSchemaName, type HookSchemaKind } from "../validation/schema-files.js";
-import { validator } from "../validation/validator.js";
-import { HookbusError, type ErrorCode, type ValidationIssue } from "../errors.js";
+import { hookSchemaName, hookValidator, type HookSchemaKind } from "./compiled-validators.js";
+import { HookbusError, type ErrorCode, type ValidationIssue } from "../foundation/errors.js";
 import {
   isHookName,
   isModifyingHook,
@@ -30,7 +29,7 @@ function describeIssues(issues: ValidationIssue[]): string {
   return issues.length > 5 ? `${shown}; and ${issues.length - 5} more` : shown;
 }
 
-/** Validated by the compiled validator of `schemas/` (zod's errors when it fails; src/validation). */
+/** Validated by the compiled validator of `schemas/` (zod's errors when it fails; validators.ts). */
 function parseOrThrow(
   kind: HookSchemaKind,
   value: unknown,
@@ -39,7 +38,7 @@ function parseOrThrow(
   what: string,
   policy?: string,
 ): unknown {
-  const result = validator(hookSchemaName(hook, kind)).safeParse(value);
+  const result = hookValidator(hookSchemaName(hook, kind)).safeParse(value);
   if (result.success) return result.data;
   const issues = toValidationIssues(result.error);
   const who = policy === undefined ? "" : ` from policy "${policy}"`;

@@ -1,7 +1,7 @@
 /** What a CLI command is, and the options every command shares. */
 import { parseArgs, type ParseArgsConfig } from "node:util";
 import { Subjects } from "../bus/subjects.js";
-import type { ConnectionFlags } from "./connect.js";
+import type { ConnectionFlags } from "../bus/connect.js";
 import type { Output } from "./output.js";
 
 export interface Command {

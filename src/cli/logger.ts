@@ -1,6 +1,6 @@
 /** The services' logger: pino, NDJSON on stdout, with the level checked before pino throws on it. */
 import { pino, type Logger } from "pino";
-import { HookbusError } from "../errors.js";
+import { HookbusError } from "../foundation/errors.js";
 
 const LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
 

@@ -1,8 +1,8 @@
 /** The `hookbus` command line: `hookbus <command> [args] [options]`. Each command parses its own options. */
 import { readFileSync } from "node:fs";
-import { isHookbusError, type HookbusError } from "../errors.js";
+import { isHookbusError, type HookbusError } from "../foundation/errors.js";
 import { commands } from "./commands/index.js";
-import { describeUncoded } from "./failure.js";
+import { describeUncoded } from "../foundation/failure.js";
 import { consoleOutput, exitQuietlyOnClosedStdout, type Output } from "./output.js";
 
 function usage(): string {

@@ -11,7 +11,7 @@ import {
   type ObservableService,
   type ServiceHttp,
 } from "../observability/service-http.js";
-import { connectNatsWithRetry, connectWaitMs, type ConnectionFlags } from "./connect.js";
+import { connectNatsWithRetry, connectWaitMs, type ConnectionFlags } from "../bus/connect.js";
 import { onShutdown } from "./shutdown.js";
 
 export interface ServiceLife<T> {

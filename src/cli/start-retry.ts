@@ -7,7 +7,7 @@
 import { JetStreamApiError } from "@nats-io/jetstream";
 import { NoRespondersError, RequestError, TimeoutError } from "@nats-io/transport-node";
 import type { Logger } from "pino";
-import { sleep } from "../time.js";
+import { sleep } from "../foundation/time.js";
 
 const FIRST_BACKOFF_MS = 250;
 const MAX_BACKOFF_MS = 2_000;

@@ -13,7 +13,7 @@ import type { Bus } from "../bus/bus.js";
 import { Header } from "../bus/headers.js";
 import { decodeToken, encodeToken } from "../bus/tokens.js";
 import { APPROVER_GROUP_PATTERN, type ApprovalRequest } from "../catalog/approval.js";
-import { HookbusError } from "../errors.js";
+import { HookbusError } from "../foundation/errors.js";
 import { redactRecord, type RedactionRule } from "../log/redaction.js";
 import { approvalIdOf, MAX_SHOWN_PARAMS_BYTES, type ApprovalEntry } from "../approvals/entry.js";
 import {

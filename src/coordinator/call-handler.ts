@@ -8,29 +8,28 @@ import type { CallReply, CallRequest, PolicyRequest } from "../bus/envelope.js";
 import { Header } from "../bus/headers.js";
 import type { HookEvent, ModifyingHookName } from "../catalog/catalog.js";
 import { assertModifyingHook, parseContext, parseEvent } from "../catalog/validate.js";
-import { HookbusError } from "../errors.js";
+import { HookbusError } from "../foundation/errors.js";
 import {
   type AgentRateLimiter,
   DEFAULT_LIMITS,
   callTimeoutMs,
   checkCallIds,
   type Limits,
-} from "../limits.js";
-import type { DecisionRecord, RecordedOutcome } from "../log/record.js";
+} from "../foundation/limits.js";
 import { redactRecord } from "../log/redaction.js";
-import { mergeOutcomes, type MergeResult } from "../merge/merge.js";
+import { mergeOutcomes } from "../merge/merge.js";
 import type { PolicyOutcomeInput } from "../merge/outcome.js";
 import type { RegistrySnapshot } from "../registry/snapshot.js";
-import { callRequestValidator } from "../validation/index.js";
-import { traced, type CallTelemetry } from "../observability/coordinator-telemetry.js";
+import { callRequestValidator } from "../bus/compiled-validators.js";
+import { traced, type CallTelemetry } from "./telemetry.js";
 import { recordFailure, toWireError } from "./failure-record.js";
 import { replyToAgent } from "./reply.js";
 import { addressOf, assertIdentity, type AgentAddress } from "./identity.js";
-import { callDigest, callIdConflict, isSameCall, scopedMessageId } from "./idempotency.js";
+import { callDigest, callIdConflict, isSameCall, scopedMessageId } from "../log/message-id.js";
 import type { LogWriter } from "./log-writer.js";
 import type { PolicyAsker } from "./policy-asker.js";
 import { withApprovalId, type ApprovalService } from "./approval-service.js";
-import { boundedVerdict } from "./verdict-bounds.js";
+import { buildDecisionRecord } from "../log/decision-record.js";
 
 export { toWireError } from "./failure-record.js";
 
@@ -78,29 +77,6 @@ export function assertWithinRate(
 /** Time kept back from the policies for writing the record and answering. */
 function reserveFor(timeoutMs: number): number {
   return Math.min(250, Math.floor(timeoutMs / 4));
-}
-
-export function recordedOutcomes(
-  result: MergeResult<ModifyingHookName>,
-  raw: readonly PolicyOutcomeInput[],
-): RecordedOutcome[] {
-  const byPolicy = new Map(raw.map((o) => [o.policy, o]));
-  return result.policies.map((evaluation) => {
-    const source = byPolicy.get(evaluation.policy);
-    const error = evaluation.error ?? source?.error;
-    return {
-      policy: evaluation.policy,
-      ...(evaluation.version === undefined ? {} : { version: evaluation.version }),
-      priority: evaluation.priority,
-      mode: evaluation.mode,
-      failMode: evaluation.failMode,
-      status: evaluation.status,
-      effect: evaluation.effect,
-      ...boundedVerdict(evaluation.status, source?.verdict),
-      ...(error === undefined ? {} : { error: { code: error.code, message: error.message } }),
-      latencyMs: Math.round((source?.latencyMs ?? 0) * 1000) / 1000,
-    };
-  });
 }
 
 export class CallHandler {
@@ -235,22 +211,19 @@ export class CallHandler {
       ownOutcomes: true,
     });
     result.decision = withApprovalId(result.decision, callKey);
-    const record: DecisionRecord = {
-      v: 1,
-      kind: "decision",
+    const record = buildDecisionRecord({
       callId,
       hook,
       context,
       event: call.event,
-      outcomes: recordedOutcomes(result, outcomes),
-      decision: result.decision,
-      ...(result.shadow === undefined ? {} : { shadow: result.shadow }),
+      result,
+      outcomes,
       callDigest: digest,
       registryRevision: snapshot.revision,
-      receivedAt: receivedAt.toISOString(),
-      decidedAt: new Date().toISOString(),
+      receivedAt,
+      decidedAt: new Date(),
       coordinator: this.deps.coordinatorId,
-    };
+    });
     const subject = bus.subjects.audit(agentId, sessionKey, hook, result.decision.outcome);
     // Redaction is for the log only: the agent gets the decision as the policies made it.
     const logged = redactRecord(record, snapshot.document.redact, { key: this.deps.redactionKey });

@@ -6,26 +6,26 @@ import { nuid, type NatsConnection, type Subscription } from "@nats-io/transport
 import type { Logger } from "pino";
 import { Bus, type BusOptions } from "../bus/bus.js";
 import { ensureLogStreams, type LogSettings } from "../bus/streams.js";
-import { beforeDeadline } from "../agent/deadline.js";
-import { isHookbusError } from "../errors.js";
-import { AgentRateLimiter, resolveLimits, type Limits } from "../limits.js";
+import { beforeDeadline } from "../foundation/deadline.js";
+import { isHookbusError } from "../foundation/errors.js";
+import { AgentRateLimiter, resolveLimits, type Limits } from "../foundation/limits.js";
 import type { LateVerdictRecord } from "../log/record.js";
 import { redactionKeyFromEnv, redactRecord } from "../log/redaction.js";
 import { mergeOutcomes } from "../merge/merge.js";
 import { RegistryStore } from "../registry/store.js";
 import { RegistrySnapshot } from "../registry/snapshot.js";
-import { CoordinatorTelemetry } from "../observability/coordinator-telemetry.js";
+import { CoordinatorTelemetry } from "./telemetry.js";
 import { ApprovalStore } from "../approvals/store.js";
 import { ApprovalService } from "./approval-service.js";
 import { CallHandler } from "./call-handler.js";
-import { scopedMessageId } from "./idempotency.js";
+import { scopedMessageId } from "../log/message-id.js";
 import { JoinedCalls } from "./joined-calls.js";
 import { LateContexts } from "./late-contexts.js";
 import { refuseOverloaded } from "./overload.js";
 import { LogWriter } from "./log-writer.js";
 import { ObservationHandler } from "./observation-handler.js";
 import { PolicyAsker, type LateReply } from "./policy-asker.js";
-import { boundedLateVerdict } from "./verdict-bounds.js";
+import { boundedLateVerdict } from "../log/decision-record.js";
 import type { HookEvent, ModifyingHookName } from "../catalog/catalog.js";
 
 export interface CoordinatorOptions extends BusOptions {

@@ -9,13 +9,13 @@ import type { Bus } from "../bus/bus.js";
 import type { WireError } from "../bus/envelope.js";
 import { Header } from "../bus/headers.js";
 import { isHookName } from "../catalog/catalog.js";
-import { HookbusError, isHookbusError } from "../errors.js";
-import { checkIdLimit, type Limits } from "../limits.js";
+import { HookbusError, isHookbusError } from "../foundation/errors.js";
+import { checkIdLimit, type Limits } from "../foundation/limits.js";
 import type { ErrorRecord } from "../log/record.js";
 import { redactRecord } from "../log/redaction.js";
 import type { RegistrySnapshot } from "../registry/snapshot.js";
 import { INVALID_AGENT, type AgentAddress } from "./identity.js";
-import { errorMessageId } from "./idempotency.js";
+import { errorMessageId } from "../log/message-id.js";
 import type { LogWriter } from "./log-writer.js";
 
 export interface FailureRecorderDeps {

@@ -4,8 +4,8 @@
  * token (docs/security.md). A body that claims another agent is refused, whatever it says.
  */
 import { decodeToken, encodeToken } from "../bus/tokens.js";
-import { HookbusError } from "../errors.js";
-import { checkIdLimit, type Limits } from "../limits.js";
+import { HookbusError } from "../foundation/errors.js";
+import { checkIdLimit, type Limits } from "../foundation/limits.js";
 
 export interface AgentAddress {
   /** The agent token exactly as it appeared in the subject. */

@@ -7,13 +7,13 @@
  * Nothing else happens on this path: tamper evidence is the sealer's job, after the fact
  * (src/sealer/, docs/tamper-evidence.md), so a decision pays one publish and no chain work.
  */
-import { beforeDeadline } from "../agent/deadline.js";
+import { beforeDeadline } from "../foundation/deadline.js";
 import type { Bus } from "../bus/bus.js";
 import { bodyHeaders, type EncodedBody } from "../bus/codec.js";
 import { Header } from "../bus/headers.js";
 import { appendToStream } from "../bus/stream-append.js";
-import { HookbusError } from "../errors.js";
-import { sleep } from "../time.js";
+import { HookbusError } from "../foundation/errors.js";
+import { sleep } from "../foundation/time.js";
 import { LogRecord } from "../log/record.js";
 
 export interface Appended {

@@ -11,8 +11,13 @@ import { ObserveRequest, type ObserveReply } from "../bus/envelope.js";
 import { Header } from "../bus/headers.js";
 import { isModifyingHook, type HookName } from "../catalog/catalog.js";
 import { parseContext, parseEvent } from "../catalog/validate.js";
-import { HookbusError } from "../errors.js";
-import { callTimeoutMs, checkCallIds, type AgentRateLimiter, type Limits } from "../limits.js";
+import { HookbusError } from "../foundation/errors.js";
+import {
+  callTimeoutMs,
+  checkCallIds,
+  type AgentRateLimiter,
+  type Limits,
+} from "../foundation/limits.js";
 import { RECORD_VERSION, type ObservationRecord } from "../log/record.js";
 import { redactRecord } from "../log/redaction.js";
 import type { RegistrySnapshot } from "../registry/snapshot.js";
@@ -20,7 +25,7 @@ import { assertWithinRate, DEFAULT_CALL_TIMEOUT_MS } from "./call-handler.js";
 import { recordFailure, toWireError } from "./failure-record.js";
 import { replyToAgent } from "./reply.js";
 import { addressOf, assertIdentity } from "./identity.js";
-import { callDigest, callIdConflict, isSameCall, scopedMessageId } from "./idempotency.js";
+import { callDigest, callIdConflict, isSameCall, scopedMessageId } from "../log/message-id.js";
 import type { LogWriter } from "./log-writer.js";
 
 export interface ObservationHandlerDeps {

@@ -8,7 +8,7 @@ import type { Msg } from "@nats-io/transport-node";
 import type { Bus } from "../bus/bus.js";
 import { bodyHeaders } from "../bus/codec.js";
 import { Header } from "../bus/headers.js";
-import { HookbusError } from "../errors.js";
+import { HookbusError } from "../foundation/errors.js";
 
 export async function refuseOverloaded(bus: Bus, msg: Msg, maxInFlight: number): Promise<void> {
   if (msg.reply === undefined || msg.reply === "") return;

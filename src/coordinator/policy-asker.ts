@@ -10,11 +10,11 @@ import {
   type NatsConnection,
   type Subscription,
 } from "@nats-io/transport-node";
-import { connectionInboxPrefix } from "../auth/inbox.js";
+import { connectionInboxPrefix } from "../bus/inbox.js";
 import type { Bus } from "../bus/bus.js";
 import { bodyHeaders, type EncodedBody } from "../bus/codec.js";
 import type { WireError } from "../bus/envelope.js";
-import { policyReplyValidator } from "../validation/index.js";
+import { policyReplyValidator } from "../bus/compiled-validators.js";
 import { Header } from "../bus/headers.js";
 import type { ModifyingHookName } from "../catalog/catalog.js";
 import type { PolicyOutcomeInput } from "../merge/outcome.js";

@@ -12,7 +12,6 @@ export {
   assertIndexSchema,
   expectedSchemaVersion,
   migrateIndex,
-  MIGRATIONS_DIR,
   type MigrateResult,
 } from "./migrate.js";
 export { openIndexPool, type IndexPoolOptions, type PgPool } from "./pg.js";
@@ -30,5 +29,4 @@ export {
   type IndexStats,
   type PolicyStatusFilter,
 } from "./query.js";
-export { indexerTelemetry, type IndexerTelemetry } from "./telemetry.js";
 export { INDEX_URL_ENV, indexUrlFrom } from "./url.js";

@@ -9,9 +9,9 @@ import { AckPolicy, DeliverPolicy, type ConsumerMessages, type JsMsg } from "@na
 import { nanos } from "@nats-io/transport-node";
 import type { Bus } from "../bus/bus.js";
 import { Header } from "../bus/headers.js";
-import { HookbusError } from "../errors.js";
+import { HookbusError } from "../foundation/errors.js";
 import { assertLogExists } from "../log/reader.js";
-import { sleep } from "../time.js";
+import { sleep } from "../foundation/time.js";
 import { assertIndexSchema } from "./migrate.js";
 import type { PgPool } from "./pg.js";
 import { invalidProjection, projectRecord, type Projection } from "./projection.js";

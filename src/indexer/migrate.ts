@@ -5,7 +5,7 @@
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { HookbusError } from "../errors.js";
+import { HookbusError } from "../foundation/errors.js";
 import { indexError, type PgPool } from "./pg.js";
 
 /** The repository's (and package's) `migrations/` folder: two levels up from src/indexer or dist/indexer. */

@@ -3,7 +3,7 @@
  * into coded errors (HOOKBUS_INDEX_UNAVAILABLE) that carry PostgreSQL's own message.
  */
 import pg from "pg";
-import { HookbusError } from "../errors.js";
+import { HookbusError } from "../foundation/errors.js";
 
 export type PgPool = pg.Pool;
 export type PgClient = pg.PoolClient;

@@ -9,7 +9,7 @@ import { checkAuditFilter, type AuditFilter } from "../audit/filter.js";
 import type { AuditEntry } from "../audit/query.js";
 import type { RecordKind } from "../bus/subjects.js";
 import { POLICY_NAME_PATTERN } from "../bus/tokens.js";
-import { HookbusError } from "../errors.js";
+import { HookbusError } from "../foundation/errors.js";
 import type { LogRecord } from "../log/record.js";
 import { indexError, type PgPool } from "./pg.js";
 import { rolledPolicyCounts, rolledRecordCounts, type PolicyCountRow } from "./rollup.js";

@@ -4,10 +4,10 @@
  * are the log's own bytes, never the index's copy.
  */
 import type { Bus } from "../bus/bus.js";
-import { HookbusError } from "../errors.js";
+import { HookbusError } from "../foundation/errors.js";
 import type { LogEntry } from "../log/reader.js";
 import { LogRecord } from "../log/record.js";
-import { assertSelection, type LogSelection } from "../replay/selection.js";
+import { assertSelection, type LogSelection } from "../log/selection.js";
 import type { PgPool } from "./pg.js";
 import { queryIndexAll } from "./query.js";
 

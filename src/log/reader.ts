@@ -7,8 +7,8 @@
 import { DeliverPolicy, type Consumer, type JsMsg, type StreamInfo } from "@nats-io/jetstream";
 import type { Bus } from "../bus/bus.js";
 import type { AuditSubjectFilter, ParsedAuditSubject } from "../bus/subjects.js";
-import { HookbusError } from "../errors.js";
-import { logRecordValidator } from "../validation/index.js";
+import { HookbusError } from "../foundation/errors.js";
+import { logRecordValidator } from "./record-validator.js";
 import type { LogRecord } from "./record.js";
 
 export interface LogEntry {

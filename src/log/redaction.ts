@@ -8,7 +8,7 @@
  */
 import { createHash, createHmac } from "node:crypto";
 import { z } from "zod";
-import { canonicalize } from "./chain.js";
+import { canonicalize } from "../foundation/canonical-json.js";
 import type { LogRecord, RedactedPath } from "./record.js";
 
 /** What a masked value becomes. */

@@ -5,8 +5,7 @@
 import type { FailMode, ModifyingHookName } from "../catalog/catalog.js";
 import { modifyingHooks } from "../catalog/catalog.js";
 import { toValidationIssues } from "../catalog/validate.js";
-import { hookSchemaName } from "../validation/schema-files.js";
-import { validator } from "../validation/validator.js";
+import { hookSchemaName, hookValidator } from "../catalog/compiled-validators.js";
 import type { PolicyOutcome, PolicyStatus } from "./outcome.js";
 import type { Contribution } from "./rules/rule.js";
 
@@ -58,10 +57,10 @@ export function evaluateOutcome(
       return { evaluation: { ...base, status, effect: "no-opinion" } };
     }
     // Untrusted verdicts: the compiled validator of the hook's verdict schema (zod's answer at
-    // ajv's cost, src/validation).
+    // ajv's cost, catalog/validators.ts).
     const parsed = verdictValid
       ? { success: true as const, data: outcome.verdict }
-      : validator(hookSchemaName(hook, "verdict")).safeParse(outcome.verdict);
+      : hookValidator(hookSchemaName(hook, "verdict")).safeParse(outcome.verdict);
     if (parsed.success) {
       const verdict = parsed.data as Record<string, unknown>;
       return {

@@ -6,7 +6,7 @@
 import { isDeepStrictEqual } from "node:util";
 import type { Decision, HookEvent, ModifyingHookName } from "../catalog/catalog.js";
 import { assertModifyingHook, toValidationIssues } from "../catalog/validate.js";
-import { HookbusError } from "../errors.js";
+import { HookbusError } from "../foundation/errors.js";
 import { mergeDeclarations, type HookMergeDeclaration } from "./declarations.js";
 import { evaluateOutcome, type Evaluated, type PolicyEvaluation } from "./evaluate.js";
 import { inMergeOrder } from "./order.js";

@@ -1,4 +1,4 @@
-import { HookbusError } from "../errors.js";
+import { HookbusError } from "../foundation/errors.js";
 import type { PolicyOutcome } from "./outcome.js";
 
 /**

@@ -129,3 +129,22 @@ function parseReply(msg: Msg): DiscoveryReply | undefined {
     return undefined;
   }
 }
+
+export const UNVERSIONED = "unversioned";
+
+/** Live workers per policy name, with the versions they serve. */
+export function workersByPolicy(
+  replies: readonly DiscoveryReply[],
+): Map<string, { count: number; versions: Set<string> }> {
+  const byPolicy = new Map<string, { count: number; versions: Set<string> }>();
+  for (const reply of replies) {
+    if (reply.role !== "worker") continue;
+    for (const policy of reply.policies) {
+      const entry = byPolicy.get(policy.name) ?? { count: 0, versions: new Set<string>() };
+      entry.count++;
+      entry.versions.add(policy.version ?? UNVERSIONED);
+      byPolicy.set(policy.name, entry);
+    }
+  }
+  return byPolicy;
+}

@@ -7,8 +7,8 @@ import { dirname, resolve } from "node:path";
 import { z } from "zod";
 import { HOOK_NAMES } from "../catalog/catalog.js";
 import { toValidationIssues } from "../catalog/validate.js";
-import { parseJsonText } from "../json-text.js";
-import { HookbusError } from "../errors.js";
+import { parseJsonText } from "../foundation/json-text.js";
+import { HookbusError } from "../foundation/errors.js";
 
 /** Fixture files are read whole; cases run in process, so this bounds memory, not the wire. */
 export const MAX_FIXTURE_FILE_BYTES = 16 * 1024 * 1024;

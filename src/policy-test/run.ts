@@ -12,12 +12,12 @@ import {
   type ObservationalHookName,
 } from "../catalog/catalog.js";
 import { parseContext, parseEvent } from "../catalog/validate.js";
-import { isHookbusError } from "../errors.js";
+import { isHookbusError } from "../foundation/errors.js";
 import { buildCandidates, type CandidateSet } from "../replay/candidates.js";
 import { reevaluate } from "../replay/evaluate.js";
-import { invokePolicy } from "../worker/invoke.js";
-import type { Policy } from "../worker/policy.js";
-import { MemorySessionStateStore } from "../worker/state/memory-store.js";
+import { invokePolicy } from "../policy/invoke.js";
+import type { Policy } from "../policy/policy.js";
+import { MemorySessionStateStore } from "../policy/state/memory-store.js";
 import type { FixtureCase } from "./fixture.js";
 
 export interface Mismatch {

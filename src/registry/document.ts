@@ -12,7 +12,7 @@ import {
   type ModifyingHookName,
 } from "../catalog/catalog.js";
 import { toValidationIssues } from "../catalog/validate.js";
-import { HookbusError, type ValidationIssue } from "../errors.js";
+import { HookbusError, type ValidationIssue } from "../foundation/errors.js";
 import { FailMode, PolicyMode } from "../merge/outcome.js";
 import { POLICY_NAME_PATTERN } from "../bus/tokens.js";
 import { pointerProblem, RedactionRule } from "../log/redaction.js";

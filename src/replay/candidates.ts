@@ -9,10 +9,10 @@ import {
   type ModifyingHookName,
   type ObservationalHookName,
 } from "../catalog/catalog.js";
-import { HookbusError } from "../errors.js";
+import { HookbusError } from "../foundation/errors.js";
 import { parseRegistryDocument, type RegistryPolicy } from "../registry/document.js";
 import { RegistrySnapshot } from "../registry/snapshot.js";
-import { handlerFor, type Policy } from "../worker/policy.js";
+import { handlerFor, type Policy } from "../policy/policy.js";
 
 /** One registry entry with the code that answers for it. */
 export interface Candidate {

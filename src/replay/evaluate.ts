@@ -5,12 +5,12 @@
  */
 import type { Logger } from "pino";
 import type { HookEvent, ModifyingHookName } from "../catalog/catalog.js";
-import { recordedOutcomes } from "../coordinator/call-handler.js";
+import { recordedOutcomes } from "../log/decision-record.js";
 import type { DecisionRecord } from "../log/record.js";
 import { mergeOutcomes, type MergeResult } from "../merge/merge.js";
 import type { PolicyOutcomeInput } from "../merge/outcome.js";
-import { invokePolicy } from "../worker/invoke.js";
-import type { SessionStateStore } from "../worker/state/session-state.js";
+import { invokePolicy } from "../policy/invoke.js";
+import type { SessionStateStore } from "../policy/state/session-state.js";
 import type { Candidate } from "./candidates.js";
 import type { ReplayedOutcome } from "./types.js";
 

@@ -7,7 +7,7 @@
 import { createReadStream } from "node:fs";
 import { stat } from "node:fs/promises";
 import { createInterface } from "node:readline";
-import { HookbusError } from "../errors.js";
+import { HookbusError } from "../foundation/errors.js";
 import type { LogEntry } from "../log/reader.js";
 import { LogRecord } from "../log/record.js";
 import type { ReplayEntry } from "./types.js";

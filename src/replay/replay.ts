@@ -17,8 +17,8 @@ import type {
   ObservationRecord,
   RecordedOutcome,
 } from "../log/record.js";
-import { invokePolicy } from "../worker/invoke.js";
-import { MemorySessionStateStore } from "../worker/state/memory-store.js";
+import { invokePolicy } from "../policy/invoke.js";
+import { MemorySessionStateStore } from "../policy/state/memory-store.js";
 import { buildCandidates, type CandidateSet } from "./candidates.js";
 import { diffDecisions } from "./diff.js";
 import { reevaluate } from "./evaluate.js";

@@ -2,7 +2,7 @@
 import type { Logger } from "pino";
 import type { Decision, ModifyingHookName } from "../catalog/catalog.js";
 import type { LogRecord, RecordedOutcome } from "../log/record.js";
-import type { Policy } from "../worker/policy.js";
+import type { Policy } from "../policy/policy.js";
 
 /**
  * One record to replay: a log entry as `readLog` yields it, an entry of an export file (only

@@ -1,3 +1,4 @@
+/** hookbus/sealer: the sealer role and its keys (docs/tamper-evidence.md). */
 export { startSealer, type Sealer, type SealerOptions, type SealLag } from "./sealer.js";
 export { readSealLag, type StreamSealLag } from "./lag.js";
 export {
@@ -5,14 +6,7 @@ export {
   parsePublicKeys,
   sealKeyFromFile,
   sealKeyFromSeed,
-  verifySignature,
   type SealKeyPair,
-} from "./keys.js";
-export {
-  SealBatch,
-  sealStreamName,
-  sealSubject,
-  sessionOfSubject,
-  type SealedSession,
-} from "./batch.js";
-export { chainHash, bytesHash } from "./hash.js";
+} from "../log/seal/keys.js";
+export { SealBatch, sealStreamName } from "../log/seal/batch.js";
+export { chainHash } from "../log/seal/hash.js";

@@ -3,7 +3,7 @@
  * service): how many log records are past the last seal batch, and how old the oldest of them is.
  */
 import type { Bus } from "../bus/bus.js";
-import { lastBatch } from "./seal-stream.js";
+import { lastBatch } from "../log/seal/stream.js";
 
 export interface StreamSealLag {
   /** Log records stored after the last sealed sequence. */

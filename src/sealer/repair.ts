@@ -6,9 +6,9 @@
  */
 import type { Logger } from "pino";
 import type { Bus } from "../bus/bus.js";
-import { sealStreamName, type SealBatch } from "./batch.js";
+import { sealStreamName, type SealBatch } from "../log/seal/batch.js";
 import type { SessionHead, SessionHeads } from "./heads.js";
-import { toStoredBatch, type StoredBatch } from "./seal-stream.js";
+import { toStoredBatch, type StoredBatch } from "../log/seal/stream.js";
 
 /**
  * Batches read back at most. Only batches stored while KV writes failed lie past the mark (a

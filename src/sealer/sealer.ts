@@ -11,13 +11,13 @@ import { DeliverPolicy, JetStreamApiCodes, JetStreamApiError } from "@nats-io/je
 import { headers as natsHeaders, nuid, type NatsConnection } from "@nats-io/transport-node";
 import { pino, type Logger } from "pino";
 import type { Registry } from "prom-client";
-import { beforeDeadline } from "../agent/deadline.js";
+import { beforeDeadline } from "../foundation/deadline.js";
 import { Bus, type BusOptions } from "../bus/bus.js";
-import { HookbusError } from "../errors.js";
+import { HookbusError } from "../foundation/errors.js";
 import { followConnection } from "../observability/connection-state.js";
 import type { Readiness } from "../observability/http.js";
-import { sealerRegistry } from "../observability/sealer-metrics.js";
-import { sleep } from "../time.js";
+import { sealerRegistry } from "./metrics.js";
+import { sleep } from "../foundation/time.js";
 import {
   SEAL_VERSION,
   SignatureHeader,
@@ -27,13 +27,13 @@ import {
   sessionOfSubject,
   type SealBatch,
   type SealedSession,
-} from "./batch.js";
-import { bytesHash, chainHash } from "./hash.js";
+} from "../log/seal/batch.js";
+import { bytesHash, chainHash } from "../log/seal/hash.js";
 import { SessionHeads, type SessionHead } from "./heads.js";
-import type { SealKeyPair } from "./keys.js";
+import type { SealKeyPair } from "../log/seal/keys.js";
 import { SealerLease } from "./lease.js";
 import { repairHeads } from "./repair.js";
-import { ensureSealStream, lastBatch } from "./seal-stream.js";
+import { ensureSealStream, lastBatch } from "../log/seal/stream.js";
 
 export interface SealerOptions extends BusOptions {
   nc: NatsConnection;

@@ -10,7 +10,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { createServer, Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
-import { HookbusError } from "../errors.js";
+import { HookbusError } from "../foundation/errors.js";
 
 export interface NatsServerHandle {
   url: string;

@@ -14,7 +14,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
-import { HookbusError } from "../errors.js";
+import { HookbusError } from "../foundation/errors.js";
 
 export interface PostgresHandle {
   /** A URL of a database the caller may create databases from (the `postgres` database). */

@@ -6,7 +6,7 @@
  * paste instead.
  */
 import type { PgPool } from "../indexer/pg.js";
-import { HookbusError } from "../errors.js";
+import { HookbusError } from "../foundation/errors.js";
 import {
   approvalSettlements,
   checkIndexFilter,

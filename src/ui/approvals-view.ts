@@ -7,7 +7,7 @@ import { APPROVAL_ID_PATTERN, approvalIdOf } from "../approvals/entry.js";
 import { APPROVER_GROUP_PATTERN } from "../catalog/approval.js";
 import type { AuditEntry } from "../audit/query.js";
 import { DEFAULT_NAMESPACE } from "../bus/subjects.js";
-import { scopedMessageId } from "../coordinator/idempotency.js";
+import { scopedMessageId } from "../log/message-id.js";
 
 type Obj = Record<string, unknown>;
 

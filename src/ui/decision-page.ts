@@ -5,7 +5,7 @@
  */
 import type { PgPool } from "../indexer/pg.js";
 import { formatMs } from "../audit/format.js";
-import { HookbusError } from "../errors.js";
+import { HookbusError } from "../foundation/errors.js";
 import { callRecords, indexedRecord } from "../indexer/query.js";
 import type { DecisionRecord, RecordedOutcome } from "../log/record.js";
 import { href, html, type Html } from "./html.js";

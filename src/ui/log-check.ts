@@ -5,9 +5,9 @@
  */
 import type { AuditEntry } from "../audit/query.js";
 import type { Bus } from "../bus/bus.js";
-import { isHookbusError } from "../errors.js";
+import { isHookbusError } from "../foundation/errors.js";
 import { fetchEntry } from "../indexer/selection.js";
-import { canonicalize } from "../log/chain.js";
+import { canonicalize } from "../foundation/canonical-json.js";
 import { html, type Html } from "./html.js";
 
 export type LogCheck =

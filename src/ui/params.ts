@@ -4,7 +4,7 @@
  * HOOKBUS_INVALID_ARGUMENT naming the parameter (shown on the page, with a 400).
  */
 import { parseAuditTime } from "../audit/time.js";
-import { HookbusError } from "../errors.js";
+import { HookbusError } from "../foundation/errors.js";
 import { checkIndexFilter, type IndexFilter, type PolicyStatusFilter } from "../indexer/query.js";
 import type { AuditOutcome } from "../audit/filter.js";
 import type { HookName } from "../catalog/catalog.js";

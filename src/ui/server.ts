@@ -10,8 +10,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import type { Logger } from "pino";
 import type { Bus } from "../bus/bus.js";
-import type { HookbusError } from "../errors.js";
-import { isHookbusError } from "../errors.js";
+import type { HookbusError } from "../foundation/errors.js";
+import { isHookbusError } from "../foundation/errors.js";
 import type { PgPool } from "../indexer/pg.js";
 import { approvalsPage } from "./approvals-page.js";
 import { decisionPage } from "./decision-page.js";

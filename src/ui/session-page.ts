@@ -6,7 +6,7 @@ import type { PgPool } from "../indexer/pg.js";
 import { toTimelineEntry, type TimelineEntry } from "../audit/timeline.js";
 import { formatMs } from "../audit/format.js";
 import { queryIndexAll } from "../indexer/query.js";
-import { HookbusError } from "../errors.js";
+import { HookbusError } from "../foundation/errors.js";
 import { latencyBar } from "./charts.js";
 import { href, html, type Html } from "./html.js";
 import { badge, page, tableOrEmpty } from "./layout.js";

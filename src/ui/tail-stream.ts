@@ -10,7 +10,7 @@ import { queryRow } from "../audit/format.js";
 import { tailLog } from "../audit/query.js";
 import type { Bus } from "../bus/bus.js";
 import type { HookName } from "../catalog/catalog.js";
-import { HookbusError } from "../errors.js";
+import { HookbusError } from "../foundation/errors.js";
 import type { LogRecord } from "../log/record.js";
 import { readParams } from "./params.js";
 import { TAIL_PARAMS } from "./static-pages.js";

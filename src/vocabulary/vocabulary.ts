@@ -3,7 +3,7 @@
  * any case, then MCP names by their bare tool name, then known prefixes; an app's own tools are
  * added with `extend`. Pure and synchronous: policies call it per tool call.
  */
-import { HookbusError } from "../errors.js";
+import { HookbusError } from "../foundation/errors.js";
 import { isToolClass, type ToolClass } from "./classes.js";
 import { parseMcpToolName, type McpToolName } from "./mcp.js";
 import { KNOWN_TOOL_NAMES, KNOWN_TOOL_PREFIXES } from "./names.js";

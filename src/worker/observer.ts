@@ -22,9 +22,9 @@ import type { Bus } from "../bus/bus.js";
 import type { ObservationalHookName } from "../catalog/catalog.js";
 import { ObservationRecord } from "../log/record.js";
 import type { InFlight } from "./in-flight.js";
-import { invokePolicy } from "./invoke.js";
-import type { Policy } from "./policy.js";
-import type { SessionStateStore } from "./state/session-state.js";
+import { invokePolicy } from "../policy/invoke.js";
+import type { Policy } from "../policy/policy.js";
+import type { SessionStateStore } from "../policy/state/session-state.js";
 
 export interface ObserveOptions {
   /** How long the server waits for an ack before it redelivers; kept alive while a handler runs. Default 30 s. */

@@ -14,12 +14,12 @@ import { optionalBodyHeaders } from "../bus/codec.js";
 import type { PolicyReply } from "../bus/envelope.js";
 import { Header } from "../bus/headers.js";
 import { isHookName, isModifyingHook, type ModifyingHookName } from "../catalog/catalog.js";
-import { HookbusError, isHookbusError } from "../errors.js";
-import type { WorkerTelemetry } from "../observability/worker-telemetry.js";
+import { HookbusError, isHookbusError } from "../foundation/errors.js";
+import type { WorkerTelemetry } from "./telemetry.js";
 import type { InFlight } from "./in-flight.js";
-import { invokePolicy } from "./invoke.js";
-import type { Policy } from "./policy.js";
-import type { SessionStateStore } from "./state/session-state.js";
+import { invokePolicy } from "../policy/invoke.js";
+import type { Policy } from "../policy/policy.js";
+import type { SessionStateStore } from "../policy/state/session-state.js";
 
 export interface RequestServerOptions {
   bus: Bus;

@@ -8,15 +8,15 @@ import type { NatsConnection } from "@nats-io/transport-node";
 import type { Logger } from "pino";
 import { Bus } from "../bus/bus.js";
 import { isModifyingHook } from "../catalog/catalog.js";
-import { HookbusError } from "../errors.js";
-import { WorkerTelemetry } from "../observability/worker-telemetry.js";
+import { HookbusError } from "../foundation/errors.js";
+import { WorkerTelemetry } from "./telemetry.js";
 import { InFlight } from "./in-flight.js";
 import { DEFAULT_OBSERVE_OPTIONS, Observer, type ObserveOptions } from "./observer.js";
-import type { Policy } from "./policy.js";
+import type { Policy } from "../policy/policy.js";
 import { RequestServer } from "./request-server.js";
 import { onShutdownSignals } from "./signals.js";
-import { KvSessionStateStore, type KvSessionStateOptions } from "./state/kv-store.js";
-import type { SessionStateStore } from "./state/session-state.js";
+import { KvSessionStateStore, type KvSessionStateOptions } from "../policy/state/kv-store.js";
+import type { SessionStateStore } from "../policy/state/session-state.js";
 
 /** Handlers running at once per runner (requests and observations together). */
 export const DEFAULT_CONCURRENCY = 64;

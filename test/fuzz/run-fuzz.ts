@@ -5,14 +5,17 @@
  * log records failing the schema, and the coordinator's RSS before, at peak and after.
  */
 import { connect, headers as natsHeaders, type Msg } from "@nats-io/transport-node";
-import { Bus, LogRecord, RegistryStore, Subjects } from "../../src/index.js";
-import { ErrorCodes } from "../../src/errors.js";
+import { Bus } from "../../src/index.js";
+import { LogRecord } from "../../src/log/record.js";
+import { ErrorCodes } from "../../src/foundation/errors.js";
 import { CallReply } from "../../src/bus/envelope.js";
 import { findNatsServer } from "../../src/testing/nats.js";
 import { uniqueNamespace } from "../support/nats.js";
 import { until } from "../support/wait.js";
 import { fuzzMessage, seededRandom, type FuzzMessage } from "./generator.js";
 import { startProbedCoordinator, type MemoryFigures } from "./probed-coordinator.js";
+import { RegistryStore } from "../../src/registry/store.js";
+import { Subjects } from "../../src/bus/subjects.js";
 
 export interface FuzzOptions {
   count: number;

@@ -15,7 +15,7 @@ import { basename, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { generateAuth, readAuthDescription } from "../../src/auth/generate.js";
-import { createSealKey } from "../../src/sealer/keys.js";
+import { createSealKey } from "../../src/log/seal/keys.js";
 import { findNatsServer, type NatsServerHandle } from "../../src/testing/index.js";
 import { uniqueNamespace } from "../support/nats.js";
 import { until } from "../support/wait.js";

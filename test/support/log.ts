@@ -3,7 +3,8 @@
  * namespace's body codec.
  */
 import type { MsgHdrs } from "@nats-io/transport-node";
-import { LogRecord, type Bus } from "../../src/index.js";
+import { type Bus } from "../../src/index.js";
+import { LogRecord } from "../../src/log/record.js";
 
 export interface StoredMessage {
   seq: number;

@@ -5,14 +5,10 @@
  */
 import { describe, expectTypeOf, it } from "vitest";
 import type { HookContext, HookEvent, Verdict } from "../../src/catalog/catalog.js";
-import {
-  definePolicy,
-  invokePolicy,
-  MemorySessionStateStore,
-  type Policy,
-  type PolicyTools,
-  type SessionState,
-} from "../../src/worker/index.js";
+import { definePolicy, type Policy, type PolicyTools } from "../../src/policy/policy.js";
+import { invokePolicy } from "../../src/policy/invoke.js";
+import { MemorySessionStateStore } from "../../src/policy/state/memory-store.js";
+import { type SessionState } from "../../src/policy/state/session-state.js";
 
 describe("definePolicy types", () => {
   it("types event, context and tools per hook", () => {

@@ -7,7 +7,7 @@ import {
   checkIdLimit,
   jsonDepthExceeds,
   resolveLimits,
-} from "../../src/limits.js";
+} from "../../src/foundation/limits.js";
 
 const bytes = (text: string) => new TextEncoder().encode(text);
 

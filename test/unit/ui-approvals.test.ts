@@ -7,8 +7,8 @@
 import { describe, expect, it } from "vitest";
 import { approvalIdOf } from "../../src/approvals/entry.js";
 import type { AuditEntry } from "../../src/audit/query.js";
-import { scopedMessageId } from "../../src/coordinator/idempotency.js";
-import { isHookbusError } from "../../src/errors.js";
+import { scopedMessageId } from "../../src/log/message-id.js";
+import { isHookbusError } from "../../src/foundation/errors.js";
 import { approvalsQuery } from "../../src/ui/approvals-page.js";
 import {
   answerCommands,

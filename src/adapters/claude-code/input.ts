@@ -5,7 +5,7 @@
  * rejected them would fail every call after an upgrade.
  */
 import { z } from "zod";
-import { HookbusError } from "../../errors.js";
+import { HookbusError } from "../../foundation/errors.js";
 
 /** Stdin larger than this is refused (fail closed): tool responses are the large part. */
 export const MAX_HOOK_INPUT_BYTES = 16 * 1024 * 1024;

@@ -12,7 +12,7 @@
  * | SessionStart/End     | session_start / session_end (observed)    |                                     |
  */
 import type { Decision, HookContext, HookEvent } from "../../catalog/catalog.js";
-import type { HookbusError } from "../../errors.js";
+import type { HookbusError } from "../../foundation/errors.js";
 import type { ClaudeCodeEventName, ClaudeCodeHookInput } from "./input.js";
 
 /** What a command hook prints on stdout (exit 0) for Claude Code to act on. */

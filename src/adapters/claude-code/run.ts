@@ -1,6 +1,6 @@
 /** One Claude Code hook invocation: plan the hookbus call, make it, answer in Claude Code's terms. */
 import type { HookbusClient } from "../../agent/client.js";
-import { HookbusError, isHookbusError } from "../../errors.js";
+import { HookbusError, isHookbusError } from "../../foundation/errors.js";
 import type { ClaudeCodeHookInput } from "./input.js";
 import {
   answerFailure,

@@ -3,7 +3,7 @@
  * and, when it is not installed, fails with HOOKBUS_MISSING_PEER naming the package to install,
  * not with Node's bare ERR_MODULE_NOT_FOUND from deep inside the adapter.
  */
-import { HookbusError } from "../../errors.js";
+import { HookbusError } from "../../foundation/errors.js";
 
 /**
  * `load()` (a dynamic import of `peer` or of a module that imports it); HOOKBUS_MISSING_PEER when

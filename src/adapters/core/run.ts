@@ -15,8 +15,8 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { randomUUID } from "node:crypto";
 import type { HookbusClient } from "../../agent/client.js";
-import { HookbusError } from "../../errors.js";
-import { checkIdLimit, DEFAULT_LIMITS, limitExceeded } from "../../limits.js";
+import { HookbusError } from "../../foundation/errors.js";
+import { checkIdLimit, DEFAULT_LIMITS, limitExceeded } from "../../foundation/limits.js";
 
 /** The most assistant texts one run collects for before_response_emit's `allContent`. */
 export const MAX_RUN_TEXTS = 10_000;

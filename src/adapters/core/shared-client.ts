@@ -8,7 +8,7 @@
  * to connect share one connection attempt.
  */
 import type { HookbusClient } from "../../agent/client.js";
-import { HookbusError } from "../../errors.js";
+import { HookbusError } from "../../foundation/errors.js";
 
 /** Clients one process may register (a handful of plugins, never one per request). */
 export const MAX_SHARED_CLIENTS = 64;

@@ -26,7 +26,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import type { Logger } from "pino";
 import type { HookbusClient } from "../../agent/client.js";
-import { isHookbusError } from "../../errors.js";
+import { isHookbusError } from "../../foundation/errors.js";
 import { toolResultFromContent, withheld, refusal } from "./results.js";
 
 export type McpPassThrough = "resources" | "prompts";

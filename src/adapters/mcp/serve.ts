@@ -19,7 +19,7 @@ import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/
 import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import type { Logger } from "pino";
 import type { HookbusClient } from "../../agent/client.js";
-import { HookbusError } from "../../errors.js";
+import { HookbusError } from "../../foundation/errors.js";
 import { createMcpGateway, type McpPassThrough } from "./gateway.js";
 
 export type Upstream = { command: string; args: string[] } | { url: string };

@@ -26,7 +26,7 @@ import type {
   ModelResponse,
   StreamEvent,
 } from "@openai/agents";
-import { limitExceeded } from "../../limits.js";
+import { limitExceeded } from "../../foundation/limits.js";
 import { askAfterLlmCall, decideLlmCall } from "../core/llm-call.js";
 import { gateToolCall } from "../core/tool-call.js";
 import { decideResponse } from "../core/response.js";

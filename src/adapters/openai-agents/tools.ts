@@ -32,7 +32,7 @@ import {
 } from "../core/tool-call.js";
 import { toolCallRef } from "./items.js";
 import { requireHookbusRun, type HookbusRun } from "../core/run.js";
-import { limitExceeded } from "../../limits.js";
+import { limitExceeded } from "../../foundation/limits.js";
 
 /** Tool calls of one run decided but not yet finished (a turn's parallel calls, not a history). */
 export const MAX_PENDING_TOOL_CALLS = 1024;

@@ -4,7 +4,7 @@
  * CLI reads (NATS_URL, NATS_CREDS, HOOKBUS_NKEY_FILE, ...), then to the defaults.
  */
 import { z } from "zod";
-import { HookbusError } from "../../errors.js";
+import { HookbusError } from "../../foundation/errors.js";
 
 /**
  * The default per-call deadline: below OpenClaw's 15 s budget for before_tool_call, so hookbus

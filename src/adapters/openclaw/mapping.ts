@@ -17,7 +17,7 @@
  */
 import type { Decision } from "../../catalog/catalog.js";
 import { toolInputFromParams } from "../../catalog/common.js";
-import type { HookbusError } from "../../errors.js";
+import type { HookbusError } from "../../foundation/errors.js";
 import type {
   OpenClawBeforeAgentReplyResult,
   OpenClawBeforeToolCallResult,

@@ -12,8 +12,8 @@
  * delay or fail OpenClaw: their failures are logged.
  */
 import { HookbusClient } from "../../agent/client.js";
-import { connectNats } from "../../cli/connect.js";
-import { HookbusError, isHookbusError } from "../../errors.js";
+import { connectNats } from "../../bus/connect.js";
+import { HookbusError, isHookbusError } from "../../foundation/errors.js";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { closeSharedHookbusClient, sharedHookbusClient } from "../core/shared-client.js";
 import { parsePluginConfig, type OpenClawPluginConfig } from "./config.js";

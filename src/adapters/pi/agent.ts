@@ -9,7 +9,7 @@
  * assumes it).
  */
 import type { Agent, AfterToolCallContext, AfterToolCallResult } from "@mariozechner/pi-agent-core";
-import { HookbusError } from "../../errors.js";
+import { HookbusError } from "../../foundation/errors.js";
 import { hookbusStreamFn } from "./stream.js";
 import { gateBeforeToolCall, reportAfterToolCall } from "./tools.js";
 

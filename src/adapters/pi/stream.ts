@@ -30,7 +30,7 @@ import type {
 } from "@mariozechner/pi-ai";
 import type { Decision } from "../../catalog/catalog.js";
 import { toolDefinitionName } from "../../catalog/common.js";
-import { isHookbusError } from "../../errors.js";
+import { isHookbusError } from "../../foundation/errors.js";
 import { decideAfterLlmCall } from "../core/llm-call.js";
 import { importPeer } from "../core/peer.js";
 import { decideResponse } from "../core/response.js";

@@ -22,7 +22,7 @@ import type {
   BeforeToolCallResult,
 } from "@mariozechner/pi-agent-core";
 import type { ImageContent, TextContent } from "@mariozechner/pi-ai";
-import { HookbusError } from "../../errors.js";
+import { HookbusError } from "../../foundation/errors.js";
 import { requireHookbusRun } from "../core/run.js";
 import {
   gateToolCall,

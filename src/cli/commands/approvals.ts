@@ -2,10 +2,10 @@
 import type { NatsConnection } from "@nats-io/transport-node";
 import { answerApproval, listApprovals, showApproval } from "../../approvals/client.js";
 import type { ApprovalEntry } from "../../approvals/entry.js";
-import { HookbusError } from "../../errors.js";
-import { sleep } from "../../time.js";
+import { HookbusError } from "../../foundation/errors.js";
+import { sleep } from "../../foundation/time.js";
 import { parseCommand, type Command } from "../command.js";
-import { connectNats } from "../connect.js";
+import { connectNats } from "../../bus/connect.js";
 import type { Output } from "../output.js";
 
 const HELP = `usage: hookbus approvals list [--all] [--json] [--watch]

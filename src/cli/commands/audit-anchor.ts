@@ -3,9 +3,9 @@ import { writeFileSync } from "node:fs";
 import { makeAnchor } from "../../audit/anchor.js";
 import { Bus } from "../../bus/bus.js";
 import { Subjects } from "../../bus/subjects.js";
-import { sealKeyFromFlags } from "../../sealer/keys.js";
+import { sealKeyFromFlags } from "../../log/seal/keys.js";
 import { parseCommand, type Command } from "../command.js";
-import { connectNats } from "../connect.js";
+import { connectNats } from "../../bus/connect.js";
 
 const HELP = `usage: hookbus audit anchor --key-file FILE [--out FILE]
 

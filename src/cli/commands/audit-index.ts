@@ -6,7 +6,7 @@ import { printable, queryRow, QUERY_COLUMNS, TableWriter } from "../../audit/for
 import { parseAuditTime } from "../../audit/time.js";
 import { toTimelineEntry, type TimelineEntry } from "../../audit/timeline.js";
 import { Subjects } from "../../bus/subjects.js";
-import { HookbusError } from "../../errors.js";
+import { HookbusError } from "../../foundation/errors.js";
 import { openIndexPool, type PgPool } from "../../indexer/pg.js";
 import {
   indexStats,

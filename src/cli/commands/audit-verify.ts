@@ -3,10 +3,10 @@ import { readAnchor } from "../../audit/anchor.js";
 import { formatVerifyReport, verifyLog } from "../../audit/verify.js";
 import { Bus } from "../../bus/bus.js";
 import { Subjects } from "../../bus/subjects.js";
-import { HookbusError } from "../../errors.js";
-import { parsePublicKeys } from "../../sealer/keys.js";
+import { HookbusError } from "../../foundation/errors.js";
+import { parsePublicKeys } from "../../log/seal/keys.js";
 import { parseCommand, type Command } from "../command.js";
-import { connectNats } from "../connect.js";
+import { connectNats } from "../../bus/connect.js";
 
 const HELP = `usage: hookbus audit verify [--session S] [--agent A] [--key PUB] [--anchor FILE] [--json] [--verbose] [--allow-empty]
 

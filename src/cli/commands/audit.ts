@@ -12,11 +12,11 @@ import { sessionTimeline } from "../../audit/timeline.js";
 import { Bus } from "../../bus/bus.js";
 import { Subjects } from "../../bus/subjects.js";
 import type { HookName } from "../../catalog/catalog.js";
-import { HookbusError, isHookbusError } from "../../errors.js";
+import { HookbusError, isHookbusError } from "../../foundation/errors.js";
 import type { IndexFilter } from "../../indexer/query.js";
 import { indexUrlFrom } from "../../indexer/url.js";
 import { parseCommand, type Command, type CommonFlags } from "../command.js";
-import { connectNats } from "../connect.js";
+import { connectNats } from "../../bus/connect.js";
 import type { Output } from "../output.js";
 import {
   addIndexFilters,

@@ -17,9 +17,9 @@ import {
   type ClaudeCodeHookOutput,
 } from "../../adapters/claude-code/run.js";
 import { HookbusClient } from "../../agent/client.js";
-import { HookbusError } from "../../errors.js";
+import { HookbusError } from "../../foundation/errors.js";
 import { parseCommand, type Command } from "../command.js";
-import { connectNats } from "../connect.js";
+import { connectNats } from "../../bus/connect.js";
 import type { Output } from "../output.js";
 
 const HELP = `usage: hookbus claude-code-hook [--agent ID] [--rewrite allow|ask] [--timeout-ms MS]

@@ -1,12 +1,12 @@
 /** `hookbus coordinator`: run one coordinator until SIGTERM/SIGINT, then drain. */
 import { startCoordinator } from "../../coordinator/coordinator.js";
 import { checkReplicas } from "../../bus/streams.js";
-import { HookbusError } from "../../errors.js";
+import { HookbusError } from "../../foundation/errors.js";
 import { parseCommand, type Command } from "../command.js";
 import { serviceLogger } from "../logger.js";
 import { openService, runService } from "../service.js";
 import { startWithRetry } from "../start-retry.js";
-import { connectWaitMs } from "../connect.js";
+import { connectWaitMs } from "../../bus/connect.js";
 import { HTTP_HELP } from "../../observability/service-http.js";
 
 const HELP = `usage: hookbus coordinator [options]

@@ -2,7 +2,7 @@
 import { pino } from "pino";
 import { Bus } from "../../bus/bus.js";
 import { HTTP_HELP } from "../../observability/service-http.js";
-import { HookbusError } from "../../errors.js";
+import { HookbusError } from "../../foundation/errors.js";
 import { startIndexer } from "../../indexer/indexer.js";
 import { indexerTelemetry } from "../../indexer/telemetry.js";
 import { migrateIndex } from "../../indexer/migrate.js";

@@ -4,9 +4,9 @@
  * the upstream server runs it (src/adapters/mcp/gateway.ts).
  */
 import { HookbusClient } from "../../agent/client.js";
-import { HookbusError } from "../../errors.js";
+import { HookbusError } from "../../foundation/errors.js";
 import { commaList, parseCommand, type Command } from "../command.js";
-import { connectNats } from "../connect.js";
+import { connectNats } from "../../bus/connect.js";
 import { serviceLogger } from "../logger.js";
 import { hookbusVersion } from "../main.js";
 import { importPeer } from "../../adapters/core/peer.js";

@@ -4,7 +4,7 @@
  * No NATS: it runs in CI before anything is deployed.
  */
 import { readFile } from "node:fs/promises";
-import { HookbusError } from "../../errors.js";
+import { HookbusError } from "../../foundation/errors.js";
 import {
   formatTestReport,
   MAX_FIXTURE_FILE_BYTES,
@@ -13,9 +13,9 @@ import {
   summarize,
   type Fixture,
 } from "../../policy-test/index.js";
-import { loadPolicyModules } from "../../worker/load-policies.js";
+import { loadPolicyModules } from "../../policy/load-policies.js";
 import { commaList, parseCommand, type Command } from "../command.js";
-import { unreadableFile } from "../failure.js";
+import { unreadableFile } from "../../foundation/failure.js";
 import { readRegistryFile } from "./registry.js";
 
 const HELP = `usage: hookbus policy test FIXTURE [FIXTURE ...] [--policies FILES] [--registry FILE] [--json] [--verbose]

@@ -1,15 +1,15 @@
 /** `hookbus registry apply|show|validate|diff`. */
 import { readFile } from "node:fs/promises";
 import { Subjects } from "../../bus/subjects.js";
-import { HookbusError } from "../../errors.js";
+import { HookbusError } from "../../foundation/errors.js";
 import { diffRegistry, formatRegistryDiff } from "../../registry/diff.js";
 import { parseRegistryDocument } from "../../registry/document.js";
 import { RegistryStore } from "../../registry/store.js";
 import type { RegistrySnapshot } from "../../registry/snapshot.js";
 import { parseCommand, type Command } from "../command.js";
-import { connectNats } from "../connect.js";
-import { unreadableFile } from "../failure.js";
-import { parseJsonText } from "../../json-text.js";
+import { connectNats } from "../../bus/connect.js";
+import { unreadableFile } from "../../foundation/failure.js";
+import { parseJsonText } from "../../foundation/json-text.js";
 
 /** A registry is stored in one KV value, which must fit one NATS message (1 MiB by default). */
 export const MAX_REGISTRY_FILE_BYTES = 1024 * 1024;

@@ -4,7 +4,7 @@
  */
 import { stat } from "node:fs/promises";
 import { Bus } from "../../bus/bus.js";
-import { HookbusError } from "../../errors.js";
+import { HookbusError } from "../../foundation/errors.js";
 import { parseAuditTime } from "../../audit/time.js";
 import { openIndexPool } from "../../indexer/pg.js";
 import { readIndexedSelection } from "../../indexer/selection.js";
@@ -12,9 +12,6 @@ import { indexUrlFrom } from "../../indexer/url.js";
 import type { LogEntry } from "../../log/reader.js";
 import {
   countSelection,
-  formatResultLine,
-  formatSummary,
-  Progress,
   readExport,
   readSelection,
   Replayer,
@@ -22,11 +19,13 @@ import {
   type LogSelection,
   type ReplayEntry,
 } from "../../replay/index.js";
-import { loadPolicyModules } from "../../worker/load-policies.js";
+import { loadPolicyModules } from "../../policy/load-policies.js";
 import { commaList, parseCommand, type Command } from "../command.js";
-import { connectNats } from "../connect.js";
+import { connectNats } from "../../bus/connect.js";
 import type { Output } from "../output.js";
 import { readRegistryFile } from "./registry.js";
+import { formatResultLine, formatSummary } from "../../replay/report.js";
+import { Progress } from "../../replay/progress.js";
 
 const HELP = `usage: hookbus replay --policies FILE[,FILE...] --registry FILE SELECTION [options]
 

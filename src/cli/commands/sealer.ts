@@ -2,12 +2,12 @@
  * `hookbus sealer`: run a sealer until SIGTERM/SIGINT. `hookbus sealer keygen`: make a key pair.
  */
 import { checkReplicas, defaultReplicas } from "../../bus/streams.js";
-import { HookbusError } from "../../errors.js";
-import { createSealKey, sealKeyFromFlags } from "../../sealer/keys.js";
+import { HookbusError } from "../../foundation/errors.js";
+import { createSealKey, sealKeyFromFlags } from "../../log/seal/keys.js";
 import { startSealer } from "../../sealer/sealer.js";
 import { parseCommand, type Command } from "../command.js";
 import { serviceLogger } from "../logger.js";
-import { connectWaitMs } from "../connect.js";
+import { connectWaitMs } from "../../bus/connect.js";
 import { openService, runService } from "../service.js";
 import { startWithRetry } from "../start-retry.js";
 import { HTTP_HELP } from "../../observability/service-http.js";

@@ -1,11 +1,11 @@
 /** `hookbus status`: what is declared, what is alive, what is wrong (discovery over NATS). */
-import { HookbusError } from "../../errors.js";
+import { HookbusError } from "../../foundation/errors.js";
 import { DISCOVERY_DEFAULTS } from "../../observability/discovery.js";
-import { formatComponents } from "../../observability/status-components.js";
-import { formatStatus } from "../../observability/status-format.js";
-import { readStatus } from "../../observability/status-read.js";
+import { formatComponents } from "../../status/components.js";
+import { formatStatus } from "../../status/format.js";
+import { readStatus } from "../../status/read.js";
 import { parseCommand, type Command } from "../command.js";
-import { connectNats } from "../connect.js";
+import { connectNats } from "../../bus/connect.js";
 
 const HELP = `usage: hookbus status [--json] [--check] [--wait MS] [--max-seal-lag-s S] [--indexer-consumer NAME]
 

@@ -4,13 +4,13 @@
  */
 import pino from "pino";
 import { Bus } from "../../bus/bus.js";
-import { HookbusError } from "../../errors.js";
+import { HookbusError } from "../../foundation/errors.js";
 import { assertIndexSchema } from "../../indexer/migrate.js";
 import { openIndexPool } from "../../indexer/pg.js";
 import { requireIndexUrl } from "../../indexer/url.js";
 import { startUiServer } from "../../ui/server.js";
 import { parseCommand, type Command } from "../command.js";
-import { connectNats } from "../connect.js";
+import { connectNats } from "../../bus/connect.js";
 import { onShutdown } from "../shutdown.js";
 
 const HELP = `usage: hookbus ui --index URL [--host H] [--port N] [--creds FILE | --nkey FILE]

@@ -1,13 +1,13 @@
 /** `hookbus worker ./policy.ts [...]`: serve policy modules until SIGTERM/SIGINT, then drain. */
-import { HookbusError } from "../../errors.js";
-import { loadPolicyModules } from "../../worker/load-policies.js";
+import { HookbusError } from "../../foundation/errors.js";
+import { loadPolicyModules } from "../../policy/load-policies.js";
 import { DEFAULT_MAX_QUEUED, runPolicy } from "../../worker/runner.js";
-import { MemorySessionStateStore } from "../../worker/state/memory-store.js";
+import { MemorySessionStateStore } from "../../policy/state/memory-store.js";
 import { parseCommand, type Command } from "../command.js";
 import { serviceLogger } from "../logger.js";
 import { openService, runService } from "../service.js";
 import { startWithRetry } from "../start-retry.js";
-import { connectWaitMs } from "../connect.js";
+import { connectWaitMs } from "../../bus/connect.js";
 import { HTTP_HELP } from "../../observability/service-http.js";
 
 const HELP = `usage: hookbus worker MODULE [MODULE ...] [options]

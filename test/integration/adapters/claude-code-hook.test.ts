@@ -8,19 +8,13 @@ import { readFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  Bus,
-  definePolicy,
-  RegistryStore,
-  runPolicy,
-  startCoordinator,
-  Subjects,
-  type Coordinator,
-  type PolicyRunner,
-} from "../../../src/index.js";
+import { Bus, definePolicy, runPolicy, type PolicyRunner } from "../../../src/index.js";
 import { readLog } from "../../support/log.js";
 import { uniqueNamespace, useNatsServer } from "../../support/nats.js";
 import { until } from "../../support/wait.js";
+import { RegistryStore } from "../../../src/registry/store.js";
+import { startCoordinator, type Coordinator } from "../../../src/coordinator/coordinator.js";
+import { Subjects } from "../../../src/bus/subjects.js";
 
 const cli = fileURLToPath(new URL("../../../bin/hookbus.js", import.meta.url));
 const fixture = (name: string) =>

@@ -12,20 +12,14 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  Bus,
-  definePolicy,
-  RegistryStore,
-  runPolicy,
-  startCoordinator,
-  Subjects,
-  type Coordinator,
-  type PolicyRunner,
-} from "../../../src/index.js";
+import { Bus, definePolicy, runPolicy, type PolicyRunner } from "../../../src/index.js";
 import { startChild } from "../../support/child.js";
 import { readLog } from "../../support/log.js";
 import { uniqueNamespace, useNatsServer } from "../../support/nats.js";
 import { until } from "../../support/wait.js";
+import { RegistryStore } from "../../../src/registry/store.js";
+import { startCoordinator, type Coordinator } from "../../../src/coordinator/coordinator.js";
+import { Subjects } from "../../../src/bus/subjects.js";
 
 const cli = fileURLToPath(new URL("../../../bin/hookbus.js", import.meta.url));
 const upstreamServer = fileURLToPath(

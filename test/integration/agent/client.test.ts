@@ -13,7 +13,7 @@ import { bodyHeaders } from "../../../src/bus/codec.js";
 import { CallRequest } from "../../../src/bus/envelope.js";
 import { Header } from "../../../src/bus/headers.js";
 import { startCoordinator, type Coordinator } from "../../../src/coordinator/index.js";
-import { isHookbusError } from "../../../src/errors.js";
+import { isHookbusError } from "../../../src/foundation/errors.js";
 import { ObservationRecord } from "../../../src/log/record.js";
 import { Subjects } from "../../../src/bus/subjects.js";
 import { RegistryStore } from "../../../src/registry/store.js";

@@ -15,15 +15,11 @@ import { DecisionRecord } from "../../../src/log/record.js";
 import type { RegistryDocumentInput } from "../../../src/registry/document.js";
 import { RegistryStore } from "../../../src/registry/store.js";
 import { findNatsServer, type NatsServerHandle } from "../../../src/testing/nats.js";
-import {
-  definePolicy,
-  MemorySessionStateStore,
-  observerDurableName,
-  runPolicy,
-  type Policy,
-} from "../../../src/worker/index.js";
+import { observerDurableName, runPolicy } from "../../../src/worker/index.js";
 import { uniqueNamespace } from "../../support/nats.js";
 import { rejection, until } from "../../support/wait.js";
+import { definePolicy, type Policy } from "../../../src/policy/policy.js";
+import { MemorySessionStateStore } from "../../../src/policy/state/memory-store.js";
 
 let server: NatsServerHandle;
 let nc: NatsConnection;

@@ -6,7 +6,6 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import {
-  answerApproval,
   Bus,
   HookbusClient,
   type ApprovalProgress,
@@ -18,6 +17,7 @@ import { readLog } from "../../support/log.js";
 import { uniqueNamespace, useNatsServer } from "../../support/nats.js";
 import { rejection, until } from "../../support/wait.js";
 import { ctx, startPipeline, toolEvent, type Pipeline } from "./harness.js";
+import { answerApproval } from "../../../src/approvals/client.js";
 
 const nats = useNatsServer();
 let pipeline: Pipeline | undefined;

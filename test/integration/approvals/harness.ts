@@ -5,12 +5,11 @@ import {
   HookbusClient,
   MemorySessionStateStore,
   runPolicy,
-  startCoordinator,
-  type Coordinator,
   type PolicyRunner,
-  type RegistryDocumentInput,
 } from "../../../src/index.js";
 import { applyRegistry } from "../faults/harness.js";
+import { startCoordinator, type Coordinator } from "../../../src/coordinator/coordinator.js";
+import { type RegistryDocumentInput } from "../../../src/registry/document.js";
 
 /**
  * `asker` asks for approval of every tool call; the params say on what terms (`t` timeoutMs,

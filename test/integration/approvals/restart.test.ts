@@ -5,14 +5,7 @@
  */
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
-import {
-  answerApproval,
-  Bus,
-  replay,
-  startCoordinator,
-  type ApprovalProgress,
-  type Coordinator,
-} from "../../../src/index.js";
+import { Bus, type ApprovalProgress } from "../../../src/index.js";
 import { startChild, type Child } from "../../support/child.js";
 import { readLog, readStoredLog } from "../../support/log.js";
 import { uniqueNamespace, useNatsServer } from "../../support/nats.js";
@@ -26,6 +19,9 @@ import {
   toolEvent,
   type Pipeline,
 } from "./harness.js";
+import { answerApproval } from "../../../src/approvals/client.js";
+import { replay } from "../../../src/replay/replay.js";
+import { startCoordinator, type Coordinator } from "../../../src/coordinator/coordinator.js";
 
 const cli = fileURLToPath(new URL("../../../bin/hookbus.js", import.meta.url));
 const nats = useNatsServer();

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { main } from "../../../src/cli/main.js";
 import type { Output } from "../../../src/cli/output.js";
-import { LogRecord } from "../../../src/index.js";
+import { LogRecord } from "../../../src/log/record.js";
 import { uniqueNamespace, useNatsServer } from "../pipeline/harness.js";
 import { buildAuditLog, EXPECTED, expectedLabels, label, OPS, type AuditLog } from "./fixture.js";
 

@@ -7,21 +7,19 @@
 import type { NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
-  answerApproval,
   HookbusClient,
-  listApprovals,
-  RegistryStore,
   runPolicy,
-  startCoordinator,
-  Subjects,
   type ApprovalProgress,
-  type Coordinator,
   type PolicyRunner,
 } from "../../../src/index.js";
 import { uniqueNamespace } from "../../support/nats.js";
 import { rejection, until } from "../../support/wait.js";
 import { asker } from "../approvals/harness.js";
 import { requestDenied, subscribeDenied, useAuthServer } from "./harness.js";
+import { answerApproval, listApprovals } from "../../../src/approvals/client.js";
+import { RegistryStore } from "../../../src/registry/store.js";
+import { startCoordinator, type Coordinator } from "../../../src/coordinator/coordinator.js";
+import { Subjects } from "../../../src/bus/subjects.js";
 
 const ns = uniqueNamespace("auth-ap");
 const s = new Subjects(ns);

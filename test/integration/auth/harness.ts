@@ -16,7 +16,7 @@ import { afterAll, beforeAll } from "vitest";
 import { generateAuth, type GeneratedAuth } from "../../../src/auth/generate.js";
 import { parseAuthDescription, type AuthDescriptionInput } from "../../../src/auth/description.js";
 import type { AuthRole } from "../../../src/auth/description.js";
-import { connectionOptions } from "../../../src/cli/connect.js";
+import { connectionOptions } from "../../../src/bus/connect.js";
 import { findNatsServer, type NatsServerHandle } from "../../../src/testing/nats.js";
 
 export interface AuthServer {

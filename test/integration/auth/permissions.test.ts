@@ -12,20 +12,9 @@ import type { NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   Bus,
-  createSealKey,
   definePolicy,
-  discover,
   HookbusClient,
-  readSealLag,
-  readStatus,
-  RegistryStore,
   runPolicy,
-  sealKeyFromSeed,
-  sealStreamName,
-  startCoordinator,
-  startSealer,
-  Subjects,
-  type Coordinator,
   type PolicyRunner,
 } from "../../../src/index.js";
 import { queryLog } from "../../../src/audit/query.js";
@@ -35,6 +24,15 @@ import { usePostgres } from "../../support/postgres.js";
 import { uniqueNamespace } from "../../support/nats.js";
 import { until } from "../../support/wait.js";
 import { publishDenied, requestDenied, subscribeDenied, useAuthServer } from "./harness.js";
+import { createSealKey, sealKeyFromSeed } from "../../../src/log/seal/keys.js";
+import { discover } from "../../../src/observability/discovery.js";
+import { readSealLag } from "../../../src/sealer/lag.js";
+import { readStatus } from "../../../src/status/read.js";
+import { RegistryStore } from "../../../src/registry/store.js";
+import { sealStreamName } from "../../../src/log/seal/batch.js";
+import { startCoordinator, type Coordinator } from "../../../src/coordinator/coordinator.js";
+import { startSealer } from "../../../src/sealer/sealer.js";
+import { Subjects } from "../../../src/bus/subjects.js";
 
 const ns = uniqueNamespace("auth");
 const s = new Subjects(ns);

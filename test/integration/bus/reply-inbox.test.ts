@@ -16,7 +16,7 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ReplyInbox } from "../../../src/bus/reply-inbox.js";
 import { appendToStream, parseAck, StreamAppendError } from "../../../src/bus/stream-append.js";
-import { isHookbusError } from "../../../src/errors.js";
+import { isHookbusError } from "../../../src/foundation/errors.js";
 import { findNatsServer, type NatsServerHandle } from "../../../src/testing/nats.js";
 import { uniqueNamespace } from "../../support/nats.js";
 import { rejection } from "../../support/wait.js";

@@ -6,12 +6,14 @@
  */
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { RegistryStore, Subjects } from "../../../src/index.js";
-import { connectNats } from "../../../src/cli/connect.js";
+
+import { connectNats } from "../../../src/bus/connect.js";
 import { findNatsServer } from "../../../src/testing/index.js";
 import { startChild } from "../../support/child.js";
 import { uniqueNamespace } from "../../support/nats.js";
 import { until } from "../../support/wait.js";
+import { RegistryStore } from "../../../src/registry/store.js";
+import { Subjects } from "../../../src/bus/subjects.js";
 
 const cli = fileURLToPath(new URL("../../../bin/hookbus.js", import.meta.url));
 const policy = fileURLToPath(new URL("../../../examples/no-shell-policy.ts", import.meta.url));

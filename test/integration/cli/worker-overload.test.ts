@@ -11,11 +11,13 @@ import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { Bus } from "../../../src/bus/bus.js";
 import type { Coordinator } from "../../../src/coordinator/index.js";
-import { HookbusClient, RegistryStore, startCoordinator } from "../../../src/index.js";
+import { HookbusClient } from "../../../src/index.js";
 import { startChild, type Child } from "../../support/child.js";
 import { uniqueNamespace, useNatsServer } from "../../support/nats.js";
 import { until } from "../../support/wait.js";
 import { decisionsOf, toolCtx, toolEvent } from "../faults/harness.js";
+import { RegistryStore } from "../../../src/registry/store.js";
+import { startCoordinator } from "../../../src/coordinator/coordinator.js";
 
 const cli = fileURLToPath(new URL("../../../bin/hookbus.js", import.meta.url));
 const fixture = fileURLToPath(new URL("./fixtures/held-policy.ts", import.meta.url));

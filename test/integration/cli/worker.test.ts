@@ -5,10 +5,13 @@
  */
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { HookbusClient, RegistryStore, startCoordinator, Subjects } from "../../../src/index.js";
+import { HookbusClient } from "../../../src/index.js";
 import { startChild } from "../../support/child.js";
 import { uniqueNamespace, useNatsServer } from "../../support/nats.js";
 import { until } from "../../support/wait.js";
+import { RegistryStore } from "../../../src/registry/store.js";
+import { startCoordinator } from "../../../src/coordinator/coordinator.js";
+import { Subjects } from "../../../src/bus/subjects.js";
 
 const cli = fileURLToPath(new URL("../../../bin/hookbus.js", import.meta.url));
 const module = (file: string) =>

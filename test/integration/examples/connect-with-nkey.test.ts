@@ -6,11 +6,14 @@
  */
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { RegistryStore, runPolicy, startCoordinator, Subjects } from "../../../src/index.js";
+import { runPolicy } from "../../../src/index.js";
 import { noShell } from "../../../examples/no-shell-policy.js";
 import { useAuthServer } from "../auth/harness.js";
 import { startChild } from "../../support/child.js";
 import { until } from "../../support/wait.js";
+import { RegistryStore } from "../../../src/registry/store.js";
+import { startCoordinator } from "../../../src/coordinator/coordinator.js";
+import { Subjects } from "../../../src/bus/subjects.js";
 
 const program = fileURLToPath(new URL("../../../examples/connect-with-nkey.ts", import.meta.url));
 const server = useAuthServer({

@@ -11,16 +11,16 @@ import { describe, expect, it } from "vitest";
 import {
   HookbusClient,
   isHookbusBlockedError,
-  RegistryStore,
   runPolicy,
-  startCoordinator,
-  Subjects,
   type HookbusClient as Client,
 } from "../../../src/index.js";
 import { noShell } from "../../../examples/no-shell-policy.js";
 import { startChild } from "../../support/child.js";
 import { uniqueNamespace, useNatsServer } from "../../support/nats.js";
 import { until } from "../../support/wait.js";
+import { RegistryStore } from "../../../src/registry/store.js";
+import { startCoordinator } from "../../../src/coordinator/coordinator.js";
+import { Subjects } from "../../../src/bus/subjects.js";
 
 const example = (file: string) =>
   fileURLToPath(new URL(`../../../examples/${file}`, import.meta.url));

@@ -7,11 +7,14 @@
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { RegistryStore, startCoordinator, Subjects } from "../../../src/index.js";
+
 import { startChild } from "../../support/child.js";
 import { startNoShell } from "./no-shell-setup.js";
 import { uniqueNamespace, useNatsServer } from "../../support/nats.js";
 import { until } from "../../support/wait.js";
+import { RegistryStore } from "../../../src/registry/store.js";
+import { startCoordinator } from "../../../src/coordinator/coordinator.js";
+import { Subjects } from "../../../src/bus/subjects.js";
 
 const example = (file: string) =>
   fileURLToPath(new URL(`../../../examples/${file}`, import.meta.url));

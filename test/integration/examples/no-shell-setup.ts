@@ -4,10 +4,13 @@
  */
 import { fileURLToPath } from "node:url";
 import type { NatsConnection } from "@nats-io/transport-node";
-import { RegistryStore, startCoordinator, Subjects } from "../../../src/index.js";
+
 import { startChild } from "../../support/child.js";
 import { uniqueNamespace } from "../../support/nats.js";
 import { until } from "../../support/wait.js";
+import { RegistryStore } from "../../../src/registry/store.js";
+import { startCoordinator } from "../../../src/coordinator/coordinator.js";
+import { Subjects } from "../../../src/bus/subjects.js";
 
 export const example = (file: string) =>
   fileURLToPath(new URL(`../../../examples/${file}`, import.meta.url));

@@ -8,7 +8,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { Bus } from "../../../src/bus/bus.js";
 import { BlobStore } from "../../../src/bus/blobs.js";
 import { ensureLogStreams } from "../../../src/bus/streams.js";
-import { isHookbusError } from "../../../src/errors.js";
+import { isHookbusError } from "../../../src/foundation/errors.js";
 import { rejection } from "../../support/wait.js";
 import { uniqueNamespace, useNatsServer } from "./harness.js";
 

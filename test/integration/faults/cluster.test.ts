@@ -13,7 +13,6 @@ import {
   isHookbusError,
   MemorySessionStateStore,
   runPolicy,
-  startCoordinator,
 } from "../../../src/index.js";
 import { startNatsCluster, type NatsCluster } from "../../../src/testing/nats-cluster.js";
 import {
@@ -26,6 +25,7 @@ import {
   uniqueNamespace,
   until,
 } from "./harness.js";
+import { startCoordinator } from "../../../src/coordinator/coordinator.js";
 
 /** Leader election on nats-server 2.9 takes a few seconds; more on a loaded 2-core machine. */
 const RESUME_WITHIN_MS = 15_000;

@@ -9,8 +9,6 @@ import {
   HookbusClient,
   MemorySessionStateStore,
   runPolicy,
-  startCoordinator,
-  type Coordinator,
   type PolicyRunner,
 } from "../../../src/index.js";
 import {
@@ -25,6 +23,7 @@ import {
   type Child,
   useNatsServer,
 } from "./harness.js";
+import { startCoordinator, type Coordinator } from "../../../src/coordinator/coordinator.js";
 
 const cli = fileURLToPath(new URL("../../../bin/hookbus.js", import.meta.url));
 

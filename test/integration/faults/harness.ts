@@ -8,12 +8,12 @@ import {
   Bus,
   type LogRecord,
   type DecisionRecord,
-  RegistryStore,
   type LateVerdictRecord,
-  type RegistryDocumentInput,
 } from "../../../src/index.js";
 import { readLog } from "../../support/log.js";
 import { uniqueNamespace as namespaceWith } from "../../support/nats.js";
+import { RegistryStore } from "../../../src/registry/store.js";
+import { type RegistryDocumentInput } from "../../../src/registry/document.js";
 
 export { startChild, type Child } from "../../support/child.js";
 export { readLog } from "../../support/log.js";

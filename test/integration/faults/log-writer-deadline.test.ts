@@ -8,7 +8,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { Bus } from "../../../src/bus/bus.js";
 import { ensureLogStreams } from "../../../src/bus/streams.js";
 import { LogWriter } from "../../../src/coordinator/log-writer.js";
-import { isHookbusError } from "../../../src/errors.js";
+import { isHookbusError } from "../../../src/foundation/errors.js";
 import { RECORD_VERSION, type ObservationRecord } from "../../../src/log/record.js";
 import { rejection } from "../../support/wait.js";
 import { uniqueNamespace, useNatsServer } from "./harness.js";

@@ -10,10 +10,7 @@ import {
   HookbusClient,
   isHookbusError,
   MemorySessionStateStore,
-  RegistryStore,
   runPolicy,
-  startCoordinator,
-  type Coordinator,
   type PolicyRunner,
 } from "../../../src/index.js";
 import {
@@ -28,6 +25,8 @@ import {
   until,
   useNatsServer,
 } from "./harness.js";
+import { RegistryStore } from "../../../src/registry/store.js";
+import { startCoordinator, type Coordinator } from "../../../src/coordinator/coordinator.js";
 
 /** What an agent may see while the server is down; anything else is a bug. */
 const OUTAGE_CODES = ["HOOKBUS_CALL_TIMEOUT", "HOOKBUS_COORDINATOR_UNAVAILABLE"];

@@ -9,7 +9,6 @@ import {
   HookbusClient,
   MemorySessionStateStore,
   runPolicy,
-  startCoordinator,
 } from "../../../src/index.js";
 import { gate } from "../../support/wait.js";
 import {
@@ -22,6 +21,7 @@ import {
   until,
   useNatsServer,
 } from "./harness.js";
+import { startCoordinator } from "../../../src/coordinator/coordinator.js";
 
 const nats = useNatsServer();
 const stops: (() => Promise<void>)[] = [];

@@ -12,11 +12,9 @@ import {
   HookbusClient,
   MemorySessionStateStore,
   runPolicy,
-  startCoordinator,
   type Bus,
   type DecisionRecord,
   type Policy,
-  type RegistryDocumentInput,
 } from "../../../src/index.js";
 import {
   applyRegistry,
@@ -34,6 +32,8 @@ import {
   type Child,
   useNatsServer,
 } from "./harness.js";
+import { startCoordinator } from "../../../src/coordinator/coordinator.js";
+import { type RegistryDocumentInput } from "../../../src/registry/document.js";
 
 const stuckWorker = fileURLToPath(new URL("./fixtures/stuck-worker.ts", import.meta.url));
 

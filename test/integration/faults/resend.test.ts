@@ -12,8 +12,6 @@ import {
   isHookbusError,
   MemorySessionStateStore,
   runPolicy,
-  startCoordinator,
-  type Coordinator,
   type PolicyRunner,
 } from "../../../src/index.js";
 import {
@@ -28,6 +26,7 @@ import {
   until,
   useNatsServer,
 } from "./harness.js";
+import { startCoordinator, type Coordinator } from "../../../src/coordinator/coordinator.js";
 
 const nats = useNatsServer({ own: true });
 const stops: (() => Promise<void>)[] = [];

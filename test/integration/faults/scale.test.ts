@@ -9,7 +9,6 @@ import {
   HookbusClient,
   MemorySessionStateStore,
   runPolicy,
-  startCoordinator,
 } from "../../../src/index.js";
 import {
   applyRegistry,
@@ -22,6 +21,7 @@ import {
   uniqueNamespace,
   useNatsServer,
 } from "./harness.js";
+import { startCoordinator } from "../../../src/coordinator/coordinator.js";
 
 const CALLS = 150;
 /** Calls in flight at once (the agent side of a busy deployment). */

@@ -18,8 +18,8 @@ import {
   type PgPool,
 } from "../../../src/indexer/index.js";
 import { readIndexedSelection } from "../../../src/indexer/selection.js";
-import { LogRecord } from "../../../src/index.js";
-import { readSelection } from "../../../src/replay/selection.js";
+import { LogRecord } from "../../../src/log/record.js";
+import { readSelection } from "../../../src/log/selection.js";
 import { publishSyntheticLog } from "../../../src/testing/synthetic-log.js";
 import {
   buildAuditLog,

@@ -12,7 +12,6 @@ import { afterAll, describe, expect, it } from "vitest";
 import { Bus } from "../../../src/bus/bus.js";
 import {
   migrateIndex,
-  MIGRATIONS_DIR,
   startIndexer,
   type Indexer,
   type PgPool,
@@ -24,6 +23,7 @@ import { publishSyntheticLog, syntheticRecord } from "../../../src/testing/synth
 import { uniqueNamespace, useNatsServer } from "../../support/nats.js";
 import { usePostgres } from "../../support/postgres.js";
 import { until } from "../../support/wait.js";
+import { MIGRATIONS_DIR } from "../../../src/indexer/migrate.js";
 
 const nats = useNatsServer();
 const postgres = usePostgres();

@@ -5,10 +5,12 @@
  */
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { definePolicy, parseHttpAddress, serveHttp, HookbusError } from "../../../src/index.js";
+import { definePolicy, HookbusError } from "../../../src/index.js";
+import { serveHttp } from "../../../src/observability/http.js";
 import { startChild } from "../../support/child.js";
 import { uniqueNamespace } from "../../support/nats.js";
 import { startPipeline, until, useNatsServer } from "../pipeline/harness.js";
+import { parseHttpAddress } from "../../../src/observability/http.js";
 
 const nats = useNatsServer();
 const cli = fileURLToPath(new URL("../../../bin/hookbus.js", import.meta.url));

@@ -7,9 +7,11 @@ import { Writable } from "node:stream";
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
 import { main } from "../../../src/cli/main.js";
-import { definePolicy, discover, HOOKBUS_VERSION, readStatus } from "../../../src/index.js";
+import { definePolicy, HOOKBUS_VERSION } from "../../../src/index.js";
 import { schemaErrors } from "../../support/json-schema.js";
 import { startPipeline, until, useNatsServer } from "../pipeline/harness.js";
+import { discover } from "../../../src/observability/discovery.js";
+import { readStatus } from "../../../src/status/read.js";
 
 const nats = useNatsServer();
 

@@ -15,7 +15,6 @@ import {
 } from "../../../src/bus/envelope.js";
 import {
   definePolicy,
-  LogRecord,
   MODIFYING_HOOK_NAMES,
   parseContext,
   parseDecision,
@@ -23,6 +22,7 @@ import {
   parseVerdict,
   type ModifyingHookName,
 } from "../../../src/index.js";
+import { LogRecord } from "../../../src/log/record.js";
 import { startPipeline, until, useNatsServer } from "./harness.js";
 import { schemaErrors } from "../../support/json-schema.js";
 

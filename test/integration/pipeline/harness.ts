@@ -10,16 +10,10 @@ import {
   Bus,
   HookbusClient,
   MemorySessionStateStore,
-  RegistryStore,
   runPolicy,
-  startCoordinator,
-  Subjects,
-  type Coordinator,
-  type CoordinatorOptions,
   type DecisionRecord,
   type Policy,
   type PolicyRunner,
-  type RegistryDocumentInput,
   type RunPolicyOptions,
 } from "../../../src/index.js";
 import { readStoredLog, type StoredRecord } from "../../support/log.js";
@@ -29,6 +23,14 @@ import {
   useNatsServer as useFileNatsServer,
 } from "../../support/nats.js";
 import { until } from "../../support/wait.js";
+import { RegistryStore } from "../../../src/registry/store.js";
+import {
+  startCoordinator,
+  type Coordinator,
+  type CoordinatorOptions,
+} from "../../../src/coordinator/coordinator.js";
+import { Subjects } from "../../../src/bus/subjects.js";
+import { type RegistryDocumentInput } from "../../../src/registry/document.js";
 
 export { uniqueNamespace } from "../../support/nats.js";
 export { rejection, sleep, until } from "../../support/wait.js";

@@ -5,9 +5,10 @@
  */
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import type { RegistryDocumentInput } from "../../../src/index.js";
+
 import { examplePolicies } from "../../../services/policies/index.js";
 import { startPipeline, startWorker, useNatsServer, useWorkers } from "./harness.js";
+import { type RegistryDocumentInput } from "../../../src/registry/document.js";
 
 const nats = useNatsServer();
 useWorkers();

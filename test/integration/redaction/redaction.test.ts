@@ -8,17 +8,12 @@ import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import {
-  definePolicy,
-  hashValue,
-  HookbusClient,
-  REDACTION_MASK,
-  verifyLog,
-  type DecisionRecord,
-  type RegistryDocumentInput,
-} from "../../../src/index.js";
+import { definePolicy, HookbusClient, type DecisionRecord } from "../../../src/index.js";
 import { startPipeline, useNatsServer, type Pipeline } from "../pipeline/harness.js";
 import { hookbus } from "../tamper/harness.js";
+import { hashValue, REDACTION_MASK } from "../../../src/log/redaction.js";
+import { verifyLog } from "../../../src/audit/verify.js";
+import { type RegistryDocumentInput } from "../../../src/registry/document.js";
 
 const nats = useNatsServer();
 

@@ -11,7 +11,7 @@ import { Bus } from "../../../src/bus/bus.js";
 import { bodyHeaders } from "../../../src/bus/codec.js";
 import { ensureLogStreams } from "../../../src/bus/streams.js";
 import type { HookName } from "../../../src/catalog/catalog.js";
-import type { HookbusError } from "../../../src/errors.js";
+import type { HookbusError } from "../../../src/foundation/errors.js";
 import { readLog, type LogEntry, type ReadLogStats } from "../../../src/log/reader.js";
 import type { LogRecord } from "../../../src/log/record.js";
 import { replay, summarizeReplay } from "../../../src/replay/index.js";

@@ -11,10 +11,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { main } from "../../../src/cli/main.js";
 import type { Output } from "../../../src/cli/output.js";
 import { findNatsServer, type NatsServerHandle } from "../../../src/testing/index.js";
-import { type ReplayResult, type ReplaySummary } from "../../../src/index.js";
+
 import { startLiveDeployment, type LiveDeployment } from "../../fixtures/live.js";
 import { EXPORT_FILE, policyFile, REGISTRY_FILE } from "../../fixtures/replay-helpers.js";
 import { SESSIONS } from "../../fixtures/sessions.js";
+import { type ReplayResult } from "../../../src/replay/types.js";
+import { type ReplaySummary } from "../../../src/replay/summary.js";
 
 const RECORDED = policyFile("index");
 const STRICT = [

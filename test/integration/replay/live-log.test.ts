@@ -5,14 +5,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  readSelection,
-  replay,
-  summarizeReplay,
-  type LogSelection,
-  type Policy,
-  type ReplayResult,
-} from "../../../src/index.js";
+import { type Policy } from "../../../src/index.js";
 import { findNatsServer, type NatsServerHandle } from "../../../src/testing/index.js";
 import { countSelection } from "../../../src/replay/index.js";
 import {
@@ -23,6 +16,10 @@ import {
 } from "../../fixtures/live.js";
 import { fixtureEntries, replayAll, strictPolicySet } from "../../fixtures/replay-helpers.js";
 import { SESSIONS } from "../../fixtures/sessions.js";
+import { readSelection, type LogSelection } from "../../../src/log/selection.js";
+import { replay } from "../../../src/replay/replay.js";
+import { summarizeReplay } from "../../../src/replay/summary.js";
+import { type ReplayResult } from "../../../src/replay/types.js";
 
 let server: NatsServerHandle;
 let live: LiveDeployment;

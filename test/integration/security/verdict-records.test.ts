@@ -5,7 +5,7 @@
 import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { bodyHeaders } from "../../../src/bus/codec.js";
-import { LogRecord } from "../../../src/index.js";
+import { LogRecord } from "../../../src/log/record.js";
 import { startPipeline, useNatsServer } from "../pipeline/harness.js";
 
 const nats = useNatsServer();

@@ -9,11 +9,7 @@ import {
   HookbusClient,
   MemorySessionStateStore,
   runPolicy,
-  startCoordinator,
-  verifyLog,
-  type Coordinator,
   type PolicyRunner,
-  type Sealer,
 } from "../../../src/index.js";
 import {
   applyRegistry,
@@ -28,6 +24,9 @@ import {
 } from "../faults/harness.js";
 import steady from "./fixtures/steady.js";
 import { sealKey, sealedUpToNow, sealerFor } from "./harness.js";
+import { startCoordinator, type Coordinator } from "../../../src/coordinator/coordinator.js";
+import { verifyLog } from "../../../src/audit/verify.js";
+import { type Sealer } from "../../../src/sealer/sealer.js";
 
 const cli = fileURLToPath(new URL("../../../bin/hookbus.js", import.meta.url));
 const steadyModule = fileURLToPath(new URL("./fixtures/steady.ts", import.meta.url));

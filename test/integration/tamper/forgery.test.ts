@@ -10,15 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { headers as natsHeaders } from "@nats-io/transport-node";
 import { describe, expect, it } from "vitest";
-import {
-  SealBatch,
-  chainHash,
-  createSealKey,
-  sealKeyFromSeed,
-  sealStreamName,
-  verifyLog,
-  type VerifyReport,
-} from "../../../src/index.js";
+import { SealBatch } from "../../../src/log/seal/batch.js";
 import { useNatsServer } from "../pipeline/harness.js";
 import {
   hookbus,
@@ -30,6 +22,11 @@ import {
   sessionPipeline,
   type RawEntry,
 } from "./harness.js";
+import { chainHash } from "../../../src/log/seal/hash.js";
+import { createSealKey, sealKeyFromSeed } from "../../../src/log/seal/keys.js";
+import { sealStreamName } from "../../../src/log/seal/batch.js";
+import { verifyLog } from "../../../src/audit/verify.js";
+import { type VerifyReport } from "../../../src/audit/verify-analyse.js";
 
 const nats = useNatsServer();
 

@@ -9,18 +9,13 @@ import { connect, type MsgHdrs } from "@nats-io/transport-node";
 import { logStreamConfig } from "../../../src/bus/streams.js";
 import { main } from "../../../src/cli/main.js";
 import type { Output } from "../../../src/cli/output.js";
-import {
-  Subjects,
-  createSealKey,
-  definePolicy,
-  readSealLag,
-  sealKeyFromSeed,
-  startSealer,
-  type Bus,
-  type Sealer,
-} from "../../../src/index.js";
+import { definePolicy, type Bus } from "../../../src/index.js";
 import { until } from "../../support/wait.js";
 import { startPipeline, type Pipeline, uniqueNamespace } from "../pipeline/harness.js";
+import { Subjects } from "../../../src/bus/subjects.js";
+import { createSealKey, sealKeyFromSeed } from "../../../src/log/seal/keys.js";
+import { readSealLag } from "../../../src/sealer/lag.js";
+import { startSealer, type Sealer } from "../../../src/sealer/sealer.js";
 
 export interface Run {
   code: number;

@@ -4,13 +4,7 @@
  * unsealed, not as tampering; and a standby sealer takes over without forking the seal stream.
  */
 import { describe, expect, it } from "vitest";
-import {
-  readSealLag,
-  sealStreamName,
-  startSealer,
-  verifyLog,
-  SealBatch,
-} from "../../../src/index.js";
+import { SealBatch } from "../../../src/log/seal/batch.js";
 import { connectTo } from "../../support/nats.js";
 import { useNatsServer } from "../pipeline/harness.js";
 import {
@@ -23,6 +17,10 @@ import {
   sessionPipeline,
   SESSION,
 } from "./harness.js";
+import { readSealLag } from "../../../src/sealer/lag.js";
+import { sealStreamName } from "../../../src/log/seal/batch.js";
+import { startSealer } from "../../../src/sealer/sealer.js";
+import { verifyLog } from "../../../src/audit/verify.js";
 
 const nats = useNatsServer();
 

@@ -15,13 +15,16 @@ import { fileURLToPath } from "node:url";
 import { jetstream } from "@nats-io/jetstream";
 import { Kvm } from "@nats-io/kv";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Bus, sealStreamName, verifyLog, SealBatch } from "../../../src/index.js";
-import { sessionOfSubject } from "../../../src/sealer/batch.js";
+import { Bus } from "../../../src/index.js";
+import { SealBatch } from "../../../src/log/seal/batch.js";
+import { sessionOfSubject } from "../../../src/log/seal/batch.js";
 import { headsBucketName, THROUGH_KEY } from "../../../src/sealer/heads.js";
 import { startChild } from "../../support/child.js";
 import { useNatsServer } from "../../support/nats.js";
 import { until } from "../../support/wait.js";
 import { run, sealKey, sealedUpToNow, sealerFor, sessionPipeline } from "./harness.js";
+import { sealStreamName } from "../../../src/log/seal/batch.js";
+import { verifyLog } from "../../../src/audit/verify.js";
 
 const cli = fileURLToPath(new URL("../../../bin/hookbus.js", import.meta.url));
 // The first test stops and restarts its server, so the file must own it.

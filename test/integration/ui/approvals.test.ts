@@ -9,15 +9,12 @@
 import { request } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
-  answerApproval,
   Bus,
   definePolicy,
   HookbusClient,
   MemorySessionStateStore,
   runPolicy,
-  startCoordinator,
   type ApprovalProgress,
-  type Coordinator,
   type PolicyRunner,
 } from "../../../src/index.js";
 import { startIndexer, type Indexer, type PgPool } from "../../../src/indexer/index.js";
@@ -28,6 +25,8 @@ import { usePostgres } from "../../support/postgres.js";
 import { uniqueNamespace, useNatsServer } from "../../support/nats.js";
 import { until } from "../../support/wait.js";
 import { openBrowser, type Browser } from "./browser.js";
+import { answerApproval } from "../../../src/approvals/client.js";
+import { startCoordinator, type Coordinator } from "../../../src/coordinator/coordinator.js";
 
 const nats = useNatsServer();
 const postgres = usePostgres();

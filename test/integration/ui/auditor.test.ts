@@ -10,11 +10,7 @@ import {
   Bus,
   definePolicy,
   HookbusClient,
-  RegistryStore,
   runPolicy,
-  startCoordinator,
-  Subjects,
-  type Coordinator,
   type PolicyRunner,
 } from "../../../src/index.js";
 import { startIndexer, type Indexer } from "../../../src/indexer/index.js";
@@ -23,6 +19,9 @@ import { uniqueNamespace } from "../../support/nats.js";
 import { usePostgres } from "../../support/postgres.js";
 import { until } from "../../support/wait.js";
 import { useAuthServer } from "../auth/harness.js";
+import { RegistryStore } from "../../../src/registry/store.js";
+import { startCoordinator, type Coordinator } from "../../../src/coordinator/coordinator.js";
+import { Subjects } from "../../../src/bus/subjects.js";
 
 const ns = uniqueNamespace("uiauth");
 const server = useAuthServer({

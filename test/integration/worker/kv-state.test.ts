@@ -8,15 +8,8 @@ import type { NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Subjects } from "../../../src/bus/subjects.js";
 import { encodeToken } from "../../../src/bus/tokens.js";
-import { isHookbusError } from "../../../src/errors.js";
-import {
-  createSessionState,
-  definePolicy,
-  DEFAULT_STATE_TTL_MS,
-  KvSessionStateStore,
-  runPolicy,
-  type PolicyRunner,
-} from "../../../src/worker/index.js";
+import { isHookbusError } from "../../../src/foundation/errors.js";
+import { runPolicy, type PolicyRunner } from "../../../src/worker/index.js";
 import { describeStateStore } from "../../unit/worker/state-contract.js";
 import {
   PolicyAskClient,
@@ -25,6 +18,9 @@ import {
   uniqueNamespace,
   useNatsServer,
 } from "./harness.js";
+import { createSessionState } from "../../../src/policy/state/session-state.js";
+import { definePolicy } from "../../../src/policy/policy.js";
+import { DEFAULT_STATE_TTL_MS, KvSessionStateStore } from "../../../src/policy/state/kv-store.js";
 
 const nats = useNatsServer();
 let nc: NatsConnection;

@@ -11,15 +11,11 @@ import { bodyHeaders } from "../../../src/bus/codec.js";
 import { ensureLogStreams } from "../../../src/bus/streams.js";
 import type { ObservationalHookName } from "../../../src/catalog/catalog.js";
 import { RECORD_VERSION, type ObservationRecord } from "../../../src/log/record.js";
-import {
-  createSessionState,
-  definePolicy,
-  MemorySessionStateStore,
-  observerDurableName,
-  runPolicy,
-  type PolicyRunner,
-} from "../../../src/worker/index.js";
+import { observerDurableName, runPolicy, type PolicyRunner } from "../../../src/worker/index.js";
 import { connectTo, uniqueNamespace, until, useNatsServer } from "./harness.js";
+import { createSessionState } from "../../../src/policy/state/session-state.js";
+import { definePolicy } from "../../../src/policy/policy.js";
+import { MemorySessionStateStore } from "../../../src/policy/state/memory-store.js";
 
 const nats = useNatsServer();
 let nc: NatsConnection;

@@ -7,12 +7,7 @@ import type { NatsConnection } from "@nats-io/transport-node";
 import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Header } from "../../../src/bus/headers.js";
-import {
-  definePolicy,
-  MemorySessionStateStore,
-  runPolicy,
-  type PolicyRunner,
-} from "../../../src/worker/index.js";
+import { runPolicy, type PolicyRunner } from "../../../src/worker/index.js";
 import {
   connectTo,
   gate,
@@ -23,6 +18,8 @@ import {
   until,
   useNatsServer,
 } from "./harness.js";
+import { definePolicy } from "../../../src/policy/policy.js";
+import { MemorySessionStateStore } from "../../../src/policy/state/memory-store.js";
 
 const nats = useNatsServer();
 let nc: NatsConnection;

@@ -4,12 +4,7 @@
  * after its NATS server restarts.
  */
 import { afterAll, describe, expect, it } from "vitest";
-import {
-  definePolicy,
-  MemorySessionStateStore,
-  runPolicy,
-  type PolicyRunner,
-} from "../../../src/worker/index.js";
+import { runPolicy, type PolicyRunner } from "../../../src/worker/index.js";
 import {
   gate,
   PolicyAskClient,
@@ -19,6 +14,8 @@ import {
   until,
   useNatsServer,
 } from "./harness.js";
+import { definePolicy } from "../../../src/policy/policy.js";
+import { MemorySessionStateStore } from "../../../src/policy/state/memory-store.js";
 
 // This file restarts its server, so it must own it (NATS_URL would be someone else's).
 const nats = useNatsServer({ own: true });

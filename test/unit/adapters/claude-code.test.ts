@@ -19,7 +19,7 @@ import {
   planFor,
 } from "../../../src/adapters/claude-code/mapping.js";
 import { turnTexts } from "../../../src/adapters/claude-code/transcript.js";
-import { HookbusError } from "../../../src/errors.js";
+import { HookbusError } from "../../../src/foundation/errors.js";
 
 const fixture = (name: string) =>
   readFileSync(

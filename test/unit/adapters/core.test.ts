@@ -6,7 +6,7 @@
  */
 import { describe, expect, it, vi } from "vitest";
 import type { Decision, ModifyingHookName } from "../../../src/catalog/catalog.js";
-import { HookbusClient, staticRegistryView, type CallTransport } from "../../../src/agent/index.js";
+import { HookbusClient } from "../../../src/agent/index.js";
 import {
   closeSharedHookbusClient,
   currentHookbusRun,
@@ -16,9 +16,11 @@ import {
   sharedHookbusClient,
   withHookbusRun,
 } from "../../../src/adapters/core/index.js";
-import { isHookbusError } from "../../../src/errors.js";
+import { isHookbusError } from "../../../src/foundation/errors.js";
 import { RegistrySnapshot } from "../../../src/registry/snapshot.js";
 import { rejection } from "../../support/wait.js";
+import { staticRegistryView } from "../../../src/agent/registry-view.js";
+import { type CallTransport } from "../../../src/agent/transport.js";
 
 /** Answers every call with `decisions[hook]` (allow by default), recording the hooks asked. */
 function clientWith(decisions: Partial<Record<ModifyingHookName, Record<string, unknown>>> = {}) {

@@ -2,7 +2,7 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { HookbusError } from "../../../src/errors.js";
+import { HookbusError } from "../../../src/foundation/errors.js";
 import {
   DEFAULT_OPENCLAW_TIMEOUT_MS,
   OpenClawPluginConfig,

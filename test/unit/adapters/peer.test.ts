@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { importPeer } from "../../../src/adapters/core/index.js";
-import { isHookbusError } from "../../../src/errors.js";
+import { isHookbusError } from "../../../src/foundation/errors.js";
 import { rejection } from "../../support/wait.js";
 
 // A variable, so TypeScript does not resolve the specifier: the package does not exist.

@@ -8,14 +8,14 @@ import {
   HookbusBlockedError,
   HookbusClient,
   isHookbusBlockedError,
-  staticRegistryView,
-  type CallTransport,
-  type ObservationSink,
 } from "../../../src/agent/index.js";
 import { measureFastPath } from "../../../bench/fast-path.js";
-import { HookbusError, isHookbusError } from "../../../src/errors.js";
+import { HookbusError, isHookbusError } from "../../../src/foundation/errors.js";
 import { RegistrySnapshot } from "../../../src/registry/snapshot.js";
 import { rejection } from "../../support/wait.js";
+import { staticRegistryView } from "../../../src/agent/registry-view.js";
+import { type CallTransport } from "../../../src/agent/transport.js";
+import { type ObservationSink } from "../../../src/agent/types.js";
 
 interface Pending {
   hook: ModifyingHookName;

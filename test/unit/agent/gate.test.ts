@@ -5,7 +5,7 @@
 import { describe, expect, it } from "vitest";
 import type { Decision } from "../../../src/catalog/catalog.js";
 import { AfterLlmCallGate, type GateVerdict } from "../../../src/agent/gate.js";
-import { HookbusError } from "../../../src/errors.js";
+import { HookbusError } from "../../../src/foundation/errors.js";
 
 type D = Decision<"after_llm_call">;
 const run = { agentId: "agent-1", sessionKey: "s-1", runId: "run-1" };

@@ -5,10 +5,10 @@
 import { describe, expect, it } from "vitest";
 import { SealAnalyser, type AnalyserOptions } from "../../../src/audit/verify-analyse.js";
 import type { LogItem } from "../../../src/audit/verify-read.js";
-import type { SealBatch } from "../../../src/sealer/batch.js";
-import { bytesHash, chainHash } from "../../../src/sealer/hash.js";
-import { createSealKey, sealKeyFromSeed } from "../../../src/sealer/keys.js";
-import { toStoredBatch } from "../../../src/sealer/seal-stream.js";
+import type { SealBatch } from "../../../src/log/seal/batch.js";
+import { bytesHash, chainHash } from "../../../src/log/seal/hash.js";
+import { createSealKey, sealKeyFromSeed } from "../../../src/log/seal/keys.js";
+import { toStoredBatch } from "../../../src/log/seal/stream.js";
 
 const key = sealKeyFromSeed(createSealKey().seed);
 const NS = "t";

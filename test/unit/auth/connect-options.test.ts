@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { createUser } from "@nats-io/nkeys";
 import { describe, expect, it } from "vitest";
 import { inboxPrefixFor } from "../../../src/auth/inbox.js";
-import { connectionOptions } from "../../../src/cli/connect.js";
+import { connectionOptions } from "../../../src/bus/connect.js";
 
 const pair = createUser();
 const seed = new TextDecoder().decode(pair.getSeed());

@@ -6,7 +6,7 @@ import { headers as natsHeaders } from "@nats-io/transport-node";
 import { describe, expect, it } from "vitest";
 import { BodyCodec } from "../../../src/bus/codec.js";
 import { Header } from "../../../src/bus/headers.js";
-import { isHookbusError } from "../../../src/errors.js";
+import { isHookbusError } from "../../../src/foundation/errors.js";
 
 const codec = new BodyCodec(undefined, {
   compressAbove: 1024,

@@ -5,7 +5,7 @@
 import { gzipSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
 import { declaredInflatedSize, inflateBounded } from "../../../src/bus/inflate.js";
-import { isHookbusError } from "../../../src/errors.js";
+import { isHookbusError } from "../../../src/foundation/errors.js";
 import { rejection } from "../../support/wait.js";
 
 const MiB = 1024 * 1024;

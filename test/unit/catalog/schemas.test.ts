@@ -18,7 +18,7 @@ import {
   type HookName,
   type ModifyingHookName,
 } from "../../../src/index.js";
-import { buildJsonSchemas, serializeSchema } from "../../../src/wire-schemas.js";
+import { buildJsonSchemas, serializeSchema } from "../../../src/contract/schemas.js";
 import { ANNOTATION_KEYWORDS, checkSchema } from "../../support/json-schema.js";
 
 const SCHEMAS_DIR = fileURLToPath(new URL("../../../schemas/", import.meta.url));

@@ -1,8 +1,8 @@
 /** Strict JSON for hand-written files: the values JSON.parse gives, or a coded error with line:column. */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { isHookbusError } from "../../../src/errors.js";
-import { MAX_JSON_DEPTH, parseJsonText } from "../../../src/json-text.js";
+import { isHookbusError } from "../../../src/foundation/errors.js";
+import { MAX_JSON_DEPTH, parseJsonText } from "../../../src/foundation/json-text.js";
 
 const options = { code: "HOOKBUS_INVALID_REGISTRY", source: "f.json" } as const;
 

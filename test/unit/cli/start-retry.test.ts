@@ -7,7 +7,7 @@ import { NoRespondersError, TimeoutError } from "@nats-io/transport-node";
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
 import { isTransientJetStreamFailure, startWithRetry } from "../../../src/cli/start-retry.js";
-import { HookbusError } from "../../../src/errors.js";
+import { HookbusError } from "../../../src/foundation/errors.js";
 
 const logger = pino({ level: "silent" });
 

@@ -1,8 +1,8 @@
 /** Redaction rules without NATS: pointers, wildcards, when, actions, and registry validation. */
 import { createHash, createHmac } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { isHookbusError } from "../../../src/errors.js";
-import { canonicalize } from "../../../src/log/chain.js";
+import { isHookbusError } from "../../../src/foundation/errors.js";
+import { canonicalize } from "../../../src/foundation/canonical-json.js";
 import type { DecisionRecord } from "../../../src/log/record.js";
 import { LogRecord, type ObservationRecord } from "../../../src/log/record.js";
 import {

@@ -3,12 +3,9 @@
  * only on the outcomes, never on which worker answered first or on the machine's locale.
  */
 import { describe, expect, it } from "vitest";
-import {
-  compareByPriorityThenName,
-  type HookEvent,
-  type PolicyOutcomeInput,
-} from "../../../src/index.js";
+import { type HookEvent, type PolicyOutcomeInput } from "../../../src/index.js";
 import { ok, checkedMerge as merge } from "../../support/merge.js";
+import { compareByPriorityThenName } from "../../../src/merge/order.js";
 
 function permutations<T>(items: readonly T[]): T[][] {
   if (items.length <= 1) return [[...items]];

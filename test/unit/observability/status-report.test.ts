@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { parseRegistryDocument } from "../../../src/registry/document.js";
 import type { DiscoveryReply } from "../../../src/observability/discovery-schema.js";
-import { buildStatusReport, combineStats } from "../../../src/observability/status-report.js";
+import { buildStatusReport, combineStats } from "../../../src/status/report.js";
 
 const base = {
   hookbus: "0.1.0",

@@ -1,8 +1,10 @@
 /** services/policies/registry.example.json registers exactly the example policies, validly. */
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { parseRegistryDocument, POLICY_NAME_PATTERN } from "../../../src/index.js";
+
 import { examplePolicies } from "../../../services/policies/index.js";
+import { parseRegistryDocument } from "../../../src/registry/document.js";
+import { POLICY_NAME_PATTERN } from "../../../src/bus/tokens.js";
 
 const file = new URL("../../../services/policies/registry.example.json", import.meta.url);
 const document = parseRegistryDocument(

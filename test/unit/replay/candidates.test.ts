@@ -1,6 +1,7 @@
 /** The candidate set: registry entries matched to loaded policy modules by name. */
 import { describe, expect, it } from "vitest";
-import { definePolicy, HookbusError, replay, Replayer } from "../../../src/index.js";
+import { definePolicy, HookbusError } from "../../../src/index.js";
+import { replay, Replayer } from "../../../src/replay/replay.js";
 
 const gate = definePolicy({
   name: "gate",

@@ -1,6 +1,6 @@
 /** The field-level diff and the one-line summary of a changed decision, per hook. */
 import { describe, expect, it } from "vitest";
-import { diffDecisions } from "../../../src/replay/index.js";
+import { diffDecisions } from "../../../src/replay/diff.js";
 
 describe("diffDecisions", () => {
   it("reports nothing for decisions that differ only in decidedBy", () => {

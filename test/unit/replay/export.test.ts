@@ -3,9 +3,12 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { HookbusError, readExport, type ReplayEntry } from "../../../src/index.js";
-import { Progress } from "../../../src/replay/index.js";
+import { HookbusError } from "../../../src/index.js";
+
 import { fixtureEntries } from "../../fixtures/replay-helpers.js";
+import { readExport } from "../../../src/replay/export.js";
+import { type ReplayEntry } from "../../../src/replay/types.js";
+import { Progress } from "../../../src/replay/progress.js";
 
 let dir: string;
 beforeAll(async () => {

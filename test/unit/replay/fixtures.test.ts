@@ -5,11 +5,13 @@
  */
 import { Socket } from "node:net";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { summarizeReplay, type ReplayEntry, type ReplayResult } from "../../../src/index.js";
+
 import { hashValue } from "../../../src/log/redaction.js";
 import { fixtureRegistry, recordedPolicySet } from "../../fixtures/live.js";
 import { fixtureEntries, replayAll, strictPolicySet } from "../../fixtures/replay-helpers.js";
 import { SESSIONS } from "../../fixtures/sessions.js";
+import { summarizeReplay } from "../../../src/replay/summary.js";
+import { type ReplayEntry, type ReplayResult } from "../../../src/replay/types.js";
 
 const byCall = (results: ReplayResult[]) => new Map(results.map((r) => [r.callId, r]));
 const changed = (results: ReplayResult[]) => results.filter((r) => r.status === "changed");

@@ -3,7 +3,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { createSealKey, sealKeyFromFile } from "../../../src/sealer/keys.js";
+import { createSealKey, sealKeyFromFile } from "../../../src/log/seal/keys.js";
 
 const dir = mkdtempSync(join(tmpdir(), "hookbus-seal-key-"));
 const file = (name: string, text: string) => {

@@ -8,7 +8,7 @@ import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { AnchorFile, AnchorStatement } from "../../../src/audit/anchor.js";
-import { SealBatch } from "../../../src/sealer/batch.js";
+import { SealBatch } from "../../../src/log/seal/batch.js";
 import { checkSchema } from "../../support/json-schema.js";
 
 const schema = (name: string) =>

@@ -8,19 +8,18 @@ import { isDeepStrictEqual } from "node:util";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
-  allSchemaNames,
-  logRecordValidator,
-  modifyingHookValidators,
   routesToZod,
+  validatedSchemaNames,
   validator,
+  zodSchemaFor,
   ZOD_ONLY,
-} from "../../../src/validation/index.js";
-import { readSchemaFile } from "../../../src/validation/schema-files.js";
-import { zodSchemaFor } from "../../../src/validation/zod-schemas.js";
+} from "../../../src/contract/validators.js";
+import { readSchemaFile } from "../../../src/foundation/schema-validator.js";
+import { logRecordValidator } from "../../../src/log/record-validator.js";
 import { schemaArbitrary } from "./schema-arbitrary.js";
 
 const RUNS = Number(process.env.HOOKBUS_PROPERTY_RUNS ?? 400);
-const compiledNames = allSchemaNames().filter((name) => !ZOD_ONLY.has(name));
+const compiledNames = validatedSchemaNames().filter((name) => !ZOD_ONLY.has(name));
 
 describe("compiled validators accept exactly what zod accepts", () => {
   it.each(compiledNames)("%s", (name) => {
@@ -113,7 +112,10 @@ describe("real documents", () => {
   });
 
   it("a verdict with a misspelled field is rejected; a loose event keeps unknown fields", () => {
-    const tool = modifyingHookValidators("before_tool_call");
+    const tool = {
+      verdict: validator("hooks/before_tool_call.verdict"),
+      event: validator("hooks/before_tool_call.event"),
+    };
     expect(tool.verdict.accepts({ block: true, blockReson: "typo" })).toBe(false);
     const event = { toolName: "read_file", params: { path: "/x" }, providerHint: { cache: 1 } };
     const parsed = tool.event.safeParse(event);

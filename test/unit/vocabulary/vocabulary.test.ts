@@ -8,7 +8,7 @@ import {
   toolFacts,
   toolVocabulary,
 } from "../../../src/vocabulary/index.js";
-import { isHookbusError } from "../../../src/errors.js";
+import { isHookbusError } from "../../../src/foundation/errors.js";
 
 describe("the tool vocabulary", () => {
   it("gives every known name one class, whatever its case", () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { isHookbusError } from "../../../src/errors.js";
-import { definePolicy } from "../../../src/worker/index.js";
+import { isHookbusError } from "../../../src/foundation/errors.js";
+import { definePolicy } from "../../../src/policy/policy.js";
 
 function definitionError(definition: unknown): unknown {
   try {

@@ -1,13 +1,13 @@
 /** invokePolicy: the in-process path shared by the NATS runner and replay. */
 import { describe, expect, it } from "vitest";
-import { HookbusError } from "../../../src/errors.js";
+import { HookbusError } from "../../../src/foundation/errors.js";
 import {
   createSessionState,
-  definePolicy,
-  invokePolicy,
-  MemorySessionStateStore,
   type SessionStateStore,
-} from "../../../src/worker/index.js";
+} from "../../../src/policy/state/session-state.js";
+import { definePolicy } from "../../../src/policy/policy.js";
+import { invokePolicy } from "../../../src/policy/invoke.js";
+import { MemorySessionStateStore } from "../../../src/policy/state/memory-store.js";
 
 const ctx = { agentId: "agent-1", sessionKey: "s-1", runId: "run-1" };
 const event = { toolName: "email.send", params: { to: "x@example.com" } };

@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { createSessionState, MemorySessionStateStore } from "../../../src/worker/index.js";
+
 import { describeStateStore } from "./state-contract.js";
+import { createSessionState } from "../../../src/policy/state/session-state.js";
+import { MemorySessionStateStore } from "../../../src/policy/state/memory-store.js";
 
 describeStateStore("MemorySessionStateStore", () => new MemorySessionStateStore());
 

@@ -3,7 +3,10 @@
  * JetStream KV store (integration), so replay and unit tests see what production sees.
  */
 import { describe, expect, it } from "vitest";
-import { createSessionState, type SessionStateStore } from "../../../src/worker/index.js";
+import {
+  createSessionState,
+  type SessionStateStore,
+} from "../../../src/policy/state/session-state.js";
 
 export function describeStateStore(
   name: string,

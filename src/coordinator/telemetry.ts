@@ -1,0 +1,224 @@
+/**
+ * Everything a coordinator tells the outside about itself: Prometheus metrics, spans, its
+ * discovery description, the watch over its policies' workers, and readiness. The coordinator and
+ * its call handler call in here at a few points (one line each), so the decision code stays about
+ * decisions.
+ */
+import type { Msg } from "@nats-io/transport-node";
+import { trace } from "@opentelemetry/api";
+import type { Registry } from "prom-client";
+import type { Bus } from "../bus/bus.js";
+import type { RegistrySnapshot } from "../registry/snapshot.js";
+import { followConnection, type ConnectionState } from "../observability/connection-state.js";
+import type { CoordinatorDescription, LogLag } from "../observability/discovery-schema.js";
+import {
+  processIdentity,
+  serveDiscovery,
+  type DiscoveryResponder,
+} from "../observability/discovery.js";
+import { WorkerLivenessCheck } from "./liveness-check.js";
+import { CoordinatorMetrics, newRegistry } from "../observability/metrics.js";
+import { RecentWindow } from "../observability/recent-window.js";
+import { inSpan, markSpanError, SpanKind, traceContextOf } from "../observability/trace.js";
+import { HOOKBUS_VERSION } from "../observability/version.js";
+
+/** What the call handler reports; absent, nothing is measured. */
+export interface CallTelemetry {
+  /** Ask one policy inside a span, and count its status and latency. */
+  askPolicy<T extends { status: string }>(
+    policy: string,
+    hook: string,
+    ask: () => Promise<T>,
+  ): Promise<T>;
+  /** Store one record inside a span, and time it. */
+  appendLog<T extends { seq: number }>(append: () => Promise<T>): Promise<T>;
+  /** The call was answered: with a decision's outcome, or "error". */
+  answered(hook: string | undefined, outcome: string, receivedAt: Date): void;
+}
+
+export interface CoordinatorTelemetryOptions {
+  bus: Bus;
+  id: string;
+  inFlight: () => number;
+  registry: () => RegistrySnapshot;
+  /** How often the coordinator checks that declared policies have live workers (ms; 0: never). */
+  livenessIntervalMs?: number;
+}
+
+/** How long a discovery reply may wait for the log stream's last sequence. */
+const STREAM_INFO_TIMEOUT_MS = 1000;
+
+export class CoordinatorTelemetry implements CallTelemetry {
+  readonly metrics: Registry;
+  private readonly m: CoordinatorMetrics;
+  private readonly recent = new RecentWindow();
+  private readonly identity;
+  private readonly connection: ConnectionState;
+  private readonly liveness: WorkerLivenessCheck | undefined;
+  private responder: DiscoveryResponder | undefined;
+  private callsHandled = 0;
+  private lastWrittenSeq: number | undefined;
+  private stopped = false;
+
+  constructor(private readonly options: CoordinatorTelemetryOptions) {
+    const { bus, id } = options;
+    this.metrics = newRegistry("coordinator", id);
+    this.m = new CoordinatorMetrics(this.metrics, options.inFlight);
+    this.identity = processIdentity(bus.subjects.namespace);
+    this.connection = followConnection(bus.nc);
+    const intervalMs = options.livenessIntervalMs;
+    this.liveness =
+      intervalMs === 0
+        ? undefined
+        : new WorkerLivenessCheck({
+            nc: bus.nc,
+            namespace: bus.subjects.namespace,
+            registry: options.registry,
+            logger: bus.logger,
+            ...(intervalMs === undefined ? {} : { intervalMs }),
+            onCount: (policy, workers) => this.m.liveWorkers.set({ policy }, workers),
+          });
+  }
+
+  /** Start answering discovery and watching workers (once the coordinator takes calls). */
+  start(): void {
+    const { bus } = this.options;
+    this.responder = serveDiscovery(
+      bus.nc,
+      bus.subjects.namespace,
+      "coordinator",
+      () => this.describe(),
+      bus.logger,
+    );
+    this.liveness?.start();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await this.responder?.stop();
+    await this.liveness?.stop();
+  }
+
+  /** Ready: connected to NATS, registry loaded (the coordinator exists), not stopping. */
+  ready(): { ready: boolean; reasons: string[] } {
+    const reasons: string[] = [];
+    if (!this.connection.connected()) reasons.push("not connected to NATS");
+    if (this.stopped) reasons.push("stopping");
+    return { ready: reasons.length === 0, reasons };
+  }
+
+  /** Handle one agent call inside a span continuing the agent's trace. */
+  traceCall(msg: Msg, handle: () => Promise<void>): Promise<void> {
+    const hook = msg.subject.slice(msg.subject.lastIndexOf(".") + 1);
+    return inSpan(
+      `hookbus.coordinate ${hook}`,
+      {
+        kind: SpanKind.SERVER,
+        parent: traceContextOf(msg.headers),
+        attributes: { "hookbus.hook": hook, "hookbus.coordinator": this.options.id },
+      },
+      handle,
+    );
+  }
+
+  askPolicy<T extends { status: string }>(
+    policy: string,
+    hook: string,
+    ask: () => Promise<T>,
+  ): Promise<T> {
+    const started = performance.now();
+    return inSpan(
+      `hookbus.policy.ask ${policy}`,
+      { kind: SpanKind.CLIENT, attributes: { "hookbus.policy": policy, "hookbus.hook": hook } },
+      async (span) => {
+        const outcome = await ask();
+        const labels = { policy, hook, status: outcome.status };
+        this.m.policyLatency.observe(labels, (performance.now() - started) / 1000);
+        this.m.policyStatus.inc(labels);
+        span.setAttribute("hookbus.status", outcome.status);
+        if (outcome.status !== "ok") markSpanError(span, outcome.status);
+        return outcome;
+      },
+    );
+  }
+
+  appendLog<T extends { seq: number }>(append: () => Promise<T>): Promise<T> {
+    const started = performance.now();
+    return inSpan("hookbus.log.append", { kind: SpanKind.PRODUCER }, async (span) => {
+      let result = "error";
+      try {
+        const appended = await append();
+        result = "ok";
+        span.setAttribute("hookbus.log.seq", appended.seq);
+        this.lastWrittenSeq = Math.max(this.lastWrittenSeq ?? 0, appended.seq);
+        return appended;
+      } finally {
+        this.m.logAppend.observe({ result }, (performance.now() - started) / 1000);
+      }
+    });
+  }
+
+  answered(hook: string | undefined, outcome: string, receivedAt: Date): void {
+    const ms = Date.now() - receivedAt.getTime();
+    this.callsHandled++;
+    this.recent.add(ms, outcome !== "error");
+    this.m.calls.observe({ hook: hook ?? "unknown", outcome }, ms / 1000);
+    trace.getActiveSpan()?.setAttribute("hookbus.outcome", outcome);
+  }
+
+  lateVerdict(policy: string): void {
+    this.m.lateVerdicts.inc({ policy });
+  }
+
+  async describe(): Promise<CoordinatorDescription> {
+    return {
+      role: "coordinator",
+      id: this.options.id,
+      hookbus: HOOKBUS_VERSION,
+      ...this.identity,
+      inFlight: this.options.inFlight(),
+      callsHandled: this.callsHandled,
+      registryRevision: this.options.registry().revision,
+      calls: this.recent.stats(),
+      log: await this.logLag(),
+    };
+  }
+
+  private async logLag(): Promise<LogLag> {
+    const { bus } = this.options;
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      const info = await Promise.race([
+        bus.jsm.streams.info(bus.subjects.logStream),
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new Error("timed out")), STREAM_INFO_TIMEOUT_MS);
+        }),
+      ]);
+      const streamLastSeq = info.state.last_seq;
+      const written = this.lastWrittenSeq;
+      return written === undefined
+        ? { streamLastSeq }
+        : { streamLastSeq, lastWrittenSeq: written, lag: Math.max(0, streamLastSeq - written) };
+    } catch (error) {
+      return {
+        omitted: `log stream info unavailable: ${String((error as Error)?.message ?? error)}`.slice(
+          0,
+          512,
+        ),
+      };
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}
+
+const UNMEASURED: CallTelemetry = {
+  askPolicy: (_policy, _hook, ask) => ask(),
+  appendLog: (append) => append(),
+  answered: () => {},
+};
+
+/** The call's telemetry, or one that measures nothing (a CallHandler built without one). */
+export function traced(telemetry: CallTelemetry | undefined): CallTelemetry {
+  return telemetry ?? UNMEASURED;
+}

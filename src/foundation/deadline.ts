@@ -1,0 +1,52 @@
+/** Small time helpers shared by calls and observations: every wait is bounded by a deadline. */
+import { HookbusError, type ErrorCode } from "./errors.js";
+
+/**
+ * The least time worth one more attempt: enough for a local "no responders" or a PubAck. With
+ * less left, retrying would only turn "nobody answered" into a misleading timeout.
+ */
+export const MIN_ATTEMPT_MS = 20;
+
+/**
+ * How long to pause before the next attempt so that at least MIN_ATTEMPT_MS remain for it, or
+ * undefined when no attempt fits before the deadline any more.
+ */
+export function pauseBeforeRetry(
+  attempt: number,
+  deadline: number,
+  capMs?: number,
+): number | undefined {
+  const room = deadline - Date.now() - MIN_ATTEMPT_MS;
+  if (room < 0) return undefined;
+  return Math.min(backoffMs(attempt, capMs), room);
+}
+
+/** Exponential backoff: 20, 40, 80, ... ms, capped, with jitter so retrying agents spread out. */
+export function backoffMs(attempt: number, capMs = 250): number {
+  const base = Math.min(capMs, 20 * 2 ** attempt);
+  return base / 2 + Math.random() * (base / 2);
+}
+
+/**
+ * Settle with `work`, or reject with `code` when the deadline passes first. `work` keeps running
+ * (nothing here can cancel it); a late rejection of it is swallowed, never unhandled.
+ */
+export function beforeDeadline<T>(
+  work: Promise<T>,
+  deadline: number,
+  code: ErrorCode,
+  message: () => string,
+  details: Record<string, unknown> = {},
+): Promise<T> {
+  const remaining = deadline - Date.now();
+  if (remaining <= 0) {
+    work.catch(() => {});
+    return Promise.reject(new HookbusError(code, message(), details));
+  }
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new HookbusError(code, message(), details)), remaining);
+  });
+  work.catch(() => {});
+  return Promise.race([work, expired]).finally(() => clearTimeout(timer));
+}

@@ -1,0 +1,102 @@
+/**
+ * A decision record from its parts, pure: the coordinator writes it, replay re-decides into the
+ * same outcome shape, so a replayed decision is recorded by the same code as a live one.
+ *
+ * What a record keeps of a policy's verdict: a valid verdict as it is (bounded by the codec's
+ * limits and its hook's schema); one that failed validation as its digest and size only, so a
+ * broken or hostile worker cannot fill the log with arbitrary payloads, and the record still
+ * matches its schema.
+ */
+import { createHash } from "node:crypto";
+import type { ModifyingHookName } from "../catalog/catalog.js";
+import { modifyingHooks } from "../catalog/catalog.js";
+import type { MergeResult } from "../merge/merge.js";
+import type { PolicyOutcomeInput } from "../merge/outcome.js";
+import type { DecisionRecord, RecordedOutcome, VerdictDigest } from "./record.js";
+
+export function digestOf(value: unknown): VerdictDigest {
+  const text = JSON.stringify(value) ?? "null";
+  return {
+    sha256: createHash("sha256").update(text).digest("hex"),
+    bytes: Buffer.byteLength(text, "utf8"),
+  };
+}
+
+/** The verdict fields of a recorded outcome: `verdict` when valid, `rejectedVerdict` when not. */
+export function boundedVerdict(
+  status: string,
+  verdict: unknown,
+): { verdict?: unknown; rejectedVerdict?: VerdictDigest } {
+  if (verdict === undefined) return {};
+  return status === "invalid" ? { rejectedVerdict: digestOf(verdict) } : { verdict };
+}
+
+/** A late verdict is not merged, so it is validated here before it is recorded. */
+export function boundedLateVerdict(
+  hook: ModifyingHookName,
+  verdict: unknown,
+): { verdict?: unknown; rejectedVerdict?: VerdictDigest } {
+  if (verdict === undefined || verdict === null) return verdict === null ? { verdict } : {};
+  const valid = modifyingHooks[hook].verdict.safeParse(verdict).success;
+  return valid ? { verdict } : { rejectedVerdict: digestOf(verdict) };
+}
+
+/** Each policy's outcome as the record keeps it, in merge order, with its latency (ms, 3 decimals). */
+export function recordedOutcomes(
+  result: MergeResult<ModifyingHookName>,
+  raw: readonly PolicyOutcomeInput[],
+): RecordedOutcome[] {
+  const byPolicy = new Map(raw.map((o) => [o.policy, o]));
+  return result.policies.map((evaluation) => {
+    const source = byPolicy.get(evaluation.policy);
+    const error = evaluation.error ?? source?.error;
+    return {
+      policy: evaluation.policy,
+      ...(evaluation.version === undefined ? {} : { version: evaluation.version }),
+      priority: evaluation.priority,
+      mode: evaluation.mode,
+      failMode: evaluation.failMode,
+      status: evaluation.status,
+      effect: evaluation.effect,
+      ...boundedVerdict(evaluation.status, source?.verdict),
+      ...(error === undefined ? {} : { error: { code: error.code, message: error.message } }),
+      latencyMs: Math.round((source?.latencyMs ?? 0) * 1000) / 1000,
+    };
+  });
+}
+
+export interface DecisionParts {
+  callId: string;
+  hook: ModifyingHookName;
+  context: DecisionRecord["context"];
+  event: DecisionRecord["event"];
+  /** The merge of the outcomes, its decision as the agent is told it. */
+  result: MergeResult<ModifyingHookName>;
+  outcomes: readonly PolicyOutcomeInput[];
+  callDigest: string;
+  registryRevision: number;
+  receivedAt: Date;
+  decidedAt: Date;
+  coordinator: string;
+}
+
+/** The decision record of one call, before redaction (log/redaction.ts applies the registry's rules). */
+export function buildDecisionRecord(parts: DecisionParts): DecisionRecord {
+  const { result } = parts;
+  return {
+    v: 1,
+    kind: "decision",
+    callId: parts.callId,
+    hook: parts.hook,
+    context: parts.context,
+    event: parts.event,
+    outcomes: recordedOutcomes(result, parts.outcomes),
+    decision: result.decision,
+    ...(result.shadow === undefined ? {} : { shadow: result.shadow }),
+    callDigest: parts.callDigest,
+    registryRevision: parts.registryRevision,
+    receivedAt: parts.receivedAt.toISOString(),
+    decidedAt: parts.decidedAt.toISOString(),
+    coordinator: parts.coordinator,
+  };
+}

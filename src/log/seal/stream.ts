@@ -1,0 +1,108 @@
+/**
+ * The seal stream `<NS>_SEALS`: signed seal batches, one subject, append-only (no deletes or
+ * purges through the API). Appends carry `Nats-Expected-Last-Sequence`, so two sealers can never
+ * fork it: whoever appends second with the same expectation is refused.
+ */
+import {
+  DiscardPolicy,
+  RetentionPolicy,
+  StorageType,
+  type JetStreamManager,
+} from "@nats-io/jetstream";
+import type { Bus } from "../../bus/bus.js";
+import { bytesHash } from "./hash.js";
+import { SealBatch, SignatureHeader, SignerHeader, sealStreamName, sealSubject } from "./batch.js";
+
+export async function ensureSealStream(bus: Bus, replicas = 1): Promise<void> {
+  const name = sealStreamName(bus.subjects);
+  try {
+    await bus.jsm.streams.info(name);
+    return;
+  } catch {
+    // created below
+  }
+  await addSealStream(bus.jsm, name, sealSubject(bus.subjects), replicas).catch(async (error) => {
+    // Another sealer created it first: fine as long as it exists now.
+    await bus.jsm.streams.info(name).catch(() => {
+      throw error;
+    });
+  });
+}
+
+async function addSealStream(
+  jsm: JetStreamManager,
+  name: string,
+  subject: string,
+  replicas: number,
+): Promise<void> {
+  await jsm.streams.add({
+    name,
+    description: "hookbus seal batches: signed hash chains over the log",
+    subjects: [subject],
+    retention: RetentionPolicy.Limits,
+    storage: StorageType.File,
+    discard: DiscardPolicy.New,
+    num_replicas: replicas,
+    deny_delete: true,
+    deny_purge: true,
+    allow_direct: true,
+  });
+}
+
+/** A batch as stored: its exact bytes, their hash, the parsed body (when it parses), its signature. */
+export interface StoredBatch {
+  /** Sequence in the seal stream. */
+  streamSeq: number;
+  data: Uint8Array;
+  hash: string;
+  batch: SealBatch | undefined;
+  /** Why the body is not a batch, when it is not. */
+  invalid?: string;
+  signature: string | undefined;
+  signer: string | undefined;
+  storedAt: Date;
+}
+
+export function toStoredBatch(
+  streamSeq: number,
+  data: Uint8Array,
+  header: { get(name: string): string } | undefined,
+  storedAt: Date,
+): StoredBatch {
+  let batch: SealBatch | undefined;
+  let invalid: string | undefined;
+  try {
+    const parsed = SealBatch.safeParse(JSON.parse(new TextDecoder().decode(data)));
+    if (parsed.success) batch = parsed.data;
+    else invalid = parsed.error.message;
+  } catch (error) {
+    invalid = String((error as Error)?.message ?? error);
+  }
+  const signature = header?.get(SignatureHeader) || undefined;
+  const signer = header?.get(SignerHeader) || undefined;
+  return {
+    streamSeq,
+    data,
+    hash: bytesHash(data),
+    batch,
+    ...(invalid === undefined ? {} : { invalid }),
+    signature,
+    signer,
+    storedAt,
+  };
+}
+
+/** The newest batch of the seal stream (undefined: none yet, or no seal stream). */
+export async function lastBatch(bus: Bus): Promise<StoredBatch | undefined> {
+  const name = sealStreamName(bus.subjects);
+  let info;
+  try {
+    info = await bus.jsm.streams.info(name);
+  } catch {
+    return undefined;
+  }
+  if (info.state.messages === 0) return undefined;
+  const msg = await bus.jsm.streams.getMessage(name, { seq: info.state.last_seq });
+  if (msg === null) return undefined;
+  return toStoredBatch(msg.seq, msg.data, msg.header, msg.time);
+}

@@ -1,0 +1,175 @@
+/**
+ * One policy, one hook, one input, in process: validate the event and context, run the handler,
+ * validate its verdict. The NATS runner answers requests with it, and replay re-evaluates
+ * recorded inputs with it, so a policy behaves the same live and in replay. It never throws:
+ * every failure becomes a result with a stable error code, as it would cross the wire.
+ */
+import { pino, type Logger } from "pino";
+import type { WireError } from "../bus/envelope.js";
+import {
+  isHookName,
+  isModifyingHook,
+  type HookName,
+  type ModifyingHookName,
+  type Verdict,
+} from "../catalog/catalog.js";
+import { parseContext, parseEvent, parseVerdict } from "../catalog/validate.js";
+import { HookbusError, isHookbusError } from "../foundation/errors.js";
+import { handlerFor, type Policy, type PolicyTools } from "./policy.js";
+import { createSessionState, type SessionStateStore } from "./state/session-state.js";
+
+/**
+ * ok: the handler answered (with a verdict, or none = no opinion). invalid: its verdict failed
+ * the hook's schema (HOOKBUS_INVALID_VERDICT). error: the input failed validation, the handler
+ * threw, or the policy has no handler for the hook.
+ */
+export type InvokeStatus = "ok" | "error" | "invalid";
+
+export interface InvokeResult<H extends HookName = HookName> {
+  status: InvokeStatus;
+  /** The validated verdict (status ok, modifying hooks); absent for no opinion. */
+  verdict?: H extends ModifyingHookName ? Verdict<H> : never;
+  error?: WireError;
+  /** From the start of validation to the validated verdict. */
+  latencyMs: number;
+}
+
+export interface InvokeOptions {
+  /** The call id (or an observation's event id) handed to the handler. */
+  callId: string;
+  /** Where `tools.state` keeps the policy's session state (replay: a MemorySessionStateStore). */
+  state: SessionStateStore;
+  logger?: Logger;
+  /** Handed to the handler as `tools.signal`; defaults to one that never aborts. */
+  signal?: AbortSignal;
+  /** Epoch ms when the caller stops waiting: session-state operations give up then. */
+  deadline?: number;
+}
+
+const silent = pino({ level: "silent" });
+
+/** Error codes a handler may raise on purpose through the SDK and that keep their meaning on the wire. */
+const PASS_THROUGH_CODES = new Set(["HOOKBUS_STATE_CONFLICT", "HOOKBUS_POLICY_TIMEOUT"]);
+
+export async function invokePolicy<H extends HookName>(
+  policy: Policy,
+  hook: H,
+  event: unknown,
+  context: unknown,
+  options: InvokeOptions,
+): Promise<InvokeResult<H>> {
+  const started = performance.now();
+  // Built on first use: most calls never log, and a pino child per call shows up in profiles.
+  let childLogger: Logger | undefined;
+  const log = (): Logger =>
+    (childLogger ??= (options.logger ?? silent).child({
+      policy: policy.name,
+      hook,
+      callId: options.callId,
+    }));
+  const finish = (result: Omit<InvokeResult<H>, "latencyMs">): InvokeResult<H> => ({
+    ...result,
+    latencyMs: performance.now() - started,
+  });
+  const fail = (status: "error" | "invalid", error: HookbusError): InvokeResult<H> =>
+    finish({ status, error: error.toJSON() });
+
+  if (!isHookName(hook)) {
+    return fail(
+      "error",
+      new HookbusError("HOOKBUS_UNKNOWN_HOOK", `unknown hook ${JSON.stringify(hook)}`, {
+        hook: String(hook),
+        policy: policy.name,
+      }),
+    );
+  }
+  const handler = handlerFor(policy, hook);
+  if (handler === undefined) {
+    return fail(
+      "error",
+      new HookbusError(
+        "HOOKBUS_POLICY_ERROR",
+        `policy "${policy.name}" has no handler for ${hook} (it handles ${policy.hookNames.join(", ")})`,
+        { hook, policy: policy.name },
+      ),
+    );
+  }
+
+  // The handler only ever sees input that matches its hook's schemas.
+  let validEvent: unknown;
+  let validContext: { sessionKey: string };
+  try {
+    validEvent = parseEvent(hook, event);
+    validContext = parseContext(hook, context);
+  } catch (error) {
+    log().warn({ err: error }, "rejected invalid input before the handler");
+    return fail("error", asHookbusError(error, policy.name, hook));
+  }
+
+  // The tools a handler does not touch cost nothing: each is made on first access.
+  let state: PolicyTools["state"] | undefined;
+  let never: AbortSignal | undefined;
+  const tools: PolicyTools = {
+    callId: options.callId,
+    get state() {
+      return (state ??= createSessionState(
+        options.state,
+        policy.name,
+        validContext.sessionKey,
+        options.deadline,
+      ));
+    },
+    get logger() {
+      return log();
+    },
+    get signal() {
+      return options.signal ?? (never ??= new AbortController().signal);
+    },
+  };
+
+  let returned: unknown;
+  try {
+    returned = await handler(validEvent, validContext, tools);
+  } catch (error) {
+    log().warn({ err: error }, "policy handler failed");
+    return fail("error", handlerError(error, policy.name, hook));
+  }
+
+  if (!isModifyingHook(hook) || returned === undefined || returned === null) {
+    return finish({ status: "ok" });
+  }
+  try {
+    const verdict = parseVerdict(hook, returned, policy.name);
+    return finish({ status: "ok", verdict: verdict as InvokeResult<H>["verdict"] });
+  } catch (error) {
+    log().warn({ err: error }, "policy returned an invalid verdict");
+    return fail("invalid", asHookbusError(error, policy.name, hook));
+  }
+}
+
+function handlerError(error: unknown, policy: string, hook: string): HookbusError {
+  if (isHookbusError(error) && PASS_THROUGH_CODES.has(error.code)) return error;
+  const name = error instanceof Error ? error.name : typeof error;
+  const message = error instanceof Error ? error.message : String(error);
+  return new HookbusError(
+    "HOOKBUS_POLICY_ERROR",
+    `policy "${policy}" failed on ${hook}: ${message}`,
+    {
+      hook,
+      policy,
+      // Name and code only: stack traces stay in the worker's log, not on the wire.
+      cause: { name, ...(isHookbusError(error) ? { code: error.code } : {}) },
+    },
+    error,
+  );
+}
+
+function asHookbusError(error: unknown, policy: string, hook: string): HookbusError {
+  if (isHookbusError(error)) return error;
+  return new HookbusError(
+    "HOOKBUS_INTERNAL",
+    `validating ${hook} for policy "${policy}": ${String(error)}`,
+    { hook, policy },
+    error,
+  );
+}

@@ -1,0 +1,12 @@
+/** hookbus/registry: the policy set in force, as a library (`hookbus registry` is its CLI). */
+export { RegistryStore } from "./store.js";
+export { RegistrySnapshot } from "./snapshot.js";
+export {
+  parseRegistryDocument,
+  RegistryDocument,
+  DEFAULT_POLICY_TIMEOUT_MS,
+  type RegistryDocumentInput,
+  type RegistryPolicy,
+  type ValidRegistryDocument,
+} from "./document.js";
+export { diffRegistry, formatRegistryDiff, type PolicyChange, type RegistryDiff } from "./diff.js";

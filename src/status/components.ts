@@ -1,0 +1,121 @@
+/**
+ * `hookbus status` beyond discovery: the evidence lag of the sealer and the lag of the audit
+ * indexer, read from the streams (each only when that component exists in the namespace).
+ */
+import type { Bus } from "../bus/bus.js";
+import { indexLag } from "../indexer/indexer.js";
+import { sealStreamName } from "../log/seal/batch.js";
+import { readSealLag } from "../sealer/lag.js";
+import { leaseBucketName } from "../sealer/lease.js";
+
+export interface SealerStatus {
+  /** The seal stream is there: a sealer ran in this namespace. */
+  present: true;
+  records: number;
+  seconds: number;
+  sealedSeq: number;
+  logLastSeq: number;
+  lastSealAt?: string;
+  /** The sealer holding the lease now (undefined: none holds it). */
+  leaseHolder?: string;
+}
+
+export interface IndexerStatus {
+  present: true;
+  consumer: string;
+  records: number;
+  seconds: number;
+}
+
+export type Absent = { present: false };
+
+async function streamExists(bus: Bus, name: string): Promise<boolean> {
+  try {
+    await bus.jsm.streams.info(name);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function readLeaseHolder(bus: Bus): Promise<string | undefined> {
+  const bucket = leaseBucketName(bus.subjects);
+  try {
+    const msg = await bus.jsm.streams.getMessage(`KV_${bucket}`, {
+      last_by_subj: `$KV.${bucket}.lease`,
+    });
+    if (msg === null || msg.data.length === 0) return undefined;
+    const value = JSON.parse(new TextDecoder().decode(msg.data)) as {
+      holder?: unknown;
+      until?: unknown;
+    };
+    if (typeof value.holder !== "string" || typeof value.until !== "number") return undefined;
+    return value.until > Date.now() ? value.holder : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export async function readSealerStatus(bus: Bus): Promise<SealerStatus | Absent> {
+  if (!(await streamExists(bus, sealStreamName(bus.subjects)))) return { present: false };
+  const [lag, leaseHolder] = await Promise.all([readSealLag(bus), readLeaseHolder(bus)]);
+  return {
+    present: true,
+    records: lag.records,
+    seconds: Math.round(lag.seconds * 10) / 10,
+    sealedSeq: lag.sealedSeq,
+    logLastSeq: lag.logLastSeq,
+    ...(lag.lastSealAt === undefined ? {} : { lastSealAt: lag.lastSealAt.toISOString() }),
+    ...(leaseHolder === undefined ? {} : { leaseHolder }),
+  };
+}
+
+export async function readIndexerStatus(
+  bus: Bus,
+  consumer?: string,
+): Promise<IndexerStatus | Absent> {
+  const name = consumer ?? `${bus.subjects.namespace}-indexer`;
+  try {
+    await bus.jsm.consumers.info(bus.subjects.logStream, name);
+  } catch {
+    return { present: false };
+  }
+  const lag = await indexLag(bus, name);
+  return {
+    present: true,
+    consumer: name,
+    records: lag.records,
+    seconds: Math.round(lag.seconds * 10) / 10,
+  };
+}
+
+/** Problems for `--check`: the seal lag past the threshold, a seal stream with no lease holder. */
+export function componentProblems(sealer: SealerStatus | Absent, maxSealLagS: number): string[] {
+  if (!sealer.present) return [];
+  const problems: string[] = [];
+  if (sealer.leaseHolder === undefined)
+    problems.push("no sealer holds the lease: log records are not being sealed");
+  if (sealer.records > 0 && sealer.seconds > maxSealLagS)
+    problems.push(
+      `evidence lag ${sealer.records} record(s), ${sealer.seconds} s (over ${maxSealLagS} s)`,
+    );
+  return problems;
+}
+
+export function formatComponents(
+  sealer: SealerStatus | Absent,
+  indexer: IndexerStatus | Absent,
+): string[] {
+  const lines: string[] = [""];
+  if (!sealer.present) lines.push("sealer: no sealer");
+  else
+    lines.push(
+      `sealer: ${sealer.leaseHolder === undefined ? "NO LEASE HOLDER" : `active ${sealer.leaseHolder}`}  evidence lag ${sealer.records} record(s), ${sealer.seconds} s  (sealed seq ${sealer.sealedSeq}, log ${sealer.logLastSeq})`,
+    );
+  if (!indexer.present) lines.push("indexer: no indexer");
+  else
+    lines.push(
+      `indexer: ${indexer.consumer}  index lag ${indexer.records} record(s), ${indexer.seconds} s`,
+    );
+  return lines;
+}

@@ -1,0 +1,46 @@
+/** Read what `hookbus status` reports: the registry in force and one discovery round. */
+import type { NatsConnection } from "@nats-io/transport-node";
+import { Bus } from "../bus/bus.js";
+import { Subjects } from "../bus/subjects.js";
+import { RegistryStore } from "../registry/store.js";
+import { discover, type DiscoverOptions } from "../observability/discovery.js";
+import {
+  componentProblems,
+  readIndexerStatus,
+  readSealerStatus,
+  type Absent,
+  type IndexerStatus,
+  type SealerStatus,
+} from "./components.js";
+import { buildStatusReport, type StatusReport } from "./report.js";
+
+export interface ReadStatusOptions extends Omit<DiscoverOptions, "role"> {
+  namespace?: string;
+  /** `--check` fails when the evidence lag is older than this many seconds (default 60). */
+  maxSealLagS?: number;
+  /** The indexer's durable consumer (default `<ns>-indexer`). */
+  indexerConsumer?: string;
+}
+
+export type FullStatus = StatusReport & {
+  invalidReplies: number;
+  sealer: SealerStatus | Absent;
+  indexer: IndexerStatus | Absent;
+};
+
+export async function readStatus(
+  nc: NatsConnection,
+  options: ReadStatusOptions = {},
+): Promise<FullStatus> {
+  const subjects = new Subjects(options.namespace);
+  const bus = await Bus.open(nc, { namespace: subjects.namespace });
+  const [snapshot, found, sealer, indexer] = await Promise.all([
+    RegistryStore.open(nc, subjects).then((store) => store.current()),
+    discover(nc, subjects.namespace, options),
+    readSealerStatus(bus),
+    readIndexerStatus(bus, options.indexerConsumer),
+  ]);
+  const report = buildStatusReport(snapshot.revision, snapshot.document, found.replies);
+  report.problems.push(...componentProblems(sealer, options.maxSealLagS ?? 60));
+  return { ...report, invalidReplies: found.invalid, sealer, indexer };
+}
