@@ -8,7 +8,10 @@ export default defineConfig({
   resolve: {
     alias: [
       { find: /^hookbus$/, replacement: source("./src/index.ts") },
-      { find: /^hookbus\/(ai|pi|openai-agents|mcp|openclaw)$/, replacement: source("./src/adapters/$1/index.ts") },
+      {
+        find: /^hookbus\/(ai|pi|openai-agents|mcp|openclaw)$/,
+        replacement: source("./src/adapters/$1/index.ts"),
+      },
       { find: /^hookbus\/([a-z-]+)$/, replacement: source("./src/$1/index.ts") },
     ],
   },

@@ -1,5 +1,5 @@
 /** The `hookbus` command line: `hookbus <command> [args] [options]`. Each command parses its own options. */
-import { readFileSync } from "node:fs";
+import { HOOKBUS_VERSION } from "../observability/version.js";
 import { isHookbusError, type HookbusError } from "../foundation/errors.js";
 import { commands } from "./commands/index.js";
 import { describeUncoded } from "../foundation/failure.js";
@@ -17,14 +17,6 @@ function usage(): string {
     "(env NATS_CREDS) and --namespace NS (env HOOKBUS_NAMESPACE, default hookbus);",
     "--debug (or HOOKBUS_DEBUG=1) prints stack traces of errors; --version prints the version",
   ].join("\n");
-}
-
-/** The package version; src/cli and dist/cli are both two levels below package.json. */
-export function hookbusVersion(): string {
-  const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {
-    version: string;
-  };
-  return pkg.version;
 }
 
 /** Exit status of usage mistakes (unknown command or option), as parseArgs-style tools use. */
@@ -46,7 +38,7 @@ export async function main(argv: string[], out: Output = consoleOutput): Promise
     return name === undefined ? USAGE_EXIT : 0;
   }
   if (name === "--version" || name === "-V" || name === "version") {
-    out.print(hookbusVersion());
+    out.print(HOOKBUS_VERSION);
     return 0;
   }
   const command = Object.hasOwn(commands, name) ? commands[name] : undefined;

@@ -5,6 +5,20 @@
 import type { Bus } from "../bus/bus.js";
 import { lastBatch } from "../log/seal/stream.js";
 
+/** How far the seals are behind the log. */
+export interface SealLag {
+  /** Log records stored but not sealed yet (as last seen by this sealer). */
+  records: number;
+  /** Age of the oldest unsealed record this sealer holds, in seconds (0 when caught up). */
+  seconds: number;
+  /** The last log sequence sealed. */
+  sealedSeq: number;
+  /** Batches this process stored. */
+  batches: number;
+  /** Whether this sealer holds the lease. */
+  active: boolean;
+}
+
 export interface StreamSealLag {
   /** Log records stored after the last sealed sequence. */
   records: number;

@@ -6,8 +6,7 @@
  */
 import { Counter, Gauge, type Registry } from "prom-client";
 import type { Bus } from "../bus/bus.js";
-import { readSealLag } from "./lag.js";
-import type { SealLag } from "./sealer.js";
+import { readSealLag, type SealLag } from "./lag.js";
 import { newRegistry } from "../observability/metrics.js";
 
 /** A scrape waits this long for the streams before reporting the sealer's own view. */

@@ -17,6 +17,9 @@ import { HookbusError } from "../foundation/errors.js";
 import { followConnection } from "../observability/connection-state.js";
 import type { Readiness } from "../observability/http.js";
 import { sealerRegistry } from "./metrics.js";
+import type { SealLag } from "./lag.js";
+
+export type { SealLag } from "./lag.js";
 import { sleep } from "../foundation/time.js";
 import {
   SEAL_VERSION,
@@ -51,20 +54,6 @@ export interface SealerOptions extends BusOptions {
   /** Replicas of the seal stream and the sealer's buckets when this sealer creates them. */
   replicas?: number;
   logger?: Logger;
-}
-
-/** How far the seals are behind the log. */
-export interface SealLag {
-  /** Log records stored but not sealed yet (as last seen by this sealer). */
-  records: number;
-  /** Age of the oldest unsealed record this sealer holds, in seconds (0 when caught up). */
-  seconds: number;
-  /** The last log sequence sealed. */
-  sealedSeq: number;
-  /** Batches this process stored. */
-  batches: number;
-  /** Whether this sealer holds the lease. */
-  active: boolean;
 }
 
 export interface Sealer {

@@ -8,7 +8,7 @@ import { HookbusError } from "../../foundation/errors.js";
 import { commaList, parseCommand, type Command } from "../command.js";
 import { connectNats } from "../../bus/connect.js";
 import { serviceLogger } from "../logger.js";
-import { hookbusVersion } from "../main.js";
+import { HOOKBUS_VERSION } from "../../observability/version.js";
 import { importPeer } from "../../adapters/core/peer.js";
 // Types only (erased): the module itself is imported on demand, it needs the MCP SDK.
 import type * as ServeModuleTypes from "../../adapters/mcp/serve.js";
@@ -114,7 +114,7 @@ export const mcpProxyCommand: Command = {
       agentId: values.agent ?? process.env.HOOKBUS_AGENT_ID ?? "mcp-gateway",
       passThrough: passThrough as Array<"resources" | "prompts">,
       logger,
-      version: hookbusVersion(),
+      version: HOOKBUS_VERSION,
       ...(values.session === undefined ? {} : { sessionKey: values.session }),
     };
     try {
