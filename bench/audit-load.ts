@@ -8,7 +8,7 @@
  */
 import { indexStats, openIndexPool, queryIndex, queryIndexAll } from "../src/indexer/index.js";
 import { countsPerMinute } from "../src/indexer/query.js";
-import { syntheticAgent, syntheticSession } from "../src/testing/synthetic-log.js";
+import { syntheticAgent, syntheticSession } from "../test/support/synthetic-log.js";
 
 const url = process.env.BENCH_INDEX_URL!;
 const namespace = process.env.BENCH_NAMESPACE!;

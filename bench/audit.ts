@@ -28,12 +28,12 @@ import {
 } from "../src/indexer/index.js";
 import { RegistryStore } from "../src/registry/store.js";
 import { findNatsServer } from "../src/testing/nats.js";
-import { createTestDatabase, findPostgres } from "../src/testing/postgres.js";
+import { createTestDatabase, findPostgres } from "../test/support/postgres-server.js";
 import {
   publishSyntheticLog,
   syntheticAgent,
   syntheticSession,
-} from "../src/testing/synthetic-log.js";
+} from "../test/support/synthetic-log.js";
 import { runPolicy } from "../src/worker/index.js";
 import { definePolicy } from "../src/policy/policy.js";
 

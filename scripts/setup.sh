@@ -25,7 +25,7 @@ fi
 
 # --- PostgreSQL for the audit index tests (issue 14; owned by the index work) ---------------
 # The tests use HOOKBUS_TEST_PG, else a server on 127.0.0.1:5432, else start a private server
-# from Debian's package (src/testing/postgres.ts): install the package when none of those exist.
+# from Debian's package (test/support/postgres-server.ts): install the package when none of those exist.
 if [ -z "${HOOKBUS_TEST_PG:-}" ] && ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 &&
   ! (exec 3<>/dev/tcp/127.0.0.1/5432) 2>/dev/null; then
   if [ "$(id -u)" -eq 0 ]; then pgsudo=""; elif command -v sudo >/dev/null 2>&1; then pgsudo="sudo"; else pgsudo="none"; fi

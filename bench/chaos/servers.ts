@@ -5,7 +5,7 @@
  */
 import { jetstreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
-import { startNatsCluster } from "../../src/testing/nats-cluster.js";
+import { startNatsCluster } from "../../test/support/nats-cluster.js";
 import { findNatsServer } from "../../src/testing/nats.js";
 
 export interface ChaosNats {

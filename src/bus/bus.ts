@@ -20,6 +20,7 @@ export interface BusOptions {
   namespace?: string;
   /** Library code logs nothing unless given a logger. */
   logger?: Logger;
+  /** @internal How bodies travel (compression, blobs); the defaults are the protocol's. */
   codec?: BodyCodecOptions;
 }
 
@@ -42,7 +43,9 @@ export const KV_ALLOW_DIRECT = false;
 const HEADROOM = 64 * 1024;
 
 export class Bus {
+  /** @internal The namespace's subjects (docs/protocol.md). */
   readonly subjects: Subjects;
+  /** @internal */
   readonly codec: BodyCodec;
   readonly logger: Logger;
 

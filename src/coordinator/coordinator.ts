@@ -2,6 +2,7 @@
  * The coordinator process role: any number run side by side in one queue group. Each watches
  * the registry, answers calls through CallHandler, and records late verdicts.
  */
+import type { Registry } from "prom-client";
 import { nuid, type NatsConnection, type Subscription } from "@nats-io/transport-node";
 import type { Logger } from "pino";
 import { Bus, type BusOptions } from "../bus/bus.js";
@@ -61,7 +62,8 @@ export interface Coordinator {
   /** The registry revision in force. */
   registry(): RegistrySnapshot;
   /** This coordinator's Prometheus metrics (serve them with serveHttp). */
-  readonly metrics: CoordinatorTelemetry["metrics"];
+  /** Prometheus metrics (prom-client), e.g. for your own `/metrics` endpoint. */
+  readonly metrics: Registry;
   /** Connected to NATS with the registry loaded, and not stopping (for /readyz). */
   ready(): { ready: boolean; reasons: string[] };
   /** Stop taking calls, finish the ones in flight (each answered after its record is stored), release resources. */

@@ -9,3 +9,4 @@ export {
   type NatsServerHandle,
   type FindNatsOptions,
 } from "./nats.js";
+export { freePort } from "./free-port.js";

@@ -11,6 +11,7 @@ import { createServer, Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 import { HookbusError } from "../foundation/errors.js";
+import { freePort } from "./free-port.js";
 
 export interface NatsServerHandle {
   url: string;
@@ -47,17 +48,6 @@ export function findNatsServerBinary(): string | undefined {
   return BINARY_CANDIDATES.find((path) => existsSync(path));
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address !== null ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** Resolves when something accepts TCP connections on the port. */
 export async function waitForPort(

@@ -4,6 +4,7 @@
  * (durable consumer per policy and hook). `stop()` drains: no new work is taken, every request
  * already received is answered and every observation being handled is acked, then it resolves.
  */
+import type { Registry } from "prom-client";
 import type { NatsConnection } from "@nats-io/transport-node";
 import type { Logger } from "pino";
 import { Bus } from "../bus/bus.js";
@@ -61,7 +62,8 @@ export interface PolicyRunner {
   /** This worker's name in discovery replies and metrics. */
   readonly id: string;
   /** This worker's Prometheus metrics (serve them with serveHttp). */
-  readonly metrics: WorkerTelemetry["metrics"];
+  /** Prometheus metrics (prom-client), e.g. for your own `/metrics` endpoint. */
+  readonly metrics: Registry;
   /** Connected to NATS and serving, not stopping (for /readyz). */
   ready(): { ready: boolean; reasons: string[] };
   /** Stop taking work, wait for in-flight handlers to finish and answer, then resolve. Idempotent. */

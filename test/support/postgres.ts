@@ -1,5 +1,5 @@
 /**
- * PostgreSQL for the integration tests: one server per test file (found by src/testing/postgres.ts,
+ * PostgreSQL for the integration tests: one server per test file (found by test/support/postgres-server.ts,
  * never skipped), and a fresh, migrated database per call of `database()`, dropped after the file.
  */
 import { afterAll, beforeAll } from "vitest";
@@ -9,7 +9,7 @@ import {
   findPostgres,
   type PostgresHandle,
   type TestDatabase,
-} from "../../src/testing/postgres.js";
+} from "./postgres-server.js";
 
 export interface FilePostgres {
   /** A new database with the index schema applied, and a pool on it (closed after the file). */

@@ -11,7 +11,7 @@ import { jetstreamManager } from "@nats-io/jetstream";
 import pg from "pg";
 import { describe, expect, it } from "vitest";
 import { ownedBy } from "../../../services/demo/cleanup.js";
-import { LOCAL_PG_URL } from "../../../src/testing/postgres.js";
+import { LOCAL_PG_URL } from "../../support/postgres-server.js";
 import { startChild } from "../../support/child.js";
 import { useNatsServer } from "../../support/nats.js";
 import { until } from "../../support/wait.js";

@@ -14,7 +14,7 @@ import {
   MemorySessionStateStore,
   runPolicy,
 } from "../../../src/index.js";
-import { startNatsCluster, type NatsCluster } from "../../../src/testing/nats-cluster.js";
+import { startNatsCluster, type NatsCluster } from "../../support/nats-cluster.js";
 import {
   applyRegistry,
   countByCallId,

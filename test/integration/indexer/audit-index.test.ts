@@ -20,7 +20,7 @@ import {
 import { readIndexedSelection } from "../../../src/indexer/selection.js";
 import { LogRecord } from "../../../src/log/record.js";
 import { readSelection } from "../../../src/log/selection.js";
-import { publishSyntheticLog } from "../../../src/testing/synthetic-log.js";
+import { publishSyntheticLog } from "../../support/synthetic-log.js";
 import {
   buildAuditLog,
   collect,

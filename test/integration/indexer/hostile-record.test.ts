@@ -9,7 +9,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { Bus } from "../../../src/bus/bus.js";
 import { bodyHeaders } from "../../../src/bus/codec.js";
 import { startIndexer, type Indexer } from "../../../src/indexer/index.js";
-import { publishSyntheticLog, syntheticRecord } from "../../../src/testing/synthetic-log.js";
+import { publishSyntheticLog, syntheticRecord } from "../../support/synthetic-log.js";
 import { uniqueNamespace, useNatsServer } from "../../support/nats.js";
 import { usePostgres } from "../../support/postgres.js";
 import { until } from "../../support/wait.js";

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { Bus } from "../../../src/bus/bus.js";
-import { publishSyntheticLog } from "../../../src/testing/synthetic-log.js";
+import { publishSyntheticLog } from "../../support/synthetic-log.js";
 import { startChild } from "../../support/child.js";
 import { uniqueNamespace, useNatsServer } from "../../support/nats.js";
 import { usePostgres } from "../../support/postgres.js";

@@ -8,7 +8,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { Bus } from "../../../src/bus/bus.js";
 import { main } from "../../../src/cli/main.js";
 import { indexLag, migrateIndex, startIndexer, type Indexer } from "../../../src/indexer/index.js";
-import { publishSyntheticLog } from "../../../src/testing/synthetic-log.js";
+import { publishSyntheticLog } from "../../support/synthetic-log.js";
 import { startChild } from "../../support/child.js";
 import { uniqueNamespace, useNatsServer } from "../../support/nats.js";
 import { usePostgres } from "../../support/postgres.js";

@@ -19,7 +19,7 @@ import {
 import { projectRecord, type Projection } from "../../../src/indexer/projection.js";
 import { countsPerMinute, indexStats } from "../../../src/indexer/query.js";
 import { writeBatch } from "../../../src/indexer/writer.js";
-import { publishSyntheticLog, syntheticRecord } from "../../../src/testing/synthetic-log.js";
+import { publishSyntheticLog, syntheticRecord } from "../../support/synthetic-log.js";
 import { uniqueNamespace, useNatsServer } from "../../support/nats.js";
 import { usePostgres } from "../../support/postgres.js";
 import { until } from "../../support/wait.js";

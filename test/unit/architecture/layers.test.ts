@@ -54,7 +54,7 @@ function project(files: Record<string, string>): string {
 
 // src/ as it is is checked by `npm run lint` itself (the same command on the real tree).
 describe.concurrent("the layers of src/", () => {
-  it.each([
+  it.each<{ what: string; files: Record<string, string>; rule: string }>([
     {
       what: "an upward import (the bus importing the agent SDK)",
       files: {

@@ -4,11 +4,11 @@
  * `before_tool_call` across agents and sessions, asked of two enforced policies and one shadow
  * policy, some blocked, some that the shadow policy would have changed, plus observations.
  */
-import type { Bus } from "../bus/bus.js";
-import { bodyHeaders } from "../bus/codec.js";
-import { ensureLogStreams } from "../bus/streams.js";
-import type { RecordKind } from "../bus/subjects.js";
-import type { DecisionRecord, LogRecord, ObservationRecord } from "../log/record.js";
+import type { Bus } from "../../src/bus/bus.js";
+import { bodyHeaders } from "../../src/bus/codec.js";
+import { ensureLogStreams } from "../../src/bus/streams.js";
+import type { RecordKind } from "../../src/bus/subjects.js";
+import type { DecisionRecord, LogRecord, ObservationRecord } from "../../src/log/record.js";
 
 export interface SyntheticLogOptions {
   records: number;

@@ -10,11 +10,11 @@ import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { chmodSync, chownSync, existsSync, readdirSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
-import { HookbusError } from "../foundation/errors.js";
+import { HookbusError } from "../../src/foundation/errors.js";
+import { freePort } from "../../src/testing/free-port.js";
 
 export interface PostgresHandle {
   /** A URL of a database the caller may create databases from (the `postgres` database). */
@@ -44,17 +44,6 @@ async function answers(url: string): Promise<boolean> {
   }
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address !== null ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** The newest Debian PostgreSQL's bin directory, e.g. /usr/lib/postgresql/15/bin. */
 export function findDebianPostgres(): string | undefined {

@@ -5,13 +5,13 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { connect } from "@nats-io/transport-node";
 import { jetstreamManager } from "@nats-io/jetstream";
-import { HookbusError } from "../foundation/errors.js";
-import { findNatsServerBinary, waitForPort } from "./nats.js";
+import { HookbusError } from "../../src/foundation/errors.js";
+import { findNatsServerBinary, waitForPort } from "../../src/testing/nats.js";
+import { freePort } from "../../src/testing/free-port.js";
 
 export interface ClusterNode {
   /** The server_name, as JetStream reports stream leaders. */
@@ -34,17 +34,6 @@ export interface NatsCluster {
   stop(): Promise<void>;
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address !== null ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 export async function startNatsCluster(size = 3): Promise<NatsCluster> {
   const binary = findNatsServerBinary();
