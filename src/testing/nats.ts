@@ -48,7 +48,6 @@ export function findNatsServerBinary(): string | undefined {
   return BINARY_CANDIDATES.find((path) => existsSync(path));
 }
 
-
 /** Resolves when something accepts TCP connections on the port. */
 export async function waitForPort(
   port: number,

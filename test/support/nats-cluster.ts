@@ -34,7 +34,6 @@ export interface NatsCluster {
   stop(): Promise<void>;
 }
 
-
 export async function startNatsCluster(size = 3): Promise<NatsCluster> {
   const binary = findNatsServerBinary();
   if (binary === undefined) {

@@ -44,7 +44,6 @@ async function answers(url: string): Promise<boolean> {
   }
 }
 
-
 /** The newest Debian PostgreSQL's bin directory, e.g. /usr/lib/postgresql/15/bin. */
 export function findDebianPostgres(): string | undefined {
   const root = "/usr/lib/postgresql";
