@@ -6,7 +6,7 @@ import type { Msg } from "@nats-io/transport-node";
 import type { Bus } from "../bus/bus.js";
 import type { CallReply, CallRequest, PolicyRequest } from "../bus/envelope.js";
 import { Header } from "../bus/headers.js";
-import type { HookEvent, ModifyingHookName } from "../catalog/catalog.js";
+import type { Decision, HookContext, HookEvent, ModifyingHookName } from "../catalog/catalog.js";
 import { assertModifyingHook, parseContext, parseEvent } from "../catalog/validate.js";
 import { HookbusError } from "../foundation/errors.js";
 import {
@@ -17,7 +17,7 @@ import {
   type Limits,
 } from "../foundation/limits.js";
 import { redactRecord } from "../log/redaction.js";
-import { mergeOutcomes } from "../merge/merge.js";
+import { mergeOutcomes, type MergeResult } from "../merge/merge.js";
 import type { PolicyOutcomeInput } from "../merge/outcome.js";
 import type { RegistrySnapshot } from "../registry/snapshot.js";
 import { callRequestValidator } from "../bus/compiled-validators.js";
@@ -26,7 +26,7 @@ import { recordFailure, toWireError } from "./failure-record.js";
 import { replyToAgent } from "./reply.js";
 import { addressOf, assertIdentity, type AgentAddress } from "./identity.js";
 import { callDigest, callIdConflict, isSameCall, scopedMessageId } from "../log/message-id.js";
-import type { LogWriter } from "./log-writer.js";
+import type { Appended, LogWriter } from "./log-writer.js";
 import type { PolicyAsker } from "./policy-asker.js";
 import { withApprovalId, type ApprovalService } from "./approval-service.js";
 import { buildDecisionRecord } from "../log/decision-record.js";
@@ -74,6 +74,33 @@ export function assertWithinRate(
   );
 }
 
+/** A call as it arrived, and what its checks learnt before one failed (for the failure record). */
+interface Arrival {
+  msg: Msg;
+  receivedAt: Date;
+  deadline: number;
+  /** The registry revision the call is decided under (read once, at arrival). */
+  snapshot: RegistrySnapshot;
+  address: AgentAddress;
+  raw?: Record<string, unknown>;
+  request?: CallRequest;
+  digest?: string;
+  /** The call's scoped id (late-verdict bookkeeping, approvals): agents may share callIds. */
+  callKey?: string;
+}
+
+/** One call past its checks (rate, body, identity, ids, schemas), on its way to a decision. */
+interface AdmittedCall extends Arrival {
+  callId: string;
+  hook: ModifyingHookName;
+  context: HookContext<ModifyingHookName>;
+  event: HookEvent<ModifyingHookName>;
+  agentId: string;
+  sessionKey: string;
+  callKey: string;
+  digest: string;
+}
+
 /** Time kept back from the policies for writing the record and answering. */
 function reserveFor(timeoutMs: number): number {
   return Math.min(250, Math.floor(timeoutMs / 4));
@@ -88,189 +115,232 @@ export class CallHandler {
 
   async handle(msg: Msg): Promise<void> {
     const receivedAt = new Date();
-    const { limits } = this;
     const timeoutMs = callTimeoutMs(
       msg.headers?.get(Header.TimeoutMs),
       DEFAULT_CALL_TIMEOUT_MS,
-      limits.maxCallTimeoutMs,
+      this.limits.maxCallTimeoutMs,
     );
-    const deadline = receivedAt.getTime() + timeoutMs;
-    const { bus } = this.deps;
-    const snapshot = this.deps.registry();
-    const address = addressOf(msg.subject, limits);
-
-    let raw: Record<string, unknown> | undefined;
-    let request: CallRequest | undefined;
-    let digest: string | undefined;
-    // Late-verdict bookkeeping is keyed by the call's scoped id: agents may share callIds.
-    let callKey: string | undefined;
+    const arrival: Arrival = {
+      msg,
+      receivedAt,
+      deadline: receivedAt.getTime() + timeoutMs,
+      snapshot: this.deps.registry(),
+      address: addressOf(msg.subject, this.limits),
+    };
     try {
-      assertWithinRate(this.deps.rateLimiter, address);
-      const now = bus.codec.decodeMessageNow(msg, { owner: address.agentToken, deadline });
-      const decoded: unknown = now instanceof Promise ? await now : now;
-      raw = typeof decoded === "object" && decoded !== null ? (decoded as typeof raw) : undefined;
-      // Compiled from schemas/, zod's own error when it fails (src/validation).
-      const parsed = callRequestValidator().safeParse(decoded);
-      if (!parsed.success) throw parsed.error;
-      request = parsed.data;
-      checkCallIds(limits, { callId: request.callId, context: request.context });
-      assertIdentity(address, request);
-      const hook = assertModifyingHook(request.hook);
-      const context = parseContext(hook, request.context);
-      const event = parseEvent(hook, request.event);
-      digest = callDigest(hook, context, event);
-      callKey = scopedMessageId(
-        "decision",
-        String(context.agentId),
-        String(context.sessionKey),
-        request.callId,
-      );
-      await this.decide(
-        msg,
-        { ...request, hook, context, event },
-        callKey,
-        digest,
-        snapshot,
-        receivedAt,
-        deadline,
-      );
+      await this.decide(await this.admit(arrival));
     } catch (error) {
-      const wire = toWireError(error);
-      if (wire.code === "HOOKBUS_INTERNAL") bus.logger.error({ err: error }, "call failed");
-      if (wire.code !== "HOOKBUS_LOG_UNAVAILABLE") {
-        await recordFailure(
-          { ...this.deps, limits },
-          {
-            msg,
-            address,
-            body: raw === undefined ? undefined : { ...raw, id: raw.callId },
-            digest,
-            error: wire,
-            snapshot,
-            receivedAt,
-            deadline,
-          },
-        );
-      }
-      this.deps.telemetry?.answered(request?.hook, "error", receivedAt);
-      await replyToAgent(
-        this.deps.bus,
-        msg,
-        wire,
-        { [Header.ErrorCode]: wire.code },
-        address.agentId,
-      );
+      await this.fail(arrival, error);
     } finally {
-      if (callKey !== undefined) this.deps.onCallFinished?.(callKey);
+      if (arrival.callKey !== undefined) this.deps.onCallFinished?.(arrival.callKey);
     }
   }
 
-  private async decide(
-    msg: Msg,
-    call: CallRequest & { hook: ModifyingHookName },
-    callKey: string,
-    digest: string,
-    snapshot: RegistrySnapshot,
-    receivedAt: Date,
-    deadline: number,
-  ): Promise<void> {
-    const { bus, asker, writer } = this.deps;
-    const { hook, callId, context } = call;
+  /**
+   * The call's checks, each once: the agent's rate, the body (decoded within the deadline), the
+   * envelope, the ids' limits, the identity (the subject's agent token), the context and event
+   * against the hook's schemas. What is known so far is kept on `arrival` for a failure record.
+   */
+  private async admit(arrival: Arrival): Promise<AdmittedCall> {
+    const { msg, address, deadline } = arrival;
+    assertWithinRate(this.deps.rateLimiter, address);
+    const now = this.deps.bus.codec.decodeMessageNow(msg, {
+      owner: address.agentToken,
+      deadline,
+    });
+    const decoded: unknown = now instanceof Promise ? await now : now;
+    if (typeof decoded === "object" && decoded !== null)
+      arrival.raw = decoded as Record<string, unknown>;
+    // Compiled from schemas/, zod's own error when it fails (bus/compiled-validators.ts).
+    const parsed = callRequestValidator().safeParse(decoded);
+    if (!parsed.success) throw parsed.error;
+    const request = (arrival.request = parsed.data);
+    checkCallIds(this.limits, { callId: request.callId, context: request.context });
+    assertIdentity(address, request);
+    const hook = assertModifyingHook(request.hook);
+    const context = parseContext(hook, request.context);
+    const event = parseEvent(hook, request.event);
     const agentId = String(context.agentId);
     const sessionKey = String(context.sessionKey);
-    const policies = snapshot.policiesFor(hook);
-    const budget = Math.max(1, deadline - Date.now() - reserveFor(deadline - receivedAt.getTime()));
-
-    let outcomes: PolicyOutcomeInput[] = [];
-    if (policies.length > 0) {
-      this.deps.onCallStarted?.(callKey, context, call.event, snapshot);
-      // One body for every policy: a large event is encoded (and stored as a blob) once per call.
-      const encoding = bus.codec.encodeNow(
-        { callId, hook, context, event: call.event } satisfies PolicyRequest,
-        { deadline },
-      );
-      const body = encoding instanceof Promise ? await encoding : encoding;
-      outcomes = await Promise.all(
-        policies.map((policy) =>
-          traced(this.deps.telemetry).askPolicy(policy.name, hook, () =>
-            asker.ask({
-              callId,
-              callKey,
-              hook,
-              policy,
-              body,
-              timeoutMs: Math.min(policy.timeoutMs, budget),
-            }),
-          ),
-        ),
-      );
-    }
-    // The asker built every outcome itself (registry fields, validated reply parts); only the
-    // verdicts crossed the network, and the merge validates those against the hook's schema.
-    const result = mergeOutcomes(hook, call.event as HookEvent<typeof hook>, outcomes, {
-      ownOutcomes: true,
-    });
-    result.decision = withApprovalId(result.decision, callKey);
-    const record = buildDecisionRecord({
-      callId,
+    const digest = (arrival.digest = callDigest(hook, context, event));
+    const callKey = (arrival.callKey = scopedMessageId(
+      "decision",
+      agentId,
+      sessionKey,
+      request.callId,
+    ));
+    return {
+      ...arrival,
+      callId: request.callId,
       hook,
       context,
+      event,
+      agentId,
+      sessionKey,
+      callKey,
+      digest,
+    };
+  }
+
+  /** A coded answer for the agent, and a record of the failure unless the log itself failed. */
+  private async fail(arrival: Arrival, error: unknown): Promise<void> {
+    const { bus } = this.deps;
+    const { msg, address, raw } = arrival;
+    const wire = toWireError(error);
+    if (wire.code === "HOOKBUS_INTERNAL") bus.logger.error({ err: error }, "call failed");
+    if (wire.code !== "HOOKBUS_LOG_UNAVAILABLE") {
+      await recordFailure(
+        { ...this.deps, limits: this.limits },
+        {
+          msg,
+          address,
+          body: raw === undefined ? undefined : { ...raw, id: raw.callId },
+          digest: arrival.digest,
+          error: wire,
+          snapshot: arrival.snapshot,
+          receivedAt: arrival.receivedAt,
+          deadline: arrival.deadline,
+        },
+      );
+    }
+    this.deps.telemetry?.answered(arrival.request?.hook, "error", arrival.receivedAt);
+    await replyToAgent(bus, msg, wire, { [Header.ErrorCode]: wire.code }, address.agentId);
+  }
+
+  private async decide(call: AdmittedCall): Promise<void> {
+    const outcomes = await this.askPolicies(call);
+    // The asker built every outcome itself (registry fields, validated reply parts); only the
+    // verdicts crossed the network, and the merge validates those against the hook's schema.
+    const result = mergeOutcomes(call.hook, call.event, outcomes, {
+      ownOutcomes: true,
+    });
+    result.decision = withApprovalId(result.decision, call.callKey);
+    const appended = await this.record(call, result, outcomes);
+    const answer = this.answerFor(call, result.decision, appended);
+    await this.openApproval(call, answer.decision, appended.seq);
+    const reply: CallReply = {
+      callId: call.callId,
+      hook: call.hook,
+      decision: answer.decision,
+      registryRevision: answer.registryRevision,
+      recordSeq: appended.seq,
+    };
+    this.deps.telemetry?.answered(call.hook, answer.decision.outcome, call.receivedAt);
+    // No header repeats the body (registryRevision is in it).
+    await replyToAgent(this.deps.bus, call.msg, reply, {}, call.agentId);
+  }
+
+  /** Every policy of the hook in parallel, each within its timeout and the call's budget. */
+  private async askPolicies(call: AdmittedCall): Promise<PolicyOutcomeInput[]> {
+    const { bus, asker } = this.deps;
+    const { hook, callId, callKey, context, event, deadline, snapshot } = call;
+    const policies = snapshot.policiesFor(hook);
+    if (policies.length === 0) return [];
+    const budget = Math.max(
+      1,
+      deadline - Date.now() - reserveFor(deadline - call.receivedAt.getTime()),
+    );
+    this.deps.onCallStarted?.(callKey, context, event, snapshot);
+    // One body for every policy: a large event is encoded (and stored as a blob) once per call.
+    const encoding = bus.codec.encodeNow({ callId, hook, context, event } satisfies PolicyRequest, {
+      deadline,
+    });
+    const body = encoding instanceof Promise ? await encoding : encoding;
+    return Promise.all(
+      policies.map((policy) =>
+        traced(this.deps.telemetry).askPolicy(policy.name, hook, () =>
+          asker.ask({
+            callId,
+            callKey,
+            hook,
+            policy,
+            body,
+            timeoutMs: Math.min(policy.timeoutMs, budget),
+          }),
+        ),
+      ),
+    );
+  }
+
+  /** ONE record per call, redacted for the log only, stored before the agent hears anything. */
+  private async record(
+    call: AdmittedCall,
+    result: MergeResult<ModifyingHookName>,
+    outcomes: PolicyOutcomeInput[],
+  ): Promise<Appended> {
+    const { bus, writer } = this.deps;
+    const record = buildDecisionRecord({
+      callId: call.callId,
+      hook: call.hook,
+      context: call.context,
       event: call.event,
       result,
       outcomes,
-      callDigest: digest,
-      registryRevision: snapshot.revision,
-      receivedAt,
+      callDigest: call.digest,
+      registryRevision: call.snapshot.revision,
+      receivedAt: call.receivedAt,
       decidedAt: new Date(),
       coordinator: this.deps.coordinatorId,
     });
-    const subject = bus.subjects.audit(agentId, sessionKey, hook, result.decision.outcome);
+    const { agentId, sessionKey } = call;
+    const subject = bus.subjects.audit(agentId, sessionKey, call.hook, result.decision.outcome);
     // Redaction is for the log only: the agent gets the decision as the policies made it.
-    const logged = redactRecord(record, snapshot.document.redact, { key: this.deps.redactionKey });
-    const msgID = scopedMessageId("decision", agentId, sessionKey, callId);
-    const appended = await traced(this.deps.telemetry).appendLog(() =>
-      writer.append(subject, logged, msgID, deadline),
+    const logged = redactRecord(record, call.snapshot.document.redact, {
+      key: this.deps.redactionKey,
+    });
+    const msgID = scopedMessageId("decision", agentId, sessionKey, call.callId);
+    return traced(this.deps.telemetry).appendLog(() =>
+      writer.append(subject, logged, msgID, call.deadline),
     );
-    let decision = result.decision;
-    let registryRevision = snapshot.revision;
+  }
+
+  /**
+   * What the agent is told: the fresh decision, or, when the log already held this call (a
+   * retry), the recorded one. The id is taken in this agent's session: only the same call again
+   * may be answered with what was recorded; any other call under that id is refused (and recorded).
+   */
+  private answerFor(
+    call: AdmittedCall,
+    fresh: Decision<ModifyingHookName>,
+    appended: Appended,
+  ): { decision: Decision<ModifyingHookName>; registryRevision: number } {
     const stored = appended.stored;
-    if (appended.duplicate && stored !== undefined) {
-      // The id is taken in this agent's session. Only the same call again (a retry) may be
-      // answered with what was recorded; any other call under that id is refused, and recorded.
-      if (stored.kind !== "decision" || !isSameCall(stored, digest)) {
-        throw callIdConflict("callId", callId, appended.seq);
-      }
-      if (stored.redacted?.some((r) => r.path.startsWith("/decision/")) === true) {
-        // Redaction changed the recorded decision: the fresh one is the only unredacted answer.
-        bus.logger.warn(
-          { callId, seq: appended.seq },
-          "retried call: the recorded decision is redacted, answering the fresh decision",
-        );
-      } else {
-        decision = stored.decision as typeof decision;
-        registryRevision = stored.registryRevision;
-      }
+    if (!appended.duplicate || stored === undefined)
+      return { decision: fresh, registryRevision: call.snapshot.revision };
+    if (stored.kind !== "decision" || !isSameCall(stored, call.digest)) {
+      throw callIdConflict("callId", call.callId, appended.seq);
     }
-    if (decision.outcome === "pending_approval") {
-      // The request is durable before the agent hears of it (a re-sent call finds it again).
-      if (this.deps.approvals === undefined)
-        throw new HookbusError(
-          "HOOKBUS_INTERNAL",
-          "a pending approval without an approval service",
-        );
-      await this.deps.approvals.open({
-        callKey,
-        callId,
-        context,
-        callDigest: digest,
-        decision: decision,
-        event: call.event,
-        decisionSeq: appended.seq,
-      });
+    if (stored.redacted?.some((r) => r.path.startsWith("/decision/")) === true) {
+      // Redaction changed the recorded decision: the fresh one is the only unredacted answer.
+      this.deps.bus.logger.warn(
+        { callId: call.callId, seq: appended.seq },
+        "retried call: the recorded decision is redacted, answering the fresh decision",
+      );
+      return { decision: fresh, registryRevision: call.snapshot.revision };
     }
-    const reply: CallReply = { callId, hook, decision, registryRevision, recordSeq: appended.seq };
-    this.deps.telemetry?.answered(hook, decision.outcome, receivedAt);
-    // No header repeats the body (registryRevision is in it).
-    await replyToAgent(this.deps.bus, msg, reply, {}, agentId);
+    return {
+      decision: stored.decision as Decision<ModifyingHookName>,
+      registryRevision: stored.registryRevision,
+    };
+  }
+
+  /** A pending approval is durable before the agent hears of it (a re-sent call finds it again). */
+  private async openApproval(
+    call: AdmittedCall,
+    decision: Decision<ModifyingHookName>,
+    decisionSeq: number,
+  ): Promise<void> {
+    if (decision.outcome !== "pending_approval") return;
+    if (this.deps.approvals === undefined)
+      throw new HookbusError("HOOKBUS_INTERNAL", "a pending approval without an approval service");
+    await this.deps.approvals.open({
+      callKey: call.callKey,
+      callId: call.callId,
+      context: call.context,
+      callDigest: call.digest,
+      decision,
+      event: call.event,
+      decisionSeq,
+    });
   }
 }

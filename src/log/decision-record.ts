@@ -8,11 +8,16 @@
  * matches its schema.
  */
 import { createHash } from "node:crypto";
-import type { ModifyingHookName } from "../catalog/catalog.js";
+import type { HookEvent, ModifyingHookName } from "../catalog/catalog.js";
 import { modifyingHooks } from "../catalog/catalog.js";
-import type { MergeResult } from "../merge/merge.js";
+import { mergeOutcomes, type MergeResult } from "../merge/merge.js";
 import type { PolicyOutcomeInput } from "../merge/outcome.js";
-import type { DecisionRecord, RecordedOutcome, VerdictDigest } from "./record.js";
+import type {
+  DecisionRecord,
+  LateVerdictRecord,
+  RecordedOutcome,
+  VerdictDigest,
+} from "./record.js";
 
 export function digestOf(value: unknown): VerdictDigest {
   const text = JSON.stringify(value) ?? "null";
@@ -97,6 +102,54 @@ export function buildDecisionRecord(parts: DecisionParts): DecisionRecord {
     registryRevision: parts.registryRevision,
     receivedAt: parts.receivedAt.toISOString(),
     decidedAt: parts.decidedAt.toISOString(),
+    coordinator: parts.coordinator,
+  };
+}
+
+export interface LateVerdictParts {
+  callId: string;
+  hook: ModifyingHookName;
+  context: LateVerdictRecord["context"];
+  /** The late outcome as the policy asker built it. */
+  outcome: PolicyOutcomeInput;
+  timeoutMs: number;
+  receivedAt: Date;
+  coordinator: string;
+}
+
+/**
+ * Whether the late outcome alone would have blocked: merged by itself, enforced and fail-open
+ * (a late failure is not a block). An empty event, because blocking never depends on it (the
+ * event only shapes lists and texts), so the call's event need not be kept for late verdicts.
+ */
+export function wouldHaveBlocked(hook: ModifyingHookName, outcome: PolicyOutcomeInput): boolean {
+  try {
+    const alone = mergeOutcomes(hook, {} as HookEvent<typeof hook>, [
+      { ...outcome, mode: "enforce", failMode: "fail-open" },
+    ]);
+    return alone.decision.outcome === "block";
+  } catch {
+    return false; // a malformed outcome blocks nothing; its verdict is kept as a digest below
+  }
+}
+
+/** The record of a verdict that came after its call was decided (docs/protocol.md, "late"). */
+export function buildLateVerdictRecord(parts: LateVerdictParts): LateVerdictRecord {
+  const { outcome, hook } = parts;
+  return {
+    v: 1,
+    kind: "late",
+    callId: parts.callId,
+    hook,
+    context: parts.context,
+    policy: outcome.policy,
+    ...(outcome.version === undefined ? {} : { version: outcome.version }),
+    ...boundedLateVerdict(hook, outcome.verdict),
+    ...(outcome.error === undefined ? {} : { error: outcome.error }),
+    latencyMs: Math.round((outcome.latencyMs ?? 0) * 1000) / 1000,
+    timeoutMs: parts.timeoutMs,
+    wouldHaveBlocked: wouldHaveBlocked(hook, outcome),
+    receivedAt: parts.receivedAt.toISOString(),
     coordinator: parts.coordinator,
   };
 }
