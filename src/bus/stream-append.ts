@@ -3,9 +3,10 @@
  * of `js.publish`, which goes through nats.js's `request()` and its per-request error stacks. The
  * protocol is JetStream's own: a message to a subject the stream captures, with `Nats-Msg-Id`
  * for de-duplication; the stream answers with a PubAck (`{stream, seq, duplicate?}`) or
- * `{error: {code, err_code, description}}`.
+ * `{error: {code, err_code, description}}`, which becomes HOOKBUS_LOG_REFUSED (permanent or not).
  */
 import type { MsgHdrs, NatsConnection } from "@nats-io/transport-node";
+import { HookbusError, isHookbusError } from "../foundation/errors.js";
 import { ReplyInbox } from "./reply-inbox.js";
 
 export interface StreamAck {
@@ -14,16 +15,32 @@ export interface StreamAck {
   duplicate: boolean;
 }
 
-/** JetStream refused the message (the stream's error code and description). */
-export class StreamAppendError extends Error {
-  constructor(
-    message: string,
-    readonly code: number | undefined,
-    readonly errCode: number | undefined,
-  ) {
-    super(message);
-    this.name = "StreamAppendError";
-  }
+/**
+ * JetStream's error codes for refusals that no retry can change: the message or its headers are
+ * over the stream's maximum, the stream is sealed, or the subject is not the stream's. Anything
+ * else (no leader yet, the cluster or stream offline, resources short for a moment) may pass on a
+ * later attempt within the caller's deadline.
+ */
+const PERMANENT_REFUSALS: ReadonlySet<number> = new Set([
+  10054, // message size exceeds the stream's maximum
+  10097, // headers exceed the maximum
+  10109, // the stream is sealed
+  10060, // the expected stream does not match
+]);
+
+/** JetStream refused the message: HOOKBUS_LOG_REFUSED with its codes, and whether for good. */
+function refusal(description: string, jsCode?: number, errCode?: number): HookbusError {
+  const permanent = errCode !== undefined && PERMANENT_REFUSALS.has(errCode);
+  return new HookbusError("HOOKBUS_LOG_REFUSED", description, {
+    ...(jsCode === undefined ? {} : { jsCode }),
+    ...(errCode === undefined ? {} : { errCode }),
+    permanent,
+  });
+}
+
+/** Whether a failed append can never succeed as sent (retrying it only spends the deadline). */
+export function isPermanentRefusal(error: unknown): boolean {
+  return isHookbusError(error, "HOOKBUS_LOG_REFUSED") && error.details.permanent === true;
 }
 
 const MSG_ID = "Nats-Msg-Id";
@@ -54,17 +71,17 @@ export function parseAck(data: Uint8Array): StreamAck {
     const text = Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString("utf8");
     ack = JSON.parse(text) as Ack;
   } catch (error) {
-    throw new StreamAppendError(`unreadable JetStream ack: ${String(error)}`, undefined, undefined);
+    throw refusal(`unreadable JetStream ack: ${String(error)}`);
   }
   if (ack.error !== undefined) {
-    throw new StreamAppendError(
+    throw refusal(
       `JetStream refused the message: ${ack.error.description ?? "no description"}`,
       ack.error.code,
       ack.error.err_code,
     );
   }
   if (typeof ack.stream !== "string" || typeof ack.seq !== "number") {
-    throw new StreamAppendError("JetStream ack without stream and seq", undefined, undefined);
+    throw refusal("JetStream ack without stream and seq");
   }
   return { stream: ack.stream, seq: ack.seq, duplicate: ack.duplicate === true };
 }

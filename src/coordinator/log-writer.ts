@@ -11,8 +11,8 @@ import { beforeDeadline } from "../foundation/deadline.js";
 import type { Bus } from "../bus/bus.js";
 import { bodyHeaders, type EncodedBody } from "../bus/codec.js";
 import { Header } from "../bus/headers.js";
-import { appendToStream } from "../bus/stream-append.js";
-import { HookbusError } from "../foundation/errors.js";
+import { appendToStream, isPermanentRefusal } from "../bus/stream-append.js";
+import { HookbusError, isHookbusError } from "../foundation/errors.js";
 import { sleep } from "../foundation/time.js";
 import { LogRecord } from "../log/record.js";
 
@@ -70,8 +70,17 @@ export class LogWriter {
           stored: await this.read(ack.seq, Math.max(deadline, Date.now() + 250)),
         };
       } catch (error) {
-        if (error instanceof HookbusError && error.code === "HOOKBUS_PAYLOAD_TOO_LARGE")
-          throw error;
+        // Classified before any retry: a record too large to encode, or one JetStream refuses
+        // for good, fails now instead of spending the agent's deadline on hopeless attempts.
+        if (isHookbusError(error, "HOOKBUS_PAYLOAD_TOO_LARGE")) throw error;
+        if (isPermanentRefusal(error)) {
+          throw new HookbusError(
+            "HOOKBUS_LOG_UNAVAILABLE",
+            `the log refused the record for good: ${(error as HookbusError).message}`,
+            { subject },
+            error,
+          );
+        }
         lastError = error;
         attempt++;
         this.bus.logger.warn({ err: error, subject, attempt }, "log append failed, retrying");

@@ -26,6 +26,8 @@ export const ErrorCodes = {
   HOOKBUS_COORDINATOR_UNAVAILABLE: "No coordinator is listening for calls.",
   HOOKBUS_LOG_UNAVAILABLE:
     "A record could not be stored in the log, so the decision was not released.",
+  HOOKBUS_LOG_REFUSED:
+    "JetStream refused a record (its error code says why); some refusals are for good: too large, a sealed stream.",
   HOOKBUS_INVALID_REGISTRY: "A registry document (policy set) is invalid.",
   HOOKBUS_INVALID_POLICY:
     "A policy definition (definePolicy) is invalid: bad name, unknown hook, or a handler that is not a function.",

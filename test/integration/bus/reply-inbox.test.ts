@@ -15,7 +15,7 @@ import {
 } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ReplyInbox } from "../../../src/bus/reply-inbox.js";
-import { appendToStream, parseAck, StreamAppendError } from "../../../src/bus/stream-append.js";
+import { appendToStream, isPermanentRefusal, parseAck } from "../../../src/bus/stream-append.js";
 import { isHookbusError } from "../../../src/foundation/errors.js";
 import { findNatsServer, type NatsServerHandle } from "../../../src/testing/nats.js";
 import { uniqueNamespace } from "../../support/nats.js";
@@ -120,14 +120,22 @@ describe("appendToStream", () => {
     await jsm.streams.delete(ns.toUpperCase());
   });
 
-  it("a JetStream error ack is an error, never a sequence", () => {
-    const refused = () =>
-      parseAck(
-        text(JSON.stringify({ error: { code: 503, err_code: 10077, description: "full" } })),
-      );
-    expect(refused).toThrow(StreamAppendError);
-    expect(refused).toThrow(/full/);
-    expect(() => parseAck(text("not json"))).toThrow(StreamAppendError);
+  it("a JetStream error ack is a coded error, never a sequence, and says whether it is for good", () => {
+    const refusedWith = (errCode: number): unknown => {
+      try {
+        parseAck(
+          text(JSON.stringify({ error: { code: 503, err_code: errCode, description: "full" } })),
+        );
+      } catch (error) {
+        return error;
+      }
+      return undefined;
+    };
+    const full = refusedWith(10077);
+    expect(isHookbusError(full, "HOOKBUS_LOG_REFUSED") && full.message).toMatch(/full/);
+    expect(isPermanentRefusal(full)).toBe(false);
+    expect(isPermanentRefusal(refusedWith(10054))).toBe(true); // over the stream's max msg size
+    expect(() => parseAck(text("not json"))).toThrow(/unreadable JetStream ack/);
     expect(() => parseAck(text("{}"))).toThrow(/without stream and seq/);
   });
 });
