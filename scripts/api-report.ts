@@ -11,6 +11,7 @@ import {
   Extractor,
   ExtractorConfig,
   ExtractorLogLevel,
+  ExtractorMessageCategory,
   type ExtractorMessage,
 } from "@microsoft/api-extractor";
 
@@ -71,7 +72,7 @@ for (const entry of entries) {
     compilerState,
     messageCallback(message: ExtractorMessage) {
       // Reported in the .api.md file itself (addToApiReportFile); the console stays readable.
-      if (message.category === "Extractor") message.handled = true;
+      if (message.category === ExtractorMessageCategory.Extractor) message.handled = true;
     },
   });
   if (!result.succeeded || (!update && result.apiReportChanged)) {
