@@ -22,7 +22,7 @@ An MCP gateway in front of another MCP server (the upstream): tools/list is narr
 (before_llm_call; a hidden tool's calls are refused too), tools/call goes through before_tool_call
 (a block is an MCP tool error, params may be rewritten) and its result through before_tool_result
 (replaced or withheld); after_tool_call is recorded. Tool gates fail closed. Point any MCP client
-(Claude Code, Cursor, an agent SDK) at this command instead of the server (docs/mcp.md).
+(Claude Code, Cursor, an agent SDK) at this command instead of the server (docs/adapters/mcp.md).
 
 options:
   --agent ID          the agent id to call hookbus as (env HOOKBUS_AGENT_ID, default mcp-gateway)
