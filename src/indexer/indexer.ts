@@ -16,6 +16,7 @@ import { assertIndexSchema } from "./migrate.js";
 import type { PgPool } from "./pg.js";
 import { invalidProjection, projectRecord, type Projection } from "./projection.js";
 import { writeBatchIsolating } from "./writer.js";
+import { backoffMs } from "../foundation/backoff.js";
 
 export interface IndexerOptions {
   bus: Bus;
@@ -211,7 +212,7 @@ export async function startIndexer(options: IndexerOptions): Promise<Indexer> {
           setFailing(false);
           return;
         }
-        await sleep(Math.min(5000, 100 * 2 ** attempt));
+        await sleep(backoffMs(attempt, { firstMs: 100, capMs: 5000 }));
       }
     }
     for (const { msg } of batch) msg.ack();

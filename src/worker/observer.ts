@@ -25,6 +25,7 @@ import type { InFlight } from "./in-flight.js";
 import { invokePolicy } from "../policy/invoke.js";
 import type { Policy } from "../policy/policy.js";
 import type { SessionStateStore } from "../policy/state/session-state.js";
+import { backoffMs } from "../foundation/backoff.js";
 
 export interface ObserveOptions {
   /** How long the server waits for an ack before it redelivers; kept alive while a handler runs. Default 30 s. */
@@ -243,9 +244,11 @@ export class Observer {
         );
         msg.term();
       } else {
-        const delay = Math.min(
-          settings.maxRetryDelayMs,
-          settings.retryDelayMs * 2 ** Math.max(0, msg.info.deliveryCount - 1),
+        const delay = Math.round(
+          backoffMs(msg.info.deliveryCount - 1, {
+            firstMs: settings.retryDelayMs,
+            capMs: settings.maxRetryDelayMs,
+          }),
         );
         this.log.warn(
           { seq: msg.seq, error: result.error, retryInMs: delay },
