@@ -9,6 +9,7 @@ import { followConnection } from "../observability/connection-state.js";
 import type { Readiness } from "../observability/http.js";
 import type { ObservableService } from "../observability/service-http.js";
 import type { IndexLag, Indexer } from "./indexer.js";
+import { beforeDeadline } from "../foundation/deadline.js";
 
 /** A scrape never waits longer than this for the lag (the last value is shown meanwhile). */
 const LAG_READ_MS = 2000;
@@ -32,19 +33,17 @@ export function indexerTelemetry(
 
   // One read per scrape at most, bounded: a slow server shows the previous value, not a hang.
   async function readLag(): Promise<void> {
-    let timer: NodeJS.Timeout | undefined;
     try {
-      lag = await Promise.race([
+      lag = await beforeDeadline(
         indexer.lag(),
-        new Promise<never>((_, reject) => {
-          timer = setTimeout(() => reject(new Error("lag read timed out")), LAG_READ_MS);
-        }),
-      ]);
+        Date.now() + LAG_READ_MS,
+        "HOOKBUS_INDEX_UNAVAILABLE",
+        () => `lag read timed out after ${LAG_READ_MS} ms`,
+      );
       lagError = false;
     } catch {
+      // Shown as the hookbus_index_lag_error gauge; the previous value stays.
       lagError = true;
-    } finally {
-      clearTimeout(timer);
     }
   }
 
