@@ -17,6 +17,7 @@ import type { PgPool } from "./pg.js";
 import { invalidProjection, projectRecord, type Projection } from "./projection.js";
 import { writeBatchIsolating } from "./writer.js";
 import { backoffMs } from "../foundation/backoff.js";
+import { isConsumerNotFound } from "../bus/streams.js";
 
 export interface IndexerOptions {
   bus: Bus;
@@ -82,8 +83,10 @@ async function ensureConsumer(bus: Bus, name: string, ackWaitMs: number, batch: 
   try {
     await bus.jsm.consumers.info(stream, name);
     return;
-  } catch {
-    // not there yet: create it (another indexer may win the race; then it exists)
+  } catch (error) {
+    // Not there yet: create it (another indexer may win the race; then it exists). Any other
+    // failure (no permission, no JetStream) is not "absent".
+    if (!isConsumerNotFound(error)) throw error;
   }
   try {
     await bus.jsm.consumers.add(stream, {
@@ -111,9 +114,10 @@ export async function indexLag(
   const info = await bus.jsm.consumers.info(stream, consumer);
   const records = info.num_pending + info.num_ack_pending;
   if (records === 0) return { records: 0, seconds: 0 };
-  const oldest = await bus.jsm.streams
-    .getMessage(stream, { seq: info.ack_floor.stream_seq + 1 })
-    .catch(() => null);
+  // null: the oldest unindexed record was removed by the stream's limits, so it has no age.
+  const oldest = await bus.jsm.streams.getMessage(stream, {
+    seq: info.ack_floor.stream_seq + 1,
+  });
   const seconds = oldest === null ? 0 : Math.max(0, (Date.now() - oldest.time.getTime()) / 1000);
   return { records, seconds };
 }

@@ -11,14 +11,13 @@
 import {
   AckPolicy,
   DeliverPolicy,
-  JetStreamApiCodes,
-  JetStreamApiError,
   type ConsumerConfig,
   type ConsumerMessages,
   type JsMsg,
 } from "@nats-io/jetstream";
 import { nanos } from "@nats-io/transport-node";
 import type { Bus } from "../bus/bus.js";
+import { isConsumerNotFound, isStreamNotFound } from "../bus/streams.js";
 import type { ObservationalHookName } from "../catalog/catalog.js";
 import { ObservationRecord } from "../log/record.js";
 import type { InFlight } from "./in-flight.js";
@@ -268,12 +267,4 @@ export class Observer {
       clearInterval(keepAlive);
     }
   }
-}
-
-function isStreamNotFound(error: unknown): boolean {
-  return error instanceof JetStreamApiError && error.code === JetStreamApiCodes.StreamNotFound;
-}
-
-function isConsumerNotFound(error: unknown): boolean {
-  return error instanceof JetStreamApiError && error.code === JetStreamApiCodes.ConsumerNotFound;
 }
