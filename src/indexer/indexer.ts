@@ -11,6 +11,11 @@ import type { Bus } from "../bus/bus.js";
 import { Header } from "../bus/headers.js";
 import { HookbusError } from "../foundation/errors.js";
 import { assertLogExists } from "../log/reader.js";
+import {
+  consumerMismatchError,
+  durableMismatches,
+  type DurableShape,
+} from "../bus/durable-check.js";
 import { sleep } from "../foundation/time.js";
 import { assertIndexSchema } from "./migrate.js";
 import type { PgPool } from "./pg.js";
@@ -61,6 +66,8 @@ export interface Indexer {
   readonly stats: Readonly<IndexerStats>;
   /** How far the index is behind the log (one consumer info, plus one get when behind). */
   lag(): Promise<IndexLag>;
+  /** How its durable differs from what the indexer creates (empty: it is the indexer's). */
+  consumerMismatches(): Promise<string[]>;
   /** Whether the last write of some batch failed and has not succeeded since (it is retried). */
   writeFailing(): boolean;
   /** Whether stop() was called or the indexer ended. */
@@ -74,6 +81,18 @@ export interface Indexer {
 const MAX_BATCH = 10_000;
 const MAX_WRITERS = 16;
 
+/** The indexer's durable: the whole log, every record acked once indexed. */
+export const INDEXER_DURABLE_SHAPE: DurableShape = {
+  ack_policy: AckPolicy.Explicit,
+  deliver_policy: DeliverPolicy.All,
+};
+
+/** How the durable `name` on the log differs from the indexer's (empty: it is the indexer's). */
+export async function indexerConsumerMismatches(bus: Bus, name: string): Promise<string[]> {
+  const info = await bus.jsm.consumers.info(bus.subjects.logStream, name);
+  return durableMismatches(INDEXER_DURABLE_SHAPE, info.config);
+}
+
 export function defaultIndexerConsumer(bus: Bus): string {
   return `${bus.subjects.namespace}-indexer`;
 }
@@ -82,8 +101,9 @@ async function ensureConsumer(bus: Bus, name: string, ackWaitMs: number, batch: 
   const stream = bus.subjects.logStream;
   try {
     await bus.jsm.consumers.info(stream, name);
-    return;
+    return await assertIndexerShape(bus, name);
   } catch (error) {
+    if (error instanceof HookbusError) throw error;
     // Not there yet: create it (another indexer may win the race; then it exists). Any other
     // failure (no permission, no JetStream) is not "absent".
     if (!isConsumerNotFound(error)) throw error;
@@ -103,6 +123,13 @@ async function ensureConsumer(bus: Bus, name: string, ackWaitMs: number, batch: 
       throw error;
     });
   }
+  // Whoever created it (this indexer, another one, or someone who got there first) decided it.
+  await assertIndexerShape(bus, name);
+}
+
+async function assertIndexerShape(bus: Bus, name: string): Promise<void> {
+  const found = await indexerConsumerMismatches(bus, name);
+  if (found.length > 0) throw consumerMismatchError(bus.subjects.logStream, name, found);
 }
 
 /** How far the durable consumer `consumer` is behind the log. */
@@ -273,6 +300,7 @@ export async function startIndexer(options: IndexerOptions): Promise<Indexer> {
     consumer: consumerName,
     stats,
     lag: () => indexLag(bus, consumerName),
+    consumerMismatches: () => indexerConsumerMismatches(bus, consumerName),
     writeFailing: () => failingBatches > 0,
     stopped: () => stopping || ended,
     async stop() {

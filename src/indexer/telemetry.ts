@@ -19,6 +19,22 @@ export interface IndexerTelemetry extends ObservableService {
   lastLag(): IndexLag | undefined;
 }
 
+/** The durable's configuration, bounded like the lag read (a slow server shows the last value). */
+async function readMismatch(indexer: Indexer): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    const found = await Promise.race([
+      indexer.consumerMismatches(),
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error("consumer read timed out")), LAG_READ_MS);
+      }),
+    ]);
+    return found.length > 0;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 export function indexerTelemetry(
   indexer: Indexer,
   nc: NatsConnection,
@@ -73,6 +89,16 @@ export function indexerTelemetry(
       this.set(lagError ? 1 : 0);
     },
   });
+  let mismatch = false;
+  new Gauge({
+    name: "hookbus_consumer_config_mismatch",
+    help: "1 when the indexer's durable consumer is not configured as the indexer creates it (HOOKBUS_CONSUMER_MISMATCH: someone else created or altered it); read at scrape.",
+    registers: [registry],
+    async collect() {
+      mismatch = await readMismatch(indexer).catch(() => mismatch);
+      this.set(mismatch ? 1 : 0);
+    },
+  });
   const counted = (name: string, help: string, value: () => number) =>
     new Counter({
       name,
@@ -115,6 +141,10 @@ export function indexerTelemetry(
       if (indexer.writeFailing())
         reasons.push("index writes are failing (PostgreSQL unreachable or refusing): see the log");
       if (indexer.stopped()) reasons.push("stopping");
+      if (mismatch)
+        reasons.push(
+          "its durable consumer was altered by someone else (HOOKBUS_CONSUMER_MISMATCH)",
+        );
       return { ready: reasons.length === 0, reasons };
     },
   };

@@ -17,7 +17,9 @@ import {
 } from "@nats-io/jetstream";
 import { nanos } from "@nats-io/transport-node";
 import type { Bus } from "../bus/bus.js";
+import { assertDurableShape, type DurableShape } from "../bus/durable-check.js";
 import { isConsumerNotFound, isStreamNotFound } from "../bus/streams.js";
+import type { Subjects } from "../bus/subjects.js";
 import type { ObservationalHookName } from "../catalog/catalog.js";
 import { ObservationRecord } from "../log/record.js";
 import type { InFlight } from "./in-flight.js";
@@ -59,6 +61,21 @@ export function observerDurableName(
   hook: ObservationalHookName,
 ): string {
   return `${namespace.replaceAll(".", "_")}_${policy}_${hook}`;
+}
+
+/**
+ * What makes an observer's durable its own: observation records of its hook only, each acked, and
+ * from its creation on (a newly deployed policy starts with new observations, not the history).
+ */
+export function observerDurableShape(
+  subjects: Subjects,
+  hook: ObservationalHookName,
+): DurableShape {
+  return {
+    filter_subject: subjects.auditFilter({ hook, kind: "observed" }),
+    ack_policy: AckPolicy.Explicit,
+    deliver_policy: DeliverPolicy.New,
+  };
 }
 
 /** Record problems that no redelivery can fix. */
@@ -155,19 +172,18 @@ export class Observer {
   private async ensureConsumer(): Promise<void> {
     const { bus, hook, policy, settings } = this.options;
     const stream = bus.subjects.logStream;
+    const shape = observerDurableShape(bus.subjects, hook);
     try {
       await bus.jsm.consumers.info(stream, this.durable);
-      return; // used as it is, like every JetStream resource hookbus finds already there
+      // Used as it is if it is the one this observer creates; someone else's is refused.
+      return await assertDurableShape(bus.jsm, stream, this.durable, shape);
     } catch (error) {
       if (!isConsumerNotFound(error)) throw error;
     }
     const config: Partial<ConsumerConfig> = {
+      ...shape,
       durable_name: this.durable,
       description: `hookbus: ${hook} observations for policy ${policy.name}`,
-      filter_subject: bus.subjects.auditFilter({ hook, kind: "observed" }),
-      ack_policy: AckPolicy.Explicit,
-      // A newly deployed policy starts with new observations, not with the whole audit history.
-      deliver_policy: DeliverPolicy.New,
       ack_wait: nanos(settings.ackWaitMs),
       max_deliver: settings.maxDeliver,
       max_ack_pending: 1000,
@@ -181,6 +197,7 @@ export class Observer {
         throw error;
       });
     }
+    await assertDurableShape(bus.jsm, stream, this.durable, shape);
   }
 
   private async consume(): Promise<void> {
