@@ -1,7 +1,7 @@
 /**
  * An MCP server that stands in front of another one (the upstream) and puts every tool through
- * hookbus: `tools/list` is narrowed like a model's tool list at `before_llm_call` (a hidden tool
- * is also refused when called), `tools/call` goes through `before_tool_call` (block → an MCP tool
+ * hookbus: `tools/list` is narrowed like a model's tool list at `before_llm_call` (every call is
+ * decided again, so a hidden tool is refused whatever was listed), `tools/call` goes through `before_tool_call` (block → an MCP tool
  * error, params rewritten) and its result through `before_tool_result` (replaced or withheld),
  * and `after_tool_call` is observed. Any MCP client (Claude Code, Cursor, an agent SDK) then gets
  * hookbus policies with no code.
@@ -22,11 +22,11 @@ import {
   ToolListChangedNotificationSchema,
   type CallToolResult,
   type ServerCapabilities,
-  type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
 import type { Logger } from "pino";
 import type { HookbusClient } from "../../agent/client.js";
 import { isHookbusError } from "../../foundation/errors.js";
+import { decideOffer, listedTool, UpstreamTools } from "./offered.js";
 import { toolResultFromContent, withheld, refusal } from "./results.js";
 
 export type McpPassThrough = "resources" | "prompts";
@@ -46,23 +46,14 @@ export interface McpGatewayOptions {
    * gateways sharing one upstream (the HTTP mode) forward it once, to every session, instead.
    */
   forwardToolListChanged?: boolean;
+  /**
+   * The upstream's tool list, shared by gateways on one upstream (the HTTP mode), which then
+   * invalidates it on the upstream's tools/list_changed. Default: the gateway's own.
+   */
+  upstreamTools?: UpstreamTools;
   /** How the gateway introduces itself to its client. */
   name?: string;
   version?: string;
-}
-
-/** Tool names a policy hid at the last listing, and whether a listing was decided at all. */
-class Visibility {
-  private hidden: ReadonlyMap<string, string> | undefined;
-  set(hidden: ReadonlyMap<string, string>): void {
-    this.hidden = hidden;
-  }
-  known(): boolean {
-    return this.hidden !== undefined;
-  }
-  reasonHidden(name: string): string | undefined {
-    return this.hidden?.get(name);
-  }
 }
 
 function reasonOf(error: unknown): string {
@@ -90,42 +81,29 @@ export function createMcpGateway(options: McpGatewayOptions): Server {
     { name: options.name ?? "hookbus-mcp-gateway", version: options.version ?? "0.0.0" },
     { capabilities },
   );
-  const visibility = new Visibility();
+  const upstreamTools = options.upstreamTools ?? new UpstreamTools(upstream);
   let callSeq = 0;
 
-  /** The upstream's tools, narrowed by policy; records what was hidden and why. */
-  async function listVisible(cursor?: string): Promise<{ tools: Tool[]; nextCursor?: string }> {
-    const page = await upstream.listTools(cursor === undefined ? {} : { cursor });
-    const decision = await hookbus.decide("before_llm_call", ctx, {
-      messages: [],
-      tools: page.tools,
-    });
-    const hidden = new Map<string, string>();
-    let visible: Tool[];
-    if (decision.outcome === "block") {
-      visible = [];
-      const reason = `hookbus (${decision.blockedBy ?? "policy"}): ${decision.blockReason ?? "tools withheld"}`;
-      for (const tool of page.tools) hidden.set(tool.name, reason);
-    } else if (decision.tools !== undefined) {
-      const kept = new Set(decision.tools.map((t) => ("name" in t ? String(t.name) : "")));
-      const by = (decision.decidedBy.tools ?? []).join(", ") || "policy";
-      visible = page.tools.filter((tool) => kept.has(tool.name));
-      for (const tool of page.tools)
-        if (!kept.has(tool.name))
-          hidden.set(tool.name, `hookbus (${by}): the tool is not available`);
-    } else {
-      visible = page.tools;
-    }
-    visibility.set(hidden);
-    return {
-      tools: visible,
-      ...(page.nextCursor === undefined ? {} : { nextCursor: page.nextCursor }),
-    };
-  }
+  /**
+   * tools/list answers every offered tool in one page: the upstream's pages are read and decided
+   * as one list, so no page's decision can differ from another's (a client's cursor is ignored).
+   */
+  server.setRequestHandler(ListToolsRequestSchema, async () => {
+    const offer = await decideOffer(hookbus, ctx, await upstreamTools.all());
+    return { tools: offer.visible.map(listedTool) };
+  });
 
-  server.setRequestHandler(ListToolsRequestSchema, (request) =>
-    listVisible(request.params?.cursor),
-  );
+  /** Why a call of `toolName` is refused before it is even gated, or undefined when it is offered. */
+  async function notOffered(toolName: string): Promise<string | undefined> {
+    let tools = await upstreamTools.all();
+    if (!tools.some((tool) => tool.name === toolName)) {
+      upstreamTools.invalidate(); // the upstream may have added it without telling us
+      tools = await upstreamTools.all();
+      if (!tools.some((tool) => tool.name === toolName))
+        return `hookbus: the tool "${toolName}" is not offered by this server`;
+    }
+    return (await decideOffer(hookbus, ctx, tools)).hidden.get(toolName);
+  }
 
   server.setRequestHandler(
     CallToolRequestSchema,
@@ -144,8 +122,8 @@ export function createMcpGateway(options: McpGatewayOptions): Server {
       };
 
       try {
-        if (!visibility.known()) await listVisible();
-        const hiddenReason = visibility.reasonHidden(toolName);
+        // Decided per call under the current policies, whatever the client listed before.
+        const hiddenReason = await notOffered(toolName);
         if (hiddenReason !== undefined) {
           observe({ blocked: true, blockReason: hiddenReason });
           return refusal(hiddenReason);
@@ -220,6 +198,7 @@ export function createMcpGateway(options: McpGatewayOptions): Server {
 
   if (options.forwardToolListChanged !== false)
     upstream.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
+      upstreamTools.invalidate();
       await server.sendToolListChanged().catch(() => undefined);
     });
   return server;

@@ -21,6 +21,7 @@ import type { Logger } from "pino";
 import type { HookbusClient } from "../../agent/client.js";
 import { HookbusError } from "../../foundation/errors.js";
 import { createMcpGateway, type McpPassThrough } from "./gateway.js";
+import { UpstreamTools } from "./offered.js";
 
 export type Upstream = { command: string; args: string[] } | { url: string };
 
@@ -155,7 +156,9 @@ export async function serveHttp(
   const upstream = await connectUpstream(options.upstream, options.version);
   const closed = upstreamClosed(upstream);
   const sessions = new Map<string, Session>();
+  const upstreamTools = new UpstreamTools(upstream);
   upstream.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
+    upstreamTools.invalidate();
     await Promise.allSettled([...sessions.values()].map((s) => s.gateway.sendToolListChanged()));
   });
   const reap = setInterval(() => {
@@ -208,6 +211,7 @@ export async function serveHttp(
         logger: options.logger,
         version: options.version,
         forwardToolListChanged: false,
+        upstreamTools,
         ...(options.passThrough === undefined ? {} : { passThrough: options.passThrough }),
       });
       await gateway.connect(transport);
