@@ -1,9 +1,9 @@
 /**
  * An MCP server that stands in front of another one (the upstream) and puts every tool through
- * hookbus: `tools/list` is narrowed like a model's tool list at `before_llm_call` (every call is
- * decided again, so a hidden tool is refused whatever was listed), `tools/call` goes through `before_tool_call` (block → an MCP tool
- * error, params rewritten) and its result through `before_tool_result` (replaced or withheld),
- * and `after_tool_call` is observed. Any MCP client (Claude Code, Cursor, an agent SDK) then gets
+ * hookbus: `tools/list` is narrowed like a model's tool list at `before_llm_call` (and decided
+ * again at every call, so a hidden tool is refused whatever was listed), `tools/call` goes through
+ * `before_tool_call` (block → an MCP tool error, params rewritten) and its result through
+ * `before_tool_result` (replaced or withheld), and `after_tool_call` is observed. Any MCP client (Claude Code, Cursor, an agent SDK) then gets
  * hookbus policies with no code.
  *
  * Only tools cross by default: resources and prompts are data paths no policy sees, so they are
