@@ -13,6 +13,8 @@ import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import {
   CallToolRequestSchema,
+  ErrorCode,
+  McpError,
   GetPromptRequestSchema,
   ListPromptsRequestSchema,
   ListResourcesRequestSchema,
@@ -32,7 +34,11 @@ import { toolResultFromContent, withheld, refusal } from "./results.js";
 export type McpPassThrough = "resources" | "prompts";
 
 export interface McpGatewayOptions {
-  hookbus: HookbusClient;
+  /**
+   * The hookbus client, or a function that returns the current one and throws a coded error while
+   * there is none (the CLI connects in the background; every tool call is refused meanwhile).
+   */
+  hookbus: HookbusClient | (() => HookbusClient);
   /** A connected client of the upstream MCP server. */
   upstream: Client;
   /** The agent the gateway calls hookbus as (the NATS user's subject token). */
@@ -63,7 +69,9 @@ function reasonOf(error: unknown): string {
 }
 
 export function createMcpGateway(options: McpGatewayOptions): Server {
-  const { hookbus, upstream } = options;
+  const { upstream } = options;
+  const source = options.hookbus;
+  const hookbus = (): HookbusClient => (typeof source === "function" ? source() : source);
   const ctx = {
     agentId: options.agentId,
     sessionKey: options.sessionKey,
@@ -89,8 +97,14 @@ export function createMcpGateway(options: McpGatewayOptions): Server {
    * as one list, so no page's decision can differ from another's (a client's cursor is ignored).
    */
   server.setRequestHandler(ListToolsRequestSchema, async () => {
-    const offer = await decideOffer(hookbus, ctx, await upstreamTools.all());
-    return { tools: offer.visible.map(listedTool) };
+    try {
+      const offer = await decideOffer(hookbus(), ctx, await upstreamTools.all());
+      return { tools: offer.visible.map(listedTool) };
+    } catch (error) {
+      throw new McpError(ErrorCode.InternalError, `${reasonOf(error)}; no tools are offered`, {
+        code: isHookbusError(error) ? error.code : "HOOKBUS_INTERNAL",
+      });
+    }
   });
 
   /** Why a call of `toolName` is refused before it is even gated, or undefined when it is offered. */
@@ -102,7 +116,7 @@ export function createMcpGateway(options: McpGatewayOptions): Server {
       if (!tools.some((tool) => tool.name === toolName))
         return `hookbus: the tool "${toolName}" is not offered by this server`;
     }
-    return (await decideOffer(hookbus, ctx, tools)).hidden.get(toolName);
+    return (await decideOffer(hookbus(), ctx, tools)).hidden.get(toolName);
   }
 
   server.setRequestHandler(
@@ -114,11 +128,15 @@ export function createMcpGateway(options: McpGatewayOptions): Server {
       let params: Record<string, unknown> = request.params.arguments ?? {};
       const observe = (event: Record<string, unknown>) => {
         // Recorded through the coordinators; close() waits for it, the answer does not.
-        hookbus
-          .observe("after_tool_call", toolCtx, { toolName, toolCallId, params, ...event })
-          .catch((error: unknown) =>
-            options.logger?.warn({ err: error, toolName }, "after_tool_call not recorded"),
-          );
+        const notRecorded = (error: unknown) =>
+          options.logger?.warn({ err: error, toolName }, "after_tool_call not recorded");
+        try {
+          hookbus()
+            .observe("after_tool_call", toolCtx, { toolName, toolCallId, params, ...event })
+            .catch(notRecorded);
+        } catch (error) {
+          notRecorded(error); // no connection to hookbus: the answer says so already
+        }
       };
 
       try {
@@ -128,7 +146,7 @@ export function createMcpGateway(options: McpGatewayOptions): Server {
           observe({ blocked: true, blockReason: hiddenReason });
           return refusal(hiddenReason);
         }
-        const gate = await hookbus.decide("before_tool_call", toolCtx, {
+        const gate = await hookbus().decide("before_tool_call", toolCtx, {
           toolName,
           toolCallId,
           params,
@@ -161,7 +179,7 @@ export function createMcpGateway(options: McpGatewayOptions): Server {
 
       let answer: CallToolResult;
       try {
-        const review = await hookbus.decide("before_tool_result", toolCtx, {
+        const review = await hookbus().decide("before_tool_result", toolCtx, {
           toolName,
           toolCallId,
           params,
