@@ -55,6 +55,7 @@ export interface McpGatewayOptions {
   /**
    * The upstream's tool list, shared by gateways on one upstream (the HTTP mode), which then
    * invalidates it on the upstream's tools/list_changed. Default: the gateway's own.
+   * @internal serveHttp's; not in the published types.
    */
   upstreamTools?: UpstreamTools;
   /** How the gateway introduces itself to its client. */
