@@ -82,7 +82,7 @@ export async function decideOffer(
  * A tool as the gateway lists it: without its `outputSchema`. A policy at `before_tool_result` may
  * replace any result (and the registry may gain such a policy at any time), and MCP requires a
  * tool with an output schema to answer structured content that matches it; a replaced result
- * carries none (it would hold the data the policy removed). docs/mcp.md says so.
+ * carries none (it would hold the data the policy removed). docs/adapters/mcp.md says so.
  */
 export function listedTool(tool: Tool): Tool {
   if (tool.outputSchema === undefined) return tool;
