@@ -22,7 +22,7 @@ async function beforeToolCall(
     case "conformance_verdict":
       return params["verdict"];
     case "conformance_fail":
-      throw new Error(String(params["message"] ?? "asked to fail"));
+      throw new Error(typeof params["message"] === "string" ? params["message"] : "asked to fail");
     case "conformance_digest": {
       const text = Buffer.from(String(params["text"]), "utf8");
       return {

@@ -28,7 +28,7 @@ export async function answering(setup: Setup, ms: number): Promise<void> {
         windowMs: 1000,
         stopAfter: 1,
       });
-      return replies.length > 0 ? true : undefined;
+      return replies.some((r) => r.status === undefined) ? true : undefined;
     },
     ms,
     "the worker did not answer",
@@ -52,20 +52,18 @@ const VERDICT_SHAPES: Record<string, unknown> = {
 };
 
 const verdictCases: Case[] = [
-  ...Object.entries(VERDICT_SHAPES).map(
-    ([shape, verdict]): Case => ({
-      name: `verdict: ${shape}`,
-      async run({ probe }) {
-        const body = action("conformance_verdict", { verdict });
-        const got = verdictOf(
-          await probe.ask({ hook: "before_tool_call", body, timeoutMs: TIMEOUT_MS }),
-          probe.policy,
-          "before_tool_call",
-        );
-        equal(got, verdict, "verdict");
-      },
-    }),
-  ),
+  ...Object.entries(VERDICT_SHAPES).map(([shape, verdict]): Case => ({
+    name: `verdict: ${shape}`,
+    async run({ probe }) {
+      const body = action("conformance_verdict", { verdict });
+      const got = verdictOf(
+        await probe.ask({ hook: "before_tool_call", body, timeoutMs: TIMEOUT_MS }),
+        probe.policy,
+        "before_tool_call",
+      );
+      equal(got, verdict, "verdict");
+    },
+  })),
   {
     name: "verdict: none is no opinion",
     async run({ probe }) {
@@ -78,16 +76,14 @@ const verdictCases: Case[] = [
       equal(got, undefined, "verdict");
     },
   },
-  ...[{ block: "yes" }, { params: { a: 1 }, extra: true }].map(
-    (verdict): Case => ({
-      name: `verdict: invalid ${JSON.stringify(verdict)} is HOOKBUS_INVALID_VERDICT`,
-      async run({ probe }) {
-        const body = action("conformance_verdict", { verdict });
-        const replies = await probe.ask({ hook: "before_tool_call", body, timeoutMs: TIMEOUT_MS });
-        errorCode(replies, probe.policy, ["HOOKBUS_INVALID_VERDICT"]);
-      },
-    }),
-  ),
+  ...[{ block: "yes" }, { params: { a: 1 }, extra: true }].map((verdict): Case => ({
+    name: `verdict: invalid ${JSON.stringify(verdict)} is HOOKBUS_INVALID_VERDICT`,
+    async run({ probe }) {
+      const body = action("conformance_verdict", { verdict });
+      const replies = await probe.ask({ hook: "before_tool_call", body, timeoutMs: TIMEOUT_MS });
+      errorCode(replies, probe.policy, ["HOOKBUS_INVALID_VERDICT"]);
+    },
+  })),
   {
     name: "handler failure is HOOKBUS_POLICY_ERROR",
     async run({ probe }) {
@@ -128,7 +124,12 @@ const bodyCases: Case[] = [
   },
 ];
 
-function rawCase(name: string, codes: string[], raw: () => { data: Uint8Array; encoding?: string }, hook = "before_tool_call"): Case {
+function rawCase(
+  name: string,
+  codes: string[],
+  raw: () => { data: Uint8Array; encoding?: string },
+  hook = "before_tool_call",
+): Case {
   return {
     name,
     async run({ probe }) {
@@ -195,8 +196,9 @@ const deadlineCases: Case[] = [
         timeoutMs: 300,
         windowMs: 2000,
       });
-      if (replies.length > 0)
-        fail(`answered ${Math.round(replies[0]!.atMs - 300)} ms after a 300 ms deadline`);
+      const answers = replies.filter((r) => r.status === undefined);
+      if (answers.length > 0)
+        fail(`answered ${Math.round(answers[0]!.atMs - 300)} ms after a 300 ms deadline`);
     },
   },
   {
@@ -211,7 +213,9 @@ const deadlineCases: Case[] = [
           windowMs: 1500,
         }),
       );
-      const answered = (await Promise.all(asks)).filter((r) => r.length > 0).length;
+      const answered = (await Promise.all(asks)).filter((r) =>
+        r.some((reply) => reply.status === undefined),
+      ).length;
       if (answered > 0) fail(`${answered} of 200 expired requests were answered`);
       const started = performance.now();
       await answering(setup, 2000);
@@ -246,7 +250,7 @@ const stateCases: Case[] = [
   {
     name: "end to end: a call through the coordinator",
     async run({ client }) {
-      const decision = await client.beforeToolCall(context(), {
+      const decision = await client.decide("before_tool_call", context(), {
         toolName: "conformance_verdict",
         params: { verdict: { block: true, blockReason: "e2e" } },
       });

@@ -15,7 +15,9 @@ export function fail(difference: string): never {
 }
 
 /** Exactly one reply, a valid PolicyReply from this policy. */
-export function single(replies: readonly Reply[], policy: string): z.infer<typeof PolicyReply> {
+export function single(all: readonly Reply[], policy: string): z.infer<typeof PolicyReply> {
+  const replies = all.filter((r) => r.status === undefined);
+  if (replies.length === 0 && all.length > 0) fail("no worker subscribed (status 503)");
   if (replies.length !== 1) {
     fail(
       replies.length === 0

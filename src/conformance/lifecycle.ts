@@ -45,8 +45,7 @@ export const LIFECYCLE_CASES: Case[] = [
           );
           for (const replies of batch) {
             const verdict = verdictOf(replies, setup.policy, "before_tool_call") as
-              | { params?: { pid?: unknown } }
-              | undefined;
+              { params?: { pid?: unknown } } | undefined;
             pids.add(verdict?.params?.pid);
           }
         }

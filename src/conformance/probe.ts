@@ -7,6 +7,8 @@ import type { Bus } from "../bus/bus.js";
 import { Header } from "../bus/headers.js";
 
 export interface Reply {
+  /** The server's status on a reply with no body (503: nobody subscribed); absent on replies. */
+  status?: number;
   /** ms after the request was sent. */
   atMs: number;
   errorHeader: string | undefined;
@@ -26,6 +28,11 @@ export interface Ask {
   windowMs?: number;
   /** Stop collecting after this many replies (default: collect the whole window). */
   stopAfter?: number;
+  /**
+   * After the first reply, keep listening this long for a second one (a worker answering twice),
+   * then stop (default 300 ms; the window still bounds it).
+   */
+  graceMs?: number;
 }
 
 export class Probe {
@@ -50,18 +57,35 @@ export class Probe {
     const sub = bus.nc.subscribe(inbox, {
       callback: (_error, msg) => {
         const atMs = performance.now() - sentAt;
+        if (msg.data.length === 0 && (msg.headers?.code ?? 0) >= 400) {
+          // The server says nobody is subscribed: not an answer of the worker.
+          replies.push({
+            atMs,
+            status: msg.headers!.code,
+            errorHeader: undefined,
+            body: undefined,
+          });
+          return;
+        }
         const errorHeader = msg.headers?.get(Header.ErrorCode) || undefined;
         pending.push(
           bus.codec.decodeMessage(msg, { record: true }).then(
             (body) => void replies.push({ atMs, errorHeader, body }),
             (error: unknown) =>
-              void replies.push({ atMs, errorHeader, body: undefined, decodeError: String(error) }),
+              void replies.push({
+                atMs,
+                errorHeader,
+                body: undefined,
+                decodeError: String(error),
+              }),
           ),
         );
         if (ask.stopAfter !== undefined && pending.length >= ask.stopAfter) done();
+        if (pending.length === 1) grace = setTimeout(done, ask.graceMs ?? 300);
       },
     });
     const timer = setTimeout(done, windowMs);
+    let grace: NodeJS.Timeout | undefined;
     try {
       const { data, hdrs } = await this.encode(ask);
       sentAt = performance.now();
@@ -69,6 +93,7 @@ export class Probe {
       await finished;
     } finally {
       clearTimeout(timer);
+      clearTimeout(grace);
       sub.unsubscribe();
     }
     await Promise.all(pending);

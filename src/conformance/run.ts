@@ -53,8 +53,7 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
         try {
           await testCase.run(setup);
         } catch (error) {
-          difference =
-            error instanceof CaseFailure ? error.message : `kit error: ${String(error)}`;
+          difference = error instanceof CaseFailure ? error.message : `kit error: ${String(error)}`;
         }
         cases.push(result(testCase.name, difference, at, options));
       }
@@ -65,7 +64,9 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
       passed: cases.length - failed,
       failed,
       cases,
-      ...(failed > 0 ? { workerOutput: (setup.workers.at(-1) ?? first).output().slice(-4000) } : {}),
+      ...(failed > 0
+        ? { workerOutput: (setup.workers.at(-1) ?? first).output().slice(-4000) }
+        : {}),
     };
   } finally {
     await setup.stop();

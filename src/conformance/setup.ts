@@ -19,7 +19,7 @@ import { Probe } from "./probe.js";
 import { startWorkerProcess, type WorkerProcess } from "./processes.js";
 
 /** Short, so that a record left unacked by a killed worker comes back within the case's wait. */
-export const OBSERVE_ACK_WAIT_MS = 2000;
+export const OBSERVE_ACK_WAIT_MS = 4000;
 
 export interface Setup {
   namespace: string;
@@ -34,7 +34,7 @@ export interface Setup {
   /** Every instance started so far (some may have exited). */
   workers: WorkerProcess[];
   /** A value of the policy's session state (JetStream KV), as the SDKs store it. */
-  readState(sessionKey: string, key: string): Promise<unknown>;
+  readState: (sessionKey: string, key: string) => Promise<unknown>;
   stop(): Promise<void>;
 }
 
@@ -50,7 +50,10 @@ export async function startSetup(policy: string, command: readonly string[]): Pr
       connect({ servers: nats.url, name, maxReconnectAttempts: -1, reconnectTimeWait: 100 });
     const nc = await connectOne("hookbus-conformance");
     const coordinatorNc = await connectOne("hookbus-conformance-coordinator");
-    stops.push(() => nc.drain(), () => coordinatorNc.drain());
+    stops.push(
+      () => nc.drain(),
+      () => coordinatorNc.drain(),
+    );
     const bus = await Bus.open(nc, { namespace });
     const store = await RegistryStore.open(nc, bus.subjects);
     await store.apply({
@@ -84,7 +87,7 @@ export async function startSetup(policy: string, command: readonly string[]): Pr
         workers.push(worker);
         return worker;
       },
-      async readState(sessionKey, key) {
+      readState: async (sessionKey, key) => {
         const entry = await kv.get(`${policy}.${encodeToken(sessionKey)}.${encodeToken(key)}`);
         return entry === null || entry.operation !== "PUT" ? undefined : entry.json();
       },

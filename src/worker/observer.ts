@@ -87,8 +87,11 @@ export class Observer {
   private messages: ConsumerMessages | undefined;
   private loop: Promise<void> = Promise.resolve();
   private wake: (() => void) | undefined;
+  /** The ack wait of the consumer in use (an existing one keeps its own). */
+  private ackWaitMs: number;
 
   constructor(private readonly options: ObserverOptions) {
+    this.ackWaitMs = options.settings.ackWaitMs;
     this.durable = observerDurableName(
       options.bus.subjects.namespace,
       options.policy.name,
@@ -156,8 +159,11 @@ export class Observer {
     const { bus, hook, policy, settings } = this.options;
     const stream = bus.subjects.logStream;
     try {
-      await bus.jsm.consumers.info(stream, this.durable);
-      return; // used as it is, like every JetStream resource hookbus finds already there
+      const info = await bus.jsm.consumers.info(stream, this.durable);
+      // Used as it is, like every JetStream resource hookbus finds already there.
+      if (info.config.ack_wait !== undefined && info.config.ack_wait > 0)
+        this.ackWaitMs = info.config.ack_wait / 1_000_000;
+      return;
     } catch (error) {
       if (!isConsumerNotFound(error)) throw error;
     }
@@ -206,7 +212,7 @@ export class Observer {
   private async handle(msg: JsMsg): Promise<void> {
     const { bus, policy, hook, state, hardStop, settings } = this.options;
     // A slow handler must not look like a dead one: tell the server we are still working.
-    const keepAlive = setInterval(() => msg.working(), Math.max(100, settings.ackWaitMs / 2));
+    const keepAlive = setInterval(() => msg.working(), Math.max(100, this.ackWaitMs / 2));
     try {
       let record: ObservationRecord;
       try {
