@@ -41,7 +41,7 @@ describe("conformance kit: broken workers fail it", () => {
       const run = kit(mode, only);
       expect(run.status, run.stderr).toBe(1);
       const line = run.stdout.split("\n").find((l) => l.startsWith(only));
-    expect(line).toMatch(/\bFAIL\b/);
+      expect(line).toMatch(/\bFAIL\b/);
       expect(run.stdout).toMatch(difference);
       expect(run.stderr).toContain("HOOKBUS_CONFORMANCE_FAILED");
     },
