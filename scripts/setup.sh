@@ -43,3 +43,19 @@ fi
 bash scripts/node24.sh || [ $? -eq 2 ]
 
 npm ci
+
+# The Python worker SDK (python/, Python >= 3.10): a virtual environment in .tools/python
+# (git-ignored) with the package and pytest at the versions pinned in python/constraints.txt,
+# from the package index pip is configured with. Installed as a wheel, so the schemas/ it
+# validates against are copied in from the repository at build time.
+if python3 -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else 1)' 2>/dev/null; then
+  if ! python3 -c 'import venv, ensurepip' 2>/dev/null && command -v apt-get >/dev/null 2>&1; then
+    if [ "$(id -u)" -eq 0 ]; then DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >/dev/null; fi
+  fi
+  python3 -m venv .tools/python
+  .tools/python/bin/pip install -q --retries 1 --timeout 20 -c python/constraints.txt \
+    hatchling pytest idna nats-py jsonschema
+  .tools/python/bin/pip install -q --no-build-isolation --force-reinstall --no-deps ./python
+else
+  echo "setup: no python3 >= 3.10; the Python SDK's tests (test/integration/conformance/python.test.ts) will be skipped" >&2
+fi

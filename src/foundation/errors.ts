@@ -88,6 +88,8 @@ export const ErrorCodes = {
     "The answer names a different call digest than the request: it was given for another call.",
   HOOKBUS_APPROVAL_UNRESOLVED:
     "The agent got no settlement of a pending approval before its deadline (no coordinator answered).",
+  HOOKBUS_CONFORMANCE_FAILED:
+    "A policy worker failed cases of the conformance kit (`hookbus conformance worker`).",
 } as const;
 
 export type ErrorCode = keyof typeof ErrorCodes;

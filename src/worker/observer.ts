@@ -104,8 +104,11 @@ export class Observer {
   private messages: ConsumerMessages | undefined;
   private loop: Promise<void> = Promise.resolve();
   private wake: (() => void) | undefined;
+  /** The ack wait of the consumer in use (an existing one keeps its own). */
+  private ackWaitMs: number;
 
   constructor(private readonly options: ObserverOptions) {
+    this.ackWaitMs = options.settings.ackWaitMs;
     this.durable = observerDurableName(
       options.bus.subjects.namespace,
       options.policy.name,
@@ -174,7 +177,10 @@ export class Observer {
     const stream = bus.subjects.logStream;
     const shape = observerDurableShape(bus.subjects, hook);
     try {
-      await bus.jsm.consumers.info(stream, this.durable);
+      const info = await bus.jsm.consumers.info(stream, this.durable);
+      // The keep-alive follows the ack wait of the consumer as it is on the server.
+      if (info.config.ack_wait !== undefined && info.config.ack_wait > 0)
+        this.ackWaitMs = info.config.ack_wait / 1_000_000;
       // Used as it is if it is the one this observer creates; someone else's is refused.
       return await assertDurableShape(bus.jsm, stream, this.durable, shape);
     } catch (error) {
@@ -223,7 +229,7 @@ export class Observer {
   private async handle(msg: JsMsg): Promise<void> {
     const { bus, policy, hook, state, hardStop, settings } = this.options;
     // A slow handler must not look like a dead one: tell the server we are still working.
-    const keepAlive = setInterval(() => msg.working(), Math.max(100, settings.ackWaitMs / 2));
+    const keepAlive = setInterval(() => msg.working(), Math.max(100, this.ackWaitMs / 2));
     try {
       let record: ObservationRecord;
       try {

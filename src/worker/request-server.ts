@@ -138,6 +138,13 @@ export class RequestServer {
           return deadlineSignal();
         },
       });
+      if (result.error !== undefined && timeoutSignal?.aborted === true) {
+        // The handler stopped because the caller's deadline passed: an error now says nothing
+        // the coordinator does not know (it recorded a timeout). A handler that ignores the
+        // signal and returns a verdict late still sends it, to be recorded as a late verdict.
+        bus.logger.debug({ policy: policy.name, callId }, "aborted at the deadline; no answer");
+        return undefined;
+      }
       reply = {
         policy: policy.name,
         ...(policy.version === undefined ? {} : { version: policy.version }),

@@ -4,6 +4,7 @@ import { approvalsCommand } from "./approvals.js";
 import { auditCommand } from "./audit.js";
 import { authCommand } from "./auth.js";
 import { claudeCodeHookCommand } from "./claude-code-hook.js";
+import { conformanceCommand } from "./conformance.js";
 import { coordinatorCommand } from "./coordinator.js";
 import { indexerCommand } from "./indexer.js";
 import { mcpProxyCommand } from "./mcp-proxy.js";
@@ -30,4 +31,5 @@ export const commands: Record<string, Command> = {
   "mcp-proxy": mcpProxyCommand,
   ui: uiCommand,
   approvals: approvalsCommand,
+  conformance: conformanceCommand,
 };

@@ -1,0 +1,202 @@
+"""Serving one policy's modifying hooks: ``<ns>.policy.<policy>.*`` in queue group ``<ns>-policy-<policy>``.
+
+Each request is stamped on arrival; it is dropped unanswered once its ``Hookbus-Timeout-Ms`` has
+passed (while queued, or while its handler runs: the handler is cancelled), because the
+coordinator has stopped waiting and records a timeout anyway. Every other request gets exactly one
+reply: a verdict (or none), or an error with its code in the body and the ``Hookbus-Error-Code``
+header.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from typing import Any
+
+from nats.aio.client import Client
+from nats.aio.msg import Msg
+
+from .codec import Codec
+from .errors import HookbusError
+from .policy import Call, Policy, invoke
+from .schemas import HOOKS, MODIFYING_HOOKS
+from .state import KvStateStore
+
+log = logging.getLogger("hookbus.worker")
+
+
+class Expired(Exception):
+    """The caller's deadline passed: nothing is sent."""
+
+
+class Slots:
+    """Bounded concurrency with a bounded wait list, shared by every policy of one worker."""
+
+    def __init__(self, concurrency: int, max_queued: int) -> None:
+        if concurrency < 1 or max_queued < 1:
+            raise ValueError("concurrency and max_queued must be positive")
+        self.semaphore = asyncio.Semaphore(concurrency)
+        self.concurrency = concurrency
+        self.max_queued = max_queued
+        self.waiting = 0
+        self.tasks: set[asyncio.Task[None]] = set()
+
+    def full(self) -> bool:
+        return self.waiting >= self.max_queued
+
+    def spawn(self, work: Any) -> None:
+        task = asyncio.ensure_future(work)
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+
+    async def idle(self) -> None:
+        while self.tasks:
+            await asyncio.gather(*list(self.tasks), return_exceptions=True)
+
+
+class RequestServer:
+    def __init__(self, nc: Client, namespace: str, p: Policy, codec: Codec, state: KvStateStore,
+                 slots: Slots) -> None:
+        self.nc, self.namespace, self.policy = nc, namespace, p
+        self.codec, self.state, self.slots = codec, state, slots
+        self.prefix = f"{namespace}.policy.{p.name}."
+        self.subscription: Any = None
+
+    async def start(self) -> None:
+        self.subscription = await self.nc.subscribe(
+            f"{self.prefix}*", queue=f"{self.namespace}-policy-{self.policy.name}", cb=self._on_msg,
+            pending_msgs_limit=self.slots.max_queued * 4,
+        )
+
+    async def drain(self) -> None:
+        if self.subscription is not None:
+            try:
+                await self.subscription.unsubscribe()
+            except Exception:  # noqa: BLE001 - a closed connection has nothing to drain
+                pass
+
+    async def _on_msg(self, msg: Msg) -> None:
+        arrived = time.monotonic()  # the caller's deadline runs from now, not from a free slot
+        if self.slots.full():
+            self.slots.spawn(self._respond(msg, self._error_reply(HookbusError(
+                "HOOKBUS_WORKER_OVERLOADED",
+                f'worker of "{self.policy.name}" refused the request: its queue is full',
+                {"policy": self.policy.name}))))
+            return
+        self.slots.spawn(self._serve(msg, arrived))
+
+    async def _serve(self, msg: Msg, arrived: float) -> None:
+        deadline = _deadline(msg, arrived)
+        self.slots.waiting += 1
+        try:
+            await self.slots.semaphore.acquire()
+        finally:
+            self.slots.waiting -= 1
+        try:
+            if deadline is not None and time.monotonic() >= deadline:
+                log.debug("request expired in the queue; dropped (%s)", msg.subject)
+                return
+            try:
+                reply = await self._answer(msg, deadline)
+            except Expired:
+                log.debug("deadline passed while handling %s; no answer", msg.subject)
+                return
+            if deadline is not None and time.monotonic() >= deadline:
+                return  # the caller gave up: an answer now would only be a late verdict
+            await self._respond(msg, reply)
+        finally:
+            self.slots.semaphore.release()
+
+    async def _answer(self, msg: Msg, deadline: float | None) -> dict[str, Any]:
+        try:
+            call = await self._read(msg, deadline)
+            work = invoke(self.policy, call)
+            if deadline is None:
+                verdict = await work
+            else:
+                try:
+                    verdict = await asyncio.wait_for(work, max(0.0, deadline - time.monotonic()))
+                except asyncio.TimeoutError:
+                    raise Expired() from None
+        except HookbusError as error:
+            if error.code == "HOOKBUS_CALL_TIMEOUT":
+                raise Expired() from None
+            log.warning("cannot serve %s: %s %s", msg.subject, error.code, error.message)
+            return self._error_reply(error)
+        reply = self._base_reply()
+        if verdict is not None:
+            reply["verdict"] = verdict
+        return reply
+
+    async def _read(self, msg: Msg, deadline: float | None) -> Call:
+        headers = msg.headers or {}
+        timeout = None if deadline is None else max(0.0, deadline - time.monotonic())
+        body = await self.codec.decode(msg.data, headers.get("Hookbus-Encoding"), timeout)
+        name = self.policy.name
+        if (
+            not isinstance(body, dict)
+            or not isinstance(body.get("callId"), str) or body["callId"] == ""
+            or not isinstance(body.get("hook"), str)
+            or not isinstance(body.get("context"), dict)
+            or not isinstance(body.get("event"), dict)
+            or not isinstance(body.get("policy", name), str)
+        ):
+            raise HookbusError("HOOKBUS_BAD_MESSAGE", "not a PolicyRequest", {"policy": name})
+        hook = body["hook"]
+        subject_hook = msg.subject[len(self.prefix):] if msg.subject.startswith(self.prefix) else ""
+        if body.get("policy", name) != name or hook != subject_hook:
+            raise HookbusError(
+                "HOOKBUS_BAD_MESSAGE",
+                f'request for policy "{body.get("policy", name)}" hook "{hook}" arrived on {msg.subject}',
+                {"policy": name, "hook": hook})
+        if hook not in HOOKS:
+            raise HookbusError("HOOKBUS_UNKNOWN_HOOK", f"unknown hook {hook!r}",
+                               {"hook": hook, "policy": name})
+        if hook not in MODIFYING_HOOKS:
+            raise HookbusError(
+                "HOOKBUS_NOT_MODIFYING_HOOK",
+                f"{hook} is observational: it is delivered from the log, not asked",
+                {"hook": hook, "policy": name})
+        return Call(hook=hook, event=body["event"], context=body["context"],
+                    call_id=body["callId"], policy=name, deadline=deadline, _store=self.state)
+
+    def _base_reply(self) -> dict[str, Any]:
+        reply: dict[str, Any] = {"policy": self.policy.name}
+        if self.policy.version is not None:
+            reply["version"] = self.policy.version
+        return reply
+
+    def _error_reply(self, error: HookbusError) -> dict[str, Any]:
+        return {**self._base_reply(), "error": error.to_wire()}
+
+    async def _respond(self, msg: Msg, reply: dict[str, Any]) -> None:
+        if not msg.reply:
+            log.warning("request on %s had no reply subject; answer dropped", msg.subject)
+            return
+        headers: dict[str, str] = {}
+        if "error" in reply:
+            headers["Hookbus-Error-Code"] = reply["error"]["code"]
+        try:
+            data, encoding = await self.codec.encode(reply)
+        except Exception as error:  # noqa: BLE001 - a reply too large to send: say why instead
+            failure = HookbusError("HOOKBUS_PAYLOAD_TOO_LARGE", f"cannot encode reply: {error}",
+                                   {"policy": self.policy.name})
+            reply = self._error_reply(failure)
+            headers["Hookbus-Error-Code"] = failure.code
+            data, encoding = await self.codec.encode(reply)
+        if encoding is not None:
+            headers["Hookbus-Encoding"] = encoding
+        try:
+            await self.nc.publish(msg.reply, data, headers=headers or None)
+        except Exception as error:  # noqa: BLE001 - only a closed connection refuses a publish
+            log.error("cannot send reply: %s", error)
+
+
+def _deadline(msg: Msg, arrived: float) -> float | None:
+    raw = (msg.headers or {}).get("Hookbus-Timeout-Ms")
+    try:
+        ms = float(raw) if raw is not None else 0.0
+    except ValueError:
+        return None
+    return arrived + ms / 1000.0 if ms > 0 else None

@@ -1,0 +1,44 @@
+import gzip
+
+import pytest
+
+from hookbus.codec import Limits, depth_exceeds, inflate
+from hookbus.errors import HookbusError
+from hookbus.tokens import encode_token
+
+
+def test_tokens_are_encoded_like_the_typescript_sdk():
+    assert encode_token("agent-7") == "agent-7"
+    assert encode_token("agent.1") == "agent=2E1"
+    assert encode_token("s 1") == "s=201"
+    assert encode_token("ü") == "=C3=BC"
+    with pytest.raises(ValueError):
+        encode_token("")
+
+
+def test_depth_is_scanned_outside_strings():
+    assert not depth_exceeds(b'{"a":"[[[[[[[["}', 2)
+    assert depth_exceeds(b'[[[1]]]', 2)
+    assert not depth_exceeds(b'[[1]]', 2)
+    assert not depth_exceeds(b'{"a":"\\"[[["}', 1)
+
+
+def test_gunzip_stops_at_the_inflated_limit():
+    bomb = gzip.compress(b" " * 100_000)
+    assert inflate(gzip.compress(b"{}"), 10) == b"{}"
+    with pytest.raises(HookbusError) as raised:
+        inflate(bomb, 50_000)
+    assert raised.value.code == "HOOKBUS_LIMIT_EXCEEDED"
+    assert raised.value.details["limit"] == "maxInflatedBytes"
+
+
+def test_bad_gzip_is_a_bad_message():
+    with pytest.raises(HookbusError) as raised:
+        inflate(b"not gzip", 100)
+    assert raised.value.code == "HOOKBUS_BAD_MESSAGE"
+
+
+def test_default_limits_match_docs_limits():
+    limits = Limits()
+    assert (limits.max_encoded_bytes, limits.max_inflated_bytes) == (1024 * 1024, 16 * 1024 * 1024)
+    assert (limits.max_depth, limits.max_blob_chunks) == (64, 64)

@@ -1,0 +1,114 @@
+"""The worker on a real nats-server (spawned here on a free port; NATS_SERVER_BIN or PATH)."""
+
+import asyncio
+import json
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+
+import nats
+import pytest
+
+from hookbus import BeforeToolCallVerdict, Call, Worker, policy
+
+
+def _binary():
+    found = os.environ.get("NATS_SERVER_BIN") or shutil.which("nats-server")
+    for candidate in [found, "/usr/sbin/nats-server", "/usr/bin/nats-server"]:
+        if candidate and os.path.exists(candidate):
+            return candidate
+    raise RuntimeError("nats-server not found: install it (apt-get install nats-server)")
+
+
+@pytest.fixture(scope="module")
+def nats_url():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    store = tempfile.mkdtemp(prefix="hookbus-py-nats-")
+    proc = subprocess.Popen([_binary(), "-a", "127.0.0.1", "-p", str(port), "-js", "-sd", store],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 10
+    while time.time() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), 0.2).close()
+            break
+        except OSError:
+            time.sleep(0.05)
+    yield f"nats://127.0.0.1:{port}"
+    proc.terminate()
+    proc.wait(10)
+    shutil.rmtree(store, ignore_errors=True)
+
+
+@policy("slowpoke", "2.0.0", hooks=["before_tool_call"])
+async def slowpoke(call: Call):
+    await asyncio.sleep(call.event["params"].get("ms", 0) / 1000)
+    count = await call.state.update("n", lambda n: (n or 0) + 1)
+    return BeforeToolCallVerdict(params={"n": count})
+
+
+def _request(tool_ms: int, session: str = "s1"):
+    return json.dumps({
+        "callId": f"c-{time.monotonic_ns()}", "hook": "before_tool_call",
+        "context": {"agentId": "a", "sessionKey": session},
+        "event": {"toolName": "t", "params": {"ms": tool_ms}},
+    }).encode()
+
+
+async def _with_worker(url, body):
+    nc = await nats.connect(url)
+    worker = Worker([slowpoke], nc=nc, namespace="pytest", concurrency=2, max_queued=4)
+    await worker.start()
+    try:
+        return await body(nc)
+    finally:
+        await worker.stop()
+        await nc.close()
+
+
+def test_answers_with_a_verdict_and_kv_state(nats_url):
+    async def body(nc):
+        replies = []
+        for _ in range(2):
+            msg = await nc.request("pytest.policy.slowpoke.before_tool_call", _request(0),
+                                   timeout=5, headers={"Hookbus-Timeout-Ms": "5000"})
+            replies.append(json.loads(msg.data))
+        return replies
+
+    replies = asyncio.run(_with_worker(nats_url, body))
+    assert replies == [
+        {"policy": "slowpoke", "version": "2.0.0", "verdict": {"params": {"n": 1}}},
+        {"policy": "slowpoke", "version": "2.0.0", "verdict": {"params": {"n": 2}}},
+    ]
+
+
+def test_no_answer_after_the_deadline(nats_url):
+    async def body(nc):
+        inbox = nc.new_inbox()
+        got = []
+
+        async def keep(msg):
+            got.append(msg)
+
+        sub = await nc.subscribe(inbox, cb=keep)
+        await nc.publish("pytest.policy.slowpoke.before_tool_call", _request(500, "s2"),
+                         reply=inbox, headers={"Hookbus-Timeout-Ms": "100"})
+        await asyncio.sleep(1.0)
+        await sub.unsubscribe()
+        return got
+
+    assert asyncio.run(_with_worker(nats_url, body)) == []
+
+
+def test_errors_carry_their_code_in_the_header(nats_url):
+    async def body(nc):
+        return await nc.request("pytest.policy.slowpoke.before_tool_call", b"{not json",
+                                timeout=5)
+
+    msg = asyncio.run(_with_worker(nats_url, body))
+    assert msg.headers["Hookbus-Error-Code"] == "HOOKBUS_BAD_MESSAGE"
+    assert json.loads(msg.data)["error"]["code"] == "HOOKBUS_BAD_MESSAGE"
