@@ -86,6 +86,8 @@ export const ErrorCodes = {
     "The answer names a different call digest than the request: it was given for another call.",
   HOOKBUS_APPROVAL_UNRESOLVED:
     "The agent got no settlement of a pending approval before its deadline (no coordinator answered).",
+  HOOKBUS_INVALID_CEDAR:
+    "A Cedar policy set does not parse, repeats a policy id, or does not type-check against the hook schema.",
 } as const;
 
 export type ErrorCode = keyof typeof ErrorCodes;
