@@ -19,3 +19,4 @@ export {
   type SessionFactStore,
 } from "./session-facts.js";
 export { cedarVersion } from "./wasm.js";
+export { checkCedarEntries, type CedarEntry } from "./check.js";
