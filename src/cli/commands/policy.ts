@@ -110,11 +110,6 @@ export const policyCommand: Command = {
         fixtures.map((f) => f.registry),
         "registry",
       );
-    if (modules.length === 0)
-      throw new HookbusError(
-        "HOOKBUS_USAGE",
-        'no policy modules: pass --policies or set "policies" in the fixture',
-      );
     if (registryPath === undefined)
       throw new HookbusError(
         "HOOKBUS_USAGE",

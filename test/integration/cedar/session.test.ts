@@ -12,6 +12,7 @@ import { applyRegistry } from "../faults/harness.js";
 import { readLog } from "../../support/log.js";
 import { uniqueNamespace, useNatsServer } from "../../support/nats.js";
 import { until } from "../../support/wait.js";
+import { replay } from "../../../src/replay/index.js";
 
 const nats = useNatsServer();
 
@@ -182,6 +183,54 @@ describe("a registry of Cedar policies only", () => {
     expect(after).toMatchObject({
       outcome: "block",
       blockReason: "no /etc (Cedar policy policy0)",
+    });
+  });
+
+  it("replay re-decides the session under a changed .cedar file and shows the diff", async () => {
+    const namespace = uniqueNamespace("cedar-replay");
+    const { bus, client } = await start(namespace);
+    await client.observe("after_tool_call", ctx(), {
+      toolName: "web_fetch",
+      params: { url: "https://docs.example.com/a" },
+      result: "page",
+    });
+    const read = { toolName: "read", toolCallId: "t-read", params: { path: "/etc/passwd" } };
+    expect((await client.decide("before_tool_call", ctx(), read)).outcome).toBe("allow");
+    const records = await until(
+      async () => {
+        const log = await readLog(bus);
+        return log.some((r) => r.kind === "decision") ? log : undefined;
+      },
+      10_000,
+      "the session's records",
+    );
+
+    const candidate = (cedar: string) => ({
+      policies: [],
+      registry: {
+        policies: [{ name: "tool-rules", kind: "cedar", cedar, hooks: [...HOOKS], priority: 10 }],
+      },
+      records,
+    });
+    const same = [];
+    for await (const result of replay(candidate(POLICIES))) same.push(result);
+    expect(same.map((r) => r.status)).toEqual(["unchanged"]);
+
+    // The change under review: no file reads after web content reached the session.
+    const changed = `${POLICIES}
+@id("no-read-after-web") @reason("web content then a file read")
+forbid (principal, action == Action::"before_tool_call", resource is Tool)
+when { resource.class == "file-read" && context.session.taint.contains("web-fetch") };`;
+    const results = [];
+    for await (const result of replay(candidate(changed))) results.push(result);
+    expect(results).toHaveLength(1);
+    expect(results[0]).toMatchObject({
+      status: "changed",
+      change: "allow→block",
+      replayed: {
+        outcome: "block",
+        blockReason: "web content then a file read (Cedar policy no-read-after-web)",
+      },
     });
   });
 });
