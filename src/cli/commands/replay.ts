@@ -27,6 +27,14 @@ import { readRegistryFile } from "./registry.js";
 import { formatResultLine, formatSummary } from "../../replay/report.js";
 import { Progress } from "../../replay/progress.js";
 
+/** Whether a registry file names a policy that needs a module (any entry not of kind cedar). */
+function namesWorkerPolicies(registry: unknown): boolean {
+  const policies = (registry as { policies?: unknown } | null)?.policies;
+  return (
+    !Array.isArray(policies) || policies.some((p) => (p as { kind?: unknown })?.kind !== "cedar")
+  );
+}
+
 const HELP = `usage: hookbus replay [--policies FILE[,FILE...]] --registry FILE SELECTION [options]
 
 Re-evaluates recorded decisions with a candidate policy set, in process, with the same merge
@@ -110,6 +118,11 @@ export const replayCommand: Command = {
       ...(values.until === undefined ? {} : { until: parseAuditTime(values.until, "--until") }),
     };
     const registry = await readRegistryFile(values.registry);
+    if (policyPaths.length === 0 && namesWorkerPolicies(registry))
+      return usage(
+        out,
+        "--policies is required: the registry names policies other than Cedar sets",
+      );
     const loaded = await loadPolicyModules(policyPaths);
     const replayer = new Replayer({ policies: loaded.map((l) => l.policy), registry });
     for (const name of replayer.unused) {
