@@ -20,6 +20,7 @@ import { redactRecord } from "../log/redaction.js";
 import { mergeOutcomes, type MergeResult } from "../merge/merge.js";
 import type { PolicyOutcomeInput } from "../merge/outcome.js";
 import type { RegistrySnapshot } from "../registry/snapshot.js";
+import type { RegistryPolicy } from "../registry/document.js";
 import { callRequestValidator } from "../bus/compiled-validators.js";
 import { traced, type CallTelemetry } from "./telemetry.js";
 import { recordFailure, toWireError } from "./failure-record.js";
@@ -30,6 +31,9 @@ import type { Appended, LogWriter } from "./log-writer.js";
 import type { PolicyAsker } from "./policy-asker.js";
 import { withApprovalId, type ApprovalService } from "./approval-service.js";
 import { buildDecisionRecord } from "../log/decision-record.js";
+import { isCedarPolicy } from "../registry/document.js";
+import { MemorySessionFactStore } from "../cedar/session-facts.js";
+import { CedarEvaluator } from "./cedar-evaluator.js";
 
 export { toWireError } from "./failure-record.js";
 
@@ -59,6 +63,8 @@ export interface CallHandlerDeps {
   rateLimiter?: AgentRateLimiter;
   /** Opens the request of a pending_approval decision (src/coordinator/approval-service.ts). */
   approvals?: ApprovalService;
+  /** Evaluates the Cedar policies in-process; default: one with session facts in memory. */
+  cedar?: CedarEvaluator;
 }
 
 /** Refuse an agent over its rate limit (before its body is even decoded). */
@@ -108,9 +114,11 @@ function reserveFor(timeoutMs: number): number {
 
 export class CallHandler {
   private readonly limits: Limits;
+  private readonly cedar: CedarEvaluator;
 
   constructor(private readonly deps: CallHandlerDeps) {
     this.limits = deps.limits ?? DEFAULT_LIMITS;
+    this.cedar = deps.cedar ?? new CedarEvaluator(new MemorySessionFactStore());
   }
 
   async handle(msg: Msg): Promise<void> {
@@ -218,6 +226,8 @@ export class CallHandler {
     const appended = await this.record(call, result, outcomes);
     const answer = this.answerFor(call, result.decision, appended);
     await this.openApproval(call, answer.decision, appended.seq);
+    // Before the answer: the session's next call must see what this one taught (docs/cedar.md).
+    await this.cedar.decided(call, answer.decision.outcome);
     const reply: CallReply = {
       callId: call.callId,
       hook: call.hook,
@@ -230,11 +240,27 @@ export class CallHandler {
     await replyToAgent(this.deps.bus, call.msg, reply, {}, call.agentId);
   }
 
-  /** Every policy of the hook in parallel, each within its timeout and the call's budget. */
+  /**
+   * Every policy of the hook: Cedar sets evaluated here, workers asked in parallel, each within
+   * its timeout and the call's budget. A hook with only Cedar policies makes no round trip.
+   */
   private async askPolicies(call: AdmittedCall): Promise<PolicyOutcomeInput[]> {
+    const all = call.snapshot.policiesFor(call.hook);
+    const cedar = all.filter(isCedarPolicy);
+    const workers = cedar.length === 0 ? all : all.filter((p) => !isCedarPolicy(p));
+    const [declared, asked] = await Promise.all([
+      this.cedar.evaluate(cedar, call, call.snapshot),
+      this.askWorkers(call, workers),
+    ]);
+    return declared.length === 0 ? asked : [...declared, ...asked];
+  }
+
+  private async askWorkers(
+    call: AdmittedCall,
+    policies: readonly RegistryPolicy[],
+  ): Promise<PolicyOutcomeInput[]> {
     const { bus, asker } = this.deps;
     const { hook, callId, callKey, context, event, deadline, snapshot } = call;
-    const policies = snapshot.policiesFor(hook);
     if (policies.length === 0) return [];
     const budget = Math.max(
       1,

@@ -21,6 +21,8 @@ import { recordLateVerdict } from "./late-verdicts.js";
 import { LogWriter } from "./log-writer.js";
 import { ObservationHandler } from "./observation-handler.js";
 import { PolicyAsker } from "./policy-asker.js";
+import { CedarEvaluator } from "./cedar-evaluator.js";
+import { MemorySessionFactStore, type SessionFactStore } from "../cedar/session-facts.js";
 import { CoordinatorTelemetry } from "./telemetry.js";
 
 export interface CoordinatorOptions extends BusOptions {
@@ -49,6 +51,11 @@ export interface CoordinatorOptions extends BusOptions {
   livenessIntervalMs?: number;
   /** How often to settle expired approval requests nobody asked about (ms; 0: never). Default 2 s. */
   approvalSweepMs?: number;
+  /**
+   * Where the session facts of Cedar policies live (docs/cedar.md). Default: this process's
+   * memory (the most recent 10,000 sessions), which is exact with one coordinator per namespace.
+   */
+  sessionFacts?: SessionFactStore;
 }
 
 export interface Coordinator {
@@ -156,7 +163,9 @@ function buildServices(
     redactionKey,
     ...(options.approvalSweepMs === undefined ? {} : { sweepIntervalMs: options.approvalSweepMs }),
   });
+  const cedar = new CedarEvaluator(options.sessionFacts ?? new MemorySessionFactStore());
   const calls = new CallHandler({
+    cedar,
     bus,
     asker,
     writer,
@@ -172,6 +181,7 @@ function buildServices(
     onCallFinished: (callKey) => lateCalls.finished(callKey),
   });
   const observations = new ObservationHandler({
+    cedar,
     bus,
     writer,
     registry: registry.current,

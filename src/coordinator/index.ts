@@ -2,3 +2,9 @@
 export { startCoordinator, type Coordinator, type CoordinatorOptions } from "./coordinator.js";
 export { DEFAULT_CALL_TIMEOUT_MS } from "./call-handler.js";
 export { ensureLogStreams, DEFAULT_LOG_SETTINGS, type LogSettings } from "../bus/streams.js";
+export {
+  MemorySessionFactStore,
+  emptySessionFacts,
+  type SessionFacts,
+  type SessionFactStore,
+} from "../cedar/session-facts.js";

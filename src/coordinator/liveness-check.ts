@@ -54,7 +54,10 @@ export class WorkerLivenessCheck {
 
   async checkOnce(): Promise<void> {
     const { nc, namespace, logger } = this.options;
-    const declared = this.options.registry().document.policies;
+    // Cedar policies run in the coordinator itself: they have no workers to miss.
+    const declared = this.options
+      .registry()
+      .document.policies.filter((policy) => policy.kind !== "cedar");
     if (declared.length === 0 || nc.isClosed()) return;
     const { replies } = await discover(nc, namespace, { role: "worker", maxWaitMs: 1000 });
     if (this.stopped) return;

@@ -27,6 +27,7 @@ import { replyToAgent } from "./reply.js";
 import { addressOf, assertIdentity } from "./identity.js";
 import { callDigest, callIdConflict, isSameCall, scopedMessageId } from "../log/message-id.js";
 import type { LogWriter } from "./log-writer.js";
+import type { CedarEvaluator } from "./cedar-evaluator.js";
 
 export interface ObservationHandlerDeps {
   bus: Bus;
@@ -36,6 +37,8 @@ export interface ObservationHandlerDeps {
   limits: Limits;
   rateLimiter?: AgentRateLimiter;
   redactionKey?: string | undefined;
+  /** Told of each stored after_tool_call, for the session facts of Cedar policies. */
+  cedar?: CedarEvaluator;
 }
 
 export class ObservationHandler {
@@ -83,6 +86,9 @@ export class ObservationHandler {
         receivedAt,
         deadline,
       );
+      if (hook === "after_tool_call" && !reply.duplicate) {
+        await this.deps.cedar?.observed(String(context.agentId), String(context.sessionKey), event);
+      }
       await replyToAgent(this.deps.bus, msg, reply, {}, address.agentId);
     } catch (error) {
       const wire = toWireError(error);

@@ -90,6 +90,8 @@ export const ErrorCodes = {
     "The agent got no settlement of a pending approval before its deadline (no coordinator answered).",
   HOOKBUS_CONFORMANCE_FAILED:
     "A policy worker failed cases of the conformance kit (`hookbus conformance worker`).",
+  HOOKBUS_INVALID_CEDAR:
+    "A Cedar policy set does not parse, repeats a policy id, or does not type-check against the hook schema.",
 } as const;
 
 export type ErrorCode = keyof typeof ErrorCodes;

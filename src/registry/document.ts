@@ -19,6 +19,13 @@ import { pointerProblem, RedactionRule } from "../log/redaction.js";
 
 export const DEFAULT_POLICY_TIMEOUT_MS = 1000;
 
+export const PolicyKind = z.enum(["worker", "cedar"]).meta({
+  id: "PolicyKind",
+  description:
+    "worker: asked over NATS (a TypeScript or Python worker). cedar: a Cedar policy set the coordinator evaluates in-process (docs/cedar.md).",
+});
+export type PolicyKind = z.infer<typeof PolicyKind>;
+
 export const PolicyEntry = z
   .strictObject({
     name: z
@@ -41,6 +48,21 @@ export const PolicyEntry = z
       "Absent: the hook's default (tool and output gates fail closed).",
     ),
     mode: PolicyMode.default("enforce"),
+    kind: PolicyKind.optional().describe("Absent: worker."),
+    source: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        "kind cedar: the .cedar file, relative to the registry file; `registry apply` stores its text in `cedar`.",
+      ),
+    cedar: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        "kind cedar: the policy set's text (written by `registry apply` from `source`, or given inline).",
+      ),
   })
   .meta({ id: "PolicyEntry" });
 
@@ -64,6 +86,13 @@ export interface RegistryPolicy extends Omit<z.output<typeof PolicyEntry>, "hook
   hooks: ModifyingHookName[];
 }
 
+/** Whether the coordinator evaluates this policy itself (a Cedar set) instead of asking workers. */
+export function isCedarPolicy(
+  policy: RegistryPolicy,
+): policy is RegistryPolicy & { cedar: string } {
+  return policy.kind === "cedar" && typeof policy.cedar === "string";
+}
+
 export interface ValidRegistryDocument {
   policies: RegistryPolicy[];
   /** Redaction rules, in the order they apply; absent when the document has none. */
@@ -84,6 +113,7 @@ function semanticIssues(value: unknown): ValidationIssue[] {
       name?: unknown;
       hooks?: unknown;
     };
+    issues.push(...kindIssues(raw, index));
     const earlier = typeof policy.name === "string" ? names.get(policy.name) : undefined;
     if (typeof policy.name !== "string") {
       // the schema reports it
@@ -120,6 +150,30 @@ function semanticIssues(value: unknown): ValidationIssue[] {
     });
   });
   return [...issues, ...redactionIssues(value)];
+}
+
+/** A cedar entry carries its text (after `registry apply` read `source`); a worker entry has none. */
+function kindIssues(raw: unknown, index: number): ValidationIssue[] {
+  if (typeof raw !== "object" || raw === null) return [];
+  const entry = raw as { kind?: unknown; cedar?: unknown; source?: unknown };
+  const path = `policies.${index}`;
+  if (entry.kind === "cedar" && typeof entry.cedar !== "string") {
+    const message =
+      typeof entry.source === "string"
+        ? `the Cedar file "${entry.source}" was not read: apply the registry file with \`hookbus registry apply\`, which stores its text`
+        : "a cedar policy names its policy set: `source` (a .cedar file) or `cedar` (the text)";
+    return [{ path: `${path}.cedar`, rule: "cedar_missing", message }];
+  }
+  if (entry.kind !== "cedar" && (entry.cedar !== undefined || entry.source !== undefined)) {
+    return [
+      {
+        path: `${path}.kind`,
+        rule: "cedar_kind",
+        message: '`source` and `cedar` belong to a policy of kind "cedar"',
+      },
+    ];
+  }
+  return [];
 }
 
 /** Checks of `redact` rules the schema cannot express: pointers and hook names. */

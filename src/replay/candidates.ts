@@ -10,9 +10,10 @@ import {
   type ObservationalHookName,
 } from "../catalog/catalog.js";
 import { HookbusError } from "../foundation/errors.js";
-import { parseRegistryDocument, type RegistryPolicy } from "../registry/document.js";
+import { isCedarPolicy, parseRegistryDocument, type RegistryPolicy } from "../registry/document.js";
 import { RegistrySnapshot } from "../registry/snapshot.js";
 import { handlerFor, type Policy } from "../policy/policy.js";
+import { cedarPolicy } from "../policy/cedar-policy.js";
 
 /** One registry entry with the code that answers for it. */
 export interface Candidate {
@@ -48,10 +49,25 @@ function byName(policies: readonly Policy[]): Map<string, Policy> {
   return map;
 }
 
+/** The registry's Cedar entries as policies; a loaded module may not take a Cedar entry's name. */
+function cedarPolicies(entries: readonly RegistryPolicy[], loaded: readonly Policy[]): Policy[] {
+  const names = new Set(loaded.map((p) => p.name));
+  return entries.filter(isCedarPolicy).map((entry) => {
+    if (names.has(entry.name)) {
+      throw new HookbusError(
+        "HOOKBUS_INVALID_POLICY",
+        `"${entry.name}" is a Cedar policy in the registry and a loaded module: rename one`,
+        { policy: entry.name },
+      );
+    }
+    return cedarPolicy(entry.name, entry.cedar, entry.source);
+  });
+}
+
 export function buildCandidates(policies: readonly Policy[], registry: unknown): CandidateSet {
   const document = parseRegistryDocument(registry, "the candidate registry");
   const snapshot = new RegistrySnapshot(0, document);
-  const modules = byName(policies);
+  const modules = byName([...policies, ...cedarPolicies(document.policies, policies)]);
 
   const missing = document.policies.filter((entry) => !modules.has(entry.name));
   if (missing.length > 0) {

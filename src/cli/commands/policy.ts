@@ -17,8 +17,18 @@ import { loadPolicyModules } from "../../policy/load-policies.js";
 import { commaList, parseCommand, type Command } from "../command.js";
 import { unreadableFile } from "../../foundation/failure.js";
 import { readRegistryFile } from "./registry.js";
+import { printCedarSchema, validateCedarFiles } from "./policy-cedar.js";
 
 const HELP = `usage: hookbus policy test FIXTURE [FIXTURE ...] [--policies FILES] [--registry FILE] [--json] [--verbose]
+       hookbus policy validate FILE [FILE ...] [--json]
+       hookbus policy schema --cedar
+
+validate  parse and type-check Cedar policies against the schema generated from the hook catalog
+          (Cedar's validator, strict): a .cedar file, or a registry file's cedar policies. A
+          policy that reads a field its hook does not have is refused (exit 1). docs/cedar.md
+schema    print that schema (Cedar schema syntax)
+
+test:
 
 Decides every case of the fixture files in process (no NATS) with the policy modules and the
 registry, with the code replay and the coordinator use, and compares each decision with the
@@ -60,23 +70,28 @@ function agreed(values: Array<string | undefined>, what: string): string | undef
 }
 
 export const policyCommand: Command = {
-  summary: "test policies against fixtures of events and expected decisions",
+  summary: "test policies against fixtures; validate Cedar policies; print the Cedar schema",
   async run(argv, out) {
     const { values, positionals } = parseCommand(argv, {
       policies: { type: "string", multiple: true },
       registry: { type: "string" },
       json: { type: "boolean" },
       verbose: { type: "boolean" },
+      cedar: { type: "boolean" },
     });
     if (values.help === true) {
       out.print(HELP);
       return 0;
     }
     const [action, ...files] = positionals;
+    if (action === "schema" && files.length === 0)
+      return printCedarSchema(values.cedar === true, out);
+    if (action === "validate" && files.length > 0)
+      return validateCedarFiles(files, values.json === true, out);
     if (action !== "test" || files.length === 0)
       throw new HookbusError(
         "HOOKBUS_USAGE",
-        `hookbus policy takes test FIXTURE [FIXTURE ...]${action === undefined || action === "test" ? "" : `, not ${JSON.stringify(action)}`} (hookbus policy --help)`,
+        `hookbus policy takes test FIXTURE [FIXTURE ...], validate FILE [FILE ...] or schema --cedar${action === undefined || ["test", "validate", "schema"].includes(action) ? "" : `, not ${JSON.stringify(action)}`} (hookbus policy --help)`,
       );
     const fixtures = [];
     for (const file of files) fixtures.push(await readFixture(file));
@@ -94,11 +109,6 @@ export const policyCommand: Command = {
       agreed(
         fixtures.map((f) => f.registry),
         "registry",
-      );
-    if (modules.length === 0)
-      throw new HookbusError(
-        "HOOKBUS_USAGE",
-        'no policy modules: pass --policies or set "policies" in the fixture',
       );
     if (registryPath === undefined)
       throw new HookbusError(

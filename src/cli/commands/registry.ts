@@ -3,7 +3,13 @@ import { readFile } from "node:fs/promises";
 import { Subjects } from "../../bus/subjects.js";
 import { HookbusError } from "../../foundation/errors.js";
 import { diffRegistry, formatRegistryDiff } from "../../registry/diff.js";
-import { parseRegistryDocument } from "../../registry/document.js";
+import {
+  isCedarPolicy,
+  parseRegistryDocument,
+  type ValidRegistryDocument,
+} from "../../registry/document.js";
+import { inlineCedarSources } from "../../registry/cedar-source.js";
+import { checkCedarEntries } from "../../cedar/check.js";
 import { RegistryStore } from "../../registry/store.js";
 import type { RegistrySnapshot } from "../../registry/snapshot.js";
 import { parseCommand, type Command } from "../command.js";
@@ -33,8 +39,22 @@ export async function readJsonFile(
   return parseJsonText(text, { code, source: path });
 }
 
-export function readRegistryFile(path: string): Promise<unknown> {
-  return readJsonFile(path, "registry file", "HOOKBUS_INVALID_REGISTRY", MAX_REGISTRY_FILE_BYTES);
+/** A registry file as JSON, with each cedar policy's `source` file read into its `cedar` text. */
+export async function readRegistryFile(path: string): Promise<unknown> {
+  const raw = await readJsonFile(
+    path,
+    "registry file",
+    "HOOKBUS_INVALID_REGISTRY",
+    MAX_REGISTRY_FILE_BYTES,
+  );
+  return inlineCedarSources(raw, path);
+}
+
+/** Parse a registry file's document and check its Cedar sets (parse and type-check). */
+export function checkedRegistryDocument(raw: unknown, source: string): ValidRegistryDocument {
+  const valid = parseRegistryDocument(raw, source);
+  checkCedarEntries(valid.policies.filter(isCedarPolicy));
+  return valid;
 }
 
 export function formatSnapshot(snapshot: RegistrySnapshot): string {
@@ -45,8 +65,9 @@ export function formatSnapshot(snapshot: RegistrySnapshot): string {
     p.failMode ?? "(hook default)",
     `${p.timeoutMs}ms`,
     p.hooks.join(","),
+    p.kind ?? "worker",
   ]);
-  const header = ["policy", "priority", "mode", "failMode", "timeout", "hooks"];
+  const header = ["policy", "priority", "mode", "failMode", "timeout", "hooks", "kind"];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   const line = (cells: string[]) =>
     cells
@@ -99,7 +120,7 @@ export const registryCommand: Command = {
     const json = values.json === true;
     const raw = needsFile ? await readRegistryFile(file!) : undefined;
     if (action === "validate") {
-      const valid = parseRegistryDocument(raw, file);
+      const valid = checkedRegistryDocument(raw, file!);
       out.print(
         json
           ? JSON.stringify({ valid: true, policies: valid.policies.length })
@@ -111,7 +132,7 @@ export const registryCommand: Command = {
     try {
       const store = await RegistryStore.open(nc, new Subjects(values.namespace));
       if (action === "diff") {
-        const next = parseRegistryDocument(raw, file);
+        const next = checkedRegistryDocument(raw, file!);
         const current = await store.current();
         const diff = diffRegistry(current.document, next);
         out.print(
@@ -122,6 +143,7 @@ export const registryCommand: Command = {
         return diff.same ? 0 : 1;
       }
       if (action === "apply") {
+        checkedRegistryDocument(raw, file!); // Cedar sets are refused before anything is stored
         const { snapshot, changed } = await store.applyChange(raw, file);
         if (json)
           out.print(

@@ -27,14 +27,23 @@ import { readRegistryFile } from "./registry.js";
 import { formatResultLine, formatSummary } from "../../replay/report.js";
 import { Progress } from "../../replay/progress.js";
 
-const HELP = `usage: hookbus replay --policies FILE[,FILE...] --registry FILE SELECTION [options]
+/** Whether a registry file names a policy that needs a module (any entry not of kind cedar). */
+function namesWorkerPolicies(registry: unknown): boolean {
+  const policies = (registry as { policies?: unknown } | null)?.policies;
+  return (
+    !Array.isArray(policies) || policies.some((p) => (p as { kind?: unknown })?.kind !== "cedar")
+  );
+}
+
+const HELP = `usage: hookbus replay [--policies FILE[,FILE...]] --registry FILE SELECTION [options]
 
 Re-evaluates recorded decisions with a candidate policy set, in process, with the same merge
 engine as the coordinator, and reports every decision that would change.
 
 candidate set:
   --policies FILES    policy modules (.ts or .js), comma-separated or repeated; every export
-                      made by definePolicy is a policy
+                      made by definePolicy is a policy; none needed for registry entries of
+                      kind cedar, which are decided from their .cedar text (docs/cedar.md)
   --registry FILE     the candidate registry (as for \`hookbus registry apply\`): which policies
                       handle which hook, priority, failMode, mode (shadow). Timeouts are ignored.
 
@@ -88,7 +97,7 @@ export const replayCommand: Command = {
     const sessions = commaList(values.session);
     const fromFile = values["from-file"];
     if (positionals.length > 0) return usage(out, `unexpected argument ${positionals[0]}`);
-    if (policyPaths.length === 0) return usage(out, "--policies is required");
+    // No --policies: a registry of Cedar policies only (a missing module is named by the replayer).
     if (values.registry === undefined) return usage(out, "--registry is required");
     const fromLog = sessions.length > 0 || values.agent !== undefined;
     if (
@@ -109,6 +118,11 @@ export const replayCommand: Command = {
       ...(values.until === undefined ? {} : { until: parseAuditTime(values.until, "--until") }),
     };
     const registry = await readRegistryFile(values.registry);
+    if (policyPaths.length === 0 && namesWorkerPolicies(registry))
+      return usage(
+        out,
+        "--policies is required: the registry names policies other than Cedar sets",
+      );
     const loaded = await loadPolicyModules(policyPaths);
     const replayer = new Replayer({ policies: loaded.map((l) => l.policy), registry });
     for (const name of replayer.unused) {

@@ -1,0 +1,203 @@
+/**
+ * `npm run bench:cedar`: Cedar policies evaluated in the coordinator against the bare-NATS
+ * baseline of `npm run bench` (request → fan-out to 3 responders → JetStream publish → reply), on
+ * one server, interleaved, as ratios. The hookbus side has NO worker: a registry with one Cedar
+ * entry of 3 rules, then one of 100 rules, on before_tool_call; every call is the benchmark's
+ * read_file call, which every rule evaluates and none forbids. Also the p50 of one in-process
+ * Cedar evaluation of that call against the 100 rules. The LAST line is machine-readable:
+ *   bench-cedar: cedar_p50_ratio_3=… cedar_throughput_ratio_3=… cedar_p50_ratio_100=… cedar_throughput_ratio_100=… cedar_eval_p50_us_100=…
+ */
+import { findNatsServer } from "../src/testing/nats.js";
+import { HookbusClient } from "../src/agent/index.js";
+import { startCoordinator } from "../src/coordinator/index.js";
+import { Subjects } from "../src/bus/subjects.js";
+import { RegistryStore } from "../src/registry/store.js";
+import { emptySessionFacts, evaluateCedar, parseCedarPolicySet } from "../src/cedar/index.js";
+import { startBaseline } from "./baseline.js";
+import {
+  BENCH_EVENT,
+  BenchConnections,
+  concurrent,
+  laneCall,
+  laneContext,
+  openRoles,
+  type RoleConnections,
+} from "./support/decision-path.js";
+
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const SEQUENTIAL_PER_ROUND = Number(process.env.BENCH_SEQUENTIAL ?? 300);
+const CONCURRENT_CALLS = Number(process.env.BENCH_CONCURRENT_CALLS ?? 2000);
+const EVALUATIONS = 5000;
+const CONCURRENCY = 64;
+
+const THREE_RULES = `
+@reason("no shell") forbid (principal, action == Action::"before_tool_call", resource is Tool) when { resource.class == "shell" };
+@reason("recursive delete") forbid (principal, action == Action::"before_tool_call", resource) when { context.call.paramsText like "*rm -rf*" };
+@reason("send after web") forbid (principal, action == Action::"before_tool_call", resource is Tool)
+  when { resource.class == "send-message" && context.session.taint.contains("web-fetch") };`;
+
+/** 100 rules of the usual shapes: tool names, classes with a parameter pattern, paths, hosts. */
+function hundredRules(): string {
+  const rules: string[] = [];
+  for (let i = 0; i < 100; i++) {
+    const shape = i % 4;
+    if (shape === 0)
+      rules.push(
+        `forbid (principal, action == Action::"before_tool_call", resource == Tool::"tool_${i}");`,
+      );
+    else if (shape === 1)
+      rules.push(
+        `forbid (principal, action == Action::"before_tool_call", resource is Tool) when { resource.class == "shell" && context.call.paramsText like "*pattern-${i}*" };`,
+      );
+    else if (shape === 2)
+      rules.push(
+        `forbid (principal, action == Action::"before_tool_call", resource) when { context.call.paths.contains("/secret/${i}") };`,
+      );
+    else
+      rules.push(
+        `forbid (principal, action == Action::"before_tool_call", resource) when { context.call has url && context.call.url.host == "blocked-${i}.example" };`,
+      );
+  }
+  return rules.join("\n");
+}
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+async function sequential(call: () => Promise<unknown>, n: number, into: number[]): Promise<void> {
+  for (let i = 0; i < n; i++) {
+    const t0 = performance.now();
+    await call();
+    into.push(performance.now() - t0);
+  }
+}
+
+/** A coordinator whose registry is one Cedar entry on before_tool_call, and a client off its fast path. */
+async function startCedarPath(roles: RoleConnections, namespace: string, cedar: string) {
+  const coordinator = await startCoordinator({ nc: roles.coordinator, namespace });
+  const registry = await RegistryStore.open(roles.coordinator, new Subjects(namespace));
+  await registry.apply({
+    policies: [{ name: "rules", kind: "cedar", cedar, hooks: ["before_tool_call"], priority: 10 }],
+  });
+  const client = await HookbusClient.connect({ nc: roles.agent, namespace });
+  const deadline = Date.now() + 5000;
+  while (
+    (client.isFastPath("before_tool_call") || coordinator.registry().revision === 0) &&
+    Date.now() < deadline
+  )
+    await new Promise((r) => setTimeout(r, 20));
+  return {
+    call: laneCall(client, CONCURRENCY),
+    async stop() {
+      await client.close();
+      await coordinator.stop();
+    },
+  };
+}
+
+/** p50 of the baseline and the Cedar path (interleaved rounds), and their throughputs. */
+async function compare(
+  baselineCall: (lane?: number) => Promise<unknown>,
+  cedarCall: (lane: number) => Promise<unknown>,
+) {
+  await sequential(baselineCall, 300, []);
+  await sequential(() => cedarCall(0), 300, []);
+  const lat = { baseline: [] as number[], cedar: [] as number[] };
+  for (let round = 0; round < ROUNDS; round++) {
+    await sequential(baselineCall, SEQUENTIAL_PER_ROUND, lat.baseline);
+    await sequential(() => cedarCall(0), SEQUENTIAL_PER_ROUND, lat.cedar);
+  }
+  const tput = { baseline: 0, cedar: 0 };
+  for (let round = 0; round < 2; round++) {
+    tput.baseline += await concurrent(baselineCall, CONCURRENT_CALLS, CONCURRENCY);
+    tput.cedar += await concurrent(cedarCall, CONCURRENT_CALLS, CONCURRENCY);
+  }
+  const p50 = (xs: number[]) =>
+    percentile(
+      [...xs].sort((a, b) => a - b),
+      50,
+    );
+  return {
+    baselineP50: p50(lat.baseline),
+    cedarP50: p50(lat.cedar),
+    baselineTput: tput.baseline / 2,
+    cedarTput: tput.cedar / 2,
+  };
+}
+
+/** One evaluation of the benchmark call against the set, in process: p50 in µs. */
+function evaluationP50Us(cedar: string): number {
+  const set = parseCedarPolicySet(cedar);
+  const input = {
+    hook: "before_tool_call" as const,
+    context: laneContext(0),
+    event: BENCH_EVENT,
+    session: emptySessionFacts(),
+  };
+  for (let i = 0; i < 500; i++) evaluateCedar(set, input);
+  const times: number[] = [];
+  for (let i = 0; i < EVALUATIONS; i++) {
+    const t0 = performance.now();
+    evaluateCedar(set, input);
+    times.push((performance.now() - t0) * 1000);
+  }
+  return percentile(
+    times.sort((a, b) => a - b),
+    50,
+  );
+}
+
+async function main(): Promise<void> {
+  const server = await findNatsServer();
+  const conns = new BenchConnections(server.url);
+  const roles = await openRoles(conns);
+  const baseline = await startBaseline(roles.agent, roles.coordinator, roles.worker);
+  const contexts = Array.from({ length: CONCURRENCY }, (_, lane) => laneContext(lane));
+  const baselineCall = (lane = 0) =>
+    baseline.call({ hook: "before_tool_call", context: contexts[lane]!, event: BENCH_EVENT });
+  const stamp = Date.now().toString(36);
+  const results: ({ rules: number } & Awaited<ReturnType<typeof compare>>)[] = [];
+  for (const [rules, cedar] of [
+    [3, THREE_RULES],
+    [100, hundredRules()],
+  ] as const) {
+    const path = await startCedarPath(roles, `benchcedar${rules}${stamp}`, cedar);
+    results.push({ rules, ...(await compare(baselineCall, path.call)) });
+    await path.stop();
+  }
+  await baseline.stop();
+  await conns.drain();
+  await server.stop();
+  const evalUs = evaluationP50Us(hundredRules());
+  const evalUs3 = evaluationP50Us(THREE_RULES);
+
+  const f = (n: number, d = 3) => n.toFixed(d);
+  console.log(
+    `nats: ${server.source} ${server.url}; ${ROUNDS}×${SEQUENTIAL_PER_ROUND} sequential calls per side, ${CONCURRENT_CALLS} calls ×2 at concurrency ${CONCURRENCY}; no worker on the Cedar side`,
+  );
+  console.log(`                     p50 ms   calls/s`);
+  for (const r of results) {
+    console.log(
+      `baseline            ${f(r.baselineP50).padStart(7)}   ${r.baselineTput.toFixed(0).padStart(7)}`,
+    );
+    console.log(
+      `cedar ${String(r.rules).padStart(3)} rules      ${f(r.cedarP50).padStart(7)}   ${r.cedarTput.toFixed(0).padStart(7)}`,
+    );
+  }
+  console.log(
+    `one Cedar evaluation in process, p50: ${f(evalUs3, 1)} µs (3 rules), ${f(evalUs, 1)} µs (100 rules)`,
+  );
+  const [three, hundred] = results;
+  const ratio = (r: (typeof results)[number] | undefined) =>
+    r === undefined
+      ? "n/a"
+      : `${f(r.cedarP50 / r.baselineP50, 2)} ${f(r.cedarTput / r.baselineTput, 2)}`.split(" ");
+  const [p3, t3] = ratio(three);
+  const [p100, t100] = ratio(hundred);
+  console.log(
+    `bench-cedar: cedar_p50_ratio_3=${p3} cedar_throughput_ratio_3=${t3} cedar_p50_ratio_100=${p100} cedar_throughput_ratio_100=${t100} cedar_eval_p50_us_100=${f(evalUs, 1)}`,
+  );
+}
+
+await main();

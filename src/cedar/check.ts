@@ -1,0 +1,38 @@
+/**
+ * The check `registry apply`, `registry validate` and `policy validate` run on every Cedar set
+ * of a policy document: it parses, and it type-checks against the schema generated from the hook
+ * catalog. Every problem of every set is reported at once.
+ */
+import { HookbusError, isHookbusError, type ValidationIssue } from "../foundation/errors.js";
+import { parseCedarPolicySet, type CedarPolicySet } from "./policy-set.js";
+import { cedarTypeIssues } from "./validate.js";
+
+export interface CedarEntry {
+  name: string;
+  cedar: string;
+  source?: string | undefined;
+}
+
+/** The parsed sets by policy name; throws HOOKBUS_INVALID_CEDAR naming each bad policy. */
+export function checkCedarEntries(entries: readonly CedarEntry[]): Map<string, CedarPolicySet> {
+  const issues: ValidationIssue[] = [];
+  const sets = new Map<string, CedarPolicySet>();
+  for (const entry of entries) {
+    const label = entry.source === undefined ? entry.name : `${entry.name} (${entry.source})`;
+    try {
+      const set = parseCedarPolicySet(entry.cedar, label);
+      const typeIssues = cedarTypeIssues(set);
+      if (typeIssues.length === 0) sets.set(entry.name, set);
+      issues.push(...typeIssues.map((i) => ({ ...i, path: `${entry.name}: ${i.path}` })));
+    } catch (error) {
+      if (!isHookbusError(error) || error.code !== "HOOKBUS_INVALID_CEDAR") throw error;
+      const found = error.details.issues ?? [];
+      issues.push(...found.map((i) => ({ ...i, path: `${entry.name}: ${i.path}` })));
+    }
+  }
+  if (issues.length > 0) {
+    const list = issues.map((i) => `  ${i.path}: ${i.message}`).join("\n");
+    throw new HookbusError("HOOKBUS_INVALID_CEDAR", `Cedar policies refused:\n${list}`, { issues });
+  }
+  return sets;
+}

@@ -1,0 +1,155 @@
+/**
+ * What a Cedar policy set decides about one call, as a hookbus verdict. A satisfied `forbid`
+ * blocks (reason: its `@reason`, else its id); a `forbid` with `@approval("title")` on
+ * before_tool_call asks a person instead (a plain forbid beats it, as a block beats an approval);
+ * on the LLM hooks a forbidden tool or tool call is narrowed away. A set with a `permit` is an
+ * allowlist: a request no permit matches is blocked. A policy Cedar could not evaluate (an
+ * attribute missing, an overflow) makes the whole evaluation an error, so the policy's failure
+ * mode decides: Cedar skips an erroring policy, and a skipped forbid must never mean "allowed".
+ */
+import type { ModifyingHookName } from "../catalog/catalog.js";
+import { SEVERITY_ORDER, type ApprovalSeverity } from "../catalog/approval.js";
+import type { CedarPolicyInfo, CedarPolicySet } from "./policy-set.js";
+import { cedarRequests, type CedarRequest, type RequestInput } from "./request.js";
+import { cedarWasm, describeErrors } from "./wasm.js";
+
+export interface CedarEvaluation {
+  status: "ok" | "error";
+  /** The verdict (status ok); undefined is no opinion. */
+  verdict?: Record<string, unknown>;
+  error?: { code: string; message: string };
+  /** Ids of the policies that forbade something, in the set's order. */
+  decidedBy: string[];
+}
+
+/** One request's answer: the forbids that matched, or why it could not be decided. */
+interface RequestAnswer {
+  forbids: CedarPolicyInfo[];
+  /** No permit matched in an allowlist set. */
+  notPermitted: boolean;
+  errors: string[];
+}
+
+export function evaluateCedar(set: CedarPolicySet, input: RequestInput): CedarEvaluation {
+  const requests = cedarRequests(input);
+  const answers = requests.map((request) => answer(set, request));
+  const errors = answers.flatMap((a) => a.errors);
+  if (errors.length > 0) {
+    return {
+      status: "error",
+      error: { code: "HOOKBUS_POLICY_ERROR", message: `cedar: ${errors.join("; ")}` },
+      decidedBy: [],
+    };
+  }
+  const decidedBy = orderedIds(set, answers);
+  const whole = requests.findIndex((r) => r.target.kind === "call");
+  const callAnswer = whole === -1 ? undefined : answers[whole];
+  if (callAnswer !== undefined && denied(callAnswer)) {
+    return { status: "ok", verdict: wholeCallVerdict(input.hook, callAnswer), decidedBy };
+  }
+  const narrowed = narrowingVerdict(input, requests, answers);
+  return narrowed === undefined
+    ? { status: "ok", decidedBy }
+    : { status: "ok", verdict: narrowed, decidedBy };
+}
+
+function answer(set: CedarPolicySet, request: CedarRequest): RequestAnswer {
+  const result = cedarWasm.statefulIsAuthorized({
+    principal: request.principal,
+    action: request.action,
+    resource: request.resource,
+    context: request.context,
+    entities: request.entities,
+    preparsedPolicySetId: set.engineId,
+  });
+  if (result.type === "failure") {
+    return { forbids: [], notPermitted: false, errors: describeErrors(result.errors) };
+  }
+  const { decision, diagnostics } = result.response;
+  const errors = diagnostics.errors.map((e) => `policy ${e.policyId}: ${e.error.message}`);
+  const matched = new Set(diagnostics.reason);
+  // In the set's order, so "the first forbid" (whose reason is shown) never depends on Cedar's.
+  const forbids = [...set.policies.values()].filter(
+    (p) => p.effect === "forbid" && matched.has(p.id),
+  );
+  const notPermitted = decision === "deny" && forbids.length === 0 && set.hasPermit;
+  return { forbids, notPermitted, errors };
+}
+
+function denied(a: RequestAnswer): boolean {
+  return a.forbids.length > 0 || a.notPermitted;
+}
+
+function wholeCallVerdict(hook: ModifyingHookName, a: RequestAnswer): Record<string, unknown> {
+  const plain = a.forbids.filter((p) => p.approval === undefined);
+  if (a.notPermitted) return block("no Cedar permit policy allows this");
+  if (plain.length > 0 || hook !== "before_tool_call")
+    return block(reasonOf(plain[0] ?? a.forbids[0]));
+  return { requireApproval: approvalOf(a.forbids) };
+}
+
+function block(reason: string): Record<string, unknown> {
+  return { block: true, blockReason: reason };
+}
+
+function reasonOf(policy: CedarPolicyInfo | undefined): string {
+  if (policy === undefined) return "forbidden by a Cedar policy";
+  if (policy.reason === undefined) return `forbidden by Cedar policy ${policy.id}`;
+  return `${policy.reason} (Cedar policy ${policy.id})`;
+}
+
+/** One request for a person, from every matching @approval forbid (first title, highest severity). */
+function approvalOf(policies: readonly CedarPolicyInfo[]): Record<string, unknown> {
+  const first = policies[0];
+  const request: Record<string, unknown> = { title: first?.approval ?? "Approve this tool call" };
+  const reasons = policies.flatMap((p) =>
+    p.reason === undefined ? [] : [`${p.reason} (${p.id})`],
+  );
+  request.description = (reasons.length > 0 ? reasons : policies.map((p) => p.id)).join("; ");
+  const severities = policies.flatMap((p) => (p.severity === undefined ? [] : [p.severity]));
+  if (severities.length > 0) request.severity = highest(severities);
+  return request;
+}
+
+function highest(severities: readonly ApprovalSeverity[]): ApprovalSeverity {
+  return severities.reduce((a, b) =>
+    SEVERITY_ORDER.indexOf(b) > SEVERITY_ORDER.indexOf(a) ? b : a,
+  );
+}
+
+/** before_llm_call: the tools no policy forbade; after_llm_call: the ids of the calls none forbade. */
+function narrowingVerdict(
+  input: RequestInput,
+  requests: readonly CedarRequest[],
+  answers: readonly RequestAnswer[],
+): Record<string, unknown> | undefined {
+  const forbidden = new Set<string>();
+  const forbiddenCalls = new Set<number>();
+  requests.forEach((request, i) => {
+    const a = answers[i];
+    if (a === undefined || !denied(a)) return;
+    if (request.target.kind === "tool") forbidden.add(request.target.name);
+    if (request.target.kind === "toolCall") forbiddenCalls.add(request.target.index);
+  });
+  if (input.hook === "before_llm_call" && forbidden.size > 0) {
+    const tools = requests.flatMap((r) => (r.target.kind === "tool" ? [r.target.name] : []));
+    return { tools: tools.filter((name) => !forbidden.has(name)).map((name) => ({ name })) };
+  }
+  if (input.hook === "after_llm_call" && forbiddenCalls.size > 0) {
+    // Calls without an id cannot be listed: while an allowlist is active they are blocked.
+    const allowed = requests.flatMap((r) =>
+      r.target.kind === "toolCall" &&
+      !forbiddenCalls.has(r.target.index) &&
+      r.target.id !== undefined
+        ? [{ id: r.target.id }]
+        : [],
+    );
+    return { toolCalls: allowed };
+  }
+  return undefined;
+}
+
+function orderedIds(set: CedarPolicySet, answers: readonly RequestAnswer[]): string[] {
+  const ids = new Set(answers.flatMap((a) => a.forbids.map((p) => p.id)));
+  return [...set.policies.keys()].filter((id) => ids.has(id));
+}

@@ -1,0 +1,224 @@
+/**
+ * Cedar requests built from a hook call. principal `Agent::"<agentId>"`, action
+ * `Action::"<hook>"`, resource the tool (`Tool::"<name>"` with its vocabulary class and MCP
+ * server) or, for a decision about the whole call, `Session::"<sessionKey>"`; context the event's
+ * fields as typed facts (schema.ts declares them) plus the session facts.
+ *
+ * The LLM hooks give one request for the whole call and one per tool (before_llm_call) or per
+ * tool call (after_llm_call), so a forbid on one tool narrows it away instead of blocking the turn.
+ */
+import type { ModifyingHookName } from "../catalog/catalog.js";
+import { toolCallId, toolCallName, toolDefinitionName, type ToolCall } from "../catalog/common.js";
+import { canonicalize } from "../foundation/canonical-json.js";
+import { toolFacts } from "../vocabulary/facts.js";
+import { toolVocabulary, type ToolVocabulary } from "../vocabulary/vocabulary.js";
+import type { SessionFacts } from "./session-facts.js";
+import type { CedarContext, CedarValueJson, EntityJson, EntityUidJson } from "./wasm.js";
+
+export type RequestTarget =
+  | { kind: "call" }
+  | { kind: "tool"; name: string }
+  | { kind: "toolCall"; index: number; id?: string };
+
+export interface CedarRequest {
+  target: RequestTarget;
+  principal: EntityUidJson;
+  action: EntityUidJson;
+  resource: EntityUidJson;
+  context: CedarContext;
+  entities: EntityJson[];
+}
+
+export interface RequestInput {
+  hook: ModifyingHookName;
+  context: Readonly<Record<string, unknown>>;
+  event: Readonly<Record<string, unknown>>;
+  session: SessionFacts;
+  vocabulary?: ToolVocabulary;
+}
+
+type Builder = (input: RequestInput, base: Base) => CedarRequest[];
+
+interface Base {
+  principal: EntityUidJson;
+  action: EntityUidJson;
+  agent: EntityJson;
+  context: CedarContext;
+}
+
+const BUILDERS: Record<ModifyingHookName, Builder> = {
+  before_agent_reply: (input, base) => [
+    sessionRequest(input, base, { cleanedBody: text(input.event.cleanedBody) }),
+  ],
+  before_llm_call: (input, base) => {
+    const names = toolDefinitions(input.event.tools).map(toolDefinitionName);
+    const shared = { ...llmFields(input.event), toolNames: names };
+    return [
+      sessionRequest(input, base, shared),
+      ...names.map((name) => toolRequest(input, base, { kind: "tool", name }, name, shared)),
+    ];
+  },
+  after_llm_call: (input, base) => {
+    const calls = (input.event.toolCalls ?? []) as ToolCall[];
+    const shared = { ...llmFields(input.event), toolNames: calls.map(toolCallName) };
+    return [
+      sessionRequest(input, base, shared),
+      ...calls.map((call, index) => {
+        const name = toolCallName(call);
+        const id = toolCallId(call);
+        const target: RequestTarget =
+          id === undefined ? { kind: "toolCall", index } : { kind: "toolCall", index, id };
+        return toolRequest(input, base, target, name, {
+          ...shared,
+          call: callFacts(input, name, argumentsOf(call), id),
+        });
+      }),
+    ];
+  },
+  before_tool_call: (input, base) => [toolCallRequest(input, base, {})],
+  before_tool_result: (input, base) => [
+    toolCallRequest(input, base, {
+      isError: input.event.isError === true,
+      resultText: jsonText(input.event.result),
+    }),
+  ],
+  before_response_emit: (input, base) => [
+    sessionRequest(input, base, {
+      content: text(input.event.content),
+      allContent: Array.isArray(input.event.allContent) ? input.event.allContent.map(text) : [],
+    }),
+  ],
+};
+
+export function cedarRequests(input: RequestInput): CedarRequest[] {
+  const agentId = String(input.context.agentId);
+  const principal = { type: "Agent", id: agentId };
+  const base: Base = {
+    principal,
+    action: { type: "Action", id: input.hook },
+    agent: { uid: principal, attrs: {}, parents: [] },
+    context: baseContext(input),
+  };
+  return BUILDERS[input.hook](input, base);
+}
+
+function baseContext(input: RequestInput): CedarContext {
+  const { context, session } = input;
+  const base: CedarContext = {
+    agentId: String(context.agentId),
+    sessionKey: String(context.sessionKey),
+    session: {
+      toolCalls: session.toolCalls,
+      toolsCalled: session.toolsCalled,
+      classesCalled: session.classesCalled,
+      classCounts: session.classCounts,
+      taint: session.taint,
+    },
+  };
+  if (typeof context.runId === "string") base.runId = context.runId;
+  if (typeof context.channel === "string") base.channel = context.channel;
+  return base;
+}
+
+function sessionRequest(input: RequestInput, base: Base, fields: CedarContext): CedarRequest {
+  const resource = { type: "Session", id: String(input.context.sessionKey) };
+  return {
+    target: { kind: "call" },
+    principal: base.principal,
+    action: base.action,
+    resource,
+    context: { ...base.context, ...fields },
+    entities: [base.agent, { uid: resource, attrs: {}, parents: [] }],
+  };
+}
+
+function toolRequest(
+  input: RequestInput,
+  base: Base,
+  target: RequestTarget,
+  name: string,
+  fields: CedarContext,
+): CedarRequest {
+  const identity = (input.vocabulary ?? toolVocabulary).classify(name);
+  const resource = { type: "Tool", id: name };
+  const attrs: Record<string, CedarValueJson> = { name, class: identity.class };
+  if (identity.mcp !== undefined) attrs.server = identity.mcp.server;
+  return {
+    target,
+    principal: base.principal,
+    action: base.action,
+    resource,
+    context: { ...base.context, ...fields },
+    entities: [base.agent, { uid: resource, attrs, parents: [] }],
+  };
+}
+
+function toolCallRequest(input: RequestInput, base: Base, fields: CedarContext): CedarRequest {
+  const name = text(input.event.toolName);
+  const id = typeof input.event.toolCallId === "string" ? input.event.toolCallId : undefined;
+  return toolRequest(input, base, { kind: "call" }, name, {
+    ...fields,
+    call: callFacts(input, name, input.event.params, id),
+  });
+}
+
+/** What one tool call is about, as vocabulary facts, plus its arguments as canonical JSON text. */
+function callFacts(
+  input: RequestInput,
+  name: string,
+  params: unknown,
+  id: string | undefined,
+): CedarValueJson {
+  const vocabulary = input.vocabulary ?? toolVocabulary;
+  const facts = toolFacts(name, params, { vocabulary });
+  const call: Record<string, CedarValueJson> = {
+    paths: facts.paths,
+    recipients: facts.recipients,
+    paramsText: jsonText(params),
+  };
+  if (id !== undefined) call.id = id;
+  if (facts.command !== undefined) call.command = facts.command;
+  if (facts.url !== undefined) call.url = { ...facts.url };
+  if (facts.query !== undefined) call.query = facts.query;
+  return call;
+}
+
+function llmFields(event: Readonly<Record<string, unknown>>): CedarContext {
+  const fields: CedarContext = {};
+  if (typeof event.model === "string") fields.model = event.model;
+  if (typeof event.iteration === "number" && Number.isSafeInteger(event.iteration))
+    fields.iteration = event.iteration;
+  return fields;
+}
+
+function toolDefinitions(value: unknown): Parameters<typeof toolDefinitionName>[0][] {
+  return Array.isArray(value) ? (value as Parameters<typeof toolDefinitionName>[0][]) : [];
+}
+
+function argumentsOf(call: ToolCall): unknown {
+  const raw =
+    "function" in call && typeof call.function === "object" && call.function !== null
+      ? (call.function as { arguments?: unknown }).arguments
+      : (call as { arguments?: unknown }).arguments;
+  if (typeof raw !== "string") return raw;
+  try {
+    return JSON.parse(raw) as unknown;
+  } catch {
+    return { input: raw }; // not JSON: a free-text input, as the catalog presents one
+  }
+}
+
+function text(value: unknown): string {
+  return typeof value === "string" ? value : "";
+}
+
+/** Canonical JSON of a value ("" when it has none), so `like` patterns see one spelling. */
+function jsonText(value: unknown): string {
+  if (value === undefined) return "";
+  if (typeof value === "string") return value;
+  try {
+    return canonicalize(value);
+  } catch {
+    return "";
+  }
+}

@@ -1,0 +1,133 @@
+/**
+ * Cedar policies, evaluated in the coordinator: a policy of kind `cedar` is pure and sandboxed,
+ * so it is decided here beside the worker fan-out, with no round trip. Each registry revision's
+ * sets are parsed and type-checked once (by text: an unchanged set survives a revision) and the
+ * outcome is recorded like a worker's, its version the set's hash. Session facts are read before
+ * and updated after each decision, from the same store.
+ */
+import type { ModifyingHookName } from "../catalog/catalog.js";
+import {
+  afterToolCall,
+  afterToolOutput,
+  assertCedarTypes,
+  evaluateCedar,
+  parseCedarPolicySet,
+  type CedarPolicySet,
+  type SessionFactStore,
+  type SessionFacts,
+} from "../cedar/index.js";
+import { toWireError } from "./failure-record.js";
+import type { PolicyOutcomeInput } from "../merge/outcome.js";
+import type { RegistryPolicy } from "../registry/document.js";
+import type { RegistrySnapshot } from "../registry/snapshot.js";
+import { toolVocabulary } from "../vocabulary/vocabulary.js";
+
+type CedarPolicy = RegistryPolicy & { cedar: string };
+
+export interface CedarCall {
+  hook: ModifyingHookName;
+  context: Readonly<Record<string, unknown>>;
+  event: Readonly<Record<string, unknown>>;
+  agentId: string;
+  sessionKey: string;
+}
+
+export class CedarEvaluator {
+  /** Parsed sets of the revision in force, by text; a failed parse or type check is kept as its error. */
+  private sets = new Map<string, CedarPolicySet | Error>();
+  private revision = -1;
+
+  constructor(private readonly facts: SessionFactStore) {}
+
+  /** One outcome per Cedar policy, in the order given (the merge orders them). */
+  async evaluate(
+    policies: readonly CedarPolicy[],
+    call: CedarCall,
+    snapshot: RegistrySnapshot,
+  ): Promise<PolicyOutcomeInput[]> {
+    if (policies.length === 0) return [];
+    const session = await this.facts.read(call.agentId, call.sessionKey);
+    return policies.map((policy) => this.outcome(policy, call, session, snapshot));
+  }
+
+  private outcome(
+    policy: CedarPolicy,
+    call: CedarCall,
+    session: SessionFacts,
+    snapshot: RegistrySnapshot,
+  ): PolicyOutcomeInput {
+    const startedAt = performance.now();
+    const base = {
+      policy: policy.name,
+      priority: policy.priority,
+      mode: policy.mode,
+      ...(policy.failMode === undefined ? {} : { failMode: policy.failMode }),
+    };
+    const set = this.setFor(policy, snapshot);
+    if (set instanceof Error) {
+      return { ...base, status: "error", error: toWireError(set), latencyMs: 0 };
+    }
+    const result = evaluateCedar(set, { ...call, session });
+    return {
+      ...base,
+      version: set.hash,
+      status: result.status,
+      ...(result.verdict === undefined ? {} : { verdict: result.verdict }),
+      ...(result.error === undefined ? {} : { error: result.error }),
+      latencyMs: performance.now() - startedAt,
+    };
+  }
+
+  private setFor(policy: CedarPolicy, snapshot: RegistrySnapshot): CedarPolicySet | Error {
+    if (snapshot.revision !== this.revision) this.swap(snapshot);
+    let set = this.sets.get(policy.cedar);
+    if (set === undefined) {
+      set = load(policy);
+      this.sets.set(policy.cedar, set);
+    }
+    return set;
+  }
+
+  /** A new revision: keep the sets it still uses, forget the rest (bounded by the registry). */
+  private swap(snapshot: RegistrySnapshot): void {
+    const texts = new Set(
+      snapshot.document.policies.flatMap((p) => (p.kind === "cedar" && p.cedar ? [p.cedar] : [])),
+    );
+    for (const text of this.sets.keys()) if (!texts.has(text)) this.sets.delete(text);
+    this.revision = snapshot.revision;
+  }
+
+  /** What a decided call taught about its session (after its record is stored). */
+  async decided(call: CedarCall, outcome: string): Promise<void> {
+    if (outcome === "block") return;
+    const name = call.event.toolName;
+    if (typeof name !== "string") return;
+    const tool = toolVocabulary.classify(name);
+    if (call.hook === "before_tool_call") {
+      await this.facts.update(call.agentId, call.sessionKey, (f) => afterToolCall(f, tool));
+    } else if (call.hook === "before_tool_result") {
+      await this.facts.update(call.agentId, call.sessionKey, (f) => afterToolOutput(f, tool));
+    }
+  }
+
+  /** An after_tool_call observation: the tool ran and its output reached the agent. */
+  async observed(
+    agentId: string,
+    sessionKey: string,
+    event: Record<string, unknown>,
+  ): Promise<void> {
+    if (event.blocked === true || typeof event.toolName !== "string") return;
+    const tool = toolVocabulary.classify(event.toolName);
+    await this.facts.update(agentId, sessionKey, (f) => afterToolOutput(f, tool));
+  }
+}
+
+function load(policy: CedarPolicy): CedarPolicySet | Error {
+  try {
+    const set = parseCedarPolicySet(policy.cedar, policy.source ?? policy.name);
+    assertCedarTypes(set); // a set stored without `registry apply` is checked here too
+    return set;
+  } catch (error) {
+    return error instanceof Error ? error : new Error(String(error));
+  }
+}
