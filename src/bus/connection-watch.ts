@@ -11,8 +11,9 @@ import type { NatsConnection } from "@nats-io/transport-node";
 /**
  * `reconnect`: this connection came back (on the same or another server). `cluster`: the server
  * told of a change in the cluster (a node left, came back, or entered lame-duck mode).
+ * `lame-duck`: this connection's own server entered lame-duck mode (it will close it soon).
  */
-export type ConnectionChange = "reconnect" | "cluster";
+export type ConnectionChange = "reconnect" | "cluster" | "lame-duck";
 
 export class ConnectionWatch {
   private static readonly watches = new WeakMap<NatsConnection, ConnectionWatch>();
@@ -46,8 +47,10 @@ export class ConnectionWatch {
           for (const wake of [...this.onReconnect]) wake();
           this.onReconnect.clear();
           this.tell("reconnect");
-        } else if (status.type === "update" || status.type === "ldm") {
+        } else if (status.type === "update") {
           this.tell("cluster");
+        } else if (status.type === "ldm") {
+          this.tell("lame-duck");
         }
       }
     })();
