@@ -62,7 +62,7 @@ export async function rollNode(
   log(`${node.name}: SIGTERM`);
   node.signal("SIGTERM");
   await waitFor(
-    async () => !node.running(),
+    () => Promise.resolve(!node.running()),
     timeout,
     () => `${node.name} to exit after SIGTERM`,
   );
