@@ -315,14 +315,14 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     // The kill -9 on the cluster: election vs the first clean answer to a call sent after it.
     const killed = faults.find((f) => f.fault === "nats" && f.electedAt !== undefined);
     const firstClean = killed
-      ? done.filter((d) => d.clean && d.sentAt >= killed.at).sort((a, b) => a.at - b.at)[0]
+      ? done.filter((d) => d.clean && d.sentAt >= killed.from).sort((a, b) => a.at - b.at)[0]
       : undefined;
     const kill =
       killed?.electedAt === undefined
         ? undefined
         : {
-            electionS: (killed.electedAt - killed.at) / 1000,
-            firstCleanS: firstClean === undefined ? Infinity : (firstClean.at - killed.at) / 1000,
+            electionS: (killed.electedAt - killed.from) / 1000,
+            firstCleanS: firstClean === undefined ? Infinity : (firstClean.at - killed.from) / 1000,
           };
 
     // After a node's kill JetStream may not answer for a few seconds (leaders re-elected).
