@@ -14,12 +14,18 @@
  * under the temp dir), printed at the start and kept afterwards, so a failed run can be diagnosed.
  * The last line is machine-readable:
  *   chaos: calls=… lost=… duplicates=… wrong=… hung=… verify_findings=… max_recovery_s=…
+ * and on the cluster also roll_failed=… roll_p99_ms=… kill_election_s=… kill_first_clean_s=…
  *
  *   CHAOS_SESSIONS=1000 CHAOS_CALLS=10 CHAOS_CONCURRENCY=48 npm run chaos
  *
  * CHAOS_CLUSTER=1 runs the same schedule on a three-node JetStream cluster on loopback (R3
  * streams and buckets); the NATS fault is then a kill -9 of the node leading the log stream,
- * restarted after 1 s, and its recovery is counted from the kill (servers.ts).
+ * restarted after 1 s, and its recovery is counted from the kill (servers.ts). Before the schedule,
+ * a rolling restart (every node in turn: step-downs, lame duck, SIGTERM, restart, rejoin) runs
+ * under load of its own: roll_failed counts its calls that failed or got any answer but the
+ * policy's own, roll_p99_ms their latency. For the kill -9, kill_election_s is the time until the
+ * log stream had a leader again and kill_first_clean_s until the first clean answer to a call sent
+ * after the kill (CHAOS_ROLL=0 skips the roll).
  */
 import { appendFile, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -33,6 +39,8 @@ import { readSealLag } from "../../src/sealer/lag.js";
 import { readLog } from "../../test/support/log.js";
 import { startCli, type RoleProcess } from "../support/cli.js";
 import { startChaosNats } from "./servers.js";
+import { failedCall, percentile, startPhaseLoad } from "./phase-load.js";
+import type { NodeRoll } from "../../test/support/nats-cluster-roll.js";
 import { pino } from "pino";
 import { startWithRetry } from "../../src/cli/start-retry.js";
 import { RegistryStore } from "../../src/registry/store.js";
@@ -49,6 +57,12 @@ export interface ChaosOptions {
    * HOOKBUS_REPLICAS=3 for this process; the roles get it in their environment).
    */
   cluster?: boolean;
+  /**
+   * On the cluster, before the schedule: a rolling restart of every node under load (its own
+   * sessions, `rollConcurrency` at once, default 16). Default on with `cluster`.
+   */
+  roll?: boolean;
+  rollConcurrency?: number;
   /** How long to wait after the calls for the sealer to seal the whole log (default 60 s). */
   sealWaitMs?: number;
   /** Where each role's output is kept (`<role>.log`); default a new folder under the temp dir. */
@@ -77,6 +91,19 @@ export interface ChaosResult {
   maxRecoveryS: number;
   errors: Record<string, number>;
   recoveries: { fault: string; seconds: number }[];
+  /** The rolling restart (cluster): calls made during it, failed ones, their p99, each node's time. */
+  roll?: {
+    calls: number;
+    failed: number;
+    p99Ms: number;
+    errors: Record<string, number>;
+    nodes: NodeRoll[];
+  };
+  /**
+   * The kill -9 of the log leader's node (cluster), in seconds from the kill: until the log
+   * stream had a leader again (polled), and until the first clean answer to a call sent after it.
+   */
+  kill?: { electionS: number; firstCleanS: number };
   /** Roles that exited without being killed (`name:code`), each restarted as a supervisor would. */
   unexpectedExits: string[];
   /** Where the roles' logs are. */
@@ -166,17 +193,55 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       }
     }
 
+    /** Every node restarted in turn (servers.ts) while sessions of its own keep calling. */
+    async function rollUnderLoad(): Promise<NonNullable<ChaosResult["roll"]>> {
+      await mark("rolling restart starts");
+      const load = startPhaseLoad(client, {
+        concurrency: options.rollConcurrency ?? 16,
+        prefix: "roll",
+      });
+      const nodes = await server.roll!(nc, (line) => {
+        log(`roll: ${line}`);
+        void mark(`roll: ${line}`);
+      });
+      const calls = await load.stop();
+      await mark("rolling restart done");
+      const errors: Record<string, number> = {};
+      for (const call of calls) {
+        if (call.error !== undefined) errors[call.error] = (errors[call.error] ?? 0) + 1;
+        if (call.decision !== undefined) {
+          answers.set(call.callId, {
+            outcome: call.decision.outcome,
+            decision: call.decision,
+            cmd: call.cmd,
+          });
+        }
+      }
+      return {
+        calls: calls.length,
+        failed: calls.filter(failedCall).length,
+        p99Ms: percentile(
+          calls.map((c) => c.at - c.sentAt),
+          99,
+        ),
+        errors,
+        nodes,
+      };
+    }
+
     const total = options.sessions * options.callsPerSession;
     const answers = new Map<string, { outcome: string; decision: unknown; cmd: string }>();
     const errors: Record<string, number> = {};
-    const done: { at: number; sentAt: number; ok: boolean }[] = [];
+    const done: { at: number; sentAt: number; ok: boolean; clean: boolean }[] = [];
     let hung = 0;
     let nextSession = 0;
-    const faults: { fault: string; at: number; from: number }[] = [];
+    const faults: { fault: string; at: number; from: number; electedAt?: number }[] = [];
     const schedule = [...options.schedule].sort((a, b) => a.at - b.at);
     // Faults and NATS restarts, timestamped, for reading the role logs against.
     const mark = (line: string) =>
       appendFile(join(runDir, "faults.log"), `${new Date().toISOString()} ${line}\n`);
+    const roll =
+      options.cluster === true && options.roll !== false ? await rollUnderLoad() : undefined;
 
     const runSession = async (s: number) => {
       for (let c = 0; c < options.callsPerSession; c++) {
@@ -191,11 +256,12 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
             { callId },
           );
           answers.set(callId, { outcome: result.decision.outcome, decision: result.decision, cmd });
-          done.push({ at: Date.now(), sentAt, ok: true });
+          const clean = result.decision.outcome === (cmd === "rm" ? "block" : "allow");
+          done.push({ at: Date.now(), sentAt, ok: true, clean });
         } catch (error) {
           const code = isHookbusError(error) ? error.code : "UNCODED";
           errors[code] = (errors[code] ?? 0) + 1;
-          done.push({ at: Date.now(), sentAt, ok: false });
+          done.push({ at: Date.now(), sentAt, ok: false, clean: false });
         }
         if (Date.now() - sentAt > options.timeoutMs + 1000) hung++;
       }
@@ -210,10 +276,19 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
         if (step.fault === "nats") {
           const progress = `${done.length}/${total}`;
           await mark(`nats kill -9 at ${progress}`);
-          const { what, from } = await server.fault(nc, `${namespace.toUpperCase()}_LOG`, 1000);
+          const { what, from, electedAt } = await server.fault(
+            nc,
+            `${namespace.toUpperCase()}_LOG`,
+            1000,
+          );
           log(`fault: kill -9 of ${what} at ${progress}, restarted after 1 s`);
           await mark(`${what} restarted`);
-          faults.push({ fault: "nats", at, from });
+          faults.push({
+            fault: "nats",
+            at,
+            from,
+            ...(electedAt === undefined ? {} : { electedAt }),
+          });
         } else {
           const name = `${step.fault}-1`;
           roles.get(name)?.child.kill("SIGKILL");
@@ -236,6 +311,19 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
         seconds: first === undefined ? Infinity : (first.at - f.from) / 1000,
       };
     });
+
+    // The kill -9 on the cluster: election vs the first clean answer to a call sent after it.
+    const killed = faults.find((f) => f.fault === "nats" && f.electedAt !== undefined);
+    const firstClean = killed
+      ? done.filter((d) => d.clean && d.sentAt >= killed.from).sort((a, b) => a.at - b.at)[0]
+      : undefined;
+    const kill =
+      killed?.electedAt === undefined
+        ? undefined
+        : {
+            electionS: (killed.electedAt - killed.from) / 1000,
+            firstCleanS: firstClean === undefined ? Infinity : (firstClean.at - killed.from) / 1000,
+          };
 
     // After a node's kill JetStream may not answer for a few seconds (leaders re-elected).
     const settle = { waitMs: 60_000, logger: pino({ level: "silent" }), what: "chaos read" };
@@ -278,6 +366,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       maxRecoveryS: Math.max(0, ...recoveries.map((r) => r.seconds)),
       errors,
       recoveries,
+      ...(roll === undefined ? {} : { roll }),
+      ...(kill === undefined ? {} : { kill }),
       unexpectedExits,
       runDir,
     };
@@ -343,7 +433,11 @@ function event(id: string, cmd: string) {
 export function summaryLine(r: ChaosResult): string {
   return (
     `chaos: calls=${r.calls} lost=${r.lost} duplicates=${r.duplicates} wrong=${r.wrong} hung=${r.hung} ` +
-    `verify_findings=${r.verifyFindings} max_recovery_s=${r.maxRecoveryS.toFixed(2)}`
+    `verify_findings=${r.verifyFindings} max_recovery_s=${r.maxRecoveryS.toFixed(2)}` +
+    (r.roll === undefined ? "" : ` roll_failed=${r.roll.failed} roll_p99_ms=${r.roll.p99Ms}`) +
+    (r.kill === undefined
+      ? ""
+      : ` kill_election_s=${r.kill.electionS.toFixed(2)} kill_first_clean_s=${r.kill.firstCleanS.toFixed(2)}`)
   );
 }
 
@@ -358,6 +452,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     timeoutMs: num("CHAOS_TIMEOUT_MS", 5000),
     ...(process.env.CHAOS_RUN_DIR === undefined ? {} : { runDir: process.env.CHAOS_RUN_DIR }),
     cluster: process.env.CHAOS_CLUSTER === "1",
+    roll: process.env.CHAOS_ROLL !== "0",
     schedule: [
       { at: 0.2, fault: "worker" },
       { at: 0.45, fault: "coordinator" },
@@ -368,6 +463,10 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   });
   console.log(`answered=${result.answered} errors=${JSON.stringify(result.errors)}`);
   console.log(`recoveries=${JSON.stringify(result.recoveries)}`);
+  if (result.roll !== undefined) {
+    const { nodes, ...roll } = result.roll;
+    console.log(`roll=${JSON.stringify(roll)} nodes=${JSON.stringify(nodes)}`);
+  }
   console.log(
     `unexpected_exits=${JSON.stringify(result.unexpectedExits)} role_logs=${result.runDir}`,
   );

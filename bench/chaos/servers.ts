@@ -6,6 +6,7 @@
 import { jetstreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { startNatsCluster } from "../../test/support/nats-cluster.js";
+import { rollCluster, type NodeRoll } from "../../test/support/nats-cluster-roll.js";
 import { findNatsServer } from "../../src/testing/nats.js";
 
 export interface ChaosNats {
@@ -23,7 +24,12 @@ export interface ChaosNats {
     nc: NatsConnection,
     logStream: string,
     downMs: number,
-  ): Promise<{ what: string; from: number }>;
+  ): Promise<{ what: string; from: number; electedAt?: number }>;
+  /**
+   * On a cluster: restart every node in turn the way an operator upgrades one (step-downs, lame
+   * duck, SIGTERM, restart, rejoin; test/support/nats-cluster-roll.ts). Undefined on one server.
+   */
+  roll?: (nc: NatsConnection, log: (line: string) => void) => Promise<NodeRoll[]>;
   stop(): Promise<void>;
 }
 
@@ -49,20 +55,34 @@ export async function startChaosNats(cluster: boolean): Promise<ChaosNats> {
     servers: nodes.urls(),
     replicas: 3,
     async fault(nc, logStream, downMs) {
-      const leader = await jetstreamManager(nc, { timeout: 5000 })
-        .then((jsm) => jsm.streams.info(logStream))
-        .then((info) => info.cluster?.leader)
-        .catch(() => undefined);
+      const leaderOf = () =>
+        jetstreamManager(nc, { timeout: 1000 })
+          .then((jsm) => jsm.streams.info(logStream))
+          .then((info) => info.cluster?.leader)
+          .catch(() => undefined);
+      const leader = await leaderOf();
       const node = nodes.nodes.find((n) => n.name === leader) ?? nodes.nodes[0]!;
       const at = Date.now();
       await node.kill();
+      // The election: from the kill until the log stream answers with a leader again (polled).
+      const elected = (async () => {
+        for (const until = at + 30_000; Date.now() < until;) {
+          const now = await leaderOf();
+          if (now !== undefined && (now !== node.name || node.running())) return Date.now();
+          await new Promise((r) => setTimeout(r, 100));
+        }
+        return undefined;
+      })();
       await new Promise((r) => setTimeout(r, downMs));
       await node.start();
+      const electedAt = await elected;
       return {
         what: `node ${node.name}${node.name === leader ? " (log stream leader)" : ""}`,
         from: at,
+        ...(electedAt === undefined ? {} : { electedAt }),
       };
     },
+    roll: (nc, log) => rollCluster(nodes, { nc, log }),
     stop: () => nodes.stop(),
   };
 }

@@ -1,10 +1,19 @@
 /**
  * What a request needs to know about its connection: is it up now, and has it dropped since the
  * request was sent. nats.js neither fails nor re-sends requests that were in flight when the
- * connection dropped, so callers that must answer within a deadline watch for the reconnect and
- * re-send themselves (see requestWithResend in src/agent/resend.ts).
+ * connection dropped — and it discards what was published while it was down (its outbound buffer
+ * is reset at each reconnect) — so callers that must answer within a deadline watch for the
+ * reconnect and re-send themselves (see requestWithResend in src/agent/resend.ts, the reply
+ * inbox's `resend`, the coordinator's ask-again).
  */
 import type { NatsConnection } from "@nats-io/transport-node";
+
+/**
+ * `reconnect`: this connection came back (on the same or another server). `cluster`: the server
+ * told of a change in the cluster (a node left, came back, or entered lame-duck mode).
+ * `lame-duck`: this connection's own server entered lame-duck mode (it will close it soon).
+ */
+export type ConnectionChange = "reconnect" | "cluster" | "lame-duck";
 
 export class ConnectionWatch {
   private static readonly watches = new WeakMap<NatsConnection, ConnectionWatch>();
@@ -24,6 +33,8 @@ export class ConnectionWatch {
   private drops = 0;
   /** Called once at the next reconnect; bounded by the requests in flight, each removes its own. */
   private readonly onReconnect = new Set<() => void>();
+  /** Told of every change; one per component on the connection (inbox, asker), each removes its own. */
+  private readonly listeners = new Set<(change: ConnectionChange) => void>();
 
   private constructor(nc: NatsConnection) {
     void (async () => {
@@ -35,6 +46,11 @@ export class ConnectionWatch {
           this.up = true;
           for (const wake of [...this.onReconnect]) wake();
           this.onReconnect.clear();
+          this.tell("reconnect");
+        } else if (status.type === "update") {
+          this.tell("cluster");
+        } else if (status.type === "ldm") {
+          this.tell("lame-duck");
         }
       }
     })();
@@ -54,5 +70,15 @@ export class ConnectionWatch {
     const promise = new Promise<void>((resolve) => (wake = resolve));
     this.onReconnect.add(wake);
     return { promise, cancel: () => this.onReconnect.delete(wake) };
+  }
+
+  /** Calls `listener` at every change until the returned function is called. */
+  onChange(listener: (change: ConnectionChange) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  private tell(change: ConnectionChange): void {
+    for (const listener of [...this.listeners]) listener(change);
   }
 }

@@ -8,6 +8,11 @@
  * Failures are reported as `nc.request` reports them, so callers keep one error vocabulary:
  * `TimeoutError` when no reply came in time, a `RequestError` caused by `NoRespondersError` when
  * the server knows no subscriber, the client's own error when the connection is closed.
+ *
+ * A request whose responder de-duplicates (a JetStream append carries its message id) may ask to
+ * be re-sent (`resend`): with the same reply token, when the connection comes back — what was in
+ * flight or published while it was down is lost — and while no reply came, every `everyMs` (a
+ * stream leader that steps down drops the proposals it had not committed). The first reply wins.
  */
 import {
   ClosedConnectionError,
@@ -20,6 +25,7 @@ import {
   type NatsConnection,
   type Subscription,
 } from "@nats-io/transport-node";
+import { ConnectionWatch } from "./connection-watch.js";
 import { connectionInboxPrefix } from "./inbox.js";
 import { HookbusError } from "../foundation/errors.js";
 
@@ -30,6 +36,18 @@ export interface InboxRequestOptions {
   headers?: MsgHdrs;
   /** Milliseconds to wait for the reply. */
   timeout: number;
+  /**
+   * Re-send on reconnect, and every `everyMs` (default: never) while no reply came. Only for
+   * requests the responder de-duplicates: it may see the request more than once.
+   */
+  resend?: { everyMs?: number };
+}
+
+/** What a re-sent request publishes again. */
+interface Resend {
+  data: Uint8Array;
+  headers: MsgHdrs | undefined;
+  timer: NodeJS.Timeout | undefined;
 }
 
 interface Pending {
@@ -37,6 +55,7 @@ interface Pending {
   reject: (error: Error) => void;
   timer: NodeJS.Timeout;
   subject: string;
+  resend?: Resend;
 }
 
 const inboxes = new WeakMap<NatsConnection, ReplyInbox>();
@@ -69,7 +88,13 @@ export class ReplyInbox {
         if (error === null) this.onReply(msg);
       },
     });
-    void nc.closed().then(() => this.failAll(new ClosedConnectionError()));
+    const stopWatching = ConnectionWatch.of(nc).onChange((change) => {
+      if (change === "reconnect") this.resendAll();
+    });
+    void nc.closed().then(() => {
+      stopWatching();
+      this.failAll(new ClosedConnectionError());
+    });
   }
 
   request(subject: string, data: Uint8Array, options: InboxRequestOptions): Promise<Msg> {
@@ -85,21 +110,63 @@ export class ReplyInbox {
     const token = (++this.counter).toString(36);
     return new Promise<Msg>((resolve, reject) => {
       const timer = setTimeout(() => {
-        if (this.pending.delete(token)) reject(new TimeoutError());
+        const entry = this.pending.get(token);
+        if (entry === undefined) return;
+        this.forget(token, entry);
+        reject(new TimeoutError());
       }, options.timeout);
-      this.pending.set(token, { resolve, reject, timer, subject });
+      const entry: Pending = { resolve, reject, timer, subject };
+      if (options.resend !== undefined) {
+        entry.resend = { data, headers: options.headers, timer: undefined };
+        this.resendEvery(token, entry, options.resend.everyMs);
+      }
+      this.pending.set(token, entry);
       try {
-        this.nc.publish(subject, data, {
-          reply: `${this.prefix}.${token}`,
-          ...(options.headers === undefined ? {} : { headers: options.headers }),
-        });
+        this.publish(token, entry, data, options.headers);
       } catch (error) {
         // Closed or draining connection, or a bad subject: as nc.request, fail the request.
-        clearTimeout(timer);
-        this.pending.delete(token);
+        this.forget(token, entry);
         reject(error instanceof Error ? error : new RequestError(String(error)));
       }
     });
+  }
+
+  private publish(token: string, entry: Pending, data: Uint8Array, headers?: MsgHdrs): void {
+    this.nc.publish(entry.subject, data, {
+      reply: `${this.prefix}.${token}`,
+      ...(headers === undefined ? {} : { headers }),
+    });
+  }
+
+  /** While no reply came, publish the request again every `everyMs`. */
+  private resendEvery(token: string, entry: Pending, everyMs: number | undefined): void {
+    const resend = entry.resend;
+    if (resend === undefined || everyMs === undefined || everyMs <= 0) return;
+    resend.timer = setTimeout(() => {
+      if (this.pending.get(token) !== entry) return;
+      this.republish(token, entry);
+      this.resendEvery(token, entry, everyMs);
+    }, everyMs);
+  }
+
+  /** The connection is back: what was in flight may be lost with the old one. */
+  private resendAll(): void {
+    for (const [token, entry] of this.pending) this.republish(token, entry);
+  }
+
+  private republish(token: string, entry: Pending): void {
+    if (entry.resend === undefined) return;
+    try {
+      this.publish(token, entry, entry.resend.data, entry.resend.headers);
+    } catch {
+      // Closed or draining: the request's own timer (or the close) settles it.
+    }
+  }
+
+  private forget(token: string, entry: Pending): void {
+    clearTimeout(entry.timer);
+    if (entry.resend !== undefined) clearTimeout(entry.resend.timer);
+    this.pending.delete(token);
   }
 
   /** Requests awaiting a reply now. */
@@ -110,9 +177,8 @@ export class ReplyInbox {
   private onReply(msg: Msg): void {
     const token = msg.subject.slice(this.prefix.length + 1);
     const entry = this.pending.get(token);
-    if (entry === undefined) return; // timed out already: nobody waits for it
-    this.pending.delete(token);
-    clearTimeout(entry.timer);
+    if (entry === undefined) return; // timed out already (or answered): nobody waits for it
+    this.forget(token, entry);
     if (msg.data.length === 0 && msg.headers?.code === 503) {
       const cause = new NoRespondersError(entry.subject);
       entry.reject(new RequestError(cause.message, { cause }));
@@ -123,8 +189,7 @@ export class ReplyInbox {
 
   private failAll(error: Error): void {
     for (const [token, entry] of this.pending) {
-      clearTimeout(entry.timer);
-      this.pending.delete(token);
+      this.forget(token, entry);
       entry.reject(error);
     }
     this.subscription.unsubscribe();

@@ -4,6 +4,8 @@
  * protocol is JetStream's own: a message to a subject the stream captures, with `Nats-Msg-Id`
  * for de-duplication; the stream answers with a PubAck (`{stream, seq, duplicate?}`) or
  * `{error: {code, err_code, description}}`, which becomes HOOKBUS_LOG_REFUSED (permanent or not).
+ * The message id makes the append safe to re-send: it is re-sent at a reconnect and while no ack
+ * came (APPEND_RESEND_MS), so a NATS node that leaves costs an append milliseconds, not its deadline.
  */
 import type { MsgHdrs, NatsConnection } from "@nats-io/transport-node";
 import { HookbusError, isHookbusError } from "../foundation/errors.js";
@@ -45,6 +47,14 @@ export function isPermanentRefusal(error: unknown): boolean {
 
 const MSG_ID = "Nats-Msg-Id";
 
+/**
+ * While no PubAck came, the append is published again this often (same message id, same reply
+ * token: the stream's de-duplication stores it once, the first ack wins). A stream leader that
+ * steps down, or a node that goes away, drops the proposals it had not committed without a word;
+ * waiting out the whole attempt would cost the caller seconds. Also re-sent at every reconnect.
+ */
+export const APPEND_RESEND_MS = 500;
+
 export async function appendToStream(
   nc: NatsConnection,
   subject: string,
@@ -55,6 +65,7 @@ export async function appendToStream(
   const reply = await ReplyInbox.of(nc).request(subject, data, {
     headers: options.headers,
     timeout: options.timeout,
+    resend: { everyMs: APPEND_RESEND_MS },
   });
   return parseAck(reply.data);
 }

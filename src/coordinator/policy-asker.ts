@@ -20,6 +20,7 @@ import type { ModifyingHookName } from "../catalog/catalog.js";
 import type { PolicyOutcomeInput } from "../merge/outcome.js";
 import type { RegistryPolicy } from "../registry/document.js";
 import { tracePropagates } from "../observability/trace.js";
+import { AskAgain } from "./ask-again.js";
 
 export interface AskRequest {
   callId: string;
@@ -42,6 +43,8 @@ interface Pending {
   startedAt: number;
   settle?: (outcome: PolicyOutcomeInput) => void;
   timer: NodeJS.Timeout;
+  /** Its headers, kept for asking again (ask-again.ts) until it is answered or expires. */
+  headers?: MsgHdrs;
 }
 
 /** Timed-out asks still listened to for late verdicts; beyond it the oldest is forgotten. */
@@ -65,6 +68,8 @@ export class PolicyAsker {
   private readonly late = new Set<string>();
   /** The headers of the latest ask, for the next ask of the same call (headersFor). */
   private lastHeaders: { body: EncodedBody; timeoutMs: number; headers: MsgHdrs } | undefined;
+  /** When an ask may have been lost (a connection moved, no responders for a moment). */
+  private readonly again: AskAgain;
 
   constructor(
     private readonly bus: Bus,
@@ -80,11 +85,11 @@ export class PolicyAsker {
         if (error === null) this.onReply(msg);
       },
     });
+    this.again = new AskAgain(nc, { askAgain: (before) => this.askAgain(before) });
   }
 
   ask(request: AskRequest): Promise<PolicyOutcomeInput> {
     const token = (++this.counter).toString(36);
-    const { policy } = request;
     return new Promise((resolve) => {
       const entry: Pending = {
         request,
@@ -93,16 +98,9 @@ export class PolicyAsker {
         timer: setTimeout(() => this.expire(token), request.timeoutMs),
       };
       this.pending.set(token, entry);
-      const headers = this.headersFor(request);
+      const headers = (entry.headers = this.headersFor(request));
       try {
-        this.bus.nc.publish(
-          this.bus.subjects.policy(policy.name, request.hook),
-          request.body.data,
-          {
-            reply: `${this.prefix}.${token}`,
-            headers,
-          },
-        );
+        this.publish(token, request, headers);
       } catch (error) {
         // Publishing fails only when the connection is closed or draining: the policy is unreachable.
         this.finish(
@@ -117,6 +115,38 @@ export class PolicyAsker {
         );
       }
     });
+  }
+
+  private publish(token: string, request: AskRequest, headers: MsgHdrs): void {
+    this.bus.nc.publish(
+      this.bus.subjects.policy(request.policy.name, request.hook),
+      request.body.data,
+      {
+        reply: `${this.prefix}.${token}`,
+        headers,
+      },
+    );
+  }
+
+  /**
+   * Publish again, with the same reply token, every ask still waiting for its verdict (started
+   * before `before` when given): the first verdict wins (src/coordinator/ask-again.ts).
+   */
+  private askAgain(before?: number): void {
+    for (const [token, entry] of this.pending) {
+      if (before !== undefined && entry.startedAt >= before) continue;
+      this.askOnceMore(token, entry);
+    }
+  }
+
+  private askOnceMore(token: string, entry: Pending): void {
+    if (entry.settle === undefined || entry.headers === undefined || !("body" in entry.request))
+      return;
+    try {
+      this.publish(token, entry.request, entry.headers);
+    } catch {
+      // Closed or draining: the ask's own timer settles it.
+    }
   }
 
   /**
@@ -135,6 +165,7 @@ export class PolicyAsker {
   }
 
   async close(): Promise<void> {
+    this.again.close();
     for (const [token, entry] of this.pending) {
       clearTimeout(entry.timer);
       this.pending.delete(token);
@@ -157,6 +188,7 @@ export class PolicyAsker {
       ),
     );
     delete entry.settle;
+    delete entry.headers;
     // Keep listening for a while: a reply now is a late verdict worth recording. The body (up
     // to megabytes) is not needed for that.
     entry.request = {
@@ -196,9 +228,17 @@ export class PolicyAsker {
     const entry = this.pending.get(token);
     if (entry === undefined) return;
     const { request, startedAt } = entry;
-    // A 503 status with no body: the server knows no subscriber for the policy's subject.
+    // A 503 status with no body: the server knows no subscriber for the policy's subject. For a
+    // moment that may be a worker moving between nodes: asked again within the grace.
     if (msg.headers?.code === 503) {
       if (entry.settle === undefined) return;
+      const pause = this.again.noResponders(request.policy.name);
+      if (pause !== undefined) {
+        setTimeout(() => {
+          if (this.pending.get(token) === entry) this.askOnceMore(token, entry);
+        }, pause);
+        return;
+      }
       this.finish(
         token,
         this.outcome(
@@ -212,6 +252,7 @@ export class PolicyAsker {
       return;
     }
     const latencyMs = performance.now() - startedAt;
+    this.again.answered(request.policy.name);
     void this.decodeReply(msg).then((reply) => {
       const outcome = this.outcome(
         request,

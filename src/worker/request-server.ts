@@ -43,13 +43,19 @@ const Envelope = z.looseObject({
 });
 
 export class RequestServer {
-  private readonly subscription: Subscription;
+  private subscription: Subscription | undefined;
   private readonly prefix: string;
+  private stopped = false;
 
   constructor(private readonly options: RequestServerOptions) {
     const { bus, policy } = options;
     this.prefix = `${bus.subjects.namespace}.policy.${policy.name}.`;
-    this.subscription = bus.nc.subscribe(bus.subjects.policyWildcard(policy.name), {
+    this.subscription = this.subscribe();
+  }
+
+  private subscribe(): Subscription {
+    const { bus, policy, inFlight } = this.options;
+    return bus.nc.subscribe(bus.subjects.policyWildcard(policy.name), {
       queue: bus.subjects.policyQueue(policy.name),
       callback: (error, msg) => {
         if (error !== null) {
@@ -58,13 +64,13 @@ export class RequestServer {
         }
         // Stamped here, not when a handler is free: the caller's deadline runs from now.
         const arrivedAt = performance.now();
-        if (options.inFlight.queued >= options.maxQueued) {
+        if (inFlight.queued >= this.options.maxQueued) {
           void this.refuse(msg, "its queue is full");
           return;
         }
         const answer = () => this.answer(msg, arrivedAt);
-        void options.inFlight.run(async () => {
-          await (options.telemetry?.handle(policy.name, msg, answer) ?? answer());
+        void inFlight.run(async () => {
+          await (this.options.telemetry?.handle(policy.name, msg, answer) ?? answer());
         });
       },
     });
@@ -72,7 +78,25 @@ export class RequestServer {
 
   /** Stop taking requests; those already received are still handed to `inFlight`. */
   async drain(): Promise<void> {
-    await this.subscription.drain().catch(() => {}); // a closed connection has nothing to drain
+    this.stopped = true;
+    await this.pause();
+  }
+
+  /**
+   * Stop taking requests for a while (the connection is moving to another NATS node): the queue
+   * group's other members get them meanwhile; those already received are still handed to
+   * `inFlight`.
+   */
+  async pause(): Promise<void> {
+    const subscription = this.subscription;
+    this.subscription = undefined;
+    await subscription?.drain().catch(() => {}); // a closed connection has nothing to drain
+  }
+
+  /** Take requests again after `pause` (not after `drain`). */
+  resume(): void {
+    if (this.stopped || this.subscription !== undefined) return;
+    this.subscription = this.subscribe();
   }
 
   /** Answer at once with HOOKBUS_WORKER_OVERLOADED: the coordinator applies the failure mode. */

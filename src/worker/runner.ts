@@ -8,6 +8,7 @@ import type { Registry } from "prom-client";
 import type { NatsConnection } from "@nats-io/transport-node";
 import type { Logger } from "pino";
 import { Bus } from "../bus/bus.js";
+import { moveOnLameDuck } from "../bus/lame-duck-move.js";
 import { isModifyingHook } from "../catalog/catalog.js";
 import { HookbusError } from "../foundation/errors.js";
 import { WorkerTelemetry } from "./telemetry.js";
@@ -108,7 +109,21 @@ export async function runPolicy(
     ...(options.id === undefined ? {} : { id: options.id }),
   });
 
+  // A NATS node about to stop (lame-duck mode): hand new requests to the policy's other workers,
+  // answer those in hand, move to another node, and take requests again there.
+  const stopMoving = moveOnLameDuck(options.nc, {
+    logger: bus.logger,
+    pause: async () => {
+      await Promise.all(servers.map((server) => server.pause()));
+      await inFlight.idle();
+    },
+    resume: () => {
+      for (const server of servers) server.resume();
+    },
+  });
+
   const shutdown = async () => {
+    stopMoving();
     await telemetry.stop();
     await Promise.all(servers.map((server) => server.drain()));
     await Promise.all(observers.map((observer) => observer.stop()));

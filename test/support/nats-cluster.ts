@@ -17,8 +17,14 @@ export interface ClusterNode {
   /** The server_name, as JetStream reports stream leaders. */
   name: string;
   url: string;
+  /** The node's HTTP monitoring endpoint (`/healthz`, `/jsz`, `/connz`). */
+  monitorUrl: string;
   /** SIGKILL, store kept. */
   kill(): Promise<void>;
+  /** Send a signal (SIGUSR2: lame-duck mode); false when the node is not running. */
+  signal(signal: NodeJS.Signals): boolean;
+  /** Resolves when the node's process has exited (at once when it is not running). */
+  exited(): Promise<void>;
   /** Start again with the same ports and store. */
   start(): Promise<void>;
   running(): boolean;
@@ -47,6 +53,7 @@ export async function startNatsCluster(size = 3): Promise<NatsCluster> {
     Array.from({ length: size }, async () => ({
       client: await freePort(),
       route: await freePort(),
+      http: await freePort(),
     })),
   );
   const routes = ports.map((p) => `nats-route://127.0.0.1:${p.route}`);
@@ -59,6 +66,7 @@ export async function startNatsCluster(size = 3): Promise<NatsCluster> {
       [
         `server_name: ${name}`,
         `listen: 127.0.0.1:${port.client}`,
+        `http: 127.0.0.1:${port.http}`,
         `jetstream { store_dir: ${JSON.stringify(join(root, name))}, max_mem: 64MB, max_file: 2GB }`,
         `cluster { name: hookbus, listen: 127.0.0.1:${port.route}, routes: [${routes.join(", ")}] }`,
       ].join("\n"),
@@ -68,7 +76,16 @@ export async function startNatsCluster(size = 3): Promise<NatsCluster> {
     nodes.push({
       name,
       url: `nats://127.0.0.1:${port.client}`,
-      running: () => child !== undefined && child.exitCode === null,
+      monitorUrl: `http://127.0.0.1:${port.http}`,
+      running: () => child !== undefined && child.exitCode === null && child.signalCode === null,
+      signal: (signal) => child !== undefined && child.exitCode === null && child.kill(signal),
+      exited() {
+        const proc = child;
+        if (proc === undefined || proc.exitCode !== null || proc.signalCode !== null) {
+          return Promise.resolve();
+        }
+        return new Promise<void>((resolve) => proc.once("exit", () => resolve()));
+      },
       async start() {
         output = "";
         const proc = spawn(binary, ["-c", config], { stdio: ["ignore", "pipe", "pipe"] });
@@ -84,7 +101,7 @@ export async function startNatsCluster(size = 3): Promise<NatsCluster> {
       async kill() {
         const proc = child;
         child = undefined;
-        if (proc === undefined || proc.exitCode !== null) return;
+        if (proc === undefined || proc.exitCode !== null || proc.signalCode !== null) return;
         await new Promise<void>((resolve) => {
           proc.once("exit", () => resolve());
           proc.kill("SIGKILL");

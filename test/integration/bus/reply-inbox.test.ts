@@ -39,6 +39,27 @@ afterAll(async () => {
 });
 
 describe("ReplyInbox", () => {
+  it("re-sends a request marked `resend` with the same reply token until one is answered", async () => {
+    const subject = `${uniqueNamespace()}.lossy`;
+    const seen: string[] = [];
+    responder.subscribe(subject, {
+      callback: (_error, msg) => {
+        seen.push(msg.reply ?? "");
+        // The first copy is "lost" (a stream leader stepping down answers nothing).
+        if (seen.length >= 2) msg.respond(msg.data);
+      },
+    });
+    await responder.flush();
+    const started = Date.now();
+    const reply = await ReplyInbox.of(nc).request(subject, text("once"), {
+      timeout: 5000,
+      resend: { everyMs: 100 },
+    });
+    expect(reply.string()).toBe("once");
+    expect(Date.now() - started).toBeLessThan(2000);
+    expect(new Set(seen).size).toBe(1); // one token: the first answer wins, later ones are dropped
+  });
+
   it("answers each of many concurrent requests with its own reply", async () => {
     const subject = `${uniqueNamespace()}.echo`;
     responder.subscribe(subject, {
