@@ -155,16 +155,33 @@ export class Observer {
   private async ensureConsumer(): Promise<void> {
     const { bus, hook, policy, settings } = this.options;
     const stream = bus.subjects.logStream;
+    // Every outcome of the hook: refusals are observations filed under `block`
+    // (log/observation-outcome.ts); the hook's error records are skipped in `handle`.
+    const filter = bus.subjects.auditFilter({ hook });
     try {
-      await bus.jsm.consumers.info(stream, this.durable);
-      return; // used as it is, like every JetStream resource hookbus finds already there
+      const found = await bus.jsm.consumers.info(stream, this.durable);
+      // Otherwise used as it is, like every JetStream resource hookbus finds already there; a
+      // consumer made before refusals were filed under `block` (`….observed`) is widened once.
+      if (found.config.filter_subject === bus.subjects.auditFilter({ hook, kind: "observed" })) {
+        await bus.jsm.consumers.update(stream, this.durable, { filter_subject: filter }).then(
+          () =>
+            this.log.info({ filter }, "observation consumer widened to every outcome of its hook"),
+          (error: unknown) =>
+            // Older credentials allow only `….observed`: keep it (refusals are not delivered).
+            this.log.warn(
+              { err: error, filter },
+              "cannot widen the observation consumer (regenerate the worker's credentials: hookbus auth); refusals filed under block are not delivered to it",
+            ),
+        );
+      }
+      return;
     } catch (error) {
       if (!isConsumerNotFound(error)) throw error;
     }
     const config: Partial<ConsumerConfig> = {
       durable_name: this.durable,
       description: `hookbus: ${hook} observations for policy ${policy.name}`,
-      filter_subject: bus.subjects.auditFilter({ hook, kind: "observed" }),
+      filter_subject: filter,
       ack_policy: AckPolicy.Explicit,
       // A newly deployed policy starts with new observations, not with the whole audit history.
       deliver_policy: DeliverPolicy.New,
@@ -208,6 +225,10 @@ export class Observer {
     // A slow handler must not look like a dead one: tell the server we are still working.
     const keepAlive = setInterval(() => msg.working(), Math.max(100, settings.ackWaitMs / 2));
     try {
+      if (!isObservationSubject(bus, msg.subject)) {
+        msg.ack(); // the hook's error records share its subjects: nothing to deliver
+        return;
+      }
       let record: ObservationRecord;
       try {
         record = ObservationRecord.parse(await bus.codec.decodeMessage(msg));
@@ -273,4 +294,14 @@ function isStreamNotFound(error: unknown): boolean {
 
 function isConsumerNotFound(error: unknown): boolean {
   return error instanceof JetStreamApiError && error.code === JetStreamApiCodes.ConsumerNotFound;
+}
+
+/** Observations are filed under `observed`, or `block` for refusals (log/observation-outcome.ts). */
+function isObservationSubject(bus: Bus, subject: string): boolean {
+  try {
+    const kind = bus.subjects.parseAudit(subject).kind;
+    return kind === "observed" || kind === "block";
+  } catch {
+    return true; // not ours to judge here: the record's own check below drops it
+  }
 }
