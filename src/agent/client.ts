@@ -388,10 +388,12 @@ export class HookbusClient {
       event.toolCallId as string | undefined,
       context.toolCallId as string | undefined,
     );
-    const next = (v: GateVerdict): Promise<AnyResult> | AnyResult =>
-      v.proceed
-        ? this.dispatch(hook, context, event, callId, deadline)
-        : (this.counts.gate++, gateBlock(v, callId, this.registry.revision));
+    const next = (v: GateVerdict): Promise<AnyResult> | AnyResult => {
+      if (v.proceed) return this.dispatch(hook, context, event, callId, deadline);
+      this.counts.gate++;
+      this.recordGateRefusal(context, event, v);
+      return gateBlock(v, callId, this.registry.revision);
+    };
     // No gate for this run: no await, no timer (the fast path stays cheap).
     if (!(verdict instanceof Promise)) return Promise.resolve(next(verdict));
     return beforeDeadline(
@@ -449,6 +451,30 @@ export class HookbusClient {
       registryRevision: reply.registryRevision,
       recordSeq: reply.recordSeq,
     }));
+  }
+
+  /**
+   * No coordinator decided a gate refusal, so the SDK records it: an after_tool_call observation
+   * (`blocked`, `blockSource: "after_llm_call_gate"`), filed under `block` in the log, so audit
+   * queries and counts see it with its reason and policy. Never delays or fails the refusal.
+   */
+  private recordGateRefusal(
+    context: AnyContext,
+    event: AnyEvent,
+    verdict: Extract<GateVerdict, { proceed: false }>,
+  ): void {
+    const toolCallId = event.toolCallId ?? context.toolCallId;
+    this.observe("after_tool_call", context as HookContextInput<"after_tool_call">, {
+      toolName: event.toolName as string,
+      ...(typeof toolCallId === "string" ? { toolCallId } : {}),
+      params: event.params,
+      blocked: true,
+      blockReason: verdict.blockReason,
+      ...(verdict.blockedBy === undefined ? {} : { blockedBy: verdict.blockedBy }),
+      blockSource: "after_llm_call_gate",
+    }).catch((error: unknown) =>
+      this.logger.warn({ err: error }, "the after_llm_call gate's refusal was not recorded"),
+    );
   }
 
   private timeoutFor(opts: { timeoutMs?: number }): number {

@@ -38,7 +38,9 @@ export interface AuditFilter {
   hook?: HookName | typeof UNKNOWN_HOOK | undefined;
   /** Server-side (subject): a decision's outcome, or the record kind `error`, `late`, `observed`. */
   outcome?: AuditOutcome | undefined;
-  /** Client-side: decisions that asked this policy (any mode), and its late verdicts. */
+  /** Client-side: records of this run (the context's `runId`). */
+  runId?: string | undefined;
+  /** Client-side: decisions that asked this policy (any mode), its late verdicts, and refusals it decided. */
   policy?: string | undefined;
   /** Server-side (consumer start time): records stored at or after this time. */
   since?: Date | undefined;
@@ -85,6 +87,8 @@ export function checkAuditFilter(filter: AuditFilter = {}): AuditFilter {
   if (agentId !== undefined) checked.agentId = agentId;
   const sessionKey = checkId(filter.sessionKey, "sessionKey");
   if (sessionKey !== undefined) checked.sessionKey = sessionKey;
+  const runId = checkId(filter.runId, "runId");
+  if (runId !== undefined) checked.runId = runId;
   if (filter.hook !== undefined) {
     const hook: string = filter.hook;
     if (!isHookName(hook) && hook !== UNKNOWN_HOOK)
@@ -151,6 +155,7 @@ export function subjectFilter(filter: AuditFilter): AuditSubjectFilter {
 /** The client-side part of a filter: policy and shadowChanged (until and limit end the read). */
 export function matchesClientSide(entry: LogEntry, filter: AuditFilter): boolean {
   const { record } = entry;
+  if (filter.runId !== undefined && record.context.runId !== filter.runId) return false;
   if (filter.shadowChanged === true) {
     if (record.kind !== "decision" || record.shadow?.changed !== true) return false;
   }
@@ -159,6 +164,9 @@ export function matchesClientSide(entry: LogEntry, filter: AuditFilter): boolean
       if (!record.outcomes.some((o) => o.policy === filter.policy)) return false;
     } else if (record.kind === "late") {
       if (record.policy !== filter.policy) return false;
+    } else if (record.kind === "observation") {
+      // A refusal the SDK or an adapter recorded names the policy that decided it.
+      if (record.event.blockedBy !== filter.policy) return false;
     } else {
       return false;
     }

@@ -134,7 +134,7 @@ function outcomeOf(step: TimelineEntry): string {
     case "late":
       return "late";
     case "observation":
-      return "observed";
+      return step.outcome;
     case "approval":
       return `approval ${step.resolution}`;
   }

@@ -15,6 +15,7 @@ import type {
   ObservationRecord,
   RecordedOutcome,
 } from "../log/record.js";
+import { isLocalRefusal } from "../log/observation-outcome.js";
 import { queryLog, type AuditEntry } from "./query.js";
 
 interface StepBase {
@@ -90,6 +91,13 @@ export interface LateStep extends StepBase {
 export interface ObservationStep extends StepBase {
   kind: "observation";
   eventId: string;
+  /**
+   * `block` for a refusal no decision record holds (the agent SDK's after_llm_call gate, or an
+   * adapter), with `blockedBy` and `blockReason`; `observed` otherwise.
+   */
+  outcome: "observed" | "block";
+  blockedBy?: string;
+  blockReason?: string;
   record: ObservationRecord;
 }
 
@@ -109,6 +117,8 @@ export type TimelineEntry = DecisionStep | ErrorStep | LateStep | ObservationSte
 export interface TimelineOptions {
   /** Only this agent's records (a session key may be reused by several agents). */
   agentId?: string | undefined;
+  /** Only this run's records (the context's `runId`). */
+  runId?: string | undefined;
   signal?: AbortSignal | undefined;
 }
 
@@ -196,8 +206,21 @@ function lateSummary(record: LateVerdictRecord): string {
   return `${when}: would have blocked${reason}`;
 }
 
+/** Who refused the call: "the after_llm_call gate" or "the adapter". */
+const REFUSED_BY: Record<string, string> = {
+  after_llm_call_gate: "the after_llm_call gate",
+  adapter: "the adapter",
+};
+
 function observationSummary(record: ObservationRecord): string {
   const e = record.event;
+  if (isLocalRefusal(record.hook, e)) {
+    // Read like a decision's line: who blocked, why, and where it was enforced.
+    const who = typeof e.blockedBy === "string" ? e.blockedBy : "?";
+    const tool = typeof e.toolName === "string" ? `tool ${e.toolName} ` : "";
+    const reason = typeof e.blockReason === "string" ? `: ${e.blockReason}` : "";
+    return `${tool}blocked by ${who}${reason} (refused by ${REFUSED_BY[String(e.blockSource)] ?? "?"})`;
+  }
   const parts: string[] = [];
   if (typeof e.toolName === "string") parts.push(`tool ${e.toolName}`);
   if (typeof e.model === "string") parts.push(`model ${e.model}`);
@@ -334,8 +357,18 @@ export function toTimelineEntry(entry: AuditEntry): TimelineEntry {
         wouldHaveBlocked: record.wouldHaveBlocked,
         record,
       };
-    case "observation":
-      return { ...base, kind: "observation", eventId: record.eventId, record };
+    case "observation": {
+      const refused = isLocalRefusal(record.hook, record.event);
+      return {
+        ...base,
+        kind: "observation",
+        eventId: record.eventId,
+        outcome: refused ? "block" : "observed",
+        ...optional("blockedBy", refused ? str(record.event.blockedBy) : undefined),
+        ...optional("blockReason", refused ? str(record.event.blockReason) : undefined),
+        record,
+      };
+    }
     case "approval":
       return {
         ...base,
@@ -368,7 +401,11 @@ export async function sessionTimeline(
   const entries: TimelineEntry[] = [];
   const query = queryLog(
     bus,
-    { sessionKey, ...(options.agentId === undefined ? {} : { agentId: options.agentId }) },
+    {
+      sessionKey,
+      ...(options.agentId === undefined ? {} : { agentId: options.agentId }),
+      ...(options.runId === undefined ? {} : { runId: options.runId }),
+    },
     { signal: options.signal },
   );
   for await (const entry of query) entries.push(toTimelineEntry(entry));

@@ -5,6 +5,7 @@
  */
 import { decodeToken } from "../bus/tokens.js";
 import { isHookName } from "../catalog/catalog.js";
+import { observationOutcome } from "../log/observation-outcome.js";
 
 /** What differs between the subject and the content ([] when they agree), or why it cannot be read. */
 export function subjectMismatches(namespace: string, subject: string, record: unknown): string[] {
@@ -65,7 +66,7 @@ function expectedOutcome(r: Record<string, unknown>): unknown {
     case "late":
       return "late";
     case "observation":
-      return "observed";
+      return observationOutcome(String(r.hook), r.event);
     case "approval":
       return "approval";
     default:

@@ -157,11 +157,12 @@ function grantsFor(namespace: string, user: AuthUser): Omit<Permissions, "denyPu
     }
     case "worker": {
       const policy = user.name;
-      // One durable per observed hook (src/worker/observer.ts), filtered to observations.
+      // One durable per observed hook (src/worker/observer.ts), filtered to that observational
+      // hook: its observations (`observed`, refusals `block`) and its rejected observations.
       const observers = OBSERVATIONAL_HOOK_NAMES.flatMap((hook) => {
         const durable = observerDurable(ns, policy, hook);
         return [
-          `${JS}.CONSUMER.CREATE.${log}.${durable}.${ns}.audit.*.*.${hook}.observed`,
+          `${JS}.CONSUMER.CREATE.${log}.${durable}.${ns}.audit.*.*.${hook}.*`,
           `${JS}.CONSUMER.INFO.${log}.${durable}`,
           `${JS}.CONSUMER.MSG.NEXT.${log}.${durable}`,
           `$JS.ACK.${log}.${durable}.>`,

@@ -19,6 +19,7 @@ import {
   type Limits,
 } from "../foundation/limits.js";
 import { RECORD_VERSION, type ObservationRecord } from "../log/record.js";
+import { observationOutcome } from "../log/observation-outcome.js";
 import { redactRecord } from "../log/redaction.js";
 import type { RegistrySnapshot } from "../registry/snapshot.js";
 import { assertWithinRate, DEFAULT_CALL_TIMEOUT_MS } from "./call-handler.js";
@@ -141,7 +142,7 @@ export class ObservationHandler {
     };
     const logged = redactRecord(record, snapshot.document.redact, { key: this.deps.redactionKey });
     const appended = await writer.append(
-      bus.subjects.audit(agentId, sessionKey, hook, "observed"),
+      bus.subjects.audit(agentId, sessionKey, hook, observationOutcome(hook, event)),
       logged,
       scopedMessageId("observe", agentId, sessionKey, eventId),
       deadline,

@@ -42,6 +42,8 @@ export const ErrorCodes = {
   HOOKBUS_USAGE: "A command line names an unknown command or option, or lacks a required one.",
   HOOKBUS_EMPTY_SELECTION:
     "A gate (replay --fail-on-change, audit verify) selected nothing to check, so it cannot pass.",
+  HOOKBUS_FILE_EXISTS:
+    "hookbus init would overwrite files that already exist, so it wrote nothing.",
   HOOKBUS_NO_REGISTRY:
     "No registry was ever applied in the agent's namespace, so there is no policy set to enforce.",
   HOOKBUS_INVALID_FIXTURE:

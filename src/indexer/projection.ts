@@ -5,6 +5,7 @@
  * authority for agent, session, hook and outcome.
  */
 import type { ParsedAuditSubject } from "../bus/subjects.js";
+import { isLocalRefusal } from "../log/observation-outcome.js";
 
 export interface RecordRow {
   seq: number;
@@ -118,6 +119,14 @@ function policyRows(seq: number, record: Obj): PolicyRow[] {
   return [...rows.values()];
 }
 
+/** The policy of a refusal the SDK or an adapter recorded (log/observation-outcome.ts). */
+function refusedBy(record: Obj): string | null {
+  const event = obj(record.event);
+  return record.kind === "observation" && isLocalRefusal(str(record.hook) ?? "", event)
+    ? str(event?.blockedBy)
+    : null;
+}
+
 export interface StoredMessage {
   seq: number;
   subject: string;
@@ -165,7 +174,7 @@ export function projectRecord(message: StoredMessage, decoded: unknown, text?: s
       runId: str(context.runId),
       hook: address.hook,
       callId: str(record.callId) ?? str(record.eventId),
-      blockedBy: str(decision?.blockedBy),
+      blockedBy: str(decision?.blockedBy) ?? refusedBy(record),
       registryRevision: num(record.registryRevision),
       receivedAt,
       decidedAt,

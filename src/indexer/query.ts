@@ -123,6 +123,7 @@ async function whereOf(pool: PgPool, namespace: string, f: IndexFilter): Promise
   const w = new Where(namespace);
   if (f.agentId !== undefined) w.add((p) => `r.agent_id = ${p}`, f.agentId);
   if (f.sessionKey !== undefined) w.add((p) => `r.session_key = ${p}`, f.sessionKey);
+  if (f.runId !== undefined) w.add((p) => `r.run_id = ${p}`, f.runId);
   if (f.hook !== undefined) w.add((p) => `r.hook = ${p}`, f.hook);
   if (f.outcome !== undefined) w.add((p) => `r.outcome = ${p}`, f.outcome);
   if (f.blockedBy !== undefined) w.add((p) => `r.blocked_by = ${p}`, f.blockedBy);
@@ -143,7 +144,13 @@ async function whereOf(pool: PgPool, namespace: string, f: IndexFilter): Promise
       w.params.push(f.status);
       conds.push(`p.status = $${w.params.length}`);
     }
-    w.parts.push(`EXISTS (SELECT 1 FROM hookbus_policy_outcomes p WHERE ${conds.join(" AND ")})`);
+    const asked = `EXISTS (SELECT 1 FROM hookbus_policy_outcomes p WHERE ${conds.join(" AND ")})`;
+    // A refusal the SDK or an adapter recorded (an observation) names its policy in blocked_by.
+    w.parts.push(
+      f.policy !== undefined && f.status === undefined
+        ? `(${asked} OR (r.kind = 'observation' AND r.blocked_by = $${w.params.length}))`
+        : asked,
+    );
   }
   return w;
 }
@@ -251,10 +258,15 @@ export interface IndexStats {
 export async function indexStats(
   pool: PgPool,
   namespace: string,
-  range: { since?: Date | undefined; until?: Date | undefined; agentId?: string | undefined } = {},
+  range: {
+    since?: Date | undefined;
+    until?: Date | undefined;
+    agentId?: string | undefined;
+    runId?: string | undefined;
+  } = {},
 ): Promise<IndexStats> {
   const f = checkIndexFilter(range);
-  const checked = { since: f.since, until: f.until, agentId: f.agentId };
+  const checked = { since: f.since, until: f.until, agentId: f.agentId, runId: f.runId };
   try {
     const [records, policies] = await Promise.all([
       rolledRecordCounts(pool, namespace, checked, false),
@@ -380,12 +392,12 @@ export const MAX_MINUTE_BUCKETS = 1440;
 
 /**
  * Records per minute and outcome between `since` and `until` (both required: the range is what
- * bounds the answer to MAX_MINUTE_BUCKETS minutes), optionally of one agent.
+ * bounds the answer to MAX_MINUTE_BUCKETS minutes), optionally of one agent or run.
  */
 export async function countsPerMinute(
   pool: PgPool,
   namespace: string,
-  range: { since: Date; until: Date; agentId?: string | undefined },
+  range: { since: Date; until: Date; agentId?: string | undefined; runId?: string | undefined },
 ): Promise<MinuteCountRow[]> {
   const f = checkIndexFilter(range);
   const minutes = (range.until.getTime() - range.since.getTime()) / 60_000;
@@ -398,7 +410,7 @@ export async function countsPerMinute(
     const rows = await rolledRecordCounts(
       pool,
       namespace,
-      { since: f.since, until: f.until, agentId: f.agentId },
+      { since: f.since, until: f.until, agentId: f.agentId, runId: f.runId },
       true,
     );
     // The chart stacks outcomes per minute: the hooks are added up here.

@@ -16,6 +16,8 @@ export interface StatsRange {
   since?: Date | undefined;
   until?: Date | undefined;
   agentId?: string | undefined;
+  /** One run (the context's `runId`): like an agent, counted from the rows. */
+  runId?: string | undefined;
 }
 
 /**
@@ -37,9 +39,12 @@ function rangeSql(namespace: string, range: StatsRange): RangeSql {
     return `$${params.length}`;
   };
   const rowBase = "r.ns = $1 AND r.kind <> 'invalid'";
-  const { since, until, agentId } = range;
-  if (agentId !== undefined) {
-    const parts = [rowBase, `r.agent_id = ${p(agentId)}`];
+  const { since, until, agentId, runId } = range;
+  if (agentId !== undefined || runId !== undefined) {
+    // The rollups are per namespace and minute only: one agent's or run's counts come from rows.
+    const parts = [rowBase];
+    if (agentId !== undefined) parts.push(`r.agent_id = ${p(agentId)}`);
+    if (runId !== undefined) parts.push(`r.run_id = ${p(runId)}`);
     if (since !== undefined) parts.push(`r.stored_at >= ${p(since)}`);
     if (until !== undefined) parts.push(`r.stored_at <= ${p(until)}`);
     return { params, minutes: undefined, rows: [parts.join(" AND ")] };

@@ -9,13 +9,19 @@ function latency(stats: RecentStats): string {
 
 export function formatStatus(report: StatusReport): string[] {
   const lines: string[] = [];
-  lines.push(`registry revision ${report.registryRevision}  (${report.policies.length} policies)`);
+  lines.push(
+    report.registryRevision === 0
+      ? "no registry applied"
+      : `registry revision ${report.registryRevision}  (${report.policies.length} policies)`,
+  );
   if (report.problems.length > 0) {
     lines.push("", `!! ${report.problems.length} PROBLEM(S)`);
     for (const problem of report.problems) lines.push(`!! ${problem}`);
   }
   lines.push("", "policies:");
-  if (report.policies.length === 0)
+  if (report.registryRevision === 0)
+    lines.push("  (no registry: the agent SDK refuses every call with HOOKBUS_NO_REGISTRY)");
+  else if (report.policies.length === 0)
     lines.push("  (none declared: every call is allowed without a record)");
   for (const policy of report.policies) {
     const versions = policy.versions.length === 0 ? "" : `  versions ${policy.versions.join(", ")}`;

@@ -107,6 +107,11 @@ export function buildStatusReport(
       );
     }
   }
+  if (registryRevision === 0)
+    // The agent SDK refuses every call of a namespace without a registry (HOOKBUS_NO_REGISTRY).
+    problems.unshift(
+      "no registry was ever applied in this namespace: agents' calls are refused (HOOKBUS_NO_REGISTRY) until one is: hookbus registry apply FILE",
+    );
   const declared = new Set(document.policies.map((p) => p.name));
   const undeclared = [...live.keys()].filter((name) => !declared.has(name)).sort();
   return { registryRevision, policies, coordinators, undeclared, problems };

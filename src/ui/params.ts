@@ -18,6 +18,7 @@ export const DEFAULT_UI_LIMIT = 50;
 export const SEARCH_PARAMS = [
   "agent",
   "session",
+  "run",
   "hook",
   "outcome",
   "policy",
@@ -92,6 +93,7 @@ export function searchQuery(url: URL, now = new Date()): SearchQuery {
   const raw: IndexFilter = {
     agentId: given.get("agent"),
     sessionKey: given.get("session"),
+    runId: given.get("run"),
     hook: given.get("hook") as HookName | undefined,
     outcome: given.get("outcome") as AuditOutcome | undefined,
     policy: given.get("policy"),
@@ -119,6 +121,7 @@ export function searchQuery(url: URL, now = new Date()): SearchQuery {
 const PARAM_OF_FIELD: Record<string, string> = {
   agentId: "agent",
   sessionKey: "session",
+  runId: "run",
   blockedBy: "blocked-by",
   shadowChanged: "shadow-changed",
 };

@@ -44,7 +44,7 @@ function select(
 
 function form(given: Map<string, string>): Html {
   return html`<form class="filters" method="get" action="/">
-    ${input(given, "agent", "agent")}${input(given, "session", "session")}
+    ${input(given, "agent", "agent")}${input(given, "session", "session")}${input(given, "run", "run")}
     ${select(given, "hook", "hook", [...HOOK_NAMES, "unknown"])}${select(given, "outcome", "outcome", AUDIT_OUTCOMES)}
     ${input(given, "policy", "policy")}${select(given, "status", "policy status", POLICY_STATUSES)}
     ${input(given, "blocked-by", "blocked by")}
@@ -67,7 +67,7 @@ async function charts(
   namespace: string,
   since: Date | undefined,
   until: Date | undefined,
-  agentId: string | undefined,
+  only: { agentId?: string | undefined; runId?: string | undefined },
 ): Promise<Html> {
   const end = until ?? new Date();
   let start = since ?? new Date(end.getTime() - HOUR_MS);
@@ -76,7 +76,12 @@ async function charts(
     start = new Date(end.getTime() - MAX_MINUTE_BUCKETS * 60_000);
     note = html`<p class="muted">The chart shows the range's last day.</p>`;
   }
-  const range = { since: start, until: end, ...(agentId === undefined ? {} : { agentId }) };
+  const range = {
+    since: start,
+    until: end,
+    ...(only.agentId === undefined ? {} : { agentId: only.agentId }),
+    ...(only.runId === undefined ? {} : { runId: only.runId }),
+  };
   const [minutes, stats] = await Promise.all([
     countsPerMinute(pool, namespace, range),
     indexStats(pool, namespace, range),
@@ -97,7 +102,7 @@ export async function searchPage(pool: PgPool, namespace: string, url: URL): Pro
   const { filter, given } = searchQuery(url);
   const [result, chartHtml] = await Promise.all([
     queryIndex(pool, namespace, filter),
-    charts(pool, namespace, filter.since, filter.until, filter.agentId),
+    charts(pool, namespace, filter.since, filter.until, filter),
   ]);
   const rows = result.entries.map((entry) => {
     const [time, agent, session, hook, outcome, summary, latency] = queryRow(entry);

@@ -117,7 +117,7 @@ function row(entry: AuditEntry, max: number): Html {
 }
 
 export async function sessionPage(pool: PgPool, namespace: string, url: URL): Promise<Html> {
-  const params = readParams(url, ["session", "agent"]);
+  const params = readParams(url, ["session", "agent", "run"]);
   const sessionKey = params.get("session");
   if (sessionKey === undefined)
     throw new HookbusError("HOOKBUS_INVALID_ARGUMENT", "session: which session? (?session=KEY)", {
@@ -125,7 +125,12 @@ export async function sessionPage(pool: PgPool, namespace: string, url: URL): Pr
     });
   const agentId = params.get("agent");
   const entries: AuditEntry[] = [];
-  const filter = { sessionKey, ...(agentId === undefined ? {} : { agentId }) };
+  const runId = params.get("run");
+  const filter = {
+    sessionKey,
+    ...(agentId === undefined ? {} : { agentId }),
+    ...(runId === undefined ? {} : { runId }),
+  };
   for await (const entry of queryIndexAll(pool, namespace, filter, {
     max: MAX_TIMELINE_RECORDS + 1,
   }))
@@ -152,9 +157,9 @@ export async function sessionPage(pool: PgPool, namespace: string, url: URL): Pr
   return page(
     `Session ${sessionKey}`,
     html`<p class="muted">
-        ${agentId === undefined ? "all agents" : html`agent <b>${agentId}</b>`} · ${entries.length}
-        record${entries.length === 1 ? "" : "s"} ·
-        <a href="${href("/", { session: sessionKey, agent: agentId })}">as a search</a>
+        ${agentId === undefined ? "all agents" : html`agent <b>${agentId}</b>`}${runId === undefined ? "" : html` · run <b>${runId}</b>`}
+        · ${entries.length} record${entries.length === 1 ? "" : "s"} ·
+        <a href="${href("/", { session: sessionKey, agent: agentId, run: runId })}">as a search</a>
       </p>
       ${body}`,
   );

@@ -70,9 +70,11 @@ export function observerDurableName(
 export function observerDurableShape(
   subjects: Subjects,
   hook: ObservationalHookName,
+  kind?: "observed",
 ): DurableShape {
   return {
-    filter_subject: subjects.auditFilter({ hook, kind: "observed" }),
+    // Every record kind of the hook (`kind` only for consumers made before refusals were filed).
+    filter_subject: subjects.auditFilter(kind === undefined ? { hook } : { hook, kind }),
     ack_policy: AckPolicy.Explicit,
     deliver_policy: DeliverPolicy.New,
   };
@@ -175,12 +177,20 @@ export class Observer {
   private async ensureConsumer(): Promise<void> {
     const { bus, hook, policy, settings } = this.options;
     const stream = bus.subjects.logStream;
+    // Every outcome of the hook: refusals are observations filed under `block`
+    // (log/observation-outcome.ts); the hook's error records are skipped in `handle`.
     const shape = observerDurableShape(bus.subjects, hook);
     try {
       const info = await bus.jsm.consumers.info(stream, this.durable);
       // The keep-alive follows the ack wait of the consumer as it is on the server.
       if (info.config.ack_wait !== undefined && info.config.ack_wait > 0)
         this.ackWaitMs = info.config.ack_wait / 1_000_000;
+      // A consumer made before refusals were filed under `block` (`….observed`) is widened once;
+      // where older credentials cannot, it is kept as it is (refusals are then not delivered).
+      const legacy = observerDurableShape(bus.subjects, hook, "observed");
+      if (info.config.filter_subject === legacy.filter_subject && !(await this.widen(shape))) {
+        return await assertDurableShape(bus.jsm, stream, this.durable, legacy);
+      }
       // Used as it is if it is the one this observer creates; someone else's is refused.
       return await assertDurableShape(bus.jsm, stream, this.durable, shape);
     } catch (error) {
@@ -226,11 +236,34 @@ export class Observer {
     }
   }
 
+  /** Widen an observer's consumer to every outcome of its hook; false when the server refuses. */
+  private async widen(shape: DurableShape): Promise<boolean> {
+    const { bus } = this.options;
+    const filter = shape.filter_subject;
+    try {
+      await bus.jsm.consumers.update(bus.subjects.logStream, this.durable, {
+        filter_subject: filter,
+      });
+      this.log.info({ filter }, "observation consumer widened to every outcome of its hook");
+      return true;
+    } catch (error) {
+      this.log.warn(
+        { err: error, filter },
+        "cannot widen the observation consumer (regenerate the worker's credentials: hookbus auth); refusals filed under block are not delivered to it",
+      );
+      return false;
+    }
+  }
+
   private async handle(msg: JsMsg): Promise<void> {
     const { bus, policy, hook, state, hardStop, settings } = this.options;
     // A slow handler must not look like a dead one: tell the server we are still working.
     const keepAlive = setInterval(() => msg.working(), Math.max(100, this.ackWaitMs / 2));
     try {
+      if (!isObservationSubject(bus, msg.subject)) {
+        msg.ack(); // the hook's error records share its subjects: nothing to deliver
+        return;
+      }
       let record: ObservationRecord;
       try {
         record = ObservationRecord.parse(await bus.codec.decodeMessage(msg));
@@ -289,5 +322,15 @@ export class Observer {
     } finally {
       clearInterval(keepAlive);
     }
+  }
+}
+
+/** Observations are filed under `observed`, or `block` for refusals (log/observation-outcome.ts). */
+function isObservationSubject(bus: Bus, subject: string): boolean {
+  try {
+    const kind = bus.subjects.parseAudit(subject).kind;
+    return kind === "observed" || kind === "block";
+  } catch {
+    return true; // not ours to judge here: the record's own check below drops it
   }
 }

@@ -29,7 +29,9 @@ function localBlock(reason: string): HookbusBlockedError<"before_tool_call"> {
     blockReason: reason,
     decidedBy: { block: [] },
   };
-  return new HookbusBlockedError("before_tool_call", decision);
+  return Object.assign(new HookbusBlockedError("before_tool_call", decision), {
+    [ADAPTER_REFUSAL]: true as const,
+  });
 }
 
 function errorText(error: unknown): string {
@@ -91,14 +93,37 @@ export async function gateToolCall(run: HookbusRun, call: ToolCallRef): Promise<
       ? call.input
       : toolInputFromParams(call.input, decision.params);
   } catch (error) {
-    observeToolCall(run, call, {
-      blocked: true,
-      blockReason: isHookbusBlockedError(error)
-        ? (error.blockReason ?? "blocked")
-        : `not decided: ${errorText(error)}`,
-    });
+    const refusal = refusalFields(error);
+    if (refusal !== undefined) observeToolCall(run, call, refusal);
     throw error;
   }
+}
+
+/** A local block: the adapter refused the call itself (no decision record holds it). */
+const ADAPTER_REFUSAL = Symbol("hookbus adapter refusal");
+
+/**
+ * The after_tool_call fields of a refused call, saying who refused it, so the log files the
+ * refusals no decision record holds under `block` (log/observation-outcome.ts). Undefined for the
+ * after_llm_call gate's refusals: the agent SDK records those itself.
+ */
+function refusalFields(error: unknown): Record<string, unknown> | undefined {
+  if (!isHookbusBlockedError(error)) {
+    // The gate could not decide: the adapter fails closed, and that is its refusal.
+    return {
+      blocked: true,
+      blockReason: `not decided: ${errorText(error)}`,
+      blockSource: "adapter",
+    };
+  }
+  if (error.source === "after_llm_call_gate") return undefined;
+  const local = (error as { [ADAPTER_REFUSAL]?: true })[ADAPTER_REFUSAL] === true;
+  return {
+    blocked: true,
+    blockReason: error.blockReason ?? "blocked",
+    ...(error.blockedBy === undefined ? {} : { blockedBy: error.blockedBy }),
+    blockSource: local ? "adapter" : "decision",
+  };
 }
 
 /**

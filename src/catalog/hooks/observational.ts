@@ -14,6 +14,16 @@ export const afterToolCall = z.looseObject({
     .optional()
     .describe("True when a policy blocked the call and the tool never ran."),
   blockReason: z.string().optional(),
+  blockedBy: z
+    .string()
+    .optional()
+    .describe("The policy whose decision refused the call, when known."),
+  blockSource: z
+    .enum(["decision", "after_llm_call_gate", "adapter"])
+    .optional()
+    .describe(
+      "Who refused the call: `decision` (a coordinator's decision, itself recorded as a block), `after_llm_call_gate` (the agent SDK's gate) or `adapter` (e.g. a tool not offered this turn, or a gate that could not decide). The last two are recorded under the `block` outcome.",
+    ),
 });
 
 export const llmInput = z.looseObject({

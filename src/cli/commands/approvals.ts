@@ -116,7 +116,8 @@ export const approvalsCommand: Command = {
           const entries = (await listApprovals(nc, values.namespace)).filter(
             (e) => values.all === true || e.settlement === undefined,
           );
-          if (json) out.print(JSON.stringify(entries, null, 2));
+          // --json: one record per line, as every other --json of the CLI.
+          if (json) for (const e of entries) out.print(JSON.stringify(e));
           else if (entries.length === 0) out.print("no pending approval requests");
           else for (const e of entries) out.print(line(e));
           return 0;
@@ -124,7 +125,7 @@ export const approvalsCommand: Command = {
         case "show": {
           if (id === undefined) throw new HookbusError("HOOKBUS_USAGE", "show needs an ID");
           const entry = await showApproval(nc, id, values.namespace);
-          if (json) out.print(JSON.stringify(entry, null, 2));
+          if (json) out.print(JSON.stringify(entry));
           else for (const l of details(entry)) out.print(l);
           return 0;
         }
@@ -138,6 +139,16 @@ export const approvalsCommand: Command = {
             );
           // Bound to what the approver could have seen: the digest as the request shows it now.
           const shown = await showApproval(nc, id, values.namespace);
+          if (shown.settlement !== undefined) {
+            // The coordinator takes a repeated answer as a retry and replies with the entry; a
+            // person must not read "approved" for a request that was settled before they answered.
+            const by = shown.answers.map((a) => a.approver).join(", ");
+            throw new HookbusError(
+              "HOOKBUS_APPROVAL_SETTLED",
+              `approval ${id} was already settled: ${shown.settlement.resolution}${by === "" ? "" : ` (by ${by})`}; your ${action} was not sent`,
+              { id, resolution: shown.settlement.resolution },
+            );
+          }
           const reply = await answerApproval(
             nc,
             {
@@ -153,7 +164,7 @@ export const approvalsCommand: Command = {
               ...(values.group === undefined ? {} : { group: values.group }),
             },
           );
-          if (json) out.print(JSON.stringify(reply.entry, null, 2));
+          if (json) out.print(JSON.stringify(reply.entry));
           else
             out.print(
               reply.entry.settlement === undefined

@@ -128,11 +128,15 @@ export function indexSessionTimeline(
   url: string,
   namespace: string,
   sessionKey: string,
-  agentId: string | undefined,
+  only: { agentId?: string | undefined; runId?: string | undefined } = {},
 ): Promise<TimelineEntry[]> {
   return withIndex(url, async (pool) => {
     const steps: TimelineEntry[] = [];
-    const filter = { sessionKey, ...(agentId === undefined ? {} : { agentId }) };
+    const filter = {
+      sessionKey,
+      ...(only.agentId === undefined ? {} : { agentId: only.agentId }),
+      ...(only.runId === undefined ? {} : { runId: only.runId }),
+    };
     for await (const entry of queryIndexAll(pool, namespace, filter, { max: MAX_SESSION_RECORDS }))
       steps.push(toTimelineEntry(entry));
     return steps;
@@ -169,15 +173,17 @@ export function formatStats(stats: IndexStats): string[] {
   return lines;
 }
 
-const STATS_HELP = `usage: hookbus audit stats [--since T] [--until T] [--agent ID] [--json] --index URL
+const STATS_HELP = `usage: hookbus audit stats [--since T] [--until T] [--agent ID] [--run ID] [--json] --index URL
 
 Counts records per hook and outcome, and policy outcomes per policy and status with their
 latency (p50/p99), over a time range (default: the whole log). Answered by the index only, from
 its per-minute counts: exact for any range; p50/p99 within 5 % (10 %-wide latency buckets).
-With --agent the range's rows are counted instead.
+With --agent or --run the range's rows are counted instead. Outcome block counts every refusal:
+blocked decisions, and the tool calls the agent SDK's after_llm_call gate or an adapter refused.
 
   --since T / --until T   ISO-8601 or a duration ago (30s, 15m, 2h, 7d)
   --agent ID              one agent
+  --run ID                one run (the context's runId)
   --index URL             postgres://… (env HOOKBUS_INDEX_URL)`;
 
 export const auditStatsCommand: Command = {
@@ -188,6 +194,7 @@ export const auditStatsCommand: Command = {
       since: { type: "string" },
       until: { type: "string" },
       agent: { type: "string" },
+      run: { type: "string" },
       json: { type: "boolean" },
     });
     if (values.help === true) {
@@ -203,6 +210,7 @@ export const auditStatsCommand: Command = {
       ...(values.since === undefined ? {} : { since: parseAuditTime(values.since, "--since") }),
       ...(values.until === undefined ? {} : { until: parseAuditTime(values.until, "--until") }),
       ...(values.agent === undefined ? {} : { agentId: values.agent }),
+      ...(values.run === undefined ? {} : { runId: values.run }),
     };
     const url = requireIndexUrl(values.index);
     const stats = await withIndex(url, (pool) => indexStats(pool, namespace, range));

@@ -62,7 +62,7 @@ export const auditVerifyCommand: Command = {
       });
       out.print(
         values.json === true
-          ? JSON.stringify(report, null, 2)
+          ? JSON.stringify(report)
           : formatVerifyReport(report, { verbose: values.verbose === true }),
       );
       if (report.records === 0 && report.findings.length === 0 && values["allow-empty"] !== true) {

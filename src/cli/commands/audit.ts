@@ -39,10 +39,12 @@ const FILTER_HELP = `filters (server-side: the log's subject carries them):
   --agent ID          one agent
   --session KEY       one session
   --hook HOOK         one hook (before_tool_call, after_tool_call, ...)
-  --outcome O         allow | modify | block | reply (decisions), error | late | observed (record kinds)
+  --outcome O         allow | modify | block | reply (decisions; block also holds the tool calls the
+                      agent SDK's after_llm_call gate or an adapter refused), error | late | observed
   --since T           records stored at or after T (the server starts there)
 filters (client-side: checked on each record the server sends):
-  --policy NAME       decisions that asked this policy, and its late verdicts
+  --run ID            one run (the context's runId; the index answers it server-side)
+  --policy NAME       decisions that asked this policy, its late verdicts, and refusals it decided
   --until T           records stored at or before T (stops at the first later one)
   --shadow-changed    decisions whose shadow policies would have changed the outcome
   --limit N           stop after N records
@@ -53,6 +55,7 @@ output: a table, or --json: one entry per line {seq, subject, address, storedAt,
 const filterOptions = {
   agent: { type: "string" },
   session: { type: "string" },
+  run: { type: "string" },
   hook: { type: "string" },
   outcome: { type: "string" },
   policy: { type: "string" },
@@ -68,6 +71,7 @@ const filterOptions = {
 interface FilterFlags {
   agent?: string | undefined;
   session?: string | undefined;
+  run?: string | undefined;
   hook?: string | undefined;
   outcome?: string | undefined;
   policy?: string | undefined;
@@ -81,6 +85,7 @@ interface FilterFlags {
 const FLAG_OF: Record<string, string> = {
   agentId: "--agent",
   sessionKey: "--session",
+  runId: "--run",
   hook: "--hook",
   outcome: "--outcome",
   policy: "--policy",
@@ -98,6 +103,7 @@ export function filterFromFlags(flags: FilterFlags, now: Date = new Date()): Aud
   const filter: AuditFilter = {};
   if (flags.agent !== undefined) filter.agentId = flags.agent;
   if (flags.session !== undefined) filter.sessionKey = flags.session;
+  if (flags.run !== undefined) filter.runId = flags.run;
   if (flags.hook !== undefined) filter.hook = flags.hook as HookName;
   if (flags.outcome !== undefined) filter.outcome = flags.outcome as AuditOutcome;
   if (flags.policy !== undefined) filter.policy = flags.policy;
@@ -222,11 +228,13 @@ export const auditQueryCommand: Command = {
   },
 };
 
-const SESSION_HELP = `usage: hookbus audit session SESSION [--agent ID] [--json]
+const SESSION_HELP = `usage: hookbus audit session SESSION [--agent ID] [--run ID] [--json]
 
 Prints a session's timeline in log order: each interception (time, hook, outcome, total latency,
 who decided), one indented line per policy asked (name, mode, status, effect, latency, verdict),
-the shadow decision, late verdicts, errors and observations. --json: one timeline entry per line.
+the shadow decision, late verdicts, errors, observations and refusals (tool calls the agent SDK's
+after_llm_call gate or an adapter refused, outcome block). --run ID: one run of the session.
+--json: one timeline entry per line.
 --index URL (env HOOKBUS_INDEX_URL) reads it from the index; without it the log is scanned,
 refused above --max-scan N records (env HOOKBUS_AUDIT_MAX_SCAN, default 100000; docs/audit.md).
 
@@ -237,6 +245,7 @@ export const auditSessionCommand: Command = {
   async run(argv, out) {
     const { values, positionals } = parseCommand(argv, {
       agent: { type: "string" },
+      run: { type: "string" },
       json: { type: "boolean" },
       ...indexOptions,
     });
@@ -252,14 +261,15 @@ export const auditSessionCommand: Command = {
     const timeline = async (bus: Bus | undefined) => {
       try {
         if (indexUrl !== undefined)
-          return await indexSessionTimeline(
-            indexUrl,
-            namespaceOf(values),
-            sessionKey,
-            values.agent,
-          );
+          return await indexSessionTimeline(indexUrl, namespaceOf(values), sessionKey, {
+            agentId: values.agent,
+            runId: values.run,
+          });
         await assertScanAllowed(bus!, maxScan);
-        return await sessionTimeline(bus!, sessionKey, { agentId: values.agent });
+        return await sessionTimeline(bus!, sessionKey, {
+          agentId: values.agent,
+          runId: values.run,
+        });
       } catch (error) {
         throw asFlagError(error);
       }

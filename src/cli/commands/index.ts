@@ -7,6 +7,7 @@ import { claudeCodeHookCommand } from "./claude-code-hook.js";
 import { conformanceCommand } from "./conformance.js";
 import { coordinatorCommand } from "./coordinator.js";
 import { indexerCommand } from "./indexer.js";
+import { initCommand } from "./init.js";
 import { mcpProxyCommand } from "./mcp-proxy.js";
 import { policyCommand } from "./policy.js";
 import { registryCommand } from "./registry.js";
@@ -17,6 +18,7 @@ import { sealerCommand } from "./sealer.js";
 import { workerCommand } from "./worker.js";
 
 export const commands: Record<string, Command> = {
+  init: initCommand,
   registry: registryCommand,
   coordinator: coordinatorCommand,
   worker: workerCommand,

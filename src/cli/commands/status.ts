@@ -7,7 +7,7 @@ import { readStatus } from "../../status/read.js";
 import { parseCommand, type Command } from "../command.js";
 import { connectNats } from "../../bus/connect.js";
 
-const HELP = `usage: hookbus status [--json] [--check] [--wait MS] [--max-seal-lag-s S] [--indexer-consumer NAME]
+const HELP = `usage: hookbus status [--json] [--wait MS] [--max-seal-lag-s S] [--indexer-consumer NAME]
 
 Shows the registry revision in force and, per declared policy and hook, the live workers (count,
 versions), their recent latency and error rate, the live coordinators and their log lag. Asks every
@@ -16,12 +16,14 @@ Then the sealer's evidence lag (log records and seconds not yet sealed, last sea
 sealer holds the lease) and the audit indexer's lag, each only when that component exists
 ("no sealer" / "no indexer" otherwise).
 
+Exits 1 when anything is wrong (no registry applied, a declared policy with no live worker, no
+coordinator, a coordinator on an old registry revision, a seal stream with no sealer holding the
+lease, an evidence lag older than --max-seal-lag-s), 0 otherwise: scripts and health checks can
+use it as it is. (--check, which asked for this before, is still accepted.)
+
 options:
-  --json      the report as JSON
-  --check     exit 1 when anything is wrong (a declared policy with no live worker, no coordinator,
-              a coordinator on an old registry revision, a seal stream with no sealer holding the
-              lease, an evidence lag older than --max-seal-lag-s)
-  --max-seal-lag-s S   the oldest unsealed record --check accepts, in seconds (default 60)
+  --json      the report as JSON, on one line
+  --max-seal-lag-s S   the oldest unsealed record accepted, in seconds (default 60)
   --indexer-consumer NAME   the indexer's durable consumer (default <ns>-indexer)
   --wait MS   the longest to wait for replies (default ${DISCOVERY_DEFAULTS.maxWaitMs}, max 60000)`;
 
@@ -69,14 +71,14 @@ export const statusCommand: Command = {
           : { indexerConsumer: values["indexer-consumer"] }),
         maxSealLagS,
       });
-      if (values.json === true) out.print(JSON.stringify(report, null, 2));
+      if (values.json === true) out.print(JSON.stringify(report));
       else
         for (const line of [
           ...formatStatus(report),
           ...formatComponents(report.sealer, report.indexer),
         ])
           out.print(line);
-      return values.check === true && report.problems.length > 0 ? 1 : 0;
+      return report.problems.length > 0 ? 1 : 0;
     } finally {
       await nc.close();
     }

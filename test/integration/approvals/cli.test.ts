@@ -57,9 +57,16 @@ describe("hookbus approvals", () => {
     const again = await cli(["approvals", "approve", id, "--as", "alice", ...flags]);
     expect(again.code).toBe(1);
     expect(again.err).toContain("HOOKBUS_APPROVAL_SETTLED");
+    // The same approver answering again (a retry to the coordinator) is told it was settled too.
+    const repeated = await cli(["approvals", "deny", id, "--as", "bob", ...flags]);
+    expect(repeated.code).toBe(1);
+    expect(repeated.err).toContain(
+      `HOOKBUS_APPROVAL_SETTLED: approval ${id} was already settled: denied (by bob); your deny was not sent`,
+    );
 
+    // --json: one record per line.
     const listed = await cli(["approvals", "list", "--all", "--json", ...flags]);
-    const entries = JSON.parse(listed.out) as {
+    const entries = listed.out.split("\n").map((l) => JSON.parse(l) as unknown) as {
       id: string;
       settlement?: { resolution: string };
       answers: { from?: string }[];

@@ -102,6 +102,8 @@ describe("hookbus status", () => {
 
     const text = capture();
     const args = ["status", "--server", nats.url(), "--namespace", p.namespace];
+    // Problems make it exit 1 without --check (issue 22.7), and --check still works.
+    expect(await main(args, capture().output)).toBe(1);
     expect(await main([...args, "--check"], text.output)).toBe(1);
     expect(text.out.join("\n")).toMatch(/!! policy "ghost" has NO live worker/);
     expect(text.out.join("\n")).toMatch(
@@ -110,13 +112,31 @@ describe("hookbus status", () => {
 
     await p.serve(ghost);
     const json = capture();
-    expect(await main([...args, "--check", "--json"], json.output)).toBe(0);
-    const parsed = JSON.parse(json.out.join("\n")) as {
+    expect(await main([...args, "--json"], json.output)).toBe(0);
+    expect(json.out).toHaveLength(1); // one record per line, as every --json
+    const parsed = JSON.parse(json.out[0]!) as {
       problems: string[];
       policies: { alive: boolean }[];
     };
     expect(parsed.problems).toEqual([]);
     expect(parsed.policies.map((x) => x.alive)).toEqual([true, true]);
+  });
+
+  it("a namespace without a registry is a problem: the SDK refuses every call (HOOKBUS_NO_REGISTRY)", async () => {
+    const p = await startPipeline(nats.url(), {});
+    const refused = await p.client
+      .beforeToolCall(ctx, { toolName: "ls", toolCallId: "t1", params: {} })
+      .catch((e: unknown) => e);
+    expect(refused).toMatchObject({ code: "HOOKBUS_NO_REGISTRY" });
+    const text = capture();
+    const args = ["status", "--server", nats.url(), "--namespace", p.namespace];
+    expect(await main(args, text.output)).toBe(1);
+    const printed = text.out.join("\n");
+    expect(printed).toContain("no registry applied");
+    expect(printed).toContain(
+      "!! no registry was ever applied in this namespace: agents' calls are refused (HOOKBUS_NO_REGISTRY) until one is: hookbus registry apply FILE",
+    );
+    expect(printed).not.toContain("every call is allowed");
   });
 
   it("collects every worker and coordinator that answers, within the deadline, and nothing without them", async () => {

@@ -5,6 +5,7 @@
  */
 import { randomUUID } from "node:crypto";
 import type { NatsConnection } from "@nats-io/transport-node";
+import { AckPolicy, DeliverPolicy } from "@nats-io/jetstream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Bus } from "../../../src/bus/bus.js";
 import { bodyHeaders } from "../../../src/bus/codec.js";
@@ -44,6 +45,7 @@ async function observe(
   hook: ObservationalHookName,
   event: Record<string, unknown>,
   sessionKey = "sess-1",
+  outcome: "observed" | "block" = "observed",
 ): Promise<string> {
   const eventId = randomUUID();
   const context = { agentId: "agent-1", sessionKey, runId: "run-1" };
@@ -57,7 +59,7 @@ async function observe(
     publishedAt: new Date().toISOString(),
   };
   const encoded = await bus.codec.encode(record);
-  await bus.js.publish(bus.subjects.audit("agent-1", sessionKey, hook, "observed"), encoded.data, {
+  await bus.js.publish(bus.subjects.audit("agent-1", sessionKey, hook, outcome), encoded.data, {
     headers: bodyHeaders(encoded),
     msgID: eventId,
   });
@@ -116,9 +118,33 @@ describe("observational hooks", () => {
     );
     expect(info.num_redelivered).toBe(0);
     expect(seen).toHaveLength(1);
-    expect(info.config.filter_subject).toBe(
-      bus.subjects.auditFilter({ hook: "after_tool_call", kind: "observed" }),
-    );
+    expect(info.config.filter_subject).toBe(bus.subjects.auditFilter({ hook: "after_tool_call" }));
+  });
+
+  it("delivers refusals filed under block, skips the hook's error records, and widens a consumer made for `observed` only", async () => {
+    const bus = await logBus();
+    const durable = observerDurableName(bus.subjects.namespace, "refusals", "after_tool_call");
+    // A consumer as an earlier version made it: observations filed under `observed` only.
+    await bus.jsm.consumers.add(bus.subjects.logStream, {
+      durable_name: durable,
+      filter_subject: bus.subjects.auditFilter({ hook: "after_tool_call", kind: "observed" }),
+      ack_policy: AckPolicy.Explicit,
+      deliver_policy: DeliverPolicy.New,
+    });
+    const seen: (boolean | undefined)[] = [];
+    const policy = definePolicy({
+      name: "refusals",
+      hooks: { after_tool_call: (event) => void seen.push(event.blocked) },
+    });
+    runners.push(await runPolicy(policy, { nc, namespace: bus.subjects.namespace, observe: fast }));
+    const info = await bus.jsm.consumers.info(bus.subjects.logStream, durable);
+    expect(info.config.filter_subject).toBe(bus.subjects.auditFilter({ hook: "after_tool_call" }));
+    const refusal = { ...toolResult("send_email"), blocked: true, blockSource: "adapter" };
+    await observe(bus, "after_tool_call", refusal, "s-1", "block");
+    await bus.js.publish(bus.subjects.audit("agent-1", "s-1", "after_tool_call", "error"), "{}");
+    await observe(bus, "after_tool_call", toolResult("web_fetch"), "s-1");
+    await until(() => seen.length >= 2, 5000, "both observations delivered");
+    expect(seen).toEqual([true, undefined]);
   });
 
   it("redelivers after a throwing handler, then acks", async () => {

@@ -301,7 +301,8 @@ describe("HookbusClient (in-process transport)", () => {
     await expect(client.afterLlmCall(ctx, afterEvent)).rejects.toBeInstanceOf(HookbusBlockedError);
     await client.observe("agent_end", ctx, { success: true });
     expect(await client.beforeToolCall(toolCtx("call_1"), toolEvent("call_1"))).toEqual(allow);
-    expect(observed).toEqual(["agent_end"]);
+    // The gate's refusal is recorded (an after_tool_call filed under block), then agent_end.
+    expect(observed).toEqual(["after_tool_call", "agent_end"]);
   });
 
   it("observe() takes observational hooks only, and close() waits for observations in flight", async () => {
