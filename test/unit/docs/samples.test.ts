@@ -47,7 +47,9 @@ function samples(doc: string): Sample[] {
 }
 
 const all = docs.flatMap(samples);
-const normalize = (text: string) => text.replace(/[ \t]+$/gm, "").trim();
+// Compared modulo formatting: prettier wraps a sample indented in a list item at a narrower
+// width than the file, adding line breaks and trailing commas; the code is the same.
+const normalize = (text: string) => text.replace(/\s+/g, "").replace(/,([}\])])/g, "$1");
 
 describe("code samples in the README and docs/", () => {
   it("finds the samples (the scan itself works)", () => {
