@@ -79,7 +79,11 @@ describe("registry changes that confirm their enforcement", () => {
     const stale = JSON.stringify({ ...real, id: "frozen" });
     const fake = await nats.connect("frozen");
     for (const subject of [`${namespace}.discover`, `${namespace}.discover.coordinator`])
-      fake.subscribe(subject, { callback: (_, msg) => msg.respond(stale) });
+      fake.subscribe(subject, {
+        callback: (_, msg) => {
+          msg.respond(stale);
+        },
+      });
     await fake.flush();
 
     const result = await apply(namespace, registryFile(20), "--wait-ms", "800");
