@@ -60,7 +60,9 @@ export async function recordFailure(deps: FailureRecorderDeps, failure: Failure)
     kind: "error",
     callId: id,
     hook: isHookName(hook) ? hook : "unknown",
-    context: keepInput ? context : {},
+    // Filed under the subject's agent and session, so it says those: a body that claims another
+    // agent must not leave a record `audit verify` reads as moved (the claim is in the error).
+    context: keepInput ? { ...context, ...asFiled(context, agentId, sessionKey) } : {},
     ...(keepInput && body?.event !== undefined ? { event: body.event } : {}),
     error: keepInput
       ? error
@@ -90,6 +92,18 @@ export async function recordFailure(deps: FailureRecorderDeps, failure: Failure)
     .catch((e: unknown) => {
       bus.logger.error({ err: e, callId: id }, "could not record a failed call");
     });
+}
+
+/** The context's agent and session as the record's subject names them (only those it carried). */
+function asFiled(
+  context: Record<string, unknown>,
+  agentId: string,
+  sessionKey: string,
+): Record<string, string> {
+  return {
+    ...("agentId" in context ? { agentId } : {}),
+    ...("sessionKey" in context ? { sessionKey } : {}),
+  };
 }
 
 function validId(value: unknown, maxBytes: number): string | undefined {

@@ -15,6 +15,10 @@ import { parseRegistryDocument } from "./document.js";
 import { RegistrySnapshot } from "./snapshot.js";
 
 const KEY = "policies";
+/** How often a watcher reads the key itself (a broken watch is noticed and bypassed within it). */
+export const REGISTRY_CHECK_MS = 250;
+/** A watch that has not delivered a revision the check found this long after is replaced. */
+const WATCH_BEHIND_MS = 1000;
 
 export async function openRegistryBucket(
   nc: NatsConnection,
@@ -86,30 +90,83 @@ export class RegistryStore {
    * is logged and skipped: the last good policy set stays in force rather than dropping every
    * policy. `onEnd` is called if the watch ends by itself (an error, the bucket deleted) rather
    * than by the returned stop function: the caller decides whether to start another.
+   *
+   * A KV watch can break without ending (its consumer deleted or stalled: nats.js notices only
+   * after two missed 30 s heartbeats), so the key is also read every `checkMs`: a newer revision
+   * found that way is put in force at once, and a watch that has not delivered it within a
+   * second is replaced. A change is thus enforced within `checkMs` whatever happens to the watch.
    */
   async watch(
     onChange: (snapshot: RegistrySnapshot) => void,
     logger?: Logger,
     onEnd?: (error: unknown) => void,
+    checkMs = REGISTRY_CHECK_MS,
   ): Promise<() => Promise<void>> {
     const first = await this.current();
-    let seen = first.revision;
+    const state = { seen: first.revision, watched: first.revision, stopped: false };
     onChange(first);
+    const deliver = (snapshot: RegistrySnapshot) => {
+      if (snapshot.revision <= state.seen) return;
+      state.seen = snapshot.revision;
+      onChange(snapshot);
+    };
+    let follower = await this.follow(state, deliver, logger, onEnd);
+    let behindSince: number | undefined;
+    let checking = false;
+    const check = async () => {
+      const latest = await this.current();
+      deliver(latest);
+      if (latest.revision <= state.watched) behindSince = undefined;
+      else if (behindSince === undefined) behindSince = Date.now();
+      else if (Date.now() - behindSince >= WATCH_BEHIND_MS) {
+        logger?.warn(
+          { revision: latest.revision, watched: state.watched },
+          "the registry watch missed a revision: re-establishing it",
+        );
+        behindSince = undefined;
+        const broken = follower;
+        state.watched = latest.revision;
+        follower = await this.follow(state, deliver, logger, onEnd);
+        await broken.stop();
+      }
+    };
+    const timer = setInterval(() => {
+      if (checking || state.stopped) return;
+      checking = true;
+      check()
+        .catch((error: unknown) => logger?.debug({ err: error }, "registry check failed"))
+        .finally(() => (checking = false));
+    }, checkMs);
+    timer.unref();
+    return async () => {
+      state.stopped = true;
+      clearInterval(timer);
+      await follower.stop();
+    };
+  }
+
+  /** One KV watch from after `state.watched`, delivering valid revisions through `deliver`. */
+  private async follow(
+    state: { watched: number; stopped: boolean },
+    deliver: (snapshot: RegistrySnapshot) => void,
+    logger: Logger | undefined,
+    onEnd: ((error: unknown) => void) | undefined,
+  ): Promise<{ stop(): Promise<void> }> {
     // Resume right after what we read, so a put between the read and the watch is not missed.
+    const from = state.watched;
     const watcher = await this.kv.watch(
-      seen > 0 ? { key: KEY, resumeFromRevision: seen + 1 } : { key: KEY },
+      from > 0 ? { key: KEY, resumeFromRevision: from + 1 } : { key: KEY },
     );
     let stopped = false;
     const done = (async () => {
       for await (const entry of watcher) {
-        if (entry.revision <= seen) continue;
-        seen = entry.revision;
+        if (entry.revision > state.watched) state.watched = entry.revision;
         if (entry.operation !== "PUT") {
-          onChange(new RegistrySnapshot(entry.revision, { policies: [] }));
+          deliver(new RegistrySnapshot(entry.revision, { policies: [] }));
           continue;
         }
         try {
-          onChange(
+          deliver(
             new RegistrySnapshot(
               entry.revision,
               parseRegistryDocument(entry.json(), `registry revision ${entry.revision}`),
@@ -124,16 +181,18 @@ export class RegistryStore {
       }
     })().then(
       () => {
-        if (!stopped) onEnd?.(undefined);
+        if (!stopped && !state.stopped) onEnd?.(undefined);
       },
       (error: unknown) => {
-        if (!stopped) onEnd?.(error);
+        if (!stopped && !state.stopped) onEnd?.(error);
       },
     );
-    return async () => {
-      stopped = true;
-      watcher.stop();
-      await done;
+    return {
+      async stop() {
+        stopped = true;
+        watcher.stop();
+        await done;
+      },
     };
   }
 }

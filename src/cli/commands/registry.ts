@@ -11,6 +11,7 @@ import {
 import { inlineCedarSources } from "../../registry/cedar-source.js";
 import { checkCedarEntries } from "../../cedar/check.js";
 import { RegistryStore } from "../../registry/store.js";
+import { awaitRevision, type Propagation } from "../../registry/propagation.js";
 import type { RegistrySnapshot } from "../../registry/snapshot.js";
 import { parseCommand, type Command } from "../command.js";
 import { connectNats } from "../../bus/connect.js";
@@ -77,7 +78,7 @@ export function formatSnapshot(snapshot: RegistrySnapshot): string {
   return [`registry revision ${snapshot.revision}`, line(header), ...rows.map(line)].join("\n");
 }
 
-const HELP = `usage: hookbus registry apply FILE [--json]
+const HELP = `usage: hookbus registry apply FILE [--wait-ms N] [--json]
        hookbus registry show [--json]
        hookbus registry validate FILE [--json]
        hookbus registry diff FILE [--json]
@@ -85,18 +86,44 @@ const HELP = `usage: hookbus registry apply FILE [--json]
 apply     validate a policy set (JSON, schemas/registry.schema.json) and store it as the next
           registry revision; every mistake is reported with its path and nothing is stored.
           A file identical to the set in force stores nothing (the revision stays).
+          Then waits (--wait-ms, default 5000; 0: not at all) until every live coordinator
+          reports the revision in force, and prints how long that took; exit 1, naming them,
+          when some did not.
 show      print the policy set in force and its revision
 validate  check a file offline (no NATS): JSON syntax (line and column), duplicate keys, the
           schema, hook names; exit 0 when valid, 1 when not
 diff      what applying the file would change against the set in force, policy by policy;
           exit 0 when nothing would change, 1 when something would (like diff(1))`;
 
+/** How long `apply` waits for every live coordinator to enforce the new revision by default. */
+const DEFAULT_WAIT_MS = 5000;
+
+function parseWaitMs(value: string | undefined): number {
+  if (value === undefined) return DEFAULT_WAIT_MS;
+  const ms = Number(value);
+  if (!Number.isSafeInteger(ms) || ms < 0 || ms > 600_000)
+    throw new HookbusError("HOOKBUS_USAGE", `--wait-ms takes 0-600000 milliseconds, not ${value}`);
+  return ms;
+}
+
+function formatPropagation(p: Propagation): string {
+  if (p.coordinators.length === 0)
+    return "no live coordinator answered: the revision is enforced when one starts";
+  if (p.laggards.length === 0)
+    return `enforced by ${p.coordinators.length} coordinator(s) in ${p.elapsedMs} ms`;
+  const names = p.laggards.map((c) => `${c.id} (revision ${c.revision})`).join(", ");
+  return `NOT ENFORCED after ${p.elapsedMs} ms by ${p.laggards.length} of ${p.coordinators.length} coordinator(s): ${names}`;
+}
+
 const ACTIONS = new Set(["apply", "show", "validate", "diff"]);
 
 export const registryCommand: Command = {
   summary: "apply, show, validate or diff a policy set",
   async run(argv, out) {
-    const { values, positionals } = parseCommand(argv, { json: { type: "boolean" } });
+    const { values, positionals } = parseCommand(argv, {
+      json: { type: "boolean" },
+      "wait-ms": { type: "string" },
+    });
     const [action, file, ...extra] = positionals;
     if (values.help === true) {
       out.print(HELP);
@@ -130,7 +157,8 @@ export const registryCommand: Command = {
     }
     const nc = await connectNats(values);
     try {
-      const store = await RegistryStore.open(nc, new Subjects(values.namespace));
+      const subjects = new Subjects(values.namespace);
+      const store = await RegistryStore.open(nc, subjects);
       if (action === "diff") {
         const next = checkedRegistryDocument(raw, file!);
         const current = await store.current();
@@ -145,17 +173,28 @@ export const registryCommand: Command = {
       if (action === "apply") {
         checkedRegistryDocument(raw, file!); // Cedar sets are refused before anything is stored
         const { snapshot, changed } = await store.applyChange(raw, file);
+        const waitMs = parseWaitMs(values["wait-ms"]);
+        const propagation =
+          waitMs === 0
+            ? undefined
+            : await awaitRevision(nc, subjects.namespace, snapshot.revision, waitMs);
         if (json)
           out.print(
-            JSON.stringify({ revision: snapshot.revision, changed, ...snapshot.document }, null, 2),
+            JSON.stringify(
+              { revision: snapshot.revision, changed, ...snapshot.document, propagation },
+              null,
+              2,
+            ),
           );
-        else
+        else {
           out.print(
             changed
               ? `applied ${file}: ${snapshot.document.policies.length} policies, revision ${snapshot.revision}`
               : `unchanged: ${file} matches revision ${snapshot.revision}, nothing stored`,
           );
-        return 0;
+          if (propagation !== undefined) out.print(formatPropagation(propagation));
+        }
+        return propagation !== undefined && propagation.laggards.length > 0 ? 1 : 0;
       }
       const snapshot = await store.current();
       out.print(
