@@ -208,9 +208,15 @@ export function readerText(text: string): string {
   return text.replace(/\b(?:[A-Z][A-Za-z]*)?Error: /g, "");
 }
 
+/** Whether `reason` names `policy` as a word of its own (`tool-policy` is not named by `policy`). */
+function namesPolicy(reason: string, policy: string): boolean {
+  const name = policy.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  return new RegExp(`(^|[^\\w-])${name}($|[^\\w-])`).test(reason);
+}
+
 /** `hookbus (policy): reason`, naming the policy once: not again when the reason already does. */
 function namedReason(policies: readonly string[], reason: string): string {
-  const unnamed = policies.filter((policy) => !reason.includes(policy));
+  const unnamed = policies.filter((policy) => !namesPolicy(reason, policy));
   const text = readerText(reason);
   return unnamed.length === 0 ? `hookbus: ${text}` : `hookbus (${unnamed.join(", ")}): ${text}`;
 }

@@ -250,3 +250,56 @@ describe("the settings Claude Code users paste", () => {
     check(JSON.parse(snippet!) as Settings);
   });
 });
+
+describe("what the model reads from a refusal", () => {
+  const pre = {
+    session_id: "s",
+    transcript_path: "/tmp/t.jsonl",
+    cwd: "/tmp",
+    permission_mode: "default",
+    hook_event_name: "PreToolUse",
+    tool_name: "Bash",
+    tool_input: { command: "x" },
+    tool_use_id: "t",
+  } as const;
+  const blocked = (blockedBy: string, blockReason: string) =>
+    ({ outcome: "block", blockedBy, blockReason, decidedBy: {} }) as never;
+  const reasonOf = (answer: { hookSpecificOutput?: unknown }) =>
+    (answer.hookSpecificOutput as { permissionDecisionReason: string }).permissionDecisionReason;
+
+  it("names the policy once, whether or not its reason already does", () => {
+    const input = parseHookInput(JSON.stringify(pre));
+    const options = { agentId: "a", rewriteDecision: "allow" } as const;
+    expect(
+      reasonOf(answerToolCall(input as never, blocked("tool-policy", "no shells"), options)),
+    ).toBe("hookbus (tool-policy): no shells");
+    expect(
+      reasonOf(answerToolCall(input as never, blocked("tool-policy", "a policy said no"), options)),
+    ).toBe("hookbus (tool-policy): a policy said no");
+    expect(
+      reasonOf(
+        answerToolCall(
+          input as never,
+          blocked("taint-guard", 'blocked by policy "taint-guard"'),
+          options,
+        ),
+      ),
+    ).toBe('hookbus: blocked by policy "taint-guard"');
+  });
+
+  it("carries no error class names", () => {
+    const input = parseHookInput(JSON.stringify(pre));
+    const answer = answerToolCall(
+      input as never,
+      blocked("guard", "HookbusError: worker failed: TypeError: x is undefined"),
+      { agentId: "a", rewriteDecision: "allow" },
+    );
+    expect(reasonOf(answer)).toBe("hookbus (guard): worker failed: x is undefined");
+    const failure = answerFailure(
+      "PreToolUse",
+      "Bash",
+      new HookbusError("HOOKBUS_POLICY_UNAVAILABLE", "HookbusError: no worker"),
+    );
+    expect(reasonOf(failure)).not.toContain("HookbusError:");
+  });
+});
