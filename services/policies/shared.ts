@@ -2,7 +2,7 @@
  * Helpers shared by the example policies: tool-name patterns, configuration errors, and reading
  * the text out of a tool result whatever shape the agent gave it.
  */
-import { HookbusError } from "../../src/index.js";
+import { HookbusError, isToolClass, toolClassOf } from "../../src/index.js";
 
 /** A configuration mistake in a policy factory: thrown at start-up, never at call time. */
 export function configError(policy: string, message: string): HookbusError {
@@ -10,9 +10,12 @@ export function configError(policy: string, message: string): HookbusError {
 }
 
 /**
- * A tool-name pattern: an exact name, or a glob where `*` matches any run of characters
- * (`mcp__github__*`, `*_delete`). Nothing else is special, so names with dots or brackets need
- * no escaping. Matching is case-sensitive, like tool names in every LLM API.
+ * A tool-name pattern: an exact name, a glob where `*` matches any run of characters
+ * (`mcp__github__*`, `*_delete`), or a tool class of the shared vocabulary (`class:shell`,
+ * `class:send-message`; docs/vocabulary.md), which matches the tool under every framework's name
+ * (`exec`, `Bash`, `run_command`; `send_email`, `mcp__mail__send_email`). Nothing else is special,
+ * so names with dots or brackets need no escaping. Names match case-sensitively, like tool names
+ * in every LLM API.
  */
 export type ToolPattern = string;
 
@@ -21,6 +24,8 @@ export interface ToolMatcher {
   match(name: string): ToolPattern | undefined;
   readonly patterns: readonly ToolPattern[];
 }
+
+const CLASS_PREFIX = "class:";
 
 export function toolMatcher(
   policy: string,
@@ -31,6 +36,12 @@ export function toolMatcher(
   const compiled = list.map((pattern, i) => {
     if (typeof pattern !== "string" || pattern === "") {
       throw configError(policy, `${field}[${i}] must be a non-empty tool name or glob`);
+    }
+    if (pattern.startsWith(CLASS_PREFIX)) {
+      const toolClass = pattern.slice(CLASS_PREFIX.length);
+      if (!isToolClass(toolClass))
+        throw configError(policy, `${field}[${i}]: "${toolClass}" is not a tool class`);
+      return (name: string) => toolClassOf(name) === toolClass;
     }
     if (!pattern.includes("*")) return (name: string) => name === pattern;
     const source = pattern

@@ -48,22 +48,25 @@ export interface Taint {
 
 export const TAINT_STATE_KEY = "taint";
 
+/** Tool classes (docs/vocabulary.md) and names whose results may carry someone else's words. */
 export const DEFAULT_UNTRUSTED_SOURCES: readonly ToolPattern[] = [
-  "web_fetch",
-  "web_search",
-  "browser",
-  "browser_*",
+  "class:web-fetch",
+  "class:web-search",
+  "class:browser",
   "read_email",
-  "fetch_url",
+  "*__read_email",
+  "get_email",
+  "*__get_email",
 ];
 
+/** Tool classes and names that send data out. */
 export const DEFAULT_SINKS: readonly ToolPattern[] = [
-  "send_email",
+  "class:send-message",
   "http_post",
   "http_request",
   "slack_post",
-  "post_message",
   "upload_*",
+  "*__upload_*",
 ];
 
 async function markTainted(state: SessionState, taint: Omit<Taint, "at">): Promise<void> {

@@ -305,18 +305,19 @@ export function toolPolicy(options: ToolPolicyOptions = {}): Policy {
 
 /**
  * The demo's instance: no destructive or remote-code shell commands, no raw disk tools, web
- * fetches over https only.
+ * fetches over https only. Rules name tool classes, so they hold for OpenClaw's `exec`, Claude
+ * Code's `Bash` and `WebFetch`, an MCP server's `run_command` or `fetch` alike; the shell rule
+ * reads every string of the call (`command`, `cmd`, `commands`, `code`).
  */
 export const defaultToolPolicy: Policy = toolPolicy({
   deny: ["format_disk", "*_admin"],
   argRules: [
     {
-      tool: "exec",
-      arg: "command",
+      tool: "class:shell",
       denyIfMatches:
         /\brm\s+-[a-zA-Z]*[rR][a-zA-Z]*\s+(\/|~|\*)|\b(curl|wget)\b[^|;&]*\|\s*(ba|z)?sh\b|\bmkfs(\.\w+)?\b|\bdd\s+if=|:\(\)\s*\{\s*:\|:&\s*\};:/,
-      reason: "exec: destructive or remote-code shell commands are not allowed",
+      reason: "destructive or remote-code shell commands are not allowed",
     },
-    { tool: "web_fetch", arg: "url", denyUnlessMatches: /^https:\/\//i },
+    { tool: "class:web-fetch", arg: "url", denyUnlessMatches: /^https:\/\//i },
   ],
 });

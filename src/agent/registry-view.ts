@@ -17,6 +17,7 @@ import { sameDocument } from "../registry/diff.js";
 import { RegistryStore } from "../registry/store.js";
 import type { RegistrySnapshot } from "../registry/snapshot.js";
 import type { RedactionRule } from "../log/redaction.js";
+import { backoffMs } from "../foundation/backoff.js";
 
 export interface RegistryView {
   /** True when a call of this hook must go to a coordinator. */
@@ -77,7 +78,7 @@ export class WatchedRegistryView implements RegistryView {
   /** A revision the check read that the watch had not delivered (a second sighting is a fault). */
   private lagging: number | undefined;
   private timer: NodeJS.Timeout | undefined;
-  private restartDelay: number;
+  private restartAttempt = 0;
   private restarts = 0;
   private stopped = false;
   private readonly staleAfterMs: number;
@@ -94,7 +95,6 @@ export class WatchedRegistryView implements RegistryView {
     this.staleAfterMs = options.staleAfterMs ?? DEFAULT_STALE_AFTER_MS;
     this.firstRestartDelay = options.restartDelayMs ?? DEFAULT_RESTART_DELAY_MS;
     this.maxRestartDelay = options.maxRestartDelayMs ?? DEFAULT_MAX_RESTART_DELAY_MS;
-    this.restartDelay = this.firstRestartDelay;
   }
 
   /** Resolves once the current revision is known (RegistryStore.watch delivers it first). */
@@ -131,7 +131,7 @@ export class WatchedRegistryView implements RegistryView {
     );
     this.downSince = undefined;
     this.lagging = undefined;
-    this.restartDelay = this.firstRestartDelay;
+    this.restartAttempt = 0;
   }
 
   private down(error: unknown, why: string): void {
@@ -190,8 +190,10 @@ export class WatchedRegistryView implements RegistryView {
       this.schedule(this.checkInterval());
     } catch (error) {
       this.logger.debug({ err: error }, "restarting the registry watch failed");
-      const delay = this.restartDelay;
-      this.restartDelay = Math.min(this.restartDelay * 2, this.maxRestartDelay);
+      const delay = backoffMs(this.restartAttempt++, {
+        firstMs: this.firstRestartDelay,
+        capMs: this.maxRestartDelay,
+      });
       this.schedule(delay);
     }
   }

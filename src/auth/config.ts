@@ -20,14 +20,15 @@ function list(values: string[], indent: string): string {
   return `[\n${values.map((v) => `${indent}  ${quote(v)}`).join(",\n")}\n${indent}]`;
 }
 
-function renderUser(namespace: string, user: GeneratedUser): string {
-  const p = permissionsFor(namespace, user);
+function renderUser(description: AuthDescription, user: GeneratedUser): string {
+  const p = permissionsFor(description.namespace, user, description.policies);
+  const deny = p.denyPublish.length === 0 ? "" : `, deny: ${list(p.denyPublish, "        ")}`;
   return [
     `    # ${user.role} ${user.name}: --nkey ${user.keyFile} --inbox-prefix ${user.inboxPrefix}`,
     `    {`,
     `      nkey: ${quote(user.publicKey)}`,
     `      permissions: {`,
-    `        publish: { allow: ${list(p.publish, "        ")} }`,
+    `        publish: { allow: ${list(p.publish, "        ")}${deny} }`,
     `        subscribe: { allow: ${list(p.subscribe, "        ")} }`,
     ...(p.allowResponses ? [`        allow_responses: true`] : []),
     `      }`,
@@ -42,7 +43,7 @@ export function renderAuthConfig(description: AuthDescription, users: GeneratedU
     `# its inbox prefix: replies to anyone else's prefix are never delivered to it.`,
     `authorization {`,
     `  users = [`,
-    users.map((u) => renderUser(description.namespace, u)).join(",\n"),
+    users.map((u) => renderUser(description, u)).join(",\n"),
     `  ]`,
     `}`,
     ``,

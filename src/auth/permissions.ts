@@ -15,6 +15,13 @@ import { Subjects } from "../bus/subjects.js";
 
 export interface Permissions {
   publish: string[];
+  /**
+   * Refused even where `publish` allows it (nats-server: deny wins). The durable consumers on the
+   * log have fixed names; a role that may create ordered consumers under any name is denied
+   * exactly those names, because nats-server 2.9 treats a create under an existing name as an
+   * update (a new filter, ack wait, ...) of that consumer.
+   */
+  denyPublish: string[];
   /** A `subject queue` entry allows that subject only in that queue group (nats-server ≥ 2.1.2). */
   subscribe: string[];
   /** May answer requests it received (one reply each), without any publish permission for them. */
@@ -23,7 +30,13 @@ export interface Permissions {
 
 const JS = "$JS.API";
 
-/** Reading a KV bucket: its stream info, direct and stream gets, and watches (ordered consumers). */
+/**
+ * Reading a KV bucket: its stream info, direct and stream gets, and watches (ordered push
+ * consumers under random names). No `CONSUMER.DELETE`: with it, a reader could delete everyone
+ * else's watch (a coordinator's registry watch, so it kept enforcing an old policy set). An
+ * ordered consumer the client cannot delete expires by itself once nobody listens (nats.js sets
+ * an inactivity threshold on each).
+ */
 function kvRead(bucket: string): string[] {
   const stream = `KV_${bucket}`;
   return [
@@ -31,7 +44,6 @@ function kvRead(bucket: string): string[] {
     `${JS}.STREAM.MSG.GET.${stream}`,
     `${JS}.DIRECT.GET.${stream}.>`,
     `${JS}.CONSUMER.CREATE.${stream}.*.$KV.${bucket}.>`,
-    `${JS}.CONSUMER.DELETE.${stream}.*`,
     `$JS.FC.${stream}.>`,
   ];
 }
@@ -46,26 +58,74 @@ function kvWrite(bucket: string, keys = ">"): string[] {
   return [...kvRead(bucket), `${JS}.STREAM.CREATE.KV_${bucket}`, `$KV.${bucket}.${keys}`];
 }
 
-/** Reading a whole stream: info, gets, and ephemeral or ordered consumers (audit, verify, replay). */
+/**
+ * Reading a whole stream: info, gets, and ordered pull consumers (audit, verify, replay, the
+ * sealer). Only named creates (`CREATE.<stream>.<name>[.<filter>]`, never the bare legacy subject,
+ * which takes the name from the payload); no delete and no ack, so a reader can neither remove
+ * nor advance anyone's consumer; the durables' own names are denied (`ownedDurableDenials`).
+ */
 function streamRead(stream: string): string[] {
   return [
     `${JS}.STREAM.INFO.${stream}`,
     `${JS}.STREAM.MSG.GET.${stream}`,
     `${JS}.DIRECT.GET.${stream}`,
     `${JS}.DIRECT.GET.${stream}.>`,
-    `${JS}.CONSUMER.CREATE.${stream}.>`,
+    `${JS}.CONSUMER.CREATE.${stream}.*`,
+    `${JS}.CONSUMER.CREATE.${stream}.*.>`,
     `${JS}.CONSUMER.INFO.${stream}.*`,
-    `${JS}.CONSUMER.DELETE.${stream}.*`,
     `${JS}.CONSUMER.MSG.NEXT.${stream}.*`,
-    `$JS.FC.${stream}.>`,
-    `$JS.ACK.${stream}.>`,
   ];
+}
+
+/** The durable consumers on the log, by name: the indexer's and one per policy and observed hook. */
+export function logDurables(namespace: string, policies: readonly string[]): string[] {
+  return [
+    `${namespace}-indexer`,
+    ...policies.flatMap((policy) =>
+      OBSERVATIONAL_HOOK_NAMES.map((hook) => observerDurable(namespace, policy, hook)),
+    ),
+  ];
+}
+
+/** src/worker/observer.ts names it so (a unit test holds the two together). */
+function observerDurable(namespace: string, policy: string, hook: string): string {
+  return `${namespace.replace(/\./g, "_")}_${policy}_${hook}`;
+}
+
+/** Everything a non-owner could do to a durable on `stream` by naming it. */
+function ownedDurableDenials(stream: string, durables: readonly string[]): string[] {
+  return durables.flatMap((durable) => [
+    `${JS}.CONSUMER.CREATE.${stream}.${durable}`,
+    `${JS}.CONSUMER.CREATE.${stream}.${durable}.>`,
+    `${JS}.CONSUMER.DURABLE.CREATE.${stream}.${durable}`,
+    `${JS}.CONSUMER.DELETE.${stream}.${durable}`,
+    `${JS}.CONSUMER.MSG.NEXT.${stream}.${durable}`,
+    `$JS.ACK.${stream}.${durable}.>`,
+  ]);
 }
 
 /** What every role does on connect: `jetstreamManager()` checks the account with `$JS.API.INFO`. */
 const COMMON = [`${JS}.INFO`];
 
-export function permissionsFor(namespace: string, user: AuthUser): Permissions {
+/**
+ * `policies`: every policy of the deployment (the description's), whose observer durables on the
+ * log no other role may name.
+ */
+export function permissionsFor(
+  namespace: string,
+  user: AuthUser,
+  policies: readonly string[] = [],
+): Permissions {
+  const granted = grantsFor(namespace, user);
+  const log = new Subjects(namespace).logStream;
+  const readsLog = user.role === "auditor" || user.role === "sealer";
+  return {
+    ...granted,
+    denyPublish: readsLog ? ownedDurableDenials(log, logDurables(namespace, policies)) : [],
+  };
+}
+
+function grantsFor(namespace: string, user: AuthUser): Omit<Permissions, "denyPublish"> {
   const s = new Subjects(namespace);
   const ns = namespace;
   const inbox = `${inboxPrefixFor(namespace, user.role, user.name)}.>`;
@@ -99,7 +159,7 @@ export function permissionsFor(namespace: string, user: AuthUser): Permissions {
       const policy = user.name;
       // One durable per observed hook (src/worker/observer.ts), filtered to observations.
       const observers = OBSERVATIONAL_HOOK_NAMES.flatMap((hook) => {
-        const durable = `${ns.replace(/\./g, "_")}_${policy}_${hook}`;
+        const durable = observerDurable(ns, policy, hook);
         return [
           `${JS}.CONSUMER.CREATE.${log}.${durable}.${ns}.audit.*.*.${hook}.observed`,
           `${JS}.CONSUMER.INFO.${log}.${durable}`,
@@ -189,8 +249,8 @@ export function permissionsFor(namespace: string, user: AuthUser): Permissions {
           ...COMMON,
           `${JS}.STREAM.INFO.${log}`,
           `${JS}.STREAM.MSG.GET.${log}`,
-          `${JS}.CONSUMER.CREATE.${log}.>`,
-          `${JS}.CONSUMER.DELETE.${log}.*`,
+          `${JS}.CONSUMER.CREATE.${log}.*`,
+          `${JS}.CONSUMER.CREATE.${log}.*.>`,
           `${JS}.CONSUMER.MSG.NEXT.${log}.*`,
           `${JS}.STREAM.INFO.${seals}`,
           `${JS}.STREAM.CREATE.${seals}`,

@@ -9,7 +9,7 @@ import {
   type NodeConnectionOptions,
 } from "@nats-io/transport-node";
 import { HookbusError } from "../foundation/errors.js";
-import { sleep } from "../foundation/time.js";
+import { retryWithBackoff } from "../foundation/backoff.js";
 import {
   connectFailure,
   isRetryableConnectFailure,
@@ -101,24 +101,16 @@ export async function connectNatsWithRetry(
   flags: ConnectionFlags,
   retry: ConnectRetry,
 ): Promise<NatsConnection> {
-  const deadline = Date.now() + retry.waitMs;
-  let backoff = FIRST_BACKOFF_MS;
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await connectNats(flags);
-    } catch (error) {
+  return retryWithBackoff(() => connectNats(flags), {
+    waitMs: retry.waitMs,
+    firstMs: FIRST_BACKOFF_MS,
+    capMs: MAX_BACKOFF_MS,
+    retryable: (error) => isRetryableConnectFailure(error as HookbusError),
+    onRetry: (error, next) => {
       const failure = error as HookbusError;
-      const left = deadline - Date.now();
-      if (!isRetryableConnectFailure(failure) || left <= 0) throw failure;
-      const delay = Math.min(backoff, left);
-      retry.logger.warn(
-        { attempt, retryInMs: delay, giveUpInMs: left, code: failure.code },
-        failure.message,
-      );
-      await sleep(delay);
-      backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
-    }
-  }
+      retry.logger.warn({ ...next, code: failure.code }, failure.message);
+    },
+  });
 }
 
 /** `--connect-wait MS` / HOOKBUS_CONNECT_WAIT_MS for services (default 30 s). */

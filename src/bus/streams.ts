@@ -5,6 +5,8 @@
  */
 import {
   DiscardPolicy,
+  JetStreamApiCodes,
+  JetStreamApiError,
   RetentionPolicy,
   StorageType,
   type JetStreamManager,
@@ -119,7 +121,7 @@ async function ensureStream(
     await jsm.streams.info(name);
     return;
   } catch (error) {
-    if (!isNotFound(error)) throw error;
+    if (!isStreamNotFound(error)) throw error;
   }
   try {
     await jsm.streams.add(config);
@@ -132,9 +134,14 @@ async function ensureStream(
   }
 }
 
-function isNotFound(error: unknown): boolean {
-  const text = String((error as { message?: string })?.message ?? error);
-  return /not found/i.test(text) || (error as { code?: number | string })?.code === 404;
+/** JetStream said the stream does not exist (any other failure is not "absent"). */
+export function isStreamNotFound(error: unknown): boolean {
+  return error instanceof JetStreamApiError && error.code === JetStreamApiCodes.StreamNotFound;
+}
+
+/** JetStream said the consumer does not exist (any other failure is not "absent"). */
+export function isConsumerNotFound(error: unknown): boolean {
+  return error instanceof JetStreamApiError && error.code === JetStreamApiCodes.ConsumerNotFound;
 }
 
 export async function ensureLogStreams(

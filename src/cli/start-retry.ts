@@ -7,7 +7,7 @@
 import { JetStreamApiError } from "@nats-io/jetstream";
 import { NoRespondersError, RequestError, TimeoutError } from "@nats-io/transport-node";
 import type { Logger } from "pino";
-import { sleep } from "../foundation/time.js";
+import { retryWithBackoff } from "../foundation/backoff.js";
 
 const FIRST_BACKOFF_MS = 250;
 const MAX_BACKOFF_MS = 2_000;
@@ -28,21 +28,15 @@ export async function startWithRetry<T>(
   start: () => Promise<T>,
   retry: { waitMs: number; logger: Logger; what: string },
 ): Promise<T> {
-  const deadline = Date.now() + retry.waitMs;
-  let backoff = FIRST_BACKOFF_MS;
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await start();
-    } catch (error) {
-      const left = deadline - Date.now();
-      if (!isTransientJetStreamFailure(error) || left <= 0) throw error;
-      const delay = Math.min(backoff, left);
+  return retryWithBackoff(start, {
+    waitMs: retry.waitMs,
+    firstMs: FIRST_BACKOFF_MS,
+    capMs: MAX_BACKOFF_MS,
+    retryable: isTransientJetStreamFailure,
+    onRetry: (error, next) =>
       retry.logger.warn(
-        { err: error, attempt, retryInMs: delay, giveUpInMs: left },
+        { err: error, ...next },
         `${retry.what}: JetStream did not answer, retrying`,
-      );
-      await sleep(delay);
-      backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
-    }
-  }
+      ),
+  });
 }

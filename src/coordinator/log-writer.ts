@@ -15,6 +15,10 @@ import { appendToStream, isPermanentRefusal } from "../bus/stream-append.js";
 import { HookbusError, isHookbusError } from "../foundation/errors.js";
 import { sleep } from "../foundation/time.js";
 import { LogRecord } from "../log/record.js";
+import { backoffMs } from "../foundation/backoff.js";
+
+/** Pauses between append attempts: 50 ms doubling to 1 s, always within the caller's deadline. */
+const LOG_RETRY = { firstMs: 50, capMs: 1000 };
 
 export interface Appended {
   seq: number;
@@ -85,7 +89,7 @@ export class LogWriter {
         attempt++;
         this.bus.logger.warn({ err: error, subject, attempt }, "log append failed, retrying");
         // Never sleep past the deadline: the loop then gives up at once.
-        await sleep(Math.max(0, Math.min(50 * 2 ** attempt, 1000, deadline - Date.now())));
+        await sleep(Math.max(0, Math.min(backoffMs(attempt, LOG_RETRY), deadline - Date.now())));
       }
     }
     throw new HookbusError(

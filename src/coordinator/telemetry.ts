@@ -21,6 +21,7 @@ import { CoordinatorMetrics, newRegistry } from "../observability/metrics.js";
 import { RecentWindow } from "../observability/recent-window.js";
 import { inSpan, markSpanError, SpanKind, traceContextOf } from "../observability/trace.js";
 import { HOOKBUS_VERSION } from "../observability/version.js";
+import { beforeDeadline } from "../foundation/deadline.js";
 
 /** What the call handler reports; absent, nothing is measured. */
 export interface CallTelemetry {
@@ -186,14 +187,13 @@ export class CoordinatorTelemetry implements CallTelemetry {
 
   private async logLag(): Promise<LogLag> {
     const { bus } = this.options;
-    let timer: NodeJS.Timeout | undefined;
     try {
-      const info = await Promise.race([
+      const info = await beforeDeadline(
         bus.jsm.streams.info(bus.subjects.logStream),
-        new Promise<never>((_, reject) => {
-          timer = setTimeout(() => reject(new Error("timed out")), STREAM_INFO_TIMEOUT_MS);
-        }),
-      ]);
+        Date.now() + STREAM_INFO_TIMEOUT_MS,
+        "HOOKBUS_LOG_UNAVAILABLE",
+        () => `no log stream info within ${STREAM_INFO_TIMEOUT_MS} ms`,
+      );
       const streamLastSeq = info.state.last_seq;
       const written = this.lastWrittenSeq;
       return written === undefined
@@ -206,8 +206,6 @@ export class CoordinatorTelemetry implements CallTelemetry {
           512,
         ),
       };
-    } finally {
-      clearTimeout(timer);
     }
   }
 }

@@ -1,4 +1,5 @@
 /** Small time helpers shared by calls and observations: every wait is bounded by a deadline. */
+import { backoffMs } from "./backoff.js";
 import { HookbusError, type ErrorCode } from "./errors.js";
 
 /**
@@ -18,13 +19,8 @@ export function pauseBeforeRetry(
 ): number | undefined {
   const room = deadline - Date.now() - MIN_ATTEMPT_MS;
   if (room < 0) return undefined;
-  return Math.min(backoffMs(attempt, capMs), room);
-}
-
-/** Exponential backoff: 20, 40, 80, ... ms, capped, with jitter so retrying agents spread out. */
-export function backoffMs(attempt: number, capMs = 250): number {
-  const base = Math.min(capMs, 20 * 2 ** attempt);
-  return base / 2 + Math.random() * (base / 2);
+  // 20, 40, 80, ... ms, capped, with jitter so retrying agents spread out.
+  return Math.min(backoffMs(attempt, { firstMs: 20, capMs: capMs ?? 250 }), room);
 }
 
 /**

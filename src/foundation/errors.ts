@@ -60,6 +60,8 @@ export const ErrorCodes = {
   HOOKBUS_SEAL_KEY_INVALID: "A sealer key (nkey seed or public key) is missing or malformed.",
   HOOKBUS_SEAL_CONFLICT:
     "Another sealer appended to the seal stream (or holds the lease): this sealer stood down.",
+  HOOKBUS_CONSUMER_MISMATCH:
+    "A durable consumer on the log is not configured as its owner creates it (filter, deliver or ack policy): someone else created or altered it.",
   HOOKBUS_ANCHOR_INVALID: "An anchor file cannot be read, is malformed or its signature is wrong.",
   HOOKBUS_WORKER_OVERLOADED:
     "A policy worker's queue was full, or the request's deadline had passed before a handler was free.",

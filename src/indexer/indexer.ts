@@ -11,11 +11,18 @@ import type { Bus } from "../bus/bus.js";
 import { Header } from "../bus/headers.js";
 import { HookbusError } from "../foundation/errors.js";
 import { assertLogExists } from "../log/reader.js";
+import {
+  consumerMismatchError,
+  durableMismatches,
+  type DurableShape,
+} from "../bus/durable-check.js";
 import { sleep } from "../foundation/time.js";
 import { assertIndexSchema } from "./migrate.js";
 import type { PgPool } from "./pg.js";
 import { invalidProjection, projectRecord, type Projection } from "./projection.js";
 import { writeBatchIsolating } from "./writer.js";
+import { backoffMs } from "../foundation/backoff.js";
+import { isConsumerNotFound } from "../bus/streams.js";
 
 export interface IndexerOptions {
   bus: Bus;
@@ -59,6 +66,8 @@ export interface Indexer {
   readonly stats: Readonly<IndexerStats>;
   /** How far the index is behind the log (one consumer info, plus one get when behind). */
   lag(): Promise<IndexLag>;
+  /** How its durable differs from what the indexer creates (empty: it is the indexer's). */
+  consumerMismatches(): Promise<string[]>;
   /** Whether the last write of some batch failed and has not succeeded since (it is retried). */
   writeFailing(): boolean;
   /** Whether stop() was called or the indexer ended. */
@@ -72,6 +81,18 @@ export interface Indexer {
 const MAX_BATCH = 10_000;
 const MAX_WRITERS = 16;
 
+/** The indexer's durable: the whole log, every record acked once indexed. */
+export const INDEXER_DURABLE_SHAPE: DurableShape = {
+  ack_policy: AckPolicy.Explicit,
+  deliver_policy: DeliverPolicy.All,
+};
+
+/** How the durable `name` on the log differs from the indexer's (empty: it is the indexer's). */
+export async function indexerConsumerMismatches(bus: Bus, name: string): Promise<string[]> {
+  const info = await bus.jsm.consumers.info(bus.subjects.logStream, name);
+  return durableMismatches(INDEXER_DURABLE_SHAPE, info.config);
+}
+
 export function defaultIndexerConsumer(bus: Bus): string {
   return `${bus.subjects.namespace}-indexer`;
 }
@@ -80,9 +101,12 @@ async function ensureConsumer(bus: Bus, name: string, ackWaitMs: number, batch: 
   const stream = bus.subjects.logStream;
   try {
     await bus.jsm.consumers.info(stream, name);
-    return;
-  } catch {
-    // not there yet: create it (another indexer may win the race; then it exists)
+    return await assertIndexerShape(bus, name);
+  } catch (error) {
+    if (error instanceof HookbusError) throw error;
+    // Not there yet: create it (another indexer may win the race; then it exists). Any other
+    // failure (no permission, no JetStream) is not "absent".
+    if (!isConsumerNotFound(error)) throw error;
   }
   try {
     await bus.jsm.consumers.add(stream, {
@@ -99,6 +123,13 @@ async function ensureConsumer(bus: Bus, name: string, ackWaitMs: number, batch: 
       throw error;
     });
   }
+  // Whoever created it (this indexer, another one, or someone who got there first) decided it.
+  await assertIndexerShape(bus, name);
+}
+
+async function assertIndexerShape(bus: Bus, name: string): Promise<void> {
+  const found = await indexerConsumerMismatches(bus, name);
+  if (found.length > 0) throw consumerMismatchError(bus.subjects.logStream, name, found);
 }
 
 /** How far the durable consumer `consumer` is behind the log. */
@@ -110,9 +141,10 @@ export async function indexLag(
   const info = await bus.jsm.consumers.info(stream, consumer);
   const records = info.num_pending + info.num_ack_pending;
   if (records === 0) return { records: 0, seconds: 0 };
-  const oldest = await bus.jsm.streams
-    .getMessage(stream, { seq: info.ack_floor.stream_seq + 1 })
-    .catch(() => null);
+  // null: the oldest unindexed record was removed by the stream's limits, so it has no age.
+  const oldest = await bus.jsm.streams.getMessage(stream, {
+    seq: info.ack_floor.stream_seq + 1,
+  });
   const seconds = oldest === null ? 0 : Math.max(0, (Date.now() - oldest.time.getTime()) / 1000);
   return { records, seconds };
 }
@@ -211,7 +243,7 @@ export async function startIndexer(options: IndexerOptions): Promise<Indexer> {
           setFailing(false);
           return;
         }
-        await sleep(Math.min(5000, 100 * 2 ** attempt));
+        await sleep(backoffMs(attempt, { firstMs: 100, capMs: 5000 }));
       }
     }
     for (const { msg } of batch) msg.ack();
@@ -268,6 +300,7 @@ export async function startIndexer(options: IndexerOptions): Promise<Indexer> {
     consumer: consumerName,
     stats,
     lag: () => indexLag(bus, consumerName),
+    consumerMismatches: () => indexerConsumerMismatches(bus, consumerName),
     writeFailing: () => failingBatches > 0,
     stopped: () => stopping || ended,
     async stop() {

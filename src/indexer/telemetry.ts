@@ -9,6 +9,7 @@ import { followConnection } from "../observability/connection-state.js";
 import type { Readiness } from "../observability/http.js";
 import type { ObservableService } from "../observability/service-http.js";
 import type { IndexLag, Indexer } from "./indexer.js";
+import { beforeDeadline } from "../foundation/deadline.js";
 
 /** A scrape never waits longer than this for the lag (the last value is shown meanwhile). */
 const LAG_READ_MS = 2000;
@@ -16,6 +17,22 @@ const LAG_READ_MS = 2000;
 export interface IndexerTelemetry extends ObservableService {
   /** The lag last read (by a scrape); undefined before the first. */
   lastLag(): IndexLag | undefined;
+}
+
+/** The durable's configuration, bounded like the lag read (a slow server shows the last value). */
+async function readMismatch(indexer: Indexer): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    const found = await Promise.race([
+      indexer.consumerMismatches(),
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error("consumer read timed out")), LAG_READ_MS);
+      }),
+    ]);
+    return found.length > 0;
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 export function indexerTelemetry(
@@ -32,19 +49,17 @@ export function indexerTelemetry(
 
   // One read per scrape at most, bounded: a slow server shows the previous value, not a hang.
   async function readLag(): Promise<void> {
-    let timer: NodeJS.Timeout | undefined;
     try {
-      lag = await Promise.race([
+      lag = await beforeDeadline(
         indexer.lag(),
-        new Promise<never>((_, reject) => {
-          timer = setTimeout(() => reject(new Error("lag read timed out")), LAG_READ_MS);
-        }),
-      ]);
+        Date.now() + LAG_READ_MS,
+        "HOOKBUS_INDEX_UNAVAILABLE",
+        () => `lag read timed out after ${LAG_READ_MS} ms`,
+      );
       lagError = false;
     } catch {
+      // Shown as the hookbus_index_lag_error gauge; the previous value stays.
       lagError = true;
-    } finally {
-      clearTimeout(timer);
     }
   }
 
@@ -72,6 +87,16 @@ export function indexerTelemetry(
     registers: [registry],
     collect() {
       this.set(lagError ? 1 : 0);
+    },
+  });
+  let mismatch = false;
+  new Gauge({
+    name: "hookbus_consumer_config_mismatch",
+    help: "1 when the indexer's durable consumer is not configured as the indexer creates it (HOOKBUS_CONSUMER_MISMATCH: someone else created or altered it); read at scrape.",
+    registers: [registry],
+    async collect() {
+      mismatch = await readMismatch(indexer).catch(() => mismatch);
+      this.set(mismatch ? 1 : 0);
     },
   });
   const counted = (name: string, help: string, value: () => number) =>
@@ -116,6 +141,10 @@ export function indexerTelemetry(
       if (indexer.writeFailing())
         reasons.push("index writes are failing (PostgreSQL unreachable or refusing): see the log");
       if (indexer.stopped()) reasons.push("stopping");
+      if (mismatch)
+        reasons.push(
+          "its durable consumer was altered by someone else (HOOKBUS_CONSUMER_MISMATCH)",
+        );
       return { ready: reasons.length === 0, reasons };
     },
   };

@@ -8,6 +8,7 @@ import { Counter, Gauge, type Registry } from "prom-client";
 import type { Bus } from "../bus/bus.js";
 import { readSealLag, type SealLag } from "./lag.js";
 import { newRegistry } from "../observability/metrics.js";
+import { beforeDeadline } from "../foundation/deadline.js";
 
 /** A scrape waits this long for the streams before reporting the sealer's own view. */
 const LAG_READ_TIMEOUT_MS = 2000;
@@ -21,7 +22,13 @@ export function sealerRegistry(bus: Bus, id: string, own: () => SealLag): Regist
     help: "Log records stored but not yet sealed (tamper evidence lag), read from the log and seal streams.",
     registers,
     async collect() {
-      streams = await withTimeout(readSealLag(bus), LAG_READ_TIMEOUT_MS).catch(() => undefined);
+      // Unreadable within the bound: the sealer's own reading stands in (a scrape must not hang).
+      streams = await beforeDeadline(
+        readSealLag(bus),
+        Date.now() + LAG_READ_TIMEOUT_MS,
+        "HOOKBUS_LOG_UNAVAILABLE",
+        () => `no seal lag reading within ${LAG_READ_TIMEOUT_MS} ms`,
+      ).catch(() => undefined);
       this.set(streams?.records ?? own().records);
     },
   });
@@ -62,14 +69,4 @@ export function sealerRegistry(bus: Bus, id: string, own: () => SealLag): Regist
     },
   });
   return registry;
-}
-
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  return Promise.race([
-    promise,
-    new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-    }),
-  ]).finally(() => clearTimeout(timer));
 }

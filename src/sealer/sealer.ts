@@ -37,6 +37,7 @@ import type { SealKeyPair } from "../log/seal/keys.js";
 import { SealerLease } from "./lease.js";
 import { repairHeads } from "./repair.js";
 import { ensureSealStream, lastBatch } from "../log/seal/stream.js";
+import { backoffMs } from "../foundation/backoff.js";
 
 export interface SealerOptions extends BusOptions {
   nc: NatsConnection;
@@ -231,7 +232,7 @@ export async function startSealer(options: SealerOptions): Promise<Sealer> {
           throw new HookbusError("HOOKBUS_SEAL_CONFLICT", "the seal stream moved", {}, error);
         }
         logger.warn({ err: error, attempt }, "seal append failed, retrying");
-        await sleep(Math.min(50 * 2 ** attempt, 1000));
+        await sleep(backoffMs(attempt, { firstMs: 50, capMs: 1000 }));
       }
     }
   }
@@ -388,7 +389,9 @@ export async function startSealer(options: SealerOptions): Promise<Sealer> {
         active = false;
         const conflict = error instanceof HookbusError && error.code === "HOOKBUS_SEAL_CONFLICT";
         logger[conflict ? "info" : "error"]({ err: error }, "sealer standing by");
-        await sleep(conflict ? settings.leaseTtlMs / 4 : Math.min(100 * 2 ** attempt++, 5000));
+        await sleep(
+          conflict ? settings.leaseTtlMs / 4 : backoffMs(attempt++, { firstMs: 100, capMs: 5000 }),
+        );
       }
     }
   })();

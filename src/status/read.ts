@@ -12,6 +12,7 @@ import {
   type IndexerStatus,
   type SealerStatus,
 } from "./components.js";
+import { durableProblems } from "./durables.js";
 import { buildStatusReport, type StatusReport } from "./report.js";
 
 export interface ReadStatusOptions extends Omit<DiscoverOptions, "role"> {
@@ -42,5 +43,8 @@ export async function readStatus(
   ]);
   const report = buildStatusReport(snapshot.revision, snapshot.document, found.replies);
   report.problems.push(...componentProblems(sealer, options.maxSealLagS ?? 60));
+  const policies = snapshot.document.policies.map((p) => p.name);
+  const indexerConsumer = options.indexerConsumer ?? `${subjects.namespace}-indexer`;
+  report.problems.push(...(await durableProblems(bus, indexerConsumer, policies)));
   return { ...report, invalidReplies: found.invalid, sealer, indexer };
 }

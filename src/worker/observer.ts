@@ -11,20 +11,22 @@
 import {
   AckPolicy,
   DeliverPolicy,
-  JetStreamApiCodes,
-  JetStreamApiError,
   type ConsumerConfig,
   type ConsumerMessages,
   type JsMsg,
 } from "@nats-io/jetstream";
 import { nanos } from "@nats-io/transport-node";
 import type { Bus } from "../bus/bus.js";
+import { assertDurableShape, type DurableShape } from "../bus/durable-check.js";
+import { isConsumerNotFound, isStreamNotFound } from "../bus/streams.js";
+import type { Subjects } from "../bus/subjects.js";
 import type { ObservationalHookName } from "../catalog/catalog.js";
 import { ObservationRecord } from "../log/record.js";
 import type { InFlight } from "./in-flight.js";
 import { invokePolicy } from "../policy/invoke.js";
 import type { Policy } from "../policy/policy.js";
 import type { SessionStateStore } from "../policy/state/session-state.js";
+import { backoffMs } from "../foundation/backoff.js";
 
 export interface ObserveOptions {
   /** How long the server waits for an ack before it redelivers; kept alive while a handler runs. Default 30 s. */
@@ -59,6 +61,21 @@ export function observerDurableName(
   hook: ObservationalHookName,
 ): string {
   return `${namespace.replaceAll(".", "_")}_${policy}_${hook}`;
+}
+
+/**
+ * What makes an observer's durable its own: observation records of its hook only, each acked, and
+ * from its creation on (a newly deployed policy starts with new observations, not the history).
+ */
+export function observerDurableShape(
+  subjects: Subjects,
+  hook: ObservationalHookName,
+): DurableShape {
+  return {
+    filter_subject: subjects.auditFilter({ hook, kind: "observed" }),
+    ack_policy: AckPolicy.Explicit,
+    deliver_policy: DeliverPolicy.New,
+  };
 }
 
 /** Record problems that no redelivery can fix. */
@@ -158,22 +175,21 @@ export class Observer {
   private async ensureConsumer(): Promise<void> {
     const { bus, hook, policy, settings } = this.options;
     const stream = bus.subjects.logStream;
+    const shape = observerDurableShape(bus.subjects, hook);
     try {
       const info = await bus.jsm.consumers.info(stream, this.durable);
-      // Used as it is, like every JetStream resource hookbus finds already there.
+      // An existing consumer keeps its ack wait: the keep-alive follows it.
       if (info.config.ack_wait !== undefined && info.config.ack_wait > 0)
         this.ackWaitMs = info.config.ack_wait / 1_000_000;
-      return;
+      // Used as it is if it is the one this observer creates; someone else's is refused.
+      return await assertDurableShape(bus.jsm, stream, this.durable, shape);
     } catch (error) {
       if (!isConsumerNotFound(error)) throw error;
     }
     const config: Partial<ConsumerConfig> = {
+      ...shape,
       durable_name: this.durable,
       description: `hookbus: ${hook} observations for policy ${policy.name}`,
-      filter_subject: bus.subjects.auditFilter({ hook, kind: "observed" }),
-      ack_policy: AckPolicy.Explicit,
-      // A newly deployed policy starts with new observations, not with the whole audit history.
-      deliver_policy: DeliverPolicy.New,
       ack_wait: nanos(settings.ackWaitMs),
       max_deliver: settings.maxDeliver,
       max_ack_pending: 1000,
@@ -187,6 +203,7 @@ export class Observer {
         throw error;
       });
     }
+    await assertDurableShape(bus.jsm, stream, this.durable, shape);
   }
 
   private async consume(): Promise<void> {
@@ -249,9 +266,11 @@ export class Observer {
         );
         msg.term();
       } else {
-        const delay = Math.min(
-          settings.maxRetryDelayMs,
-          settings.retryDelayMs * 2 ** Math.max(0, msg.info.deliveryCount - 1),
+        const delay = Math.round(
+          backoffMs(msg.info.deliveryCount - 1, {
+            firstMs: settings.retryDelayMs,
+            capMs: settings.maxRetryDelayMs,
+          }),
         );
         this.log.warn(
           { seq: msg.seq, error: result.error, retryInMs: delay },
@@ -271,12 +290,4 @@ export class Observer {
       clearInterval(keepAlive);
     }
   }
-}
-
-function isStreamNotFound(error: unknown): boolean {
-  return error instanceof JetStreamApiError && error.code === JetStreamApiCodes.StreamNotFound;
-}
-
-function isConsumerNotFound(error: unknown): boolean {
-  return error instanceof JetStreamApiError && error.code === JetStreamApiCodes.ConsumerNotFound;
 }

@@ -88,7 +88,8 @@ export class RequestServer {
       ...(policy.version === undefined ? {} : { version: policy.version }),
       error: failure.toJSON(),
     };
-    await this.respond(msg, msg.headers?.get(Header.CallId) ?? "", reply, failure.code);
+    // Refused before its body is decoded: the call id is not known yet.
+    await this.respond(msg, undefined, reply, failure.code);
   }
 
   /** Resolves to the error code of the reply (undefined: a verdict, no opinion, or dropped). */
@@ -121,7 +122,8 @@ export class RequestServer {
       timeoutSignal = AbortSignal.timeout(remaining);
       return (signal = AbortSignal.any([hardStop, timeoutSignal]));
     };
-    let callId = msg.headers?.get(Header.CallId) ?? "";
+    // Known once the body is read (requests carry it in the body only).
+    let callId: string | undefined;
     let reply: PolicyReply;
     let errorCode: string | undefined;
     try {
@@ -222,7 +224,7 @@ export class RequestServer {
 
   private async respond(
     msg: Msg,
-    callId: string,
+    callId: string | undefined,
     reply: PolicyReply,
     errorCode: string | undefined,
   ): Promise<void> {

@@ -200,11 +200,26 @@ export function planFor(
   }
 }
 
+/**
+ * What the model and the user read: no error class names (`HookbusError: …` from a policy that
+ * failed is noise to the model), the message kept.
+ */
+export function readerText(text: string): string {
+  return text.replace(/\b(?:[A-Z][A-Za-z]*)?Error: /g, "");
+}
+
+/** `hookbus (policy): reason`, naming the policy once: not again when the reason already does. */
+function namedReason(policies: readonly string[], reason: string): string {
+  const unnamed = policies.filter((policy) => !reason.includes(policy));
+  const text = readerText(reason);
+  return unnamed.length === 0 ? `hookbus: ${text}` : `hookbus (${unnamed.join(", ")}): ${text}`;
+}
+
 function blockText(decision: { blockReason?: string | undefined; blockedBy?: string | undefined }) {
-  const reason = decision.blockReason ?? "blocked by policy";
-  return decision.blockedBy === undefined
-    ? `hookbus: ${reason}`
-    : `hookbus (${decision.blockedBy}): ${reason}`;
+  return namedReason(
+    decision.blockedBy === undefined ? [] : [decision.blockedBy],
+    decision.blockReason ?? "blocked by policy",
+  );
 }
 
 /** Keys of the original input that a rewrite dropped. */
@@ -283,10 +298,16 @@ export function answerStop(
 ): ClaudeCodeHookOutput {
   const changed = decision.content !== undefined || decision.allContent !== undefined;
   if (decision.outcome !== "block" && !changed) return {};
+  const editors = [
+    ...new Set([...(decision.decidedBy.content ?? []), ...(decision.decidedBy.allContent ?? [])]),
+  ];
   const reason =
     decision.outcome === "block"
       ? blockText(decision)
-      : `hookbus (${[...(decision.decidedBy.content ?? []), ...(decision.decidedBy.allContent ?? [])].join(", ") || "policy"}): the answer may not be delivered as written`;
+      : namedReason(
+          editors.length === 0 ? ["policy"] : editors,
+          "the answer may not be delivered as written",
+        );
   if (input.stop_hook_active === true)
     return { continue: false, stopReason: reason, systemMessage: reason };
   return {
@@ -305,7 +326,7 @@ export function answerFailure(
   toolName: string | undefined,
   error: HookbusError,
 ): ClaudeCodeHookOutput {
-  const why = `hookbus could not decide (${error.code}): ${error.message}`;
+  const why = `hookbus could not decide (${error.code}): ${readerText(error.message)}`;
   switch (name) {
     case "PreToolUse":
       return {

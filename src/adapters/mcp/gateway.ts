@@ -1,9 +1,9 @@
 /**
  * An MCP server that stands in front of another one (the upstream) and puts every tool through
- * hookbus: `tools/list` is narrowed like a model's tool list at `before_llm_call` (a hidden tool
- * is also refused when called), `tools/call` goes through `before_tool_call` (block → an MCP tool
- * error, params rewritten) and its result through `before_tool_result` (replaced or withheld),
- * and `after_tool_call` is observed. Any MCP client (Claude Code, Cursor, an agent SDK) then gets
+ * hookbus: `tools/list` is narrowed like a model's tool list at `before_llm_call` (and decided
+ * again at every call, so a hidden tool is refused whatever was listed), `tools/call` goes through
+ * `before_tool_call` (block → an MCP tool error, params rewritten) and its result through
+ * `before_tool_result` (replaced or withheld), and `after_tool_call` is observed. Any MCP client (Claude Code, Cursor, an agent SDK) then gets
  * hookbus policies with no code.
  *
  * Only tools cross by default: resources and prompts are data paths no policy sees, so they are
@@ -13,6 +13,8 @@ import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import {
   CallToolRequestSchema,
+  ErrorCode,
+  McpError,
   GetPromptRequestSchema,
   ListPromptsRequestSchema,
   ListResourcesRequestSchema,
@@ -22,17 +24,21 @@ import {
   ToolListChangedNotificationSchema,
   type CallToolResult,
   type ServerCapabilities,
-  type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
 import type { Logger } from "pino";
 import type { HookbusClient } from "../../agent/client.js";
 import { isHookbusError } from "../../foundation/errors.js";
+import { decideOffer, listedTool, UpstreamTools } from "./offered.js";
 import { toolResultFromContent, withheld, refusal } from "./results.js";
 
 export type McpPassThrough = "resources" | "prompts";
 
 export interface McpGatewayOptions {
-  hookbus: HookbusClient;
+  /**
+   * The hookbus client, or a function that returns the current one and throws a coded error while
+   * there is none (the CLI connects in the background; every tool call is refused meanwhile).
+   */
+  hookbus: HookbusClient | (() => HookbusClient);
   /** A connected client of the upstream MCP server. */
   upstream: Client;
   /** The agent the gateway calls hookbus as (the NATS user's subject token). */
@@ -46,23 +52,15 @@ export interface McpGatewayOptions {
    * gateways sharing one upstream (the HTTP mode) forward it once, to every session, instead.
    */
   forwardToolListChanged?: boolean;
+  /**
+   * The upstream's tool list, shared by gateways on one upstream (the HTTP mode), which then
+   * invalidates it on the upstream's tools/list_changed. Default: the gateway's own.
+   * @internal serveHttp's; not in the published types.
+   */
+  upstreamTools?: UpstreamTools;
   /** How the gateway introduces itself to its client. */
   name?: string;
   version?: string;
-}
-
-/** Tool names a policy hid at the last listing, and whether a listing was decided at all. */
-class Visibility {
-  private hidden: ReadonlyMap<string, string> | undefined;
-  set(hidden: ReadonlyMap<string, string>): void {
-    this.hidden = hidden;
-  }
-  known(): boolean {
-    return this.hidden !== undefined;
-  }
-  reasonHidden(name: string): string | undefined {
-    return this.hidden?.get(name);
-  }
 }
 
 function reasonOf(error: unknown): string {
@@ -72,7 +70,9 @@ function reasonOf(error: unknown): string {
 }
 
 export function createMcpGateway(options: McpGatewayOptions): Server {
-  const { hookbus, upstream } = options;
+  const { upstream } = options;
+  const source = options.hookbus;
+  const hookbus = (): HookbusClient => (typeof source === "function" ? source() : source);
   const ctx = {
     agentId: options.agentId,
     sessionKey: options.sessionKey,
@@ -90,42 +90,35 @@ export function createMcpGateway(options: McpGatewayOptions): Server {
     { name: options.name ?? "hookbus-mcp-gateway", version: options.version ?? "0.0.0" },
     { capabilities },
   );
-  const visibility = new Visibility();
+  const upstreamTools = options.upstreamTools ?? new UpstreamTools(upstream);
   let callSeq = 0;
 
-  /** The upstream's tools, narrowed by policy; records what was hidden and why. */
-  async function listVisible(cursor?: string): Promise<{ tools: Tool[]; nextCursor?: string }> {
-    const page = await upstream.listTools(cursor === undefined ? {} : { cursor });
-    const decision = await hookbus.decide("before_llm_call", ctx, {
-      messages: [],
-      tools: page.tools,
-    });
-    const hidden = new Map<string, string>();
-    let visible: Tool[];
-    if (decision.outcome === "block") {
-      visible = [];
-      const reason = `hookbus (${decision.blockedBy ?? "policy"}): ${decision.blockReason ?? "tools withheld"}`;
-      for (const tool of page.tools) hidden.set(tool.name, reason);
-    } else if (decision.tools !== undefined) {
-      const kept = new Set(decision.tools.map((t) => ("name" in t ? String(t.name) : "")));
-      const by = (decision.decidedBy.tools ?? []).join(", ") || "policy";
-      visible = page.tools.filter((tool) => kept.has(tool.name));
-      for (const tool of page.tools)
-        if (!kept.has(tool.name))
-          hidden.set(tool.name, `hookbus (${by}): the tool is not available`);
-    } else {
-      visible = page.tools;
+  /**
+   * tools/list answers every offered tool in one page: the upstream's pages are read and decided
+   * as one list, so no page's decision can differ from another's (a client's cursor is ignored).
+   */
+  server.setRequestHandler(ListToolsRequestSchema, async () => {
+    try {
+      const offer = await decideOffer(hookbus(), ctx, await upstreamTools.all());
+      return { tools: offer.visible.map(listedTool) };
+    } catch (error) {
+      throw new McpError(ErrorCode.InternalError, `${reasonOf(error)}; no tools are offered`, {
+        code: isHookbusError(error) ? error.code : "HOOKBUS_INTERNAL",
+      });
     }
-    visibility.set(hidden);
-    return {
-      tools: visible,
-      ...(page.nextCursor === undefined ? {} : { nextCursor: page.nextCursor }),
-    };
-  }
+  });
 
-  server.setRequestHandler(ListToolsRequestSchema, (request) =>
-    listVisible(request.params?.cursor),
-  );
+  /** Why a call of `toolName` is refused before it is even gated, or undefined when it is offered. */
+  async function notOffered(toolName: string): Promise<string | undefined> {
+    let tools = await upstreamTools.all();
+    if (!tools.some((tool) => tool.name === toolName)) {
+      upstreamTools.invalidate(); // the upstream may have added it without telling us
+      tools = await upstreamTools.all();
+      if (!tools.some((tool) => tool.name === toolName))
+        return `hookbus: the tool "${toolName}" is not offered by this server`;
+    }
+    return (await decideOffer(hookbus(), ctx, tools)).hidden.get(toolName);
+  }
 
   server.setRequestHandler(
     CallToolRequestSchema,
@@ -136,21 +129,25 @@ export function createMcpGateway(options: McpGatewayOptions): Server {
       let params: Record<string, unknown> = request.params.arguments ?? {};
       const observe = (event: Record<string, unknown>) => {
         // Recorded through the coordinators; close() waits for it, the answer does not.
-        hookbus
-          .observe("after_tool_call", toolCtx, { toolName, toolCallId, params, ...event })
-          .catch((error: unknown) =>
-            options.logger?.warn({ err: error, toolName }, "after_tool_call not recorded"),
-          );
+        const notRecorded = (error: unknown) =>
+          options.logger?.warn({ err: error, toolName }, "after_tool_call not recorded");
+        try {
+          hookbus()
+            .observe("after_tool_call", toolCtx, { toolName, toolCallId, params, ...event })
+            .catch(notRecorded);
+        } catch (error) {
+          notRecorded(error); // no connection to hookbus: the answer says so already
+        }
       };
 
       try {
-        if (!visibility.known()) await listVisible();
-        const hiddenReason = visibility.reasonHidden(toolName);
+        // Decided per call under the current policies, whatever the client listed before.
+        const hiddenReason = await notOffered(toolName);
         if (hiddenReason !== undefined) {
           observe({ blocked: true, blockReason: hiddenReason });
           return refusal(hiddenReason);
         }
-        const gate = await hookbus.decide("before_tool_call", toolCtx, {
+        const gate = await hookbus().decide("before_tool_call", toolCtx, {
           toolName,
           toolCallId,
           params,
@@ -183,7 +180,7 @@ export function createMcpGateway(options: McpGatewayOptions): Server {
 
       let answer: CallToolResult;
       try {
-        const review = await hookbus.decide("before_tool_result", toolCtx, {
+        const review = await hookbus().decide("before_tool_result", toolCtx, {
           toolName,
           toolCallId,
           params,
@@ -220,6 +217,7 @@ export function createMcpGateway(options: McpGatewayOptions): Server {
 
   if (options.forwardToolListChanged !== false)
     upstream.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
+      upstreamTools.invalidate();
       await server.sendToolListChanged().catch(() => undefined);
     });
   return server;

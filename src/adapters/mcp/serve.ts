@@ -18,14 +18,16 @@ import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import type { Logger } from "pino";
-import type { HookbusClient } from "../../agent/client.js";
 import { HookbusError } from "../../foundation/errors.js";
-import { createMcpGateway, type McpPassThrough } from "./gateway.js";
+import { createMcpGateway, type McpGatewayOptions, type McpPassThrough } from "./gateway.js";
+import { UpstreamTools } from "./offered.js";
 
 export type Upstream = { command: string; args: string[] } | { url: string };
 
 export interface ServeOptions {
-  hookbus: HookbusClient;
+  hookbus: McpGatewayOptions["hookbus"];
+  /** Resolves when the gateway must stop (the CLI: SIGTERM, SIGINT or SIGHUP). */
+  stop?: Promise<unknown>;
   upstream: Upstream;
   agentId: string;
   /** stdio mode: the session key (default: a new UUID per process). */
@@ -86,7 +88,41 @@ function upstreamClosed(client: Client): Promise<void> {
   });
 }
 
-/** One session on this process's stdin/stdout; resolves with the exit code when either side ends. */
+/** How often stdio mode checks that the process that started it is still there. */
+const PARENT_CHECK_MS = 1_000;
+
+/**
+ * Resolves when this process's MCP client is gone: stdin ended or closed (the SDK's stdio
+ * transport does not report it), or the parent exited (a host that signals `npx` rather than
+ * this process leaves it re-parented, and its stdin may stay open in a grandchild).
+ */
+function downstreamGone(): { gone: Promise<string>; dispose: () => void } {
+  let timer: NodeJS.Timeout | undefined;
+  let onEnd: (() => void) | undefined;
+  const gone = new Promise<string>((resolve) => {
+    onEnd = () => resolve("stdin closed");
+    process.stdin.once("end", onEnd);
+    process.stdin.once("close", onEnd);
+    const parent = process.ppid;
+    timer = setInterval(() => {
+      if (process.ppid !== parent) resolve("parent exited");
+    }, PARENT_CHECK_MS);
+    timer.unref();
+  });
+  const dispose = () => {
+    clearInterval(timer);
+    if (onEnd !== undefined) {
+      process.stdin.off("end", onEnd);
+      process.stdin.off("close", onEnd);
+    }
+  };
+  return { gone, dispose };
+}
+
+/**
+ * One session on this process's stdin/stdout; resolves with the exit code when the client goes
+ * (stdin closed, `stop`) or the upstream ends; the upstream command is stopped either way.
+ */
 export async function serveStdio(options: ServeOptions): Promise<number> {
   const upstream = await connectUpstream(options.upstream, options.version);
   const closedUpstream = upstreamClosed(upstream);
@@ -99,14 +135,19 @@ export async function serveStdio(options: ServeOptions): Promise<number> {
     version: options.version,
     ...(options.passThrough === undefined ? {} : { passThrough: options.passThrough }),
   });
-  const closedDownstream = new Promise<void>((resolve) => {
-    gateway.onclose = () => resolve();
+  const closedDownstream = new Promise<string>((resolve) => {
+    gateway.onclose = () => resolve("client closed");
   });
+  const client = downstreamGone();
   await gateway.connect(new StdioServerTransport());
   const ended = await Promise.race([
-    closedDownstream.then(() => "downstream" as const),
+    closedDownstream,
+    client.gone,
+    (options.stop ?? new Promise<never>(() => undefined)).then(() => "stopped"),
     closedUpstream.then(() => "upstream" as const),
   ]);
+  client.dispose();
+  options.logger.info({ why: ended }, "MCP gateway stopping");
   await gateway.close().catch(() => undefined);
   await upstream.close().catch(() => undefined);
   if (ended === "upstream") {
@@ -155,7 +196,9 @@ export async function serveHttp(
   const upstream = await connectUpstream(options.upstream, options.version);
   const closed = upstreamClosed(upstream);
   const sessions = new Map<string, Session>();
+  const upstreamTools = new UpstreamTools(upstream);
   upstream.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
+    upstreamTools.invalidate();
     await Promise.allSettled([...sessions.values()].map((s) => s.gateway.sendToolListChanged()));
   });
   const reap = setInterval(() => {
@@ -208,6 +251,7 @@ export async function serveHttp(
         logger: options.logger,
         version: options.version,
         forwardToolListChanged: false,
+        upstreamTools,
         ...(options.passThrough === undefined ? {} : { passThrough: options.passThrough }),
       });
       await gateway.connect(transport);

@@ -1,7 +1,7 @@
 /**
  * `hookbus/openclaw`: the OpenClaw plugin (OpenClaw 2026.9). The plugin folder
  * `plugins/openclaw/` (its manifest and entry) loads `hookbusOpenClawPlugin` from here; see
- * docs/openclaw.md.
+ * docs/adapters/openclaw.md.
  */
 export {
   hookbusOpenClawPlugin,

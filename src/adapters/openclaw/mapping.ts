@@ -11,7 +11,7 @@
  * | llm_input, llm_output, agent_end       | observed                     |                                               |
  * | session_start, session_end             | observed                     |                                               |
  *
- * Not carried (docs/openclaw.md): after_llm_call (OpenClaw has no point between the model's
+ * Not carried (docs/adapters/openclaw.md): after_llm_call (OpenClaw has no point between the model's
  * answer and its tool calls where a plugin may drop calls) and a per-call before_llm_call
  * (llm_input is an observation, once per run, not per model call).
  */

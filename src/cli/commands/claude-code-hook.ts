@@ -24,7 +24,7 @@ import type { Output } from "../output.js";
 
 const HELP = `usage: hookbus claude-code-hook [--agent ID] [--rewrite allow|ask] [--timeout-ms MS]
 
-A Claude Code command hook (docs/claude-code.md): reads the hook's JSON on stdin, asks hookbus,
+A Claude Code command hook (docs/adapters/claude-code.md): reads the hook's JSON on stdin, asks hookbus,
 prints Claude Code's decision JSON on stdout and exits 0.
 
   PreToolUse        -> before_tool_call       deny, or rewrite the input (updatedInput)

@@ -6,7 +6,9 @@
 import { HookbusClient } from "../../agent/client.js";
 import { HookbusError } from "../../foundation/errors.js";
 import { commaList, parseCommand, type Command } from "../command.js";
-import { connectNats } from "../../bus/connect.js";
+import { connectNats, type ConnectionFlags } from "../../bus/connect.js";
+import { HookbusConnection, type OpenedHookbus } from "../../adapters/mcp/hookbus-connection.js";
+import type { Logger } from "pino";
 import { serviceLogger } from "../logger.js";
 import { HOOKBUS_VERSION } from "../../observability/version.js";
 import { importPeer } from "../../adapters/core/peer.js";
@@ -22,7 +24,7 @@ An MCP gateway in front of another MCP server (the upstream): tools/list is narr
 (before_llm_call; a hidden tool's calls are refused too), tools/call goes through before_tool_call
 (a block is an MCP tool error, params may be rewritten) and its result through before_tool_result
 (replaced or withheld); after_tool_call is recorded. Tool gates fail closed. Point any MCP client
-(Claude Code, Cursor, an agent SDK) at this command instead of the server (docs/mcp.md).
+(Claude Code, Cursor, an agent SDK) at this command instead of the server (docs/adapters/mcp.md).
 
 options:
   --agent ID          the agent id to call hookbus as (env HOOKBUS_AGENT_ID, default mcp-gateway)
@@ -47,6 +49,58 @@ function positiveInt(value: string | undefined, name: string, max: number): numb
       },
     );
   return n;
+}
+
+/** NATS and the hookbus client, both closed again if the client cannot start. */
+async function openHookbus(
+  values: ConnectionFlags & { namespace?: string | undefined },
+  timeoutMs: number | undefined,
+  logger: Logger,
+): Promise<OpenedHookbus> {
+  const nc = await connectNats({ ...values, name: "hookbus-mcp-proxy" });
+  try {
+    const hookbus = await HookbusClient.connect({
+      nc,
+      logger,
+      ...(values.namespace === undefined ? {} : { namespace: values.namespace }),
+      ...(timeoutMs === undefined ? {} : { timeoutMs }),
+    });
+    return {
+      hookbus,
+      async close() {
+        await hookbus.close().catch(() => undefined);
+        await nc.close().catch(() => undefined);
+      },
+    };
+  } catch (error) {
+    await nc.close().catch(() => undefined);
+    throw error;
+  }
+}
+
+/** SIGTERM, SIGINT and SIGHUP (a host closing its terminal) all stop the gateway and its upstream. */
+function stopSignal(): { signalled: Promise<NodeJS.Signals>; dispose: () => void } {
+  const signals: NodeJS.Signals[] = ["SIGTERM", "SIGINT", "SIGHUP"];
+  let handler: ((signal: NodeJS.Signals) => void) | undefined;
+  const signalled = new Promise<NodeJS.Signals>((resolve) => {
+    handler = resolve;
+    for (const signal of signals) process.once(signal, resolve);
+  });
+  return {
+    signalled,
+    dispose: () => {
+      for (const signal of signals) if (handler !== undefined) process.off(signal, handler);
+    },
+  };
+}
+
+/**
+ * Exit even if something still holds the event loop (stdin stays readable after a signal): the
+ * gateway has closed everything it owns by now. Unref'd, so a clean exit is not delayed.
+ */
+function exitSoonAfter(): void {
+  setTimeout(() => process.exit(), 2_000).unref();
+  process.stdin.destroy();
 }
 
 /** The adapter needs the MCP SDK, an optional peer dependency: load it only here. */
@@ -98,15 +152,11 @@ export const mcpProxyCommand: Command = {
     // stdout is the MCP channel in stdio mode: logs go to stderr.
     const logger = serviceLogger(values["log-level"], process.env, 2);
     const serve = await loadServe();
-    const nc = await connectNats({ ...values, name: "hookbus-mcp-proxy" });
-    const hookbus = await HookbusClient.connect({
-      nc,
-      logger,
-      ...(values.namespace === undefined ? {} : { namespace: values.namespace }),
-      ...(timeoutMs === undefined ? {} : { timeoutMs }),
-    });
+    const connection = new HookbusConnection(() => openHookbus(values, timeoutMs, logger), logger);
+    const stop = stopSignal();
     const options = {
-      hookbus,
+      hookbus: connection.current,
+      stop: stop.signalled,
       upstream:
         values.upstream !== undefined
           ? { url: values.upstream }
@@ -121,16 +171,16 @@ export const mcpProxyCommand: Command = {
       if (port === undefined) return await serve.serveStdio(options);
       const http = await serve.serveHttp({ ...options, host: values.host ?? "127.0.0.1", port });
       logger.info({ url: http.url }, `MCP gateway listening on ${http.url}`);
-      const stop = new Promise<"signal">((resolve) => {
-        process.once("SIGTERM", () => resolve("signal"));
-        process.once("SIGINT", () => resolve("signal"));
-      });
-      const why = await Promise.race([stop, http.upstreamClosed.then(() => "upstream" as const)]);
+      const why = await Promise.race([
+        stop.signalled.then(() => "signal" as const),
+        http.upstreamClosed.then(() => "upstream" as const),
+      ]);
       await http.close();
       return why === "upstream" ? 1 : 0;
     } finally {
-      await hookbus.close().catch(() => undefined);
-      await nc.close().catch(() => undefined);
+      stop.dispose();
+      await connection.close();
+      exitSoonAfter();
     }
   },
 };

@@ -12,14 +12,15 @@ import {
 import type { Bus } from "../../bus/bus.js";
 import { bytesHash } from "./hash.js";
 import { SealBatch, SignatureHeader, SignerHeader, sealStreamName, sealSubject } from "./batch.js";
+import { isStreamNotFound } from "../../bus/streams.js";
 
 export async function ensureSealStream(bus: Bus, replicas = 1): Promise<void> {
   const name = sealStreamName(bus.subjects);
   try {
     await bus.jsm.streams.info(name);
     return;
-  } catch {
-    // created below
+  } catch (error) {
+    if (!isStreamNotFound(error)) throw error; // created below
   }
   await addSealStream(bus.jsm, name, sealSubject(bus.subjects), replicas).catch(async (error) => {
     // Another sealer created it first: fine as long as it exists now.
@@ -98,8 +99,9 @@ export async function lastBatch(bus: Bus): Promise<StoredBatch | undefined> {
   let info;
   try {
     info = await bus.jsm.streams.info(name);
-  } catch {
-    return undefined;
+  } catch (error) {
+    if (isStreamNotFound(error)) return undefined;
+    throw error;
   }
   if (info.state.messages === 0) return undefined;
   const msg = await bus.jsm.streams.getMessage(name, { seq: info.state.last_seq });

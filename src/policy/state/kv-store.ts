@@ -20,7 +20,7 @@ import { encodeToken, POLICY_NAME_PATTERN } from "../../bus/tokens.js";
 import { HookbusError } from "../../foundation/errors.js";
 import { sleep } from "../../foundation/time.js";
 import { beforeDeadline } from "../../foundation/deadline.js";
-import { backoffDelay } from "./backoff.js";
+import { backoffMs } from "../../foundation/backoff.js";
 import {
   parseStateValue,
   serializeStateValue,
@@ -35,7 +35,7 @@ import {
  */
 export const DEFAULT_STATE_TTL_MS = 30 * 24 * 60 * 60 * 1000;
 
-/** Enough for dozens of workers hammering one key; see `backoffDelay` for the waits. */
+/** Enough for dozens of workers hammering one key; the waits are full-jitter backoff. */
 export const DEFAULT_STATE_MAX_ATTEMPTS = 12;
 export const DEFAULT_STATE_RETRY_BASE_MS = 2;
 export const DEFAULT_STATE_RETRY_MAX_MS = 250;
@@ -62,7 +62,7 @@ export class KvSessionStateStore implements SessionStateStore {
   readonly bucketName: string;
   private readonly ttlMs: number;
   private readonly maxAttempts: number;
-  private readonly backoff: { baseMs: number; maxMs: number };
+  private readonly backoff: { firstMs: number; capMs: number };
   private bucket: Promise<KV> | undefined;
 
   constructor(
@@ -73,8 +73,8 @@ export class KvSessionStateStore implements SessionStateStore {
     this.ttlMs = options.ttlMs ?? DEFAULT_STATE_TTL_MS;
     this.maxAttempts = Math.max(1, options.maxAttempts ?? DEFAULT_STATE_MAX_ATTEMPTS);
     this.backoff = {
-      baseMs: options.retryBaseMs ?? DEFAULT_STATE_RETRY_BASE_MS,
-      maxMs: options.retryMaxMs ?? DEFAULT_STATE_RETRY_MAX_MS,
+      firstMs: options.retryBaseMs ?? DEFAULT_STATE_RETRY_BASE_MS,
+      capMs: options.retryMaxMs ?? DEFAULT_STATE_RETRY_MAX_MS,
     };
   }
 
@@ -130,7 +130,8 @@ export class KvSessionStateStore implements SessionStateStore {
           { policy: address.policy, key: address.key, attempts: attempt },
         );
       }
-      const pause = backoffDelay(attempt, this.backoff);
+      // Full jitter: workers that lost the same race must not come back at the same instant.
+      const pause = backoffMs(attempt - 1, { ...this.backoff, jitter: "full" });
       if (address.deadline !== undefined && Date.now() + pause >= address.deadline) {
         throw expired(address, "a compare-and-set retry");
       }

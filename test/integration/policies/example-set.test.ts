@@ -69,7 +69,7 @@ describe("the example policy set over NATS", () => {
     expect(exec).toMatchObject({
       outcome: "block",
       blockedBy: "tool-policy",
-      blockReason: "exec: destructive or remote-code shell commands are not allowed",
+      blockReason: "destructive or remote-code shell commands are not allowed",
     });
     expect(
       (

@@ -243,8 +243,8 @@ describe("the settings Claude Code users paste", () => {
     expect(Object.keys(settings.hooks).sort()).toEqual([...CLAUDE_CODE_EVENTS].sort());
   });
 
-  it("the snippet in docs/claude-code.md is valid settings", () => {
-    const doc = readFileSync(root("docs/claude-code.md"), "utf8");
+  it("the snippet in docs/adapters/claude-code.md is valid settings", () => {
+    const doc = readFileSync(root("docs/adapters/claude-code.md"), "utf8");
     const snippet = /```json\n([\s\S]*?)```/.exec(doc)?.[1];
     expect(snippet).toBeDefined();
     check(JSON.parse(snippet!) as Settings);

@@ -93,8 +93,11 @@ describe("the plugin's settings", () => {
     expect(root.files).toContain("plugins/openclaw");
   });
 
-  it("docs/openclaw.md shows the example openclaw.json as it is", () => {
-    const doc = readFileSync(new URL("../../../docs/openclaw.md", import.meta.url), "utf8");
+  it("docs/adapters/openclaw.md shows the example openclaw.json as it is", () => {
+    const doc = readFileSync(
+      new URL("../../../docs/adapters/openclaw.md", import.meta.url),
+      "utf8",
+    );
     const block = /```json\n([\s\S]*?)```/.exec(doc)?.[1];
     expect(JSON.parse(block ?? "null")).toEqual(json("examples/openclaw/openclaw.json"));
   });
