@@ -42,3 +42,28 @@ def test_default_limits_match_docs_limits():
     limits = Limits()
     assert (limits.max_encoded_bytes, limits.max_inflated_bytes) == (1024 * 1024, 16 * 1024 * 1024)
     assert (limits.max_depth, limits.max_blob_chunks) == (64, 64)
+
+
+def test_someone_elses_durable_is_refused():
+    from nats.js import api
+
+    from hookbus.observer import Observer
+
+    observer = Observer.__new__(Observer)
+    observer.namespace, observer.hook = "ns", "after_tool_call"
+    observer.durable, observer.stream = "ns_p_after_tool_call", "NS_LOG"
+    mine = api.ConsumerConfig(filter_subject="ns.audit.*.*.after_tool_call.observed",
+                              ack_policy=api.AckPolicy.EXPLICIT,
+                              deliver_policy=api.DeliverPolicy.NEW)
+    observer._check_shape(mine)
+    for other in [
+        api.ConsumerConfig(filter_subject="ns.audit.agent-1.*.after_tool_call.observed",
+                           ack_policy=api.AckPolicy.EXPLICIT, deliver_policy=api.DeliverPolicy.NEW),
+        api.ConsumerConfig(filter_subject="ns.audit.*.*.after_tool_call.observed",
+                           ack_policy=api.AckPolicy.NONE, deliver_policy=api.DeliverPolicy.NEW),
+        api.ConsumerConfig(filter_subject="ns.audit.*.*.after_tool_call.observed",
+                           ack_policy=api.AckPolicy.EXPLICIT, deliver_policy=api.DeliverPolicy.ALL),
+    ]:
+        with pytest.raises(HookbusError) as raised:
+            observer._check_shape(other)
+        assert raised.value.code == "HOOKBUS_CONSUMER_MISMATCH"

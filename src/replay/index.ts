@@ -1,5 +1,6 @@
 /** Replay: re-decide recorded sessions with a candidate policy set, record by record. */
 export { replay, Replayer } from "./replay.js";
+export { remotePolicy, type RemotePolicyOptions } from "./remote.js";
 export { summarizeReplay, ReplaySummarizer, type ReplaySummary } from "./summary.js";
 export {
   readExport,

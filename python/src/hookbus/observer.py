@@ -71,6 +71,12 @@ class Observer:
                             self.stream)
                 await self._pause(STREAM_RETRY_SECONDS)
                 continue
+            except HookbusError as error:
+                # Never consume someone else's idea of this durable; look again later.
+                log.error("%s: %s", error.code, error.message)
+                subscription = None
+                await self._pause(STREAM_RETRY_SECONDS)
+                continue
             except Exception as error:  # noqa: BLE001 - keep consuming after a reconnect
                 if not self.stopped.is_set():
                     log.warning("observation fetch failed: %s", error)
@@ -117,8 +123,32 @@ class Observer:
             except Exception:  # noqa: BLE001 - another worker created it first
                 await self.js.consumer_info(self.stream, self.durable)
         info = await self.js.consumer_info(self.stream, self.durable)
+        self._check_shape(info.config)
         self.ack_wait = float(info.config.ack_wait or ACK_WAIT_SECONDS)
         return await self.js.pull_subscribe_bind(self.durable, self.stream)
+
+    def _check_shape(self, config: api.ConsumerConfig) -> None:
+        """Someone else's consumer under our name (another filter, push, no explicit ack) is refused."""
+        found = []
+        expected = {
+            "filter_subject": f"{self.namespace}.audit.*.*.{self.hook}.observed",
+            "ack_policy": api.AckPolicy.EXPLICIT,
+            "deliver_policy": api.DeliverPolicy.NEW,
+            "deliver_subject": None,
+        }
+        for name, want in expected.items():
+            got = getattr(config, name, None) or None
+            if got != want:
+                found.append(f"{name}: {got!r} (expected {want!r})")
+        if getattr(config, "filter_subjects", None):
+            found.append("filter_subjects: set (expected none)")
+        if found:
+            raise HookbusError(
+                "HOOKBUS_CONSUMER_MISMATCH",
+                f"consumer {self.durable} on {self.stream} is not configured as its owner creates "
+                f"it ({'; '.join(found)}): delete it (nats consumer rm {self.stream} "
+                f"{self.durable}) and restart",
+                {"stream": self.stream, "consumer": self.durable, "fields": found})
 
     async def _handle_released(self, msg: Msg) -> None:
         try:

@@ -7,6 +7,7 @@ import { existsSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { noShell } from "../../../examples/no-shell-policy.js";
 import { Probe } from "../../../src/conformance/probe.js";
+import { remotePolicy, replay, type ReplayResult } from "../../../src/replay/index.js";
 import { startWorkerProcess, type WorkerProcess } from "../../../src/conformance/processes.js";
 import { startPipeline, until, useNatsServer } from "../pipeline/harness.js";
 
@@ -84,6 +85,30 @@ describe.skipIf(!existsSync(HOOKBUS_WORKER))(
             ["no-shell", "1.0.0", "ok"],
           ]);
         }
+
+        // Replayable: replay asks the live Python worker through the bus, no-shell in process.
+        const egress = await remotePolicy({
+          nc: p.connections.reader,
+          namespace: p.namespace,
+          name: "egress",
+        });
+        const results: ReplayResult[] = [];
+        for await (const r of replay({
+          records: decisions.map((d) => d.record),
+          policies: [egress, noShell],
+          registry: {
+            policies: [
+              { name: "egress", hooks: ["before_tool_call"], priority: 20 },
+              { name: "no-shell", hooks: ["before_tool_call", "before_llm_call"], priority: 10 },
+            ],
+          },
+        }))
+          results.push(r);
+        expect(results.map((r) => [r.status, r.replayed.outcome, r.replayed.blockedBy])).toEqual([
+          ["unchanged", "allow", undefined],
+          ["unchanged", "block", "egress"],
+          ["unchanged", "block", "no-shell"],
+        ]);
       } finally {
         python?.signal("SIGTERM");
         if (python !== undefined) expect(await python.exited).toBe(0);
