@@ -84,6 +84,8 @@ const HELP = `usage: hookbus registry apply FILE [--json]
 
 apply     validate a policy set (JSON, schemas/registry.schema.json) and store it as the next
           registry revision; every mistake is reported with its path and nothing is stored.
+          A policy of kind cedar has its \`source\` file read, parsed and type-checked, and its
+          text stored (docs/cedar.md).
           A file identical to the set in force stores nothing (the revision stays).
 show      print the policy set in force and its revision
 validate  check a file offline (no NATS): JSON syntax (line and column), duplicate keys, the
