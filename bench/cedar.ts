@@ -102,7 +102,9 @@ async function compare(
   cedarCall: (lane: number) => Promise<unknown>,
 ) {
   await sequential(baselineCall, 300, []);
+  process.stderr.write("baseline warm\n");
   await sequential(() => cedarCall(0), 300, []);
+  process.stderr.write("cedar warm\n");
   const lat = { baseline: [] as number[], cedar: [] as number[] };
   for (let round = 0; round < ROUNDS; round++) {
     await sequential(baselineCall, SEQUENTIAL_PER_ROUND, lat.baseline);
@@ -162,6 +164,7 @@ async function main(): Promise<void> {
     [3, THREE_RULES],
     [100, hundredRules()],
   ] as const) {
+    process.stderr.write(`cedar ${rules} rules: measuring\n`);
     const path = await startCedarPath(roles, `benchcedar${rules}${stamp}`, cedar);
     results.push({ rules, ...(await compare(baselineCall, path.call)) });
     await path.stop();

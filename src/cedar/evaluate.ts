@@ -12,6 +12,7 @@ import { SEVERITY_ORDER, type ApprovalSeverity } from "../catalog/approval.js";
 import type { CedarPolicyInfo, CedarPolicySet } from "./policy-set.js";
 import { cedarRequests, type CedarRequest, type RequestInput } from "./request.js";
 import { cedarWasm, describeErrors } from "./wasm.js";
+import { pruneContext } from "./context-keys.js";
 
 export interface CedarEvaluation {
   status: "ok" | "error";
@@ -58,7 +59,7 @@ function answer(set: CedarPolicySet, request: CedarRequest): RequestAnswer {
     principal: request.principal,
     action: request.action,
     resource: request.resource,
-    context: request.context,
+    context: pruneContext(request.context, set.contextKeys),
     entities: request.entities,
     preparsedPolicySetId: set.engineId,
   });

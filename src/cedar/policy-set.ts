@@ -10,6 +10,7 @@ import { createHash } from "node:crypto";
 import { ApprovalSeverity } from "../catalog/approval.js";
 import { HookbusError, type ValidationIssue } from "../foundation/errors.js";
 import { cedarWasm, describeErrors } from "./wasm.js";
+import { contextKeysOf, type ContextKeys } from "./context-keys.js";
 
 export interface CedarPolicyInfo {
   id: string;
@@ -33,6 +34,8 @@ export interface CedarPolicySet {
   readonly hasPermit: boolean;
   /** The id the Cedar engine caches the parsed set under. */
   readonly engineId: string;
+  /** The context attributes its policies read (requests carry only those). */
+  readonly contextKeys: ContextKeys;
 }
 
 const ID_PATTERN = /^[A-Za-z0-9_.:-]{1,128}$/;
@@ -63,7 +66,8 @@ export function parseCedarPolicySet(text: string, source = "cedar policy set"): 
   const parsed = cedarWasm.preparsePolicySet(engineId, { staticPolicies });
   if (parsed.type === "failure") throw invalid(source, issuesOf("", parsed.errors));
   const hasPermit = [...policies.values()].some((p) => p.effect === "permit");
-  return { hash, source, text, policies, hasPermit, engineId };
+  const contextKeys = contextKeysOf([...policies.values()].map((p) => p.text));
+  return { hash, source, text, policies, hasPermit, engineId, contextKeys };
 }
 
 function policyInfo(

@@ -85,6 +85,8 @@ const HELP = `usage: hookbus registry apply FILE [--wait-ms N] [--json]
 
 apply     validate a policy set (JSON, schemas/registry.schema.json) and store it as the next
           registry revision; every mistake is reported with its path and nothing is stored.
+          A policy of kind cedar has its \`source\` file read, parsed and type-checked, and its
+          text stored (docs/cedar.md).
           A file identical to the set in force stores nothing (the revision stays).
           Then waits (--wait-ms, default 5000; 0: not at all) until every live coordinator
           reports the revision in force, and prints how long that took; exit 1, naming them,
