@@ -55,7 +55,10 @@ def test_someone_elses_durable_is_refused():
     mine = api.ConsumerConfig(filter_subject="ns.audit.*.*.after_tool_call.observed",
                               ack_policy=api.AckPolicy.EXPLICIT,
                               deliver_policy=api.DeliverPolicy.NEW)
-    observer._check_shape(mine)
+    observer._check_shape(mine)  # a consumer made before refusals were filed as block
+    observer._check_shape(api.ConsumerConfig(filter_subject="ns.audit.*.*.after_tool_call.*",
+                                             ack_policy=api.AckPolicy.EXPLICIT,
+                                             deliver_policy=api.DeliverPolicy.NEW))
     for other in [
         api.ConsumerConfig(filter_subject="ns.audit.agent-1.*.after_tool_call.observed",
                            ack_policy=api.AckPolicy.EXPLICIT, deliver_policy=api.DeliverPolicy.NEW),

@@ -1,7 +1,8 @@
 """Observational hooks from the log, at least once: one durable pull consumer per (policy, hook).
 
 The consumer ``<ns>_<policy>_<hook>`` is shared with every worker of the policy (TypeScript ones
-too), filtered on ``<ns>.audit.*.*.<hook>.observed``. A record is acked only after its handler
+too), filtered on ``<ns>.audit.*.*.<hook>.*``: observations (``observed``) and refusals filed as
+``block``; the hook's error records share those subjects and are acked unhandled. A record is acked only after its handler
 succeeded; a failed handler gets it again after a growing delay; a record that can never succeed
 (undecodable, wrong hook, invalid event) is terminated. An existing consumer is used as it is.
 """
@@ -111,7 +112,7 @@ class Observer:
             config = api.ConsumerConfig(
                 durable_name=self.durable,
                 description=f"hookbus: {self.hook} observations for policy {self.policy.name}",
-                filter_subject=f"{self.namespace}.audit.*.*.{self.hook}.observed",
+                filter_subject=f"{self.namespace}.audit.*.*.{self.hook}.*",
                 ack_policy=api.AckPolicy.EXPLICIT,
                 deliver_policy=api.DeliverPolicy.NEW,
                 ack_wait=ACK_WAIT_SECONDS,
@@ -130,8 +131,11 @@ class Observer:
     def _check_shape(self, config: api.ConsumerConfig) -> None:
         """Someone else's consumer under our name (another filter, push, no explicit ack) is refused."""
         found = []
+        prefix = f"{self.namespace}.audit.*.*.{self.hook}."
+        # ``….observed``: a consumer made before refusals were filed as ``block`` (still ours).
+        legacy = config.filter_subject == prefix + "observed"
         expected = {
-            "filter_subject": f"{self.namespace}.audit.*.*.{self.hook}.observed",
+            "filter_subject": prefix + ("observed" if legacy else "*"),
             "ack_policy": api.AckPolicy.EXPLICIT,
             "deliver_policy": api.DeliverPolicy.NEW,
             "deliver_subject": None,
@@ -159,6 +163,9 @@ class Observer:
     async def _handle(self, msg: Msg) -> None:
         keep_alive = asyncio.ensure_future(self._keep_alive(msg))
         try:
+            if msg.subject.rsplit(".", 1)[-1] not in ("observed", "block"):
+                await msg.ack()  # the hook's error records share its subjects: nothing to deliver
+                return
             try:
                 record = await self.codec.decode(
                     msg.data, (msg.headers or {}).get("Hookbus-Encoding"), 10.0)

@@ -105,7 +105,13 @@ describe("examples/", () => {
       const flags = ["--server", nats.url(), "--namespace", namespace];
       const list = startChild([cli, "approvals", "list", "--json", ...flags], {});
       expect(await list.exited, list.errors()).toBe(0);
-      expect((JSON.parse(list.output()) as { id: string }[]).map((e) => e.id)).toEqual([id]);
+      // --json: one record per line.
+      const listed = list
+        .output()
+        .trim()
+        .split("\n")
+        .map((line) => (JSON.parse(line) as { id: string }).id);
+      expect(listed).toEqual([id]);
       const approve = startChild(
         [
           cli,

@@ -86,9 +86,12 @@ describe("buildStatusReport", () => {
     ]);
   });
 
-  it("reports a namespace with nothing running as no coordinator alive", () => {
+  it("reports a namespace with nothing running: no registry, no coordinator alive", () => {
     const report = buildStatusReport(0, { policies: [] }, []);
-    expect(report.problems).toEqual(["no coordinator is alive: agents' calls fail"]);
+    expect(report.problems).toEqual([
+      "no registry was ever applied in this namespace: agents' calls are refused (HOOKBUS_NO_REGISTRY) until one is: hookbus registry apply FILE",
+      "no coordinator is alive: agents' calls fail",
+    ]);
   });
 });
 
