@@ -82,12 +82,13 @@ describe.each([
     await project?.remove();
   });
 
-  it("imports the public API and the hookbus/testing and hookbus/pi subpaths from .mjs, .cjs and .ts", () => {
+  it("imports the public API and the hookbus/coordinator, hookbus/testing and hookbus/pi subpaths from .mjs, .cjs and .ts", () => {
     const fromEsm = JSON.parse(mustRun("node", ["api.mjs"], cwd())) as Record<string, unknown>;
     expect(fromEsm).toEqual({
       definePolicy: "function",
       HookbusClient: "function",
       startCoordinator: "function",
+      coordinatorInMain: false,
       findNatsServer: "function",
       testingInMain: false,
       piAdapter: "function",

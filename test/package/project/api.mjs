@@ -1,5 +1,6 @@
-// The public API from an ES module: the main entry point, the testing and pi subpaths.
+// The public API from an ES module: the main entry point, the coordinator, testing and pi subpaths.
 import * as hookbus from "hookbus";
+import * as coordinator from "hookbus/coordinator";
 import * as testing from "hookbus/testing";
 // hookbus/pi imports without pi-agent-core and pi-ai (optional peers, not installed here).
 import * as pi from "hookbus/pi";
@@ -8,7 +9,9 @@ console.log(
   JSON.stringify({
     definePolicy: typeof hookbus.definePolicy,
     HookbusClient: typeof hookbus.HookbusClient,
-    startCoordinator: typeof hookbus.startCoordinator,
+    startCoordinator: typeof coordinator.startCoordinator,
+    // Roles load from their own subpaths, never from the main entry (issue 20).
+    coordinatorInMain: "startCoordinator" in hookbus,
     findNatsServer: typeof testing.findNatsServer,
     testingInMain: "findNatsServer" in hookbus,
     piAdapter: typeof pi.attachHookbus,
