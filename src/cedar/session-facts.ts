@@ -79,13 +79,18 @@ export interface SessionFactStore {
  * one coordinator, replay and tests; several coordinators share a session's facts only through
  * a shared store.
  */
+/** One map key per session: the agent id's length first, so no two pairs share a key. */
+function sessionKeyOf(agentId: string, sessionKey: string): string {
+  return `${agentId.length}:${agentId}${sessionKey}`;
+}
+
 export class MemorySessionFactStore implements SessionFactStore {
   private readonly sessions = new Map<string, SessionFacts>();
 
   constructor(private readonly maxSessions = 10_000) {}
 
   read(agentId: string, sessionKey: string): Promise<SessionFacts> {
-    const key = JSON.stringify([agentId, sessionKey]);
+    const key = sessionKeyOf(agentId, sessionKey);
     const facts = this.sessions.get(key);
     if (facts === undefined) return Promise.resolve(emptySessionFacts());
     this.sessions.delete(key); // re-insert: most recently used last
@@ -98,7 +103,7 @@ export class MemorySessionFactStore implements SessionFactStore {
     sessionKey: string,
     change: (facts: SessionFacts) => SessionFacts,
   ): Promise<void> {
-    const key = JSON.stringify([agentId, sessionKey]);
+    const key = sessionKeyOf(agentId, sessionKey);
     const next = change(this.sessions.get(key) ?? emptySessionFacts());
     this.sessions.delete(key);
     this.sessions.set(key, next);

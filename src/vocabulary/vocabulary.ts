@@ -32,6 +32,8 @@ export class ToolVocabulary {
   private readonly exact = new Map<string, ToolClass>();
   private readonly folded = new Map<string, ToolClass>();
   private readonly prefixes: (readonly [string, ToolClass])[];
+  /** The prefixes in the same order, lower-cased once (classify runs per tool call). */
+  private readonly foldedPrefixes: (readonly [string, ToolClass])[];
 
   constructor(
     names: Iterable<readonly [string, ToolClass]>,
@@ -43,6 +45,10 @@ export class ToolVocabulary {
     }
     // Longest prefix first, so `browser_` loses to a more specific one an app adds.
     this.prefixes = [...prefixes].sort((a, b) => b[0].length - a[0].length);
+    this.foldedPrefixes = this.prefixes.map(([prefix, toolClass]) => [
+      prefix.toLowerCase(),
+      toolClass,
+    ]);
   }
 
   /** A vocabulary with an app's own tool names and prefixes added (theirs win). */
@@ -63,11 +69,13 @@ export class ToolVocabulary {
   }
 
   private classOfName(name: string): ToolClass | undefined {
-    const known = this.exact.get(name) ?? this.folded.get(name.toLowerCase());
-    if (known !== undefined) return known;
+    const exact = this.exact.get(name);
+    if (exact !== undefined) return exact;
     const lower = name.toLowerCase();
-    for (const [prefix, toolClass] of this.prefixes) {
-      if (lower.startsWith(prefix.toLowerCase())) return toolClass;
+    const known = this.folded.get(lower);
+    if (known !== undefined) return known;
+    for (const [prefix, toolClass] of this.foldedPrefixes) {
+      if (lower.startsWith(prefix)) return toolClass;
     }
     return undefined;
   }
