@@ -3,18 +3,18 @@
  * Edit the lists to your agent's tools; `npx hookbus policy test policies.policy-test.json`
  * checks the cases in that file after each change.
  */
-import { definePolicy } from "hookbus";
+import { definePolicy, toolClassOf } from "hookbus";
 
-/** Shell tools as frameworks name them (OpenClaw, Claude Code, the examples of the AI SDK, ...). */
-const SHELL_TOOLS = new Set(["exec", "bash", "Bash", "shell", "run_command", "terminal"]);
-
-/** What no agent may run without a person: deleting trees, piping downloads into a shell, ... */
-const DESTRUCTIVE = [
-  /\brm\s+-[a-z]*r[a-z]*f|\brm\s+-[a-z]*f[a-z]*r/i,
-  /\b(curl|wget)\b[^|]*\|\s*(ba|z)?sh\b/i,
-  /\bmkfs(\.\w+)?\b/i,
-  /\bdd\s+if=/i,
-  /:\(\)\s*\{\s*:\|:&\s*\};:/,
+/**
+ * What no agent may run without a person, each with the name its refusal gives: deleting trees,
+ * piping downloads into a shell, ...
+ */
+const DESTRUCTIVE: [name: string, pattern: RegExp][] = [
+  ["rm -rf", /\brm\s+-[a-z]*r[a-z]*f|\brm\s+-[a-z]*f[a-z]*r/i],
+  ["a download piped into a shell", /\b(curl|wget)\b[^|]*\|\s*(ba|z)?sh\b/i],
+  ["mkfs", /\bmkfs(\.\w+)?\b/i],
+  ["dd", /\bdd\s+if=/i],
+  ["a fork bomb", /:\(\)\s*\{\s*:\|:&\s*\};:/],
 ];
 
 /** Every string in a tool's params (the command may be `command`, `cmd`, `argv`, ...). */
@@ -30,11 +30,12 @@ export const noShell = definePolicy({
   version: "1.0.0",
   hooks: {
     before_tool_call(event) {
-      if (!SHELL_TOOLS.has(event.toolName)) return undefined; // no opinion
+      // Shell tools as any framework names them: exec, Bash, run_command, ... (docs/vocabulary.md).
+      if (toolClassOf(event.toolName) !== "shell") return undefined; // no opinion
       const text = strings(event.params).join("\n");
-      const rule = DESTRUCTIVE.find((pattern) => pattern.test(text));
+      const rule = DESTRUCTIVE.find(([, pattern]) => pattern.test(text));
       if (rule === undefined) return undefined;
-      return { block: true, blockReason: `destructive shell command refused (${rule.source})` };
+      return { block: true, blockReason: `destructive shell command refused: ${rule[0]}` };
     },
   },
 });
