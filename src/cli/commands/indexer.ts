@@ -5,7 +5,13 @@ import { HTTP_HELP } from "../../observability/service-http.js";
 import { HookbusError } from "../../foundation/errors.js";
 import { startIndexer } from "../../indexer/indexer.js";
 import { indexerTelemetry } from "../../indexer/telemetry.js";
-import { migrateIndex } from "../../indexer/migrate.js";
+import { migrateIndex, type MigrateResult } from "../../indexer/migrate.js";
+import {
+  createIndexDatabase,
+  databaseOf,
+  isMissingDatabase,
+  missingDatabase,
+} from "../../indexer/database.js";
 import { openIndexPool } from "../../indexer/pg.js";
 import { requireIndexUrl } from "../../indexer/url.js";
 import { parseCommand, type Command } from "../command.js";
@@ -13,7 +19,10 @@ import type { Output } from "../output.js";
 import { openService, runService } from "../service.js";
 
 const HELP = `usage: hookbus indexer [options]          run an indexer until SIGTERM/SIGINT
-       hookbus indexer migrate [--index URL]  create or upgrade the index's schema, then exit
+       hookbus indexer migrate [--index URL] [--no-create-database]
+                                         create or upgrade the index's schema, then exit; a
+                                         database that does not exist is created first when
+                                         the URL's user may (or the error says how)
 
 The indexer is a durable consumer of the log that writes every record into PostgreSQL (one row
 per record, keyed by stream sequence), acking only after the write committed. Run several for
@@ -46,20 +55,37 @@ function intFlag(value: string | undefined, name: string): number | undefined {
 }
 
 async function migrate(argv: string[], out: Output): Promise<number> {
-  const { values } = parseCommand(argv, { index: { type: "string" } });
+  const { values } = parseCommand(argv, {
+    index: { type: "string" },
+    "no-create-database": { type: "boolean" },
+  });
   if (values.help === true) {
     out.print(HELP);
     return 0;
   }
-  const pool = openIndexPool(requireIndexUrl(values.index), { max: 1 });
+  const url = requireIndexUrl(values.index);
+  let result: MigrateResult;
   try {
-    const result = await migrateIndex(pool);
-    out.print(
-      result.applied.length === 0
-        ? `index schema is up to date (version ${result.version})`
-        : `applied migration${result.applied.length === 1 ? "" : "s"} ${result.applied.join(", ")}; index schema version ${result.version}`,
-    );
-    return 0;
+    result = await migrateOnce(url);
+  } catch (error) {
+    if (!isMissingDatabase(error)) throw error;
+    if (values["no-create-database"] === true) throw missingDatabase(url, error);
+    const created = await createIndexDatabase(url);
+    if (created) out.print(`created database "${databaseOf(url)}"`);
+    result = await migrateOnce(url);
+  }
+  out.print(
+    result.applied.length === 0
+      ? `index schema is up to date (version ${result.version})`
+      : `applied migration${result.applied.length === 1 ? "" : "s"} ${result.applied.join(", ")}; index schema version ${result.version}`,
+  );
+  return 0;
+}
+
+async function migrateOnce(url: string): Promise<MigrateResult> {
+  const pool = openIndexPool(url, { max: 1 });
+  try {
+    return await migrateIndex(pool);
   } finally {
     await pool.end();
   }

@@ -224,6 +224,48 @@ describe("hookbus indexer", () => {
     expect(lines.at(-1)).toMatch(/^HOOKBUS_INVALID_ARGUMENT: no index: pass --index/);
   });
 
+  it("hookbus indexer migrate creates a database that does not exist, or says how when it may not", async () => {
+    const { url, pool } = await postgres.database({ migrate: false });
+    const suffix = Math.random().toString(36).slice(2, 10);
+    const name = `hookbus_new_${suffix}`;
+    const role = `hookbus_nocreate_${suffix}`;
+    const fresh = new URL(url);
+    fresh.pathname = `/${name}`;
+    const lines: string[] = [];
+    const out = { print: (l: string) => lines.push(l), error: (l: string) => lines.push(l) };
+    try {
+      await pool.query(`CREATE ROLE ${role} LOGIN NOCREATEDB`);
+      const asRole = new URL(fresh);
+      asRole.username = role;
+      asRole.password = "";
+      expect(await main(["indexer", "migrate", "--index", asRole.toString()], out)).toBe(1);
+      expect(lines.at(-1)).toMatch(
+        new RegExp(
+          `^HOOKBUS_INDEX_UNAVAILABLE: database "${name}" does not exist and was not created: .*createdb .*-U ${role} "${name}"`,
+        ),
+      );
+      expect(
+        await main(
+          ["indexer", "migrate", "--no-create-database", "--index", fresh.toString()],
+          out,
+        ),
+      ).toBe(1);
+      expect(lines.at(-1)).toMatch(
+        new RegExp(`^HOOKBUS_INDEX_UNAVAILABLE: database "${name}" does not exist; create it`),
+      );
+
+      lines.length = 0;
+      expect(await main(["indexer", "migrate", "--index", fresh.toString()], out)).toBe(0);
+      expect(lines).toEqual([
+        `created database "${name}"`,
+        "applied migrations 1, 2; index schema version 2",
+      ]);
+    } finally {
+      await pool.query(`DROP DATABASE IF EXISTS ${name}`);
+      await pool.query(`DROP ROLE IF EXISTS ${role}`);
+    }
+  });
+
   it("refuses to start on an index that was not migrated, naming the fix", async () => {
     const namespace = uniqueNamespace("idx");
     const bus = await Bus.open(await nats.connect(), { namespace });
