@@ -200,9 +200,24 @@ describe("hookbus indexer", () => {
   it("two migrators at once take turns: the schema is applied once", async () => {
     const { pool } = await postgres.database({ migrate: false });
     const results = await Promise.all([migrateIndex(pool), migrateIndex(pool)]);
-    expect(results.map((r) => r.applied).sort()).toEqual([[], [1, 2]]);
+    expect(results.map((r) => r.applied).sort()).toEqual([[], [1, 2, 3]]);
     const versions = await pool.query("SELECT version FROM hookbus_migrations ORDER BY version");
-    expect(versions.rows).toEqual([{ version: 1 }, { version: 2 }]);
+    expect(versions.rows).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }]);
+  });
+
+  it("a run's records are found through an index on the run id (--run ID)", async () => {
+    const { pool } = await postgres.database();
+    const client = await pool.connect();
+    try {
+      await client.query("SET enable_seqscan = off"); // a few rows: make the planner show its choice
+      const plan = await client.query<{ "QUERY PLAN": string }>(
+        "EXPLAIN SELECT seq FROM hookbus_records r WHERE r.ns = $1 AND r.run_id = $2 ORDER BY r.seq DESC LIMIT 50",
+        ["ns", "run-1"],
+      );
+      expect(plan.rows.map((r) => r["QUERY PLAN"]).join("\n")).toContain("hookbus_records_run");
+    } finally {
+      client.release();
+    }
   });
 
   it("hookbus indexer migrate applies the schema once and then says it is up to date", async () => {
@@ -212,8 +227,8 @@ describe("hookbus indexer", () => {
     expect(await main(["indexer", "migrate", "--index", url], out)).toBe(0);
     expect(await main(["indexer", "migrate", "--index", url], out)).toBe(0);
     expect(lines).toEqual([
-      "applied migrations 1, 2; index schema version 2",
-      "index schema is up to date (version 2)",
+      "applied migrations 1, 2, 3; index schema version 3",
+      "index schema is up to date (version 3)",
     ]);
     const saved = process.env.HOOKBUS_INDEX_URL;
     delete process.env.HOOKBUS_INDEX_URL;
@@ -258,7 +273,7 @@ describe("hookbus indexer", () => {
       expect(await main(["indexer", "migrate", "--index", fresh.toString()], out)).toBe(0);
       expect(lines).toEqual([
         `created database "${name}"`,
-        "applied migrations 1, 2; index schema version 2",
+        "applied migrations 1, 2, 3; index schema version 3",
       ]);
     } finally {
       await pool.query(`DROP DATABASE IF EXISTS ${name}`);
