@@ -136,7 +136,8 @@ export class CallHandler {
       address: addressOf(msg.subject, this.limits),
     };
     try {
-      await this.decide(await this.admit(arrival));
+      const admitted = this.admit(arrival);
+      await this.decide(admitted instanceof Promise ? await admitted : admitted);
     } catch (error) {
       await this.fail(arrival, error);
     } finally {
@@ -148,15 +149,22 @@ export class CallHandler {
    * The call's checks, each once: the agent's rate, the body (decoded within the deadline), the
    * envelope, the ids' limits, the identity (the subject's agent token), the context and event
    * against the hook's schemas. What is known so far is kept on `arrival` for a failure record.
+   * Synchronous unless the body must be inflated or read from blobs (an await per call is cost).
    */
-  private async admit(arrival: Arrival): Promise<AdmittedCall> {
+  private admit(arrival: Arrival): AdmittedCall | Promise<AdmittedCall> {
     const { msg, address, deadline } = arrival;
     assertWithinRate(this.deps.rateLimiter, address);
     const now = this.deps.bus.codec.decodeMessageNow(msg, {
       owner: address.agentToken,
       deadline,
     });
-    const decoded: unknown = now instanceof Promise ? await now : now;
+    return now instanceof Promise
+      ? now.then((decoded) => this.check(arrival, decoded))
+      : this.check(arrival, now);
+  }
+
+  private check(arrival: Arrival, decoded: unknown): AdmittedCall {
+    const { address } = arrival;
     if (typeof decoded === "object" && decoded !== null)
       arrival.raw = decoded as Record<string, unknown>;
     // Compiled from schemas/, zod's own error when it fails (bus/compiled-validators.ts).
@@ -225,9 +233,11 @@ export class CallHandler {
     result.decision = withApprovalId(result.decision, call.callKey);
     const appended = await this.record(call, result, outcomes);
     const answer = this.answerFor(call, result.decision, appended);
-    await this.openApproval(call, answer.decision, appended.seq);
+    if (answer.decision.outcome === "pending_approval")
+      await this.openApproval(call, answer.decision, appended.seq);
     // Before the answer: the session's next call must see what this one taught (docs/cedar.md).
-    await this.cedar.decided(call, answer.decision.outcome);
+    const learnt = this.cedar.decided(call, answer.decision.outcome);
+    if (learnt !== undefined) await learnt;
     const reply: CallReply = {
       callId: call.callId,
       hook: call.hook,
@@ -247,7 +257,8 @@ export class CallHandler {
   private async askPolicies(call: AdmittedCall): Promise<PolicyOutcomeInput[]> {
     const all = call.snapshot.policiesFor(call.hook);
     const cedar = all.filter(isCedarPolicy);
-    const workers = cedar.length === 0 ? all : all.filter((p) => !isCedarPolicy(p));
+    if (cedar.length === 0) return this.askWorkers(call, all);
+    const workers = all.filter((p) => !isCedarPolicy(p));
     const [declared, asked] = await Promise.all([
       this.cedar.evaluate(cedar, call, call.snapshot),
       this.askWorkers(call, workers),
@@ -289,7 +300,7 @@ export class CallHandler {
   }
 
   /** ONE record per call, redacted for the log only, stored before the agent hears anything. */
-  private async record(
+  private record(
     call: AdmittedCall,
     result: MergeResult<ModifyingHookName>,
     outcomes: PolicyOutcomeInput[],
@@ -356,7 +367,6 @@ export class CallHandler {
     decision: Decision<ModifyingHookName>,
     decisionSeq: number,
   ): Promise<void> {
-    if (decision.outcome !== "pending_approval") return;
     if (this.deps.approvals === undefined)
       throw new HookbusError("HOOKBUS_INTERNAL", "a pending approval without an approval service");
     await this.deps.approvals.open({

@@ -97,17 +97,19 @@ export class CedarEvaluator {
     this.revision = snapshot.revision;
   }
 
-  /** What a decided call taught about its session (after its record is stored). */
-  async decided(call: CedarCall, outcome: string): Promise<void> {
-    if (outcome === "block") return;
+  /**
+   * What a decided call taught about its session (after its record is stored); undefined, not a
+   * promise, when it taught nothing (most hooks: the decision path awaits only real work).
+   */
+  decided(call: CedarCall, outcome: string): Promise<void> | undefined {
+    if (outcome === "block") return undefined;
+    if (call.hook !== "before_tool_call" && call.hook !== "before_tool_result") return undefined;
     const name = call.event.toolName;
-    if (typeof name !== "string") return;
+    if (typeof name !== "string") return undefined;
     const tool = toolVocabulary.classify(name);
-    if (call.hook === "before_tool_call") {
-      await this.facts.update(call.agentId, call.sessionKey, (f) => afterToolCall(f, tool));
-    } else if (call.hook === "before_tool_result") {
-      await this.facts.update(call.agentId, call.sessionKey, (f) => afterToolOutput(f, tool));
-    }
+    return call.hook === "before_tool_call"
+      ? this.facts.update(call.agentId, call.sessionKey, (f) => afterToolCall(f, tool))
+      : this.facts.update(call.agentId, call.sessionKey, (f) => afterToolOutput(f, tool));
   }
 
   /** An after_tool_call observation: the tool ran and its output reached the agent. */
