@@ -27,15 +27,6 @@ export function digestOf(value: unknown): VerdictDigest {
   };
 }
 
-/** The verdict fields of a recorded outcome: `verdict` when valid, `rejectedVerdict` when not. */
-export function boundedVerdict(
-  status: string,
-  verdict: unknown,
-): { verdict?: unknown; rejectedVerdict?: VerdictDigest } {
-  if (verdict === undefined) return {};
-  return status === "invalid" ? { rejectedVerdict: digestOf(verdict) } : { verdict };
-}
-
 /** A late verdict is not merged, so it is validated here before it is recorded. */
 export function boundedLateVerdict(
   hook: ModifyingHookName,
@@ -51,22 +42,43 @@ export function recordedOutcomes(
   result: MergeResult<ModifyingHookName>,
   raw: readonly PolicyOutcomeInput[],
 ): RecordedOutcome[] {
+  return outcomesOf(result, raw, true) as RecordedOutcome[];
+}
+
+/** As recordedOutcomes, without latencies: replay compares outcomes, and a latency never repeats. */
+export function outcomesWithoutLatency(
+  result: MergeResult<ModifyingHookName>,
+  raw: readonly PolicyOutcomeInput[],
+): Omit<RecordedOutcome, "latencyMs">[] {
+  return outcomesOf(result, raw, false);
+}
+
+function outcomesOf(
+  result: MergeResult<ModifyingHookName>,
+  raw: readonly PolicyOutcomeInput[],
+  withLatency: boolean,
+): (Omit<RecordedOutcome, "latencyMs"> & { latencyMs?: number })[] {
   const byPolicy = new Map(raw.map((o) => [o.policy, o]));
   return result.policies.map((evaluation) => {
     const source = byPolicy.get(evaluation.policy);
     const error = evaluation.error ?? source?.error;
-    return {
-      policy: evaluation.policy,
-      ...(evaluation.version === undefined ? {} : { version: evaluation.version }),
-      priority: evaluation.priority,
-      mode: evaluation.mode,
-      failMode: evaluation.failMode,
-      status: evaluation.status,
-      effect: evaluation.effect,
-      ...boundedVerdict(evaluation.status, source?.verdict),
-      ...(error === undefined ? {} : { error: { code: error.code, message: error.message } }),
-      latencyMs: Math.round((source?.latencyMs ?? 0) * 1000) / 1000,
-    };
+    // Field by field, in the record's key order (no conditional spread): this runs per policy,
+    // per call, and per replayed record.
+    const recorded = { policy: evaluation.policy } as RecordedOutcome;
+    if (evaluation.version !== undefined) recorded.version = evaluation.version;
+    recorded.priority = evaluation.priority;
+    recorded.mode = evaluation.mode;
+    recorded.failMode = evaluation.failMode;
+    recorded.status = evaluation.status;
+    recorded.effect = evaluation.effect;
+    const verdict = source?.verdict;
+    if (verdict !== undefined) {
+      if (evaluation.status === "invalid") recorded.rejectedVerdict = digestOf(verdict);
+      else recorded.verdict = verdict;
+    }
+    if (error !== undefined) recorded.error = { code: error.code, message: error.message };
+    if (withLatency) recorded.latencyMs = Math.round((source?.latencyMs ?? 0) * 1000) / 1000;
+    return recorded;
   });
 }
 

@@ -44,6 +44,12 @@ export interface InvokeOptions {
   signal?: AbortSignal;
   /** Epoch ms when the caller stops waiting: session-state operations give up then. */
   deadline?: number;
+  /**
+   * The caller has already validated `event` and `context` against the hook's schemas (replay
+   * validates a record's input once for all its policies): they are handed over as they are.
+   * Never set for input from the network.
+   */
+  inputValidated?: boolean;
 }
 
 const silent = pino({ level: "silent" });
@@ -99,8 +105,11 @@ export async function invokePolicy<H extends HookName>(
   let validEvent: unknown;
   let validContext: { sessionKey: string };
   try {
-    validEvent = parseEvent(hook, event);
-    validContext = parseContext(hook, context);
+    validEvent = options.inputValidated === true ? event : parseEvent(hook, event);
+    validContext =
+      options.inputValidated === true
+        ? (context as { sessionKey: string })
+        : parseContext(hook, context);
   } catch (error) {
     log().warn({ err: error }, "rejected invalid input before the handler");
     return fail("error", asHookbusError(error, policy.name, hook));

@@ -5,11 +5,12 @@
  */
 import type { Logger } from "pino";
 import type { HookEvent, ModifyingHookName } from "../catalog/catalog.js";
-import { recordedOutcomes } from "../log/decision-record.js";
+import { outcomesWithoutLatency } from "../log/decision-record.js";
 import type { DecisionRecord } from "../log/record.js";
 import { mergeOutcomes, type MergeResult } from "../merge/merge.js";
 import type { PolicyOutcomeInput } from "../merge/outcome.js";
-import { invokePolicy } from "../policy/invoke.js";
+import { parseContext, parseEvent } from "../catalog/validate.js";
+import { invokePolicy, type InvokeOptions } from "../policy/invoke.js";
 import type { SessionStateStore } from "../policy/state/session-state.js";
 import type { Candidate } from "./candidates.js";
 import type { ReplayedOutcome } from "./types.js";
@@ -27,18 +28,17 @@ async function ask(
   record: CallToDecide,
   state: SessionStateStore,
   logger: Logger | undefined,
+  inputValidated: boolean,
 ): Promise<PolicyOutcomeInput> {
   const { entry, policy } = candidate;
+  const options: InvokeOptions = { callId: record.callId, state, inputValidated };
+  if (logger !== undefined) options.logger = logger;
   const answer = await invokePolicy(
     policy,
     record.hook as ModifyingHookName,
     record.event,
     record.context,
-    {
-      callId: record.callId,
-      state,
-      ...(logger === undefined ? {} : { logger }),
-    },
+    options,
   );
   // The same outcome the coordinator builds from a worker's reply (src/coordinator/policy-asker.ts),
   // filled in field by field: conditional spreads would build a throwaway object per field, per
@@ -65,7 +65,10 @@ export async function reevaluate(
 ): Promise<Reevaluation> {
   // Policies of one call run concurrently, as they do live; each has its own state, so the
   // order in which they finish cannot change what they decide.
-  const raw = await Promise.all(candidates.map((c) => ask(c, record, state, logger)));
+  // The input is validated once for every policy; when it is invalid, each policy is handed it
+  // unvalidated so that each reports the refusal under its own name, as each worker would.
+  const valid = validInput(record);
+  const raw = await Promise.all(candidates.map((c) => ask(c, record, state, logger, valid)));
   const result = mergeOutcomes(
     record.hook as ModifyingHookName,
     record.event as HookEvent<ModifyingHookName>,
@@ -73,8 +76,16 @@ export async function reevaluate(
     // Built just above from the parsed registry and invokePolicy's validated answers.
     { ownOutcomes: true, ownVerdicts: true },
   );
-  const outcomes = recordedOutcomes(result, raw).map(
-    ({ latencyMs: _latency, ...outcome }) => outcome,
-  );
+  const outcomes = outcomesWithoutLatency(result, raw);
   return { result, outcomes };
+}
+
+function validInput(record: CallToDecide): boolean {
+  try {
+    parseEvent(record.hook as ModifyingHookName, record.event);
+    parseContext(record.hook as ModifyingHookName, record.context);
+    return true;
+  } catch {
+    return false; // each policy refuses it on its own (see reevaluate)
+  }
 }
