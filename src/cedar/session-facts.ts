@@ -74,16 +74,16 @@ export interface SessionFactStore {
   ): Promise<void>;
 }
 
-/**
- * Facts in this process, least recently used session forgotten beyond `maxSessions`. Right for
- * one coordinator, replay and tests; several coordinators share a session's facts only through
- * a shared store.
- */
 /** One map key per session: the agent id's length first, so no two pairs share a key. */
 function sessionKeyOf(agentId: string, sessionKey: string): string {
   return `${agentId.length}:${agentId}${sessionKey}`;
 }
 
+/**
+ * Facts in this process, least recently used session forgotten beyond `maxSessions`. Right for
+ * one coordinator, replay and tests; several coordinators share a session's facts only through
+ * a shared store.
+ */
 export class MemorySessionFactStore implements SessionFactStore {
   private readonly sessions = new Map<string, SessionFacts>();
 

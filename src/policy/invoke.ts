@@ -48,6 +48,7 @@ export interface InvokeOptions {
    * The caller has already validated `event` and `context` against the hook's schemas (replay
    * validates a record's input once for all its policies): they are handed over as they are.
    * Never set for input from the network.
+   * @internal
    */
   inputValidated?: boolean;
 }
