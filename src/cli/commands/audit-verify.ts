@@ -1,5 +1,6 @@
 /** `hookbus audit verify [--session S] [--agent A] [--key PUB] [--anchor FILE] [--json]`: check the log against its seals. */
 import { readAnchor } from "../../audit/anchor.js";
+import { resolveAnchorPath } from "../../audit/anchor-schedule.js";
 import { formatVerifyReport, verifyLog } from "../../audit/verify.js";
 import { Bus } from "../../bus/bus.js";
 import { Subjects } from "../../bus/subjects.js";
@@ -21,6 +22,7 @@ a usage error.
 --key PUB      a trusted sealer public key (nkey; repeat or comma-separate for several;
                env HOOKBUS_SEAL_PUBLIC_KEYS). Without one, signatures are only self-consistent.
 --anchor FILE  an anchor written by \`hookbus audit anchor\`: prove the seals still extend it
+               (a directory of \`audit anchor --every\` files: its newest)
 --json         the whole report as one JSON document
 --verbose      list the unsealed records too
 --allow-empty  exit 0 when nothing matched (default: HOOKBUS_EMPTY_SELECTION, exit 1, since
@@ -50,7 +52,9 @@ export const auditVerifyCommand: Command = {
     // A bad namespace, key or anchor is reported before connecting.
     const subjects = new Subjects(values.namespace);
     const anchor =
-      values.anchor === undefined ? undefined : readAnchor(values.anchor, keys, subjects.namespace);
+      values.anchor === undefined
+        ? undefined
+        : readAnchor(resolveAnchorPath(values.anchor), keys, subjects.namespace);
     const nc = await connectNats({ ...values, name: "hookbus-audit-verify" });
     try {
       const bus = await Bus.open(nc, { namespace: subjects.namespace });
