@@ -12,7 +12,7 @@ import type { StoredBatch } from "../log/seal/stream.js";
 import type { LogItem } from "./verify-read.js";
 import { subjectMismatches } from "./verify-subject.js";
 
-export type FindingKind = "altered" | "removed" | "inserted" | "re-subjected" | "seal";
+export type FindingKind = "altered" | "removed" | "inserted" | "re-subjected" | "seal" | "stalled";
 
 export interface VerifyFinding {
   kind: FindingKind;
@@ -39,7 +39,19 @@ export interface AnalyserOptions {
   /** Trusted sealer public keys; empty: signatures are checked against the key each batch names. */
   keys: readonly string[];
   anchor?: AnchorPoint;
+  /**
+   * A record unsealed longer than this (ms) is a `stalled` finding: sealed that long after it was
+   * stored, or still unsealed that long at `now` (default DEFAULT_MAX_SEAL_DELAY_MS).
+   */
+  maxSealDelayMs?: number;
+  /** The time the unsealed tail is judged at (default: when the analysis finishes). */
+  now?: Date;
 }
+
+/** 10× the sealer's default lease (5 s): a standby takes over well within it. */
+export const DEFAULT_MAX_SEAL_DELAY_MS = 50_000;
+/** Stalled records named one by one; the rest counted in the span's finding. */
+const STALLED_NAMED = 20;
 
 export interface VerifyReport {
   ok: boolean;
@@ -92,6 +104,12 @@ export class SealAnalyser {
   private readonly ids = new Map<string, number>();
   private unsealed: VerifyReport["unsealed"] = { records: 0, sample: [] };
   private anchorFound = false;
+  /** When the batch being read was stored (its records were sealed then). */
+  private batchStoredAt: Date | undefined;
+  private stalledNamed = 0;
+  private stalledCount = 0;
+  /** The oldest unsealed record's stored time (for the tail's stalled check). */
+  private oldestUnsealed: { seq: number; storedAt: Date } | undefined;
   private readonly agentToken: string | undefined;
   private readonly sessionToken: string | undefined;
 
@@ -145,6 +163,8 @@ export class SealAnalyser {
       return;
     }
     const at = { ...where, batch: batch.index };
+    // The first batch seals whatever the log held when the first sealer started: never "late".
+    this.batchStoredAt = batch.index === 1 ? undefined : stored.storedAt;
     this.checkSignature(stored, batch, at);
     this.checkLink(stored, batch, at);
     if (this.options.anchor?.batch === batch.index) {
@@ -260,6 +280,8 @@ export class SealAnalyser {
     if (item.seq > this.sealedThrough) {
       this.unsealed.records++;
       this.unsealed.fromSeq ??= item.seq;
+      if (this.oldestUnsealed === undefined && item.storedAt !== undefined)
+        this.oldestUnsealed = { seq: item.seq, storedAt: item.storedAt };
       if (this.unsealed.sample.length < UNSEALED_SAMPLE) this.unsealed.sample.push(about);
       return;
     }
@@ -275,6 +297,7 @@ export class SealAnalyser {
     }
     this.expected.delete(item.seq);
     this.sealed++;
+    this.checkDelay(item, expected.batch);
     const session = sessionOfSubject(this.options.namespace, item.subject);
     if (session !== expected.session) {
       this.find({
@@ -293,6 +316,42 @@ export class SealAnalyser {
         message: `seq ${item.seq} ${describe(item)} was altered: its bytes or subject no longer hash to its seal in batch ${expected.batch}`,
       });
     }
+  }
+
+  private get maxSealDelayMs(): number {
+    return this.options.maxSealDelayMs ?? DEFAULT_MAX_SEAL_DELAY_MS;
+  }
+
+  /** A record sealed long after it was stored: sealing stopped meanwhile (docs/tamper-evidence.md). */
+  private checkDelay(item: LogItem, batch: number): void {
+    if (this.batchStoredAt === undefined || item.storedAt === undefined) return;
+    const delayMs = this.batchStoredAt.getTime() - item.storedAt.getTime();
+    if (delayMs <= this.maxSealDelayMs) return;
+    this.stalledCount++;
+    if (this.stalledNamed >= STALLED_NAMED) return;
+    this.stalledNamed++;
+    this.find({
+      seq: item.seq,
+      subject: item.subject,
+      batch,
+      kind: "stalled",
+      reason: "sealed-late",
+      message: `seq ${item.seq} ${describe(item)} was sealed ${Math.round(delayMs / 1000)} s after it was stored (bound ${Math.round(this.maxSealDelayMs / 1000)} s): sealing stopped meanwhile, and a record removed in that time left no trace in the seals`,
+    });
+  }
+
+  /** The unsealed tail, judged at `now`: records waiting longer than the bound. */
+  private checkTail(): void {
+    const oldest = this.oldestUnsealed;
+    if (oldest === undefined || this.batches === 0) return; // no sealer has ever run: not stalled
+    const waitedMs = (this.options.now ?? new Date()).getTime() - oldest.storedAt.getTime();
+    if (waitedMs <= this.maxSealDelayMs) return;
+    this.find({
+      seq: oldest.seq,
+      kind: "stalled",
+      reason: "unsealed-too-long",
+      message: `${this.unsealed.records} record(s) from seq ${oldest.seq} on are unsealed, the oldest for ${Math.round(waitedMs / 1000)} s (bound ${Math.round(this.maxSealDelayMs / 1000)} s): no sealer is sealing (is one running, and does it hold the lease?)`,
+    });
   }
 
   private checkDuplicateId(item: LogItem): void {
@@ -315,6 +374,13 @@ export class SealAnalyser {
 
   finish(): VerifyReport {
     this.closeBatch();
+    this.checkTail();
+    if (this.stalledCount > this.stalledNamed)
+      this.find({
+        kind: "stalled",
+        reason: "sealed-late",
+        message: `${this.stalledCount - this.stalledNamed} more record(s) were sealed later than the bound (${this.stalledNamed} named above)`,
+      });
     const anchor = this.options.anchor;
     if (anchor !== undefined && !this.anchorFound) {
       this.find({

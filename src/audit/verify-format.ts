@@ -34,10 +34,13 @@ export function formatVerifyReport(
   }
   const count = (kind: string) => report.findings.filter((f) => f.kind === kind).length;
   const total = report.findings.length + report.findingsOmitted;
+  const stalled = count("stalled");
   lines.push(
     report.ok
       ? `OK: ${report.records} record(s) of namespace ${report.namespace} read, ${report.sealed} checked against ${report.batches} seal batch(es); none altered, removed, inserted or re-subjected`
-      : `TAMPERED: ${total} finding(s) in namespace ${report.namespace}: ${count("altered")} altered, ${count("removed")} removed, ${count("inserted")} inserted, ${count("re-subjected")} re-subjected, ${count("seal")} about the seals`,
+      : stalled === report.findings.length && report.findingsOmitted === 0
+        ? `STALLED: nothing found altered, removed, inserted or re-subjected in namespace ${report.namespace}, but sealing stopped for longer than the bound: a record removed in that time leaves no trace in the seals (${stalled} finding(s))`
+        : `TAMPERED: ${total} finding(s) in namespace ${report.namespace}: ${count("altered")} altered, ${count("removed")} removed, ${count("inserted")} inserted, ${count("re-subjected")} re-subjected, ${count("seal")} about the seals, ${stalled} stalled`,
   );
   return lines.join("\n");
 }

@@ -16,6 +16,8 @@ export interface LogItem {
   /** The decoded record (not validated), or why it could not be decoded. */
   record?: unknown;
   unreadable?: string;
+  /** When the server stored it (JetStream's timestamp, not the record's own claim). */
+  storedAt?: Date;
 }
 
 /** Where each stream ended when reading started (0: empty or absent). */
@@ -65,7 +67,12 @@ export async function* readLogItems(
   lastSeq: number,
 ): AsyncGenerator<LogItem> {
   for await (const msg of readStream(bus, bus.subjects.logStream, filter, lastSeq)) {
-    const item: LogItem = { seq: msg.seq, subject: msg.subject, data: msg.data };
+    const item: LogItem = {
+      seq: msg.seq,
+      subject: msg.subject,
+      data: msg.data,
+      storedAt: new Date(Math.floor(msg.info.timestampNanos / 1e6)),
+    };
     try {
       item.record = await bus.codec.decodeMessage(msg);
     } catch (error) {

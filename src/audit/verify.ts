@@ -20,6 +20,8 @@ export interface VerifyOptions {
   keys?: readonly string[];
   /** A batch an anchor vouches for (readAnchor): the seal stream must still hold it. */
   anchor?: AnchorPoint;
+  /** Records unsealed longer than this (ms) are `stalled` findings (default 50 s: 10× the lease). */
+  maxSealDelayMs?: number;
 }
 
 export async function verifyLog(bus: Bus, options: VerifyOptions = {}): Promise<VerifyReport> {
@@ -31,6 +33,7 @@ export async function verifyLog(bus: Bus, options: VerifyOptions = {}): Promise<
     ...(options.agentId === undefined ? {} : { agentId: options.agentId }),
     ...(options.sessionKey === undefined ? {} : { sessionKey: options.sessionKey }),
     ...(options.anchor === undefined ? {} : { anchor: options.anchor }),
+    ...(options.maxSealDelayMs === undefined ? {} : { maxSealDelayMs: options.maxSealDelayMs }),
   });
   const agent = options.agentId === undefined ? "*" : encodeToken(options.agentId);
   const session = options.sessionKey === undefined ? "*" : encodeToken(options.sessionKey);

@@ -8,6 +8,19 @@ import { HookbusError } from "../../foundation/errors.js";
 import { parsePublicKeys } from "../../log/seal/keys.js";
 import { parseCommand, type Command } from "../command.js";
 import { connectNats } from "../../bus/connect.js";
+import { parseDuration } from "../../audit/time.js";
+
+function sealDelayFlag(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const ms = parseDuration(value);
+  if (ms === undefined || ms < 1000)
+    throw new HookbusError(
+      "HOOKBUS_INVALID_ARGUMENT",
+      `--max-seal-delay ${JSON.stringify(value)}: a duration of at least 1s, such as 50s or 5m`,
+      { argument: "--max-seal-delay" },
+    );
+  return ms;
+}
 
 const HELP = `usage: hookbus audit verify [--session S] [--agent A] [--key PUB] [--anchor FILE] [--json] [--verbose] [--allow-empty]
 
@@ -23,6 +36,10 @@ a usage error.
                env HOOKBUS_SEAL_PUBLIC_KEYS). Without one, signatures are only self-consistent.
 --anchor FILE  an anchor written by \`hookbus audit anchor\`: prove the seals still extend it
                (a directory of \`audit anchor --every\` files: its newest)
+--max-seal-delay DURATION
+               a record unsealed longer than this is a "stalled" finding: sealed that long
+               after it was stored, or still unsealed that long now (default 50s: 10× the
+               sealer's lease; records of the first seal batch are exempt)
 --json         the whole report as one JSON document
 --verbose      list the unsealed records too
 --allow-empty  exit 0 when nothing matched (default: HOOKBUS_EMPTY_SELECTION, exit 1, since
@@ -36,6 +53,7 @@ export const auditVerifyCommand: Command = {
       agent: { type: "string" },
       key: { type: "string", multiple: true },
       anchor: { type: "string" },
+      "max-seal-delay": { type: "string" },
       json: { type: "boolean" },
       verbose: { type: "boolean", short: "v" },
       "allow-empty": { type: "boolean" },
@@ -55,6 +73,7 @@ export const auditVerifyCommand: Command = {
       values.anchor === undefined
         ? undefined
         : readAnchor(resolveAnchorPath(values.anchor), keys, subjects.namespace);
+    const maxSealDelayMs = sealDelayFlag(values["max-seal-delay"]);
     const nc = await connectNats({ ...values, name: "hookbus-audit-verify" });
     try {
       const bus = await Bus.open(nc, { namespace: subjects.namespace });
@@ -63,6 +82,7 @@ export const auditVerifyCommand: Command = {
         ...(values.agent === undefined ? {} : { agentId: values.agent }),
         ...(values.session === undefined ? {} : { sessionKey: values.session }),
         ...(anchor === undefined ? {} : { anchor: { batch: anchor.batch, hash: anchor.hash } }),
+        ...(maxSealDelayMs === undefined ? {} : { maxSealDelayMs }),
       });
       out.print(
         values.json === true

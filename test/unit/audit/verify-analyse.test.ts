@@ -152,6 +152,48 @@ describe("the seal analyser", () => {
   });
 });
 
+describe("a stalled sealer", () => {
+  const t0 = Date.UTC(2026, 0, 1);
+  const at = (seconds: number) => new Date(t0 + seconds * 1000);
+  /** Records 1-8 stored a second apart; batches of 4 stored at the given seconds. */
+  const timed = (batchSeconds: number[]) => {
+    const items = Array.from({ length: 8 }, (_, i) => ({ ...record(i + 1), storedAt: at(i) }));
+    const batches = seal(items, 4).map((b, i) => ({ ...b, storedAt: at(batchSeconds[i]!) }));
+    return { items, batches };
+  };
+  const stalled = (report: ReturnType<typeof analyse>) =>
+    report.findings.filter((f) => f.kind === "stalled").map((f) => [f.reason, f.seq]);
+
+  it("is no finding while each batch is stored within the bound", () => {
+    const { items, batches } = timed([5, 9]);
+    expect(analyse(batches, items, { maxSealDelayMs: 50_000 }).ok).toBe(true);
+  });
+
+  it("names each record sealed later than the bound (the first batch, sealing old history, exempt)", () => {
+    const { items, batches } = timed([500, 120]);
+    const report = analyse(batches, items, { maxSealDelayMs: 50_000 });
+    expect(stalled(report)).toEqual([
+      ["sealed-late", 5],
+      ["sealed-late", 6],
+      ["sealed-late", 7],
+      ["sealed-late", 8],
+    ]);
+    expect(report.findings.every((f) => f.kind === "stalled")).toBe(true);
+    expect(report.ok).toBe(false);
+  });
+
+  it("judges the unsealed tail at the time of the check, and not at all when no sealer ever ran", () => {
+    const { items, batches } = timed([5, 9]);
+    const tail = [9, 10].map((n) => ({ ...record(n), storedAt: at(100) }));
+    const all = [...items, ...tail];
+    expect(analyse(batches, all, { maxSealDelayMs: 50_000, now: at(140) }).ok).toBe(true);
+    expect(stalled(analyse(batches, all, { maxSealDelayMs: 50_000, now: at(151) }))).toEqual([
+      ["unsealed-too-long", 9],
+    ]);
+    expect(analyse([], all, { maxSealDelayMs: 50_000, now: at(1000) }).ok).toBe(true);
+  });
+});
+
 describe("chainHash", () => {
   it("covers the previous hash, the subject and the exact bytes", () => {
     const data = new TextEncoder().encode('{"a":1}');
