@@ -11,8 +11,10 @@ import { verifySignature } from "../log/seal/keys.js";
 import type { StoredBatch } from "../log/seal/stream.js";
 import type { LogItem } from "./verify-read.js";
 import { subjectMismatches } from "./verify-subject.js";
+import type { RecordSignatureStats } from "./verify-signatures.js";
 
-export type FindingKind = "altered" | "removed" | "inserted" | "re-subjected" | "seal";
+export type FindingKind =
+  "altered" | "removed" | "inserted" | "re-subjected" | "seal" | "signature";
 
 export interface VerifyFinding {
   kind: FindingKind;
@@ -57,6 +59,10 @@ export interface VerifyReport {
   /** Records carrying the per-record `chain` field of hookbus before the sealer. */
   legacyChained: number;
   signatures: "trusted-keys" | "self-declared";
+  /** Coordinator signatures of the records (absent: no trusted coordinator keys were given). */
+  recordSignatures?: RecordSignatureStats;
+  /** Signature batches in the namespace that were not checked (no trusted coordinator keys). */
+  uncheckedSignatureBatches?: number;
   anchor?: AnchorPoint & { found: boolean };
   findings: VerifyFinding[];
   /** Findings beyond the first MAX_FINDINGS are counted, not kept. */
@@ -99,6 +105,11 @@ export class SealAnalyser {
     this.agentToken = options.agentId === undefined ? undefined : encodeToken(options.agentId);
     this.sessionToken =
       options.sessionKey === undefined ? undefined : encodeToken(options.sessionKey);
+  }
+
+  /** A finding of another check (coordinator signatures), counted with these. */
+  note(finding: VerifyFinding): void {
+    this.find(finding);
   }
 
   private find(finding: VerifyFinding): void {
@@ -313,7 +324,9 @@ export class SealAnalyser {
     if (this.ids.size > IDS_REMEMBERED) this.ids.delete(this.ids.keys().next().value!);
   }
 
-  finish(): VerifyReport {
+  finish(
+    extra: Pick<VerifyReport, "recordSignatures" | "uncheckedSignatureBatches"> = {},
+  ): VerifyReport {
     this.closeBatch();
     const anchor = this.options.anchor;
     if (anchor !== undefined && !this.anchorFound) {
@@ -338,6 +351,7 @@ export class SealAnalyser {
       unsealed: this.unsealed,
       legacyChained: this.legacy,
       signatures: this.options.keys.length === 0 ? "self-declared" : "trusted-keys",
+      ...extra,
       ...(anchor === undefined ? {} : { anchor: { ...anchor, found: this.anchorFound } }),
       findings: this.findings,
       findingsOmitted: this.omitted,

@@ -6,6 +6,7 @@ import { Subjects } from "../../bus/subjects.js";
 import { HookbusError } from "../../foundation/errors.js";
 import { parsePublicKeys } from "../../log/seal/keys.js";
 import { parseCommand, type Command } from "../command.js";
+import { parseTrustedKeys } from "../../log/sign/keys.js";
 import { connectNats } from "../../bus/connect.js";
 
 const HELP = `usage: hookbus audit verify [--session S] [--agent A] [--key PUB] [--anchor FILE] [--json] [--verbose] [--allow-empty]
@@ -21,6 +22,17 @@ a usage error.
 --key PUB      a trusted sealer public key (nkey; repeat or comma-separate for several;
                env HOOKBUS_SEAL_PUBLIC_KEYS). Without one, signatures are only self-consistent.
 --anchor FILE  an anchor written by \`hookbus audit anchor\`: prove the seals still extend it
+--coordinator-keys FILE
+               the trusted coordinator signing keys (\`hookbus auth\` writes
+               <keys>/coordinator-signing-keys; env HOOKBUS_COORDINATOR_KEYS_FILE): every record
+               must then be signed by one of them (findings unsigned-record, bad-signature,
+               untrusted-key; docs/security.md)
+--coordinator-key PUB
+               a trusted coordinator public key (repeat or comma-separate; env
+               HOOKBUS_COORDINATOR_PUBLIC_KEYS)
+--signature-grace MS
+               how long a record may wait for its signature batch (default 60000); newer
+               records without one are reported as pending, not as findings
 --json         the whole report as one JSON document
 --verbose      list the unsealed records too
 --allow-empty  exit 0 when nothing matched (default: HOOKBUS_EMPTY_SELECTION, exit 1, since
@@ -37,6 +49,9 @@ export const auditVerifyCommand: Command = {
       json: { type: "boolean" },
       verbose: { type: "boolean", short: "v" },
       "allow-empty": { type: "boolean" },
+      "coordinator-keys": { type: "string" },
+      "coordinator-key": { type: "string", multiple: true },
+      "signature-grace": { type: "string" },
     });
     if (values.help === true) {
       out.print(HELP);
@@ -47,6 +62,11 @@ export const auditVerifyCommand: Command = {
       return 2;
     }
     const keys = parsePublicKeys(values.key ?? [process.env.HOOKBUS_SEAL_PUBLIC_KEYS ?? ""]);
+    const coordinatorKeys = parseTrustedKeys(
+      values["coordinator-key"] ?? [process.env.HOOKBUS_COORDINATOR_PUBLIC_KEYS ?? ""],
+      values["coordinator-keys"] ?? process.env.HOOKBUS_COORDINATOR_KEYS_FILE,
+    );
+    const signatureGraceMs = graceFlag(values["signature-grace"]);
     // A bad namespace, key or anchor is reported before connecting.
     const subjects = new Subjects(values.namespace);
     const anchor =
@@ -56,6 +76,8 @@ export const auditVerifyCommand: Command = {
       const bus = await Bus.open(nc, { namespace: subjects.namespace });
       const report = await verifyLog(bus, {
         keys,
+        coordinatorKeys,
+        ...(signatureGraceMs === undefined ? {} : { signatureGraceMs }),
         ...(values.agent === undefined ? {} : { agentId: values.agent }),
         ...(values.session === undefined ? {} : { sessionKey: values.session }),
         ...(anchor === undefined ? {} : { anchor: { batch: anchor.batch, hash: anchor.hash } }),
@@ -85,4 +107,17 @@ function describeFilter(values: { session?: string | undefined; agent?: string |
     ...(values.agent === undefined ? [] : [`--agent ${values.agent}`]),
   ];
   return parts.length === 0 ? "" : ` (${parts.join(" ")})`;
+}
+
+function graceFlag(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const ms = Number(value);
+  if (!Number.isInteger(ms) || ms < 0) {
+    throw new HookbusError(
+      "HOOKBUS_INVALID_ARGUMENT",
+      `--signature-grace must be a whole number of milliseconds, not ${JSON.stringify(value)}`,
+      { argument: "signature-grace" },
+    );
+  }
+  return ms;
 }

@@ -24,7 +24,7 @@ function record(n: number, outcome = "allow") {
   };
   const subject = `${NS}.audit.a.s.before_tool_call.${outcome}`;
   const data = new TextEncoder().encode(JSON.stringify(raw));
-  return { seq: n, subject, data, record: raw } satisfies LogItem;
+  return { seq: n, subject, data, storedAt: 0, record: raw } satisfies LogItem;
 }
 
 /** Batches of `size` records over `items`, signed with `signer`. */
