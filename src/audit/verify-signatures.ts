@@ -154,6 +154,8 @@ export class RecordSignatureCheck {
     if (this.runs.size > RUNS_REMEMBERED) this.runs.delete(this.runs.keys().next().value!);
     if (previous === undefined) return [];
     if (batch.index === previous.index + 1 && batch.prev === previous.hash) return [];
+    // The same batch again: a retry stored after JetStream's duplicate window. It moves nothing.
+    if (batch.index === previous.index && hash === previous.hash) return [];
     return [
       {
         ...where,

@@ -153,6 +153,8 @@ describe("coordinator signatures in audit verify", () => {
     expect(reasons(c.addBatch(third.stored, third.hash))).toEqual(["batch-chain-break"]);
     const second = batch([item(2)], honest, { index: 2, prev: first.hash, epoch: "e9" });
     expect(c.addBatch(second.stored, second.hash)).toEqual([]);
+    // A retry of the same batch stored again (after the duplicate window) is no break.
+    expect(c.addBatch(second.stored, second.hash)).toEqual([]);
   });
 
   it("a signed record the log no longer holds is removed (not on a filtered walk)", () => {
