@@ -4,8 +4,11 @@
  * are not). Every side runs in this one process (agent, coordinator and workers, or the
  * baseline's three roles), so its Node CPU and heap allocation per call are the whole cost of a
  * call outside nats-server. `npm run bench` runs it compiled (tsconfig.bench.json → .tmp/bench).
+ * A third side is hookbus with signed decisions (a coordinator signing key, docs/security.md), in
+ * a namespace of its own, measured interleaved with the others: `sign_cpu_pct` is how much more
+ * Node CPU a call costs with signing on than off (issue 21 budgets 5 %).
  * The LAST line is machine-readable:
- *   bench: p50_ratio=<hookbus/baseline> p99_ratio=<…> throughput_ratio=<hookbus/baseline> fastpath_us=<…> replay_rps=<…>
+ *   bench: p50_ratio=<hookbus/baseline> p99_ratio=<…> throughput_ratio=<hookbus/baseline> fastpath_us=<…> replay_rps=<…> sign_cpu_pct=<…>
  */
 import { findNatsServer } from "../src/testing/nats.js";
 import { startBaseline } from "./baseline.js";
@@ -21,6 +24,7 @@ import {
   startDecisionPath,
 } from "./support/decision-path.js";
 import { measureReplay } from "./support/replay-run.js";
+import { createSigningKey, signingKeyFromSeed } from "../src/log/sign/keys.js";
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const SEQUENTIAL_PER_ROUND = Number(process.env.BENCH_SEQUENTIAL ?? 400);
@@ -48,15 +52,20 @@ async function main(): Promise<void> {
   const roles = await openRoles(conns);
   const baseline = await startBaseline(roles.agent, roles.coordinator, roles.worker);
   const hookbus = await startDecisionPath(roles, NAMESPACE);
+  const signedPath = await startDecisionPath(roles, `${NAMESPACE}s`, {
+    signingKey: signingKeyFromSeed(createSigningKey().seed),
+  });
 
   const contexts = Array.from({ length: CONCURRENCY }, (_, lane) => laneContext(lane));
   const hookbusCall = laneCall(hookbus.client, CONCURRENCY);
+  const signedCall = laneCall(signedPath.client, CONCURRENCY);
   const baselineCall = (lane = 0) =>
     baseline.call({ hook: "before_tool_call", context: contexts[lane]!, event: BENCH_EVENT });
 
   // Warm both paths (JIT, connections, stream files).
   await sequential(baselineCall, 300, []);
   await sequential(() => hookbusCall(0), 300, []);
+  await sequential(() => signedCall(0), 300, []);
 
   const lat = { baseline: [] as number[], hookbus: [] as number[] };
   for (let round = 0; round < ROUNDS; round++) {
@@ -64,7 +73,7 @@ async function main(): Promise<void> {
     await sequential(() => hookbusCall(0), SEQUENTIAL_PER_ROUND, lat.hookbus);
   }
   const tput = { baseline: [] as number[], hookbus: [] as number[] };
-  const cost = { baseline: new CostMeter(), hookbus: new CostMeter() };
+  const cost = { baseline: new CostMeter(), hookbus: new CostMeter(), signed: new CostMeter() };
   for (let round = 0; round < 2; round++) {
     tput.baseline.push(
       await cost.baseline.measure(CONCURRENT_CALLS, () =>
@@ -76,10 +85,14 @@ async function main(): Promise<void> {
         concurrent(hookbusCall, CONCURRENT_CALLS, CONCURRENCY),
       ),
     );
+    await cost.signed.measure(CONCURRENT_CALLS, () =>
+      concurrent(signedCall, CONCURRENT_CALLS, CONCURRENCY),
+    );
   }
   const fast = await measureFastPath();
 
   await hookbus.stop();
+  await signedPath.stop();
   await baseline.stop();
   await conns.drain();
   await server.stop();
@@ -112,6 +125,11 @@ async function main(): Promise<void> {
   console.log(
     `Node CPU per call at concurrency ${CONCURRENCY}: baseline ${bc.cpuUs.toFixed(0)} µs, hookbus ${hc.cpuUs.toFixed(0)} µs (${f(hc.cpuUs / bc.cpuUs, 2)}×)`,
   );
+  const sc = cost.signed.perCall();
+  const signPct = (sc.cpuUs / hc.cpuUs - 1) * 100;
+  console.log(
+    `signed decisions: Node CPU per call ${sc.cpuUs.toFixed(0)} µs with a coordinator signing key, ${hc.cpuUs.toFixed(0)} µs without (${signPct >= 0 ? "+" : ""}${f(signPct, 1)} %)`,
+  );
   console.log(
     `V8 heap allocated per call: baseline ${kb(bc.bytes)} KB, hookbus ${kb(hc.bytes)} KB (${f(hc.bytes / bc.bytes, 2)}×)`,
   );
@@ -122,7 +140,7 @@ async function main(): Promise<void> {
     `fast path (no policy on the hook): ${f(fast.usPerCall, 2)} µs/call over ${fast.iterations} calls`,
   );
   console.log(
-    `bench: p50_ratio=${f(h.p50 / b.p50, 2)} p99_ratio=${f(h.p99 / b.p99, 2)} throughput_ratio=${f(ht / bt, 2)} fastpath_us=${f(fast.usPerCall, 2)} replay_rps=${replayRps.toFixed(0)}`,
+    `bench: p50_ratio=${f(h.p50 / b.p50, 2)} p99_ratio=${f(h.p99 / b.p99, 2)} throughput_ratio=${f(ht / bt, 2)} fastpath_us=${f(fast.usPerCall, 2)} replay_rps=${replayRps.toFixed(0)} sign_cpu_pct=${f(signPct, 1)}`,
   );
 }
 
