@@ -4,11 +4,10 @@
  * any record (the sealer cannot tell), but `audit verify` given the trusted coordinator keys
  * names it, while an honest run verifies clean.
  */
-import { statSync } from "node:fs";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { headers as natsHeaders, type NatsConnection } from "@nats-io/transport-node";
+import { connect, headers as natsHeaders, type NatsConnection } from "@nats-io/transport-node";
 import { describe, expect, it } from "vitest";
 import { generateAuth, parseAuthDescription } from "../../../src/auth/index.js";
 import { verifyLog } from "../../../src/audit/verify.js";
@@ -24,11 +23,10 @@ import {
   hookbus,
   sealKey,
   sealedUpToNow,
-  sealerFor,
   sessionPipeline,
 } from "./harness.js";
+import { startSealer } from "../../../src/sealer/sealer.js";
 import type { Bus } from "../../../src/index.js";
-import { connect } from "@nats-io/transport-node";
 
 const nats = useNatsServer();
 
@@ -54,7 +52,16 @@ async function signedSession(keys: ReturnType<typeof issuedKeys>) {
     calls: 4,
     coordinator: { signingKey: keys.key, id: "c1" },
   });
-  const sealer = await sealerFor(p.bus);
+  // The sealer checks signatures too (an early warning), with a short grace for the test.
+  const sealer = await startSealer({
+    nc: p.bus.nc,
+    namespace: p.namespace,
+    key: sealKey.pair,
+    maxBatch: 4,
+    maxDelayMs: 20,
+    coordinatorKeys: keys.trusted,
+    signatureGraceMs: 500,
+  });
   await until(
     async () => {
       const r = await verifyLog(p.bus, {
@@ -82,7 +89,11 @@ async function signedSession(keys: ReturnType<typeof issuedKeys>) {
     await sealer.stop();
     await p.stop();
   };
-  return { p, cli, close };
+  const sealerFindings = async () =>
+    (await sealer.metrics.getMetricsAsJSON())
+      .find((m) => m.name === "hookbus_seal_signature_findings_total")!
+      .values.map((v) => [v.labels.reason, v.value]);
+  return { p, cli, close, sealerFindings };
 }
 
 /** A record shaped like the coordinator's, appended by a connection that is no coordinator. */
@@ -132,6 +143,7 @@ describe("signed decisions", () => {
       expect(run.code, run.stdout).toBe(0);
       expect(run.stdout).toMatch(/signatures: 9 record\(s\) signed by 1 trusted coordinator key/);
       expect(run.stdout).toMatch(/^OK: 9 record/m);
+      expect(await s.sealerFindings()).toEqual([]);
     } finally {
       await s.close();
     }
@@ -167,6 +179,12 @@ describe("signed decisions", () => {
       ]);
       const run = await s.cli("--signature-grace", "500");
       expect(run.code).toBe(1);
+      // The sealer sealed both, and warned of both.
+      await until(
+        async () => JSON.stringify(await s.sealerFindings()) === '[["unsigned-record",2]]',
+        10_000,
+        "the sealer counts both forgeries",
+      );
       expect(run.stdout).toMatch(/2 about coordinator signatures/);
     } finally {
       await s.close();
