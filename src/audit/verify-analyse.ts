@@ -11,7 +11,6 @@ import { verifySignature } from "../log/seal/keys.js";
 import type { StoredBatch } from "../log/seal/stream.js";
 import type { LogItem } from "./verify-read.js";
 import { subjectMismatches } from "./verify-subject.js";
-import type { RecordSignatureStats } from "./verify-signatures.js";
 
 export type FindingKind =
   "altered" | "removed" | "inserted" | "re-subjected" | "seal" | "signature";
@@ -41,6 +40,20 @@ export interface AnalyserOptions {
   /** Trusted sealer public keys; empty: signatures are checked against the key each batch names. */
   keys: readonly string[];
   anchor?: AnchorPoint;
+}
+
+/** Coordinator signatures of the records (verify-signatures.ts). */
+export interface RecordSignatureStats {
+  /** Trusted coordinator keys checked against. */
+  keys: number;
+  /** Signature batches read. */
+  batches: number;
+  /** Records covered by a valid signature of a trusted key. */
+  signed: number;
+  /** Records still inside the grace without their batch (not a finding). */
+  pending: number;
+  /** How long a record could wait for its batch before it counted as unsigned. */
+  graceMs: number;
 }
 
 export interface VerifyReport {

@@ -17,7 +17,7 @@
  */
 import { recordHash, type StoredSignatureBatch } from "../log/sign/batch.js";
 import { SignatureVerifier } from "../log/sign/keys.js";
-import type { VerifyFinding } from "./verify-analyse.js";
+import type { RecordSignatureStats, VerifyFinding } from "./verify-analyse.js";
 import type { LogItem } from "./verify-read.js";
 
 export interface SignatureCheckOptions {
@@ -32,18 +32,6 @@ export interface SignatureCheckOptions {
   filtered: boolean;
   /** The log's first sequence: older ones aged out (retention), they are not missing. */
   logFirstSeq: number;
-}
-
-export interface RecordSignatureStats {
-  /** Trusted coordinator keys checked against. */
-  keys: number;
-  /** Signature batches read. */
-  batches: number;
-  /** Records covered by a valid signature of a trusted key. */
-  signed: number;
-  /** Records still inside the grace without their batch (not a finding). */
-  pending: number;
-  graceMs: number;
 }
 
 interface Cover {

@@ -13,6 +13,7 @@ import { readFileSync } from "node:fs";
 import { createAccount, fromPublic, fromSeed } from "@nats-io/nkeys";
 import { HookbusError } from "../../foundation/errors.js";
 
+/** A coordinator's key for signing the records it writes (docs/security.md, "Signed decisions"). */
 export interface RecordSigningKey {
   /** The nkey public key (`A…`) verifiers trust. */
   publicKey: string;
