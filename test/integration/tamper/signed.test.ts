@@ -17,14 +17,7 @@ import { parseTrustedKeys, signingKeyFromFile } from "../../../src/log/sign/keys
 import { RecordSignerHeader } from "../../../src/log/sign/batch.js";
 import { until } from "../../support/wait.js";
 import { useNatsServer, uniqueNamespace } from "../pipeline/harness.js";
-import {
-  AGENT,
-  SESSION,
-  hookbus,
-  sealKey,
-  sealedUpToNow,
-  sessionPipeline,
-} from "./harness.js";
+import { AGENT, SESSION, hookbus, sealKey, sealedUpToNow, sessionPipeline } from "./harness.js";
 import { startSealer } from "../../../src/sealer/sealer.js";
 import type { Bus } from "../../../src/index.js";
 
@@ -245,5 +238,11 @@ describe("signed decisions", () => {
     } finally {
       await nc.drain();
     }
+  });
+
+  it("hookbus coordinator --require-signing without a key exits before connecting, with the code", async () => {
+    const run = await hookbus(nats.url(), uniqueNamespace("s"), "coordinator", "--require-signing");
+    expect(run.code).not.toBe(0);
+    expect(run.stderr).toMatch(/HOOKBUS_SIGN_KEY_INVALID/);
   });
 });
