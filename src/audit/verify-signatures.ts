@@ -70,7 +70,11 @@ export class RecordSignatureCheck {
     return item.storedAt + this.options.graceMs;
   }
 
-  addBatch(stored: StoredSignatureBatch, batchHash: string): VerifyFinding[] {
+  /**
+   * `floorSeq`: the sequence of the next record to be judged. On a filtered walk entries below it
+   * can match nothing any more and are not kept (memory stays bounded however sparse the walk).
+   */
+  addBatch(stored: StoredSignatureBatch, batchHash: string, floorSeq = 0): VerifyFinding[] {
     this.stats.batches++;
     const where = { kind: "signature" as const, batchSeq: stored.streamSeq };
     const batch = stored.batch;
@@ -117,7 +121,8 @@ export class RecordSignatureCheck {
       return findings;
     }
     for (const [seq, hash] of batch.records) {
-      if (seq <= this.lastSeq) continue; // the walk is past it (a batch stored out of its grace)
+      // The walk is past it (a batch stored out of its grace), or a filtered walk will not meet it.
+      if (seq <= this.lastSeq || (this.options.filtered && seq < floorSeq)) continue;
       const cover = this.covered.get(seq);
       if (cover === undefined)
         this.covered.set(seq, { hashes: [hash], batchSeq: stored.streamSeq });

@@ -114,23 +114,23 @@ function signatureWalk(bus: Bus, bounds: ReadBounds, options: VerifyOptions, fil
   });
   const batches = readSignatureBatches(bus, bounds.signatureLastSeq);
   let next: IteratorResult<StoredSignatureBatch> | undefined;
-  const readUntil = async (until: number, into: VerifyFinding[]) => {
+  const readUntil = async (until: number, floorSeq: number, into: VerifyFinding[]) => {
     next ??= await batches.next();
     while (next.done !== true && next.value.storedAt <= until) {
-      into.push(...check.addBatch(next.value, bytesHash(next.value.data)));
+      into.push(...check.addBatch(next.value, bytesHash(next.value.data), floorSeq));
       next = await batches.next();
     }
   };
   return {
     async check(item: LogItem): Promise<VerifyFinding[]> {
       const findings: VerifyFinding[] = [];
-      await readUntil(check.horizon(item), findings);
+      await readUntil(check.horizon(item), item.seq, findings);
       findings.push(...check.checkRecord(item));
       return findings;
     },
     async finish() {
       const findings: VerifyFinding[] = [];
-      await readUntil(Number.MAX_SAFE_INTEGER, findings);
+      await readUntil(Number.MAX_SAFE_INTEGER, bounds.logLastSeq + 1, findings);
       const done = check.finish(bounds.logLastSeq);
       return { findings: [...findings, ...done.findings], stats: done.stats };
     },

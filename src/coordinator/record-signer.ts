@@ -61,6 +61,7 @@ export class RecordSigner {
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> = Promise.resolve();
   private stopped = false;
+  private queued = false;
   private dropped = 0;
 
   private constructor(private readonly options: RecordSignerOptions) {
@@ -101,7 +102,11 @@ export class RecordSigner {
   flush(): Promise<void> {
     clearTimeout(this.timer);
     this.timer = undefined;
+    // One flush waiting behind the running one is enough: it takes whatever is pending then.
+    if (this.queued) return this.flushing;
+    this.queued = true;
     const run = this.flushing.then(async () => {
+      this.queued = false;
       while (this.entries.length > 0) {
         const records = this.entries.slice(0, this.maxRecords);
         await this.store(records);

@@ -14,12 +14,21 @@ import { verifyLog } from "../../../src/audit/verify.js";
 import { bodyHeaders } from "../../../src/bus/codec.js";
 import { startCoordinator } from "../../../src/coordinator/coordinator.js";
 import { parseTrustedKeys, signingKeyFromFile } from "../../../src/log/sign/keys.js";
-import { RecordSignerHeader } from "../../../src/log/sign/batch.js";
+import {
+  RecordSignerHeader,
+  recordHash,
+  signatureStreamName,
+  toStoredSignatureBatch,
+} from "../../../src/log/sign/batch.js";
+import { SignatureVerifier } from "../../../src/log/sign/keys.js";
+import { RecordSigner } from "../../../src/coordinator/record-signer.js";
+import { Bus } from "../../../src/bus/bus.js";
+import { bytesHash } from "../../../src/log/seal/hash.js";
+import { pino } from "pino";
 import { until } from "../../support/wait.js";
 import { useNatsServer, uniqueNamespace } from "../pipeline/harness.js";
 import { AGENT, SESSION, hookbus, sealKey, sealedUpToNow, sessionPipeline } from "./harness.js";
 import { startSealer } from "../../../src/sealer/sealer.js";
-import type { Bus } from "../../../src/index.js";
 
 const nats = useNatsServer();
 
@@ -244,5 +253,52 @@ describe("signed decisions", () => {
     const run = await hookbus(nats.url(), uniqueNamespace("s"), "coordinator", "--require-signing");
     expect(run.code).not.toBe(0);
     expect(run.stderr).toMatch(/HOOKBUS_SIGN_KEY_INVALID/);
+  });
+
+  it("the signer batches by count and by time, links each run's batches, and signs each", async () => {
+    const nc = await connect({ servers: nats.url() });
+    try {
+      const bus = await Bus.open(nc, { namespace: uniqueNamespace("s") });
+      const keys = issuedKeys();
+      const signer = await RecordSigner.start({
+        bus,
+        key: keys.key,
+        coordinatorId: "c1",
+        logger: pino({ level: "silent" }),
+        maxRecords: 4,
+        maxDelayMs: 50,
+      });
+      const data = (n: number) => new TextEncoder().encode(`record ${n}`);
+      for (let n = 1; n <= 10; n++) signer.add(n, "x.audit.a.s.h.allow", data(n));
+      const stream = signatureStreamName(bus.subjects);
+      // Two full batches at once, the last two records after maxDelayMs.
+      await until(
+        async () => (await bus.jsm.streams.info(stream)).state.messages === 3,
+        5000,
+        "3 batches",
+      );
+      const verifier = new SignatureVerifier(keys.trusted);
+      let prev: string | null = null;
+      for (let seq = 1; seq <= 3; seq++) {
+        const msg = (await bus.jsm.streams.getMessage(stream, { seq }))!;
+        const stored = toStoredSignatureBatch(seq, msg.data, msg.header, 0);
+        expect(verifier.verify(stored.key!, stored.data, stored.signature!)).toBe(true);
+        expect(stored.batch).toMatchObject({ index: seq, prev, coordinator: "c1" });
+        expect(stored.batch!.records.map(([n]) => n)).toEqual(
+          [
+            [1, 2, 3, 4],
+            [5, 6, 7, 8],
+            [9, 10],
+          ][seq - 1],
+        );
+        expect(stored.batch!.records[0]![1]).toBe(
+          recordHash("x.audit.a.s.h.allow", data(stored.batch!.records[0]![0])),
+        );
+        prev = bytesHash(msg.data);
+      }
+      await signer.stop();
+    } finally {
+      await nc.drain();
+    }
   });
 });
