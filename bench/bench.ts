@@ -4,8 +4,12 @@
  * are not). Every side runs in this one process (agent, coordinator and workers, or the
  * baseline's three roles), so its Node CPU and heap allocation per call are the whole cost of a
  * call outside nats-server. `npm run bench` runs it compiled (tsconfig.bench.json → .tmp/bench).
+ * A third side is hookbus with signed decisions (a coordinator signing key, docs/security.md), in
+ * a namespace of its own, measured interleaved with the others: `sign_cpu_pct` is how much more
+ * Node CPU a call costs with signing on than off (issue 21 budgets 5 %).
  * The LAST line is machine-readable:
- *   bench: p50_ratio=<hookbus/baseline> p99_ratio=<…> throughput_ratio=<hookbus/baseline> fastpath_us=<…> replay_rps=<…>
+ * `sign_work_pct` is the signer's own work per record measured alone (steady where the A/B is noisy).
+ *   bench: p50_ratio=<hookbus/baseline> p99_ratio=<…> throughput_ratio=<hookbus/baseline> fastpath_us=<…> replay_rps=<…> sign_cpu_pct=<…> sign_work_pct=<…>
  */
 import { findNatsServer } from "../src/testing/nats.js";
 import { startBaseline } from "./baseline.js";
@@ -21,11 +25,14 @@ import {
   startDecisionPath,
 } from "./support/decision-path.js";
 import { measureReplay } from "./support/replay-run.js";
+import { createSigningKey, signingKeyFromSeed } from "../src/log/sign/keys.js";
+import { signWorkPerRecordUs } from "./support/sign-work.js";
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const SEQUENTIAL_PER_ROUND = Number(process.env.BENCH_SEQUENTIAL ?? 400);
 const CONCURRENT_CALLS = Number(process.env.BENCH_CONCURRENT_CALLS ?? 3000);
 const CONCURRENCY = 64;
+const SIGN_ROUNDS = Number(process.env.BENCH_SIGN_ROUNDS ?? 6);
 const REPLAY_RECORDS = Number(process.env.BENCH_REPLAY_RECORDS ?? 20_000);
 const NAMESPACE = `bench${Date.now().toString(36)}`;
 
@@ -41,6 +48,40 @@ async function sequential(call: () => Promise<unknown>, n: number, into: number[
   }
 }
 
+/**
+ * Signing on vs off: paired rounds of the same concurrent load, the order alternating each round
+ * (so warm-up and a neighbour's load on a shared machine hit both sides alike); the median of the
+ * rounds' differences is the figure.
+ */
+async function signingCost(
+  off: (lane: number) => Promise<unknown>,
+  on: (lane: number) => Promise<unknown>,
+) {
+  const pcts: number[] = [];
+  let offUs = 0;
+  let onUs = 0;
+  for (let round = 0; round < SIGN_ROUNDS; round++) {
+    const meters = { off: new CostMeter(), on: new CostMeter() };
+    const sides = round % 2 === 0 ? (["off", "on"] as const) : (["on", "off"] as const);
+    for (const side of sides) {
+      const call = side === "on" ? on : off;
+      await meters[side].measure(CONCURRENT_CALLS, () =>
+        concurrent(call, CONCURRENT_CALLS, CONCURRENCY),
+      );
+    }
+    const o = meters.off.perCall().cpuUs;
+    const n = meters.on.perCall().cpuUs;
+    offUs += o / SIGN_ROUNDS;
+    onUs += n / SIGN_ROUNDS;
+    pcts.push((n / o - 1) * 100);
+  }
+  const sorted = [...pcts].sort((a, b) => a - b);
+  const mid = sorted.length / 2;
+  const medianPct =
+    sorted.length % 2 === 1 ? sorted[Math.floor(mid)]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+  return { pcts, offUs, onUs, medianPct };
+}
+
 async function main(): Promise<void> {
   const server = await findNatsServer();
   // Both sides use the same client settings: those of hookbus services (src/cli/connect.ts).
@@ -48,15 +89,20 @@ async function main(): Promise<void> {
   const roles = await openRoles(conns);
   const baseline = await startBaseline(roles.agent, roles.coordinator, roles.worker);
   const hookbus = await startDecisionPath(roles, NAMESPACE);
+  const signedPath = await startDecisionPath(roles, `${NAMESPACE}s`, {
+    signingKey: signingKeyFromSeed(createSigningKey().seed),
+  });
 
   const contexts = Array.from({ length: CONCURRENCY }, (_, lane) => laneContext(lane));
   const hookbusCall = laneCall(hookbus.client, CONCURRENCY);
+  const signedCall = laneCall(signedPath.client, CONCURRENCY);
   const baselineCall = (lane = 0) =>
     baseline.call({ hook: "before_tool_call", context: contexts[lane]!, event: BENCH_EVENT });
 
   // Warm both paths (JIT, connections, stream files).
   await sequential(baselineCall, 300, []);
   await sequential(() => hookbusCall(0), 300, []);
+  await sequential(() => signedCall(0), 300, []);
 
   const lat = { baseline: [] as number[], hookbus: [] as number[] };
   for (let round = 0; round < ROUNDS; round++) {
@@ -77,9 +123,11 @@ async function main(): Promise<void> {
       ),
     );
   }
+  const signing = await signingCost(hookbusCall, signedCall);
   const fast = await measureFastPath();
 
   await hookbus.stop();
+  await signedPath.stop();
   await baseline.stop();
   await conns.drain();
   await server.stop();
@@ -112,6 +160,16 @@ async function main(): Promise<void> {
   console.log(
     `Node CPU per call at concurrency ${CONCURRENCY}: baseline ${bc.cpuUs.toFixed(0)} µs, hookbus ${hc.cpuUs.toFixed(0)} µs (${f(hc.cpuUs / bc.cpuUs, 2)}×)`,
   );
+  const signPct = signing.medianPct;
+  // Records of the benchmark's calls are ~2 KB as stored; measured with 2 KB.
+  const workUs = signWorkPerRecordUs(2048);
+  const workPct = (workUs / hc.cpuUs) * 100;
+  console.log(
+    `signed decisions: Node CPU per call ${signing.onUs.toFixed(0)} µs with a coordinator signing key, ${signing.offUs.toFixed(0)} µs without; median of ${SIGN_ROUNDS} paired rounds ${signPct >= 0 ? "+" : ""}${f(signPct, 1)} % (rounds: ${signing.pcts.map((p) => f(p, 1)).join(", ")})`,
+  );
+  console.log(
+    `signing work per record (hash, batch JSON and Ed25519 per 256, measured alone): ${f(workUs, 2)} µs = ${f(workPct, 2)} % of hookbus's CPU per call`,
+  );
   console.log(
     `V8 heap allocated per call: baseline ${kb(bc.bytes)} KB, hookbus ${kb(hc.bytes)} KB (${f(hc.bytes / bc.bytes, 2)}×)`,
   );
@@ -122,7 +180,7 @@ async function main(): Promise<void> {
     `fast path (no policy on the hook): ${f(fast.usPerCall, 2)} µs/call over ${fast.iterations} calls`,
   );
   console.log(
-    `bench: p50_ratio=${f(h.p50 / b.p50, 2)} p99_ratio=${f(h.p99 / b.p99, 2)} throughput_ratio=${f(ht / bt, 2)} fastpath_us=${f(fast.usPerCall, 2)} replay_rps=${replayRps.toFixed(0)}`,
+    `bench: p50_ratio=${f(h.p50 / b.p50, 2)} p99_ratio=${f(h.p99 / b.p99, 2)} throughput_ratio=${f(ht / bt, 2)} fastpath_us=${f(fast.usPerCall, 2)} replay_rps=${replayRps.toFixed(0)} sign_cpu_pct=${f(signPct, 1)} sign_work_pct=${f(workPct, 2)}`,
   );
 }
 

@@ -6,7 +6,11 @@
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { HookbusClient } from "../../src/agent/index.js";
 import { connectionOptions } from "../../src/bus/connect.js";
-import { startCoordinator, type Coordinator } from "../../src/coordinator/index.js";
+import {
+  startCoordinator,
+  type Coordinator,
+  type CoordinatorOptions,
+} from "../../src/coordinator/index.js";
 import { Subjects } from "../../src/bus/subjects.js";
 import { RegistryStore } from "../../src/registry/store.js";
 import { runPolicy, type PolicyRunner } from "../../src/worker/index.js";
@@ -58,9 +62,10 @@ export async function openRoles(conns: BenchConnections): Promise<RoleConnection
 export async function startDecisionPath(
   roles: RoleConnections,
   namespace: string,
+  coordinatorOptions: Partial<CoordinatorOptions> = {},
 ): Promise<DecisionPath> {
   const { agent: agentNc, coordinator: coordNc, worker: workerNc } = roles;
-  const coordinator = await startCoordinator({ nc: coordNc, namespace });
+  const coordinator = await startCoordinator({ ...coordinatorOptions, nc: coordNc, namespace });
   const policies = ["p1", "p2", "p3"].map((name) =>
     definePolicy({
       name,

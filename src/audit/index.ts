@@ -35,6 +35,8 @@ export {
   type FindingKind,
 } from "./verify.js";
 export { makeAnchor, readAnchor, AnchorStatement, type AnchorFile } from "./anchor.js";
+export { parseTrustedKeys } from "../log/sign/keys.js";
+export type { RecordSignatureStats } from "./verify-analyse.js";
 export {
   redactRecord,
   hashValue,

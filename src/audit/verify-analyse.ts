@@ -12,7 +12,8 @@ import type { StoredBatch } from "../log/seal/stream.js";
 import type { LogItem } from "./verify-read.js";
 import { subjectMismatches } from "./verify-subject.js";
 
-export type FindingKind = "altered" | "removed" | "inserted" | "re-subjected" | "seal" | "stalled";
+export type FindingKind =
+  "altered" | "removed" | "inserted" | "re-subjected" | "seal" | "signature" | "stalled";
 
 export interface VerifyFinding {
   kind: FindingKind;
@@ -53,6 +54,20 @@ export const DEFAULT_MAX_SEAL_DELAY_MS = 50_000;
 /** Stalled records named one by one; the rest counted in the span's finding. */
 const STALLED_NAMED = 20;
 
+/** Coordinator signatures of the records (verify-signatures.ts). */
+export interface RecordSignatureStats {
+  /** Trusted coordinator keys checked against. */
+  keys: number;
+  /** Signature batches read. */
+  batches: number;
+  /** Records covered by a valid signature of a trusted key. */
+  signed: number;
+  /** Records still inside the grace without their batch (not a finding). */
+  pending: number;
+  /** How long a record could wait for its batch before it counted as unsigned. */
+  graceMs: number;
+}
+
 export interface VerifyReport {
   ok: boolean;
   namespace: string;
@@ -69,6 +84,10 @@ export interface VerifyReport {
   /** Records carrying the per-record `chain` field of hookbus before the sealer. */
   legacyChained: number;
   signatures: "trusted-keys" | "self-declared";
+  /** Coordinator signatures of the records (absent: no trusted coordinator keys were given). */
+  recordSignatures?: RecordSignatureStats;
+  /** Signature batches in the namespace that were not checked (no trusted coordinator keys). */
+  uncheckedSignatureBatches?: number;
   anchor?: AnchorPoint & { found: boolean };
   findings: VerifyFinding[];
   /** Findings beyond the first MAX_FINDINGS are counted, not kept. */
@@ -109,7 +128,7 @@ export class SealAnalyser {
   private stalledNamed = 0;
   private stalledCount = 0;
   /** The oldest unsealed record's stored time (for the tail's stalled check). */
-  private oldestUnsealed: { seq: number; storedAt: Date } | undefined;
+  private oldestUnsealed: { seq: number; storedAt: number } | undefined;
   private readonly agentToken: string | undefined;
   private readonly sessionToken: string | undefined;
 
@@ -117,6 +136,11 @@ export class SealAnalyser {
     this.agentToken = options.agentId === undefined ? undefined : encodeToken(options.agentId);
     this.sessionToken =
       options.sessionKey === undefined ? undefined : encodeToken(options.sessionKey);
+  }
+
+  /** A finding of another check (coordinator signatures), counted with these. */
+  note(finding: VerifyFinding): void {
+    this.find(finding);
   }
 
   private find(finding: VerifyFinding): void {
@@ -280,8 +304,7 @@ export class SealAnalyser {
     if (item.seq > this.sealedThrough) {
       this.unsealed.records++;
       this.unsealed.fromSeq ??= item.seq;
-      if (this.oldestUnsealed === undefined && item.storedAt !== undefined)
-        this.oldestUnsealed = { seq: item.seq, storedAt: item.storedAt };
+      this.oldestUnsealed ??= { seq: item.seq, storedAt: item.storedAt };
       if (this.unsealed.sample.length < UNSEALED_SAMPLE) this.unsealed.sample.push(about);
       return;
     }
@@ -324,8 +347,8 @@ export class SealAnalyser {
 
   /** A record sealed long after it was stored: sealing stopped meanwhile (docs/tamper-evidence.md). */
   private checkDelay(item: LogItem, batch: number): void {
-    if (this.batchStoredAt === undefined || item.storedAt === undefined) return;
-    const delayMs = this.batchStoredAt.getTime() - item.storedAt.getTime();
+    if (this.batchStoredAt === undefined) return;
+    const delayMs = this.batchStoredAt.getTime() - item.storedAt;
     if (delayMs <= this.maxSealDelayMs) return;
     this.stalledCount++;
     if (this.stalledNamed >= STALLED_NAMED) return;
@@ -344,7 +367,7 @@ export class SealAnalyser {
   private checkTail(): void {
     const oldest = this.oldestUnsealed;
     if (oldest === undefined || this.batches === 0) return; // no sealer has ever run: not stalled
-    const waitedMs = (this.options.now ?? new Date()).getTime() - oldest.storedAt.getTime();
+    const waitedMs = (this.options.now ?? new Date()).getTime() - oldest.storedAt;
     if (waitedMs <= this.maxSealDelayMs) return;
     this.find({
       seq: oldest.seq,
@@ -372,7 +395,9 @@ export class SealAnalyser {
     if (this.ids.size > IDS_REMEMBERED) this.ids.delete(this.ids.keys().next().value!);
   }
 
-  finish(): VerifyReport {
+  finish(
+    extra: Pick<VerifyReport, "recordSignatures" | "uncheckedSignatureBatches"> = {},
+  ): VerifyReport {
     this.closeBatch();
     this.checkTail();
     if (this.stalledCount > this.stalledNamed)
@@ -404,6 +429,7 @@ export class SealAnalyser {
       unsealed: this.unsealed,
       legacyChained: this.legacy,
       signatures: this.options.keys.length === 0 ? "self-declared" : "trusted-keys",
+      ...extra,
       ...(anchor === undefined ? {} : { anchor: { ...anchor, found: this.anchorFound } }),
       findings: this.findings,
       findingsOmitted: this.omitted,

@@ -29,6 +29,19 @@ export function formatVerifyReport(
       "warning: no trusted key given (--key or HOOKBUS_SEAL_PUBLIC_KEYS): signatures were checked against the key each batch names, which a forger could choose",
     );
   }
+  const rs = report.recordSignatures;
+  if (rs !== undefined) {
+    lines.push(
+      `signatures: ${rs.signed} record(s) signed by ${rs.keys} trusted coordinator key(s) (${rs.batches} batch(es))` +
+        (rs.pending > 0
+          ? `; ${rs.pending} newer than ${rs.graceMs} ms still wait for their batch (not tampering)`
+          : ""),
+    );
+  } else if ((report.uncheckedSignatureBatches ?? 0) > 0) {
+    lines.push(
+      "warning: coordinators sign their records here, but no trusted coordinator key was given (--coordinator-keys FILE or HOOKBUS_COORDINATOR_KEYS_FILE): who wrote each record was not checked",
+    );
+  }
   if (report.anchor !== undefined && report.anchor.found) {
     lines.push(`anchor: batch ${report.anchor.batch} found in the seal stream`);
   }
@@ -40,7 +53,7 @@ export function formatVerifyReport(
       ? `OK: ${report.records} record(s) of namespace ${report.namespace} read, ${report.sealed} checked against ${report.batches} seal batch(es); none altered, removed, inserted or re-subjected`
       : stalled === report.findings.length && report.findingsOmitted === 0
         ? `STALLED: nothing found altered, removed, inserted or re-subjected in namespace ${report.namespace}, but sealing stopped for longer than the bound: a record removed in that time leaves no trace in the seals (${stalled} finding(s))`
-        : `TAMPERED: ${total} finding(s) in namespace ${report.namespace}: ${count("altered")} altered, ${count("removed")} removed, ${count("inserted")} inserted, ${count("re-subjected")} re-subjected, ${count("seal")} about the seals, ${stalled} stalled`,
+        : `TAMPERED: ${total} finding(s) in namespace ${report.namespace}: ${count("altered")} altered, ${count("removed")} removed, ${count("inserted")} inserted, ${count("re-subjected")} re-subjected, ${count("seal")} about the seals${count("signature") > 0 ? `, ${count("signature")} about coordinator signatures` : ""}, ${stalled} stalled`,
   );
   return lines.join("\n");
 }

@@ -7,29 +7,46 @@ import { DeliverPolicy, type JsMsg } from "@nats-io/jetstream";
 import type { Bus } from "../bus/bus.js";
 import { sealStreamName } from "../log/seal/batch.js";
 import { toStoredBatch, type StoredBatch } from "../log/seal/stream.js";
+import {
+  RecordSignerHeader,
+  signatureStreamName,
+  toStoredSignatureBatch,
+  type StoredSignatureBatch,
+} from "../log/sign/batch.js";
 
 export interface LogItem {
   seq: number;
   subject: string;
   /** The message body exactly as stored (what the seal's chain hashes). */
   data: Uint8Array;
+  /** When the log stored it (epoch ms: the server's timestamp, not the record's own claim). */
+  storedAt: number;
+  /** Its `Hookbus-Signer` header: the coordinator key whose batch is to list it. */
+  signer?: string;
   /** The decoded record (not validated), or why it could not be decoded. */
   record?: unknown;
   unreadable?: string;
-  /** When the server stored it (JetStream's timestamp, not the record's own claim). */
-  storedAt?: Date;
 }
 
 /** Where each stream ended when reading started (0: empty or absent). */
 export interface ReadBounds {
+  logFirstSeq: number;
   logLastSeq: number;
   sealLastSeq: number;
+  /** Read after the log's: batches of records stored before verification started are included. */
+  signatureLastSeq: number;
 }
 
 export async function readBounds(bus: Bus): Promise<ReadBounds> {
   const log = await bus.jsm.streams.info(bus.subjects.logStream);
   const seals = await bus.jsm.streams.info(sealStreamName(bus.subjects)).catch(() => undefined);
-  return { logLastSeq: log.state.last_seq, sealLastSeq: seals?.state.last_seq ?? 0 };
+  const sigs = await bus.jsm.streams.info(signatureStreamName(bus.subjects)).catch(() => undefined);
+  return {
+    logFirstSeq: log.state.first_seq,
+    logLastSeq: log.state.last_seq,
+    sealLastSeq: seals?.state.last_seq ?? 0,
+    signatureLastSeq: sigs?.state.last_seq ?? 0,
+  };
 }
 
 async function* readStream(
@@ -71,8 +88,10 @@ export async function* readLogItems(
       seq: msg.seq,
       subject: msg.subject,
       data: msg.data,
-      storedAt: new Date(Math.floor(msg.info.timestampNanos / 1e6)),
+      storedAt: Math.floor(msg.info.timestampNanos / 1e6),
     };
+    const signer = msg.headers?.get(RecordSignerHeader);
+    if (signer !== undefined && signer !== "") item.signer = signer;
     try {
       item.record = await bus.codec.decodeMessage(msg);
     } catch (error) {
@@ -91,6 +110,22 @@ export async function* readSealBatches(bus: Bus, lastSeq: number): AsyncGenerato
       msg.data,
       msg.headers,
       new Date(Math.floor(msg.info.timestampNanos / 1e6)),
+    );
+  }
+}
+
+/** Every coordinator signature batch, in order, as stored. */
+export async function* readSignatureBatches(
+  bus: Bus,
+  lastSeq: number,
+): AsyncGenerator<StoredSignatureBatch> {
+  const stream = signatureStreamName(bus.subjects);
+  for await (const msg of readStream(bus, stream, undefined, lastSeq)) {
+    yield toStoredSignatureBatch(
+      msg.seq,
+      msg.data,
+      msg.headers,
+      Math.floor(msg.info.timestampNanos / 1e6),
     );
   }
 }

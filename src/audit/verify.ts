@@ -7,8 +7,23 @@
 import type { Bus } from "../bus/bus.js";
 import { encodeToken } from "../bus/tokens.js";
 import { assertLogExists } from "../log/reader.js";
-import { SealAnalyser, type AnchorPoint, type VerifyReport } from "./verify-analyse.js";
-import { readBounds, readLogItems, readSealBatches } from "./verify-read.js";
+import {
+  SealAnalyser,
+  type AnchorPoint,
+  type VerifyFinding,
+  type VerifyReport,
+} from "./verify-analyse.js";
+import {
+  readBounds,
+  readLogItems,
+  readSealBatches,
+  readSignatureBatches,
+  type LogItem,
+  type ReadBounds,
+} from "./verify-read.js";
+import { RecordSignatureCheck } from "./verify-signatures.js";
+import { bytesHash } from "../log/seal/hash.js";
+import type { StoredSignatureBatch } from "../log/sign/batch.js";
 
 export type { VerifyFinding, VerifyReport, FindingKind } from "./verify-analyse.js";
 export { formatVerifyReport } from "./verify-format.js";
@@ -22,7 +37,16 @@ export interface VerifyOptions {
   anchor?: AnchorPoint;
   /** Records unsealed longer than this (ms) are `stalled` findings (default 50 s: 10× the lease). */
   maxSealDelayMs?: number;
+  /**
+   * Trusted coordinator public keys (`parseTrustedKeys`): every record must be signed by one of
+   * them (docs/security.md). Without any, records are not checked for signatures.
+   */
+  coordinatorKeys?: readonly string[];
+  /** How long a record may wait for its coordinator's signature batch (default 60 s). */
+  signatureGraceMs?: number;
 }
+
+export const DEFAULT_SIGNATURE_GRACE_MS = 60_000;
 
 export async function verifyLog(bus: Bus, options: VerifyOptions = {}): Promise<VerifyReport> {
   await assertLogExists(bus);
@@ -43,22 +67,76 @@ export async function verifyLog(bus: Bus, options: VerifyOptions = {}): Promise<
       ? bus.subjects.auditAll
       : `${bus.subjects.namespace}.audit.${agent}.${session}.*.*`;
   const log = readLogItems(bus, filter, bounds.logLastSeq);
+  const signatures = signatureWalk(bus, bounds, options, filter !== bus.subjects.auditAll);
+  const add = async (item: LogItem) => {
+    analyser.addRecord(item);
+    if (signatures !== undefined) for (const f of await signatures.check(item)) analyser.note(f);
+  };
   try {
     let next = await log.next();
     for await (const batch of readSealBatches(bus, bounds.sealLastSeq)) {
       analyser.addBatch(batch);
       const to = batch.batch?.toSeq ?? 0;
       while (next.done !== true && next.value.seq <= to) {
-        analyser.addRecord(next.value);
+        await add(next.value);
         next = await log.next();
       }
     }
     while (next.done !== true) {
-      analyser.addRecord(next.value);
+      await add(next.value);
       next = await log.next();
     }
+    if (signatures === undefined) {
+      return analyser.finish(
+        bounds.signatureLastSeq === 0 ? {} : { uncheckedSignatureBatches: bounds.signatureLastSeq },
+      );
+    }
+    const { findings, stats } = await signatures.finish();
+    for (const f of findings) analyser.note(f);
+    return analyser.finish({ recordSignatures: stats });
   } finally {
     await log.return(undefined);
+    await signatures?.close();
   }
-  return analyser.finish();
+}
+
+/**
+ * Coordinator signatures, read in step with the log: before a record is judged, every batch
+ * stored up to its time plus the grace (the latest its batch may come) is read.
+ */
+function signatureWalk(bus: Bus, bounds: ReadBounds, options: VerifyOptions, filtered: boolean) {
+  const keys = options.coordinatorKeys ?? [];
+  if (keys.length === 0) return undefined;
+  const check = new RecordSignatureCheck({
+    namespace: bus.subjects.namespace,
+    keys,
+    graceMs: options.signatureGraceMs ?? DEFAULT_SIGNATURE_GRACE_MS,
+    now: Date.now(),
+    filtered,
+    logFirstSeq: bounds.logFirstSeq,
+  });
+  const batches = readSignatureBatches(bus, bounds.signatureLastSeq);
+  let next: IteratorResult<StoredSignatureBatch> | undefined;
+  const readUntil = async (until: number, floorSeq: number, into: VerifyFinding[]) => {
+    next ??= await batches.next();
+    while (next.done !== true && next.value.storedAt <= until) {
+      into.push(...check.addBatch(next.value, bytesHash(next.value.data), floorSeq));
+      next = await batches.next();
+    }
+  };
+  return {
+    async check(item: LogItem): Promise<VerifyFinding[]> {
+      const findings: VerifyFinding[] = [];
+      await readUntil(check.horizon(item), item.seq, findings);
+      findings.push(...check.checkRecord(item));
+      return findings;
+    },
+    async finish() {
+      const findings: VerifyFinding[] = [];
+      await readUntil(Number.MAX_SAFE_INTEGER, bounds.logLastSeq + 1, findings);
+      const done = check.finish(bounds.logLastSeq);
+      return { findings: [...findings, ...done.findings], stats: done.stats };
+    },
+    close: () => batches.return(undefined),
+  };
 }

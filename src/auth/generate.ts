@@ -5,6 +5,7 @@ import { HookbusError } from "../foundation/errors.js";
 import { generatedUsers, renderAuthConfig, type GeneratedUser } from "./config.js";
 import { parseAuthDescription, type AuthDescription } from "./description.js";
 import { loadOrCreateKey } from "./keys.js";
+import { issueSigningKeys, type CoordinatorSigningKey } from "./signing-keys.js";
 
 /** Description files are a few kilobytes; 16 MiB allows ~100,000 users and no more. */
 const MAX_DESCRIPTION_BYTES = 16 * 1024 * 1024;
@@ -20,6 +21,10 @@ export interface GeneratedAuth {
   description: AuthDescription;
   users: GeneratedUser[];
   configFile: string;
+  /** Each coordinator's record signing key (docs/security.md, "Signed decisions"). */
+  signingKeys: CoordinatorSigningKey[];
+  /** The trusted coordinator keys, for the sealer and `audit verify` (`--coordinator-keys`). */
+  trustedKeysFile: string;
 }
 
 export function readAuthDescription(path: string): AuthDescription {
@@ -66,5 +71,12 @@ export function generateAuth(
       error,
     );
   }
-  return { description, users, configFile: options.configFile };
+  const signing = issueSigningKeys(options.keyDir, description.coordinators);
+  return {
+    description,
+    users,
+    configFile: options.configFile,
+    signingKeys: signing.keys,
+    trustedKeysFile: signing.trustedFile,
+  };
 }

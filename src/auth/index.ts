@@ -15,3 +15,8 @@ export {
 export { permissionsFor, type Permissions } from "./permissions.js";
 export { inboxPrefixFor } from "./inbox.js";
 export { readNkeySeedFile } from "../bus/nkey-seed.js";
+export {
+  TRUSTED_KEYS_FILE,
+  signingKeyFileName,
+  type CoordinatorSigningKey,
+} from "./signing-keys.js";

@@ -76,6 +76,12 @@ function streamTargets(d: AuthDescription): StreamTarget[] {
       filter: `${ns}.seals`,
       consumers: ["other"],
     },
+    {
+      stream: `${ns.toUpperCase()}_SIGNATURES`,
+      sample: `${ns}.signatures`,
+      filter: `${ns}.signatures`,
+      consumers: ["other"],
+    },
     kv(s.registryBucket, "registry"),
     kv(s.stateBucket, `${d.policies[0] ?? "policy"}.k`),
     kv(s.approvalsBucket, "k"),

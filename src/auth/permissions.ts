@@ -132,6 +132,9 @@ function grantsFor(namespace: string, user: AuthUser): Omit<Permissions, "denyPu
   const log = s.logStream;
   const blobs = s.blobStream;
   const seals = `${ns.toUpperCase()}_SEALS`;
+  // Coordinators' signature batches (src/log/sign/batch.ts): written by coordinators, read by the
+  // sealer and auditors.
+  const sigs = `${ns.toUpperCase()}_SIGNATURES`;
   // Discovery (src/observability/discovery.ts): `<ns>.discover` and `<ns>.discover.<role>`.
   const discover = [`${ns}.discover`, `${ns}.discover.*`];
   switch (user.role) {
@@ -203,6 +206,9 @@ function grantsFor(namespace: string, user: AuthUser): Omit<Permissions, "denyPu
           `${JS}.STREAM.CREATE.${blobs}`,
           `${JS}.STREAM.MSG.GET.${blobs}`,
           `${JS}.DIRECT.GET.${blobs}.>`,
+          `${ns}.signatures`,
+          `${JS}.STREAM.INFO.${sigs}`,
+          `${JS}.STREAM.CREATE.${sigs}`,
           ...kvRead(s.registryBucket),
           // Approval requests: opened, answered and settled by compare-and-set.
           ...kvWrite(s.approvalsBucket),
@@ -234,6 +240,7 @@ function grantsFor(namespace: string, user: AuthUser): Omit<Permissions, "denyPu
           ...streamRead(log),
           ...streamRead(blobs),
           ...streamRead(seals),
+          ...streamRead(sigs),
           ...kvRead(`${ns}_seal_heads`),
           ...kvRead(s.registryBucket),
           // `hookbus status`, read-only.
@@ -257,6 +264,7 @@ function grantsFor(namespace: string, user: AuthUser): Omit<Permissions, "denyPu
           `${JS}.STREAM.CREATE.${seals}`,
           `${JS}.STREAM.MSG.GET.${seals}`,
           `${ns}.seals`,
+          ...streamRead(sigs),
           ...kvWrite(`${ns}_seal_heads`),
           ...kvWrite(`${ns}_sealer`),
         ],

@@ -7,7 +7,7 @@ import { nuid, type NatsConnection } from "@nats-io/transport-node";
 import type { Logger } from "pino";
 import { ApprovalStore } from "../approvals/store.js";
 import { Bus, type BusOptions } from "../bus/bus.js";
-import { ensureLogStreams, type LogSettings } from "../bus/streams.js";
+import { defaultReplicas, ensureLogStreams, type LogSettings } from "../bus/streams.js";
 import { beforeDeadline } from "../foundation/deadline.js";
 import { AgentRateLimiter, resolveLimits, type Limits } from "../foundation/limits.js";
 import { redactionKeyFromEnv } from "../log/redaction.js";
@@ -24,6 +24,9 @@ import { PolicyAsker } from "./policy-asker.js";
 import { CedarEvaluator } from "./cedar-evaluator.js";
 import { MemorySessionFactStore, type SessionFactStore } from "../cedar/session-facts.js";
 import { CoordinatorTelemetry } from "./telemetry.js";
+import { RecordSigner } from "./record-signer.js";
+import type { RecordSigningKey } from "../log/sign/keys.js";
+import { HookbusError } from "../foundation/errors.js";
 
 export interface CoordinatorOptions extends BusOptions {
   nc: NatsConnection;
@@ -56,6 +59,15 @@ export interface CoordinatorOptions extends BusOptions {
    * memory (the most recent 10,000 sessions), which is exact with one coordinator per namespace.
    */
   sessionFacts?: SessionFactStore;
+  /**
+   * The key this coordinator signs the records it writes with (`signingKeyFromFile`; issued by
+   * `hookbus auth`, docs/security.md). Without one its records are unsigned: it logs a warning,
+   * `hookbus status` names it while other coordinators sign, and `audit verify` given the
+   * trusted coordinator keys reports its records as `unsigned-record`.
+   */
+  signingKey?: RecordSigningKey;
+  /** Refuse to start without `signingKey` (HOOKBUS_SIGN_KEY_INVALID). */
+  requireSigning?: boolean;
 }
 
 export interface Coordinator {
@@ -121,9 +133,11 @@ function buildServices(
   { bus, limits, id, logger }: Started,
   registry: Followed,
   approvalStore: ApprovalStore,
+  signer: RecordSigner | undefined,
 ) {
-  // No chain work here: the sealer seals the log after the fact (src/sealer/).
-  const writer = new LogWriter(bus);
+  // No chain work here: the sealer seals the log after the fact (src/sealer/); signatures are
+  // batched by the signer.
+  const writer = new LogWriter(bus, signer);
   const redactionKey = options.redactionKey ?? redactionKeyFromEnv();
   const rateLimiter = new AgentRateLimiter(limits);
   const inFlight = new WorkInFlight(options.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT);
@@ -132,6 +146,7 @@ function buildServices(
     id,
     inFlight: () => inFlight.size,
     registry: registry.current,
+    ...(signer === undefined ? {} : { signingKey: signer.publicKey }),
     ...(options.livenessIntervalMs === undefined
       ? {}
       : { livenessIntervalMs: options.livenessIntervalMs }),
@@ -190,7 +205,28 @@ function buildServices(
     rateLimiter,
     redactionKey,
   });
-  return { inFlight, telemetry, lateCalls, asker, approvals, calls, observations };
+  return { inFlight, telemetry, lateCalls, asker, approvals, calls, observations, signer };
+}
+
+/** Step 3b: the signer of the records this coordinator writes, when it has a key. */
+async function startSigner(options: CoordinatorOptions, { bus, id, logger }: Started) {
+  if (options.signingKey === undefined) {
+    if (options.requireSigning === true) {
+      throw new HookbusError(
+        "HOOKBUS_SIGN_KEY_INVALID",
+        "this coordinator must sign its records but has no signing key: pass --sign-key-file (issued by `hookbus auth`)",
+      );
+    }
+    logger.warn("no signing key: the records this coordinator writes are not signed");
+    return undefined;
+  }
+  return RecordSigner.start({
+    bus,
+    key: options.signingKey,
+    coordinatorId: id,
+    logger,
+    replicas: options.log?.replicas ?? defaultReplicas(),
+  });
 }
 
 type Services = ReturnType<typeof buildServices>;
@@ -230,6 +266,8 @@ async function drain(intake: Intake, services: Services, registry: Followed, log
   await intake.drain();
   await services.inFlight.settled();
   await services.approvals.stop();
+  // After every record of this run is written: sign the last of them.
+  await services.signer?.stop();
   await services.asker.close();
   await registry.stop();
   services.lateCalls.clear();
@@ -239,8 +277,9 @@ async function drain(intake: Intake, services: Services, registry: Followed, log
 export async function startCoordinator(options: CoordinatorOptions): Promise<Coordinator> {
   const started = await connect(options);
   const stores = await ensureStores(options, started.bus, started.logger);
+  const signer = await startSigner(options, started);
   const registry = await followRegistry(stores.registry, started.logger);
-  const services = buildServices(options, started, registry, stores.approvals);
+  const services = buildServices(options, started, registry, stores.approvals, signer);
   const intake = subscribe(options, started, services);
   await confirmReady(options.nc, started.logger);
   started.logger.info({ subject: started.bus.subjects.callWildcard }, "coordinator ready");

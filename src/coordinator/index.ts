@@ -8,3 +8,9 @@ export {
   type SessionFacts,
   type SessionFactStore,
 } from "../cedar/session-facts.js";
+export {
+  createSigningKey,
+  signingKeyFromFile,
+  signingKeyFromSeed,
+  type RecordSigningKey,
+} from "../log/sign/keys.js";

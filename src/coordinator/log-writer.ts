@@ -5,7 +5,9 @@
  * retry of the same call) stores one record.
  *
  * Nothing else happens on this path: tamper evidence is the sealer's job, after the fact
- * (src/sealer/, docs/tamper-evidence.md), so a decision pays one publish and no chain work.
+ * (src/sealer/, docs/tamper-evidence.md), so a decision pays one publish and no chain work. With
+ * a signing key, each stored record is handed to the RecordSigner (a hash; the signature comes
+ * later, for a whole batch) and carries the `Hookbus-Signer` header.
  */
 import { beforeDeadline } from "../foundation/deadline.js";
 import type { Bus } from "../bus/bus.js";
@@ -16,6 +18,8 @@ import { HookbusError, isHookbusError } from "../foundation/errors.js";
 import { sleep } from "../foundation/time.js";
 import { LogRecord } from "../log/record.js";
 import { backoffMs } from "../foundation/backoff.js";
+import { RecordSignerHeader } from "../log/sign/batch.js";
+import type { RecordSigner } from "./record-signer.js";
 
 /** Pauses between append attempts: 50 ms doubling to 1 s, always within the caller's deadline. */
 const LOG_RETRY = { firstMs: 50, capMs: 1000 };
@@ -33,8 +37,13 @@ export interface Appended {
   stored?: LogRecord;
 }
 
+type StoredMsg = NonNullable<Awaited<ReturnType<Bus["jsm"]["streams"]["getMessage"]>>>;
+
 export class LogWriter {
-  constructor(private readonly bus: Bus) {}
+  constructor(
+    private readonly bus: Bus,
+    private readonly signer?: RecordSigner,
+  ) {}
 
   async append(
     subject: string,
@@ -45,6 +54,7 @@ export class LogWriter {
     const extra: Record<string, string> = {};
     if ("callId" in record) extra[Header.CallId] = record.callId;
     if (record.callDigest !== undefined) extra[Header.CallDigest] = record.callDigest;
+    if (this.signer !== undefined) extra[RecordSignerHeader] = this.signer.publicKey;
     let encoded: EncodedBody | undefined;
     let attempt = 0;
     let lastError: unknown;
@@ -66,13 +76,18 @@ export class LogWriter {
           headers: bodyHeaders(encoded, extra),
           timeout: Math.max(250, Math.min(remaining, 5000)),
         });
-        if (!ack.duplicate) return { seq: ack.seq, duplicate: false, record };
-        return {
-          seq: ack.seq,
-          duplicate: true,
-          record,
-          stored: await this.read(ack.seq, Math.max(deadline, Date.now() + 250)),
-        };
+        if (!ack.duplicate) {
+          this.signer?.add(ack.seq, subject, encoded.data);
+          return { seq: ack.seq, duplicate: false, record };
+        }
+        const readBy = Math.max(deadline, Date.now() + 250);
+        const raw = await this.readRaw(ack.seq, readBy);
+        // An earlier attempt of ours was stored (its answer lost): the same bytes, so ours to sign.
+        // Another writer's record with this id is not.
+        if (raw.subject === subject && Buffer.compare(raw.data, encoded.data) === 0) {
+          this.signer?.add(ack.seq, subject, encoded.data);
+        }
+        return { seq: ack.seq, duplicate: true, record, stored: await this.decode(raw, readBy) };
       } catch (error) {
         // Classified before any retry: a record too large to encode, or one JetStream refuses
         // for good, fails now instead of spending the agent's deadline on hopeless attempts.
@@ -105,6 +120,10 @@ export class LogWriter {
    * `deadline` when given (HOOKBUS_LOG_UNAVAILABLE otherwise).
    */
   async read(seq: number, deadline?: number): Promise<LogRecord> {
+    return this.decode(await this.readRaw(seq, deadline), deadline);
+  }
+
+  private async readRaw(seq: number, deadline?: number): Promise<StoredMsg> {
     const get = this.bus.jsm.streams.getMessage(this.bus.subjects.logStream, { seq });
     const msg =
       deadline === undefined
@@ -118,6 +137,10 @@ export class LogWriter {
           );
     if (msg === null)
       throw new HookbusError("HOOKBUS_INTERNAL", `log record ${seq} vanished`, { seq });
+    return msg;
+  }
+
+  private async decode(msg: StoredMsg, deadline?: number): Promise<LogRecord> {
     return LogRecord.parse(
       await this.bus.codec.decodeMessage(
         { data: msg.data, headers: msg.header },

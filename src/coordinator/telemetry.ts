@@ -42,6 +42,8 @@ export interface CoordinatorTelemetryOptions {
   id: string;
   inFlight: () => number;
   registry: () => RegistrySnapshot;
+  /** The public key the coordinator signs its records with, for discovery (absent: unsigned). */
+  signingKey?: string;
   /** How often the coordinator checks that declared policies have live workers (ms; 0: never). */
   livenessIntervalMs?: number;
 }
@@ -182,6 +184,7 @@ export class CoordinatorTelemetry implements CallTelemetry {
       registryRevision: this.options.registry().revision,
       calls: this.recent.stats(),
       log: await this.logLag(),
+      ...(this.options.signingKey === undefined ? {} : { signingKey: this.options.signingKey }),
     };
   }
 

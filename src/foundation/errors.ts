@@ -60,6 +60,8 @@ export const ErrorCodes = {
   HOOKBUS_INVALID_AUTH:
     "An auth description (`hookbus auth`) is invalid, or its key files cannot be read or written.",
   HOOKBUS_SEAL_KEY_INVALID: "A sealer key (nkey seed or public key) is missing or malformed.",
+  HOOKBUS_SIGN_KEY_INVALID:
+    "A coordinator signing key (nkey seed, public key or trusted keys file) is missing or malformed.",
   HOOKBUS_SEAL_CONFLICT:
     "Another sealer appended to the seal stream (or holds the lease): this sealer stood down.",
   HOOKBUS_CONSUMER_MISMATCH:

@@ -65,6 +65,11 @@ export const CoordinatorDescription = z.object({
     .describe("The registry revision in force (0: none)."),
   calls: RecentStats.describe("Recent call latency; an error is a call answered with an error."),
   log: LogLag,
+  signingKey: z
+    .string()
+    .max(64)
+    .optional()
+    .describe("The public key the coordinator signs its records with (absent: it does not sign)."),
 });
 export type CoordinatorDescription = z.infer<typeof CoordinatorDescription>;
 

@@ -38,6 +38,7 @@ import { SealerLease } from "./lease.js";
 import { repairHeads } from "./repair.js";
 import { ensureSealStream, lastBatch } from "../log/seal/stream.js";
 import { backoffMs } from "../foundation/backoff.js";
+import { SealerSignatureCheck } from "./signature-check.js";
 
 export interface SealerOptions extends BusOptions {
   nc: NatsConnection;
@@ -54,6 +55,10 @@ export interface SealerOptions extends BusOptions {
   maxCachedSessions?: number;
   /** Replicas of the seal stream and the sealer's buckets when this sealer creates them. */
   replicas?: number;
+  /** Trusted coordinator keys: sealed records are checked against their signatures (signature-check.ts). */
+  coordinatorKeys?: readonly string[];
+  /** How long a sealed record may wait for its coordinator's signature (default 60 000 ms). */
+  signatureGraceMs?: number;
   logger?: Logger;
 }
 
@@ -112,6 +117,7 @@ export async function startSealer(options: SealerOptions): Promise<Sealer> {
     settings.maxCachedSessions,
     replicas,
   );
+  const signatures = SealerSignatureCheck.start(bus, options, logger);
   const subject = sealSubject(bus.subjects);
   const encoder = new TextEncoder();
   const maxBatchBytes = Math.floor((options.nc.info?.max_payload ?? 1024 * 1024) * 0.9);
@@ -258,6 +264,7 @@ export async function startSealer(options: SealerOptions): Promise<Sealer> {
       buffer.splice(0, items.length);
       state = { index: batch.index, hash: bytesHash(data), nextSeq: batch.toSeq + 1, streamSeq };
       batches++;
+      signatures?.sealed(items);
       for (const [session, head] of newHeads) heads.remember(session, head);
       // A failure here (or a kill) leaves KV behind: the next start repairs it from the stream.
       await heads.persist(newHeads, batch.index);
@@ -400,6 +407,7 @@ export async function startSealer(options: SealerOptions): Promise<Sealer> {
   let stopping: Promise<void> | undefined;
   const connection = followConnection(options.nc);
   const metrics = sealerRegistry(bus, id, () => sealer.lag());
+  signatures?.register(metrics);
   const sealer: Sealer = {
     id,
     publicKey: options.key.publicKey,
@@ -438,6 +446,7 @@ export async function startSealer(options: SealerOptions): Promise<Sealer> {
           },
         );
         if (ended) await lease.release();
+        await signatures?.stop();
         active = false;
         logger.info("sealer stopped");
       })();

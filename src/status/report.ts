@@ -107,6 +107,7 @@ export function buildStatusReport(
       );
     }
   }
+  problems.push(...signingProblems(coordinators));
   if (registryRevision === 0)
     // The agent SDK refuses every call of a namespace without a registry (HOOKBUS_NO_REGISTRY).
     problems.unshift(
@@ -115,4 +116,18 @@ export function buildStatusReport(
   const declared = new Set(document.policies.map((p) => p.name));
   const undeclared = [...live.keys()].filter((name) => !declared.has(name)).sort();
   return { registryRevision, policies, coordinators, undeclared, problems };
+}
+
+/**
+ * A coordinator without a signing key among coordinators that sign: its records fail
+ * `audit verify` (unsigned-record). When none signs, signing is simply not set up.
+ */
+function signingProblems(coordinators: readonly CoordinatorDescription[]): string[] {
+  if (!coordinators.some((c) => c.signingKey !== undefined)) return [];
+  return coordinators
+    .filter((c) => c.signingKey === undefined)
+    .map(
+      (c) =>
+        `coordinator "${c.id}" does not sign the records it writes (others do): give it its key from \`hookbus auth\` (--sign-key-file), or \`audit verify\` reports its records as unsigned-record`,
+    );
 }

@@ -7,6 +7,7 @@ import { Subjects } from "../../bus/subjects.js";
 import { HookbusError } from "../../foundation/errors.js";
 import { parsePublicKeys } from "../../log/seal/keys.js";
 import { parseCommand, type Command } from "../command.js";
+import { parseTrustedKeys } from "../../log/sign/keys.js";
 import { connectNats } from "../../bus/connect.js";
 import { parseDuration } from "../../audit/time.js";
 
@@ -40,6 +41,17 @@ a usage error.
                a record unsealed longer than this is a "stalled" finding: sealed that long
                after it was stored, or still unsealed that long now (default 50s: 10× the
                sealer's lease; records of the first seal batch are exempt)
+--coordinator-keys FILE
+               the trusted coordinator signing keys (\`hookbus auth\` writes
+               <keys>/coordinator-signing-keys; env HOOKBUS_COORDINATOR_KEYS_FILE): every record
+               must then be signed by one of them (findings unsigned-record, bad-signature,
+               untrusted-key; docs/security.md)
+--coordinator-key PUB
+               a trusted coordinator public key (repeat or comma-separate; env
+               HOOKBUS_COORDINATOR_PUBLIC_KEYS)
+--signature-grace MS
+               how long a record may wait for its signature batch (default 60000); newer
+               records without one are reported as pending, not as findings
 --json         the whole report as one JSON document
 --verbose      list the unsealed records too
 --allow-empty  exit 0 when nothing matched (default: HOOKBUS_EMPTY_SELECTION, exit 1, since
@@ -57,6 +69,9 @@ export const auditVerifyCommand: Command = {
       json: { type: "boolean" },
       verbose: { type: "boolean", short: "v" },
       "allow-empty": { type: "boolean" },
+      "coordinator-keys": { type: "string" },
+      "coordinator-key": { type: "string", multiple: true },
+      "signature-grace": { type: "string" },
     });
     if (values.help === true) {
       out.print(HELP);
@@ -67,6 +82,11 @@ export const auditVerifyCommand: Command = {
       return 2;
     }
     const keys = parsePublicKeys(values.key ?? [process.env.HOOKBUS_SEAL_PUBLIC_KEYS ?? ""]);
+    const coordinatorKeys = parseTrustedKeys(
+      values["coordinator-key"] ?? [process.env.HOOKBUS_COORDINATOR_PUBLIC_KEYS ?? ""],
+      values["coordinator-keys"] ?? process.env.HOOKBUS_COORDINATOR_KEYS_FILE,
+    );
+    const signatureGraceMs = graceFlag(values["signature-grace"]);
     // A bad namespace, key or anchor is reported before connecting.
     const subjects = new Subjects(values.namespace);
     const anchor =
@@ -79,6 +99,8 @@ export const auditVerifyCommand: Command = {
       const bus = await Bus.open(nc, { namespace: subjects.namespace });
       const report = await verifyLog(bus, {
         keys,
+        coordinatorKeys,
+        ...(signatureGraceMs === undefined ? {} : { signatureGraceMs }),
         ...(values.agent === undefined ? {} : { agentId: values.agent }),
         ...(values.session === undefined ? {} : { sessionKey: values.session }),
         ...(anchor === undefined ? {} : { anchor: { batch: anchor.batch, hash: anchor.hash } }),
@@ -109,4 +131,17 @@ function describeFilter(values: { session?: string | undefined; agent?: string |
     ...(values.agent === undefined ? [] : [`--agent ${values.agent}`]),
   ];
   return parts.length === 0 ? "" : ` (${parts.join(" ")})`;
+}
+
+function graceFlag(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const ms = Number(value);
+  if (!Number.isInteger(ms) || ms < 0) {
+    throw new HookbusError(
+      "HOOKBUS_INVALID_ARGUMENT",
+      `--signature-grace must be a whole number of milliseconds, not ${JSON.stringify(value)}`,
+      { argument: "signature-grace" },
+    );
+  }
+  return ms;
 }

@@ -10,6 +10,9 @@ indexer and approver of the description, each with the least privilege of its ro
 Each user's seed goes to DIR/<role>-<name>.nk (0600); existing seed files are kept, so re-running
 after adding users changes no one else's key. Each process then connects with
   --nkey DIR/<role>-<name>.nk --inbox-prefix _INBOX_<namespace>.<role>.<name>
+Each coordinator also gets a record signing key, DIR/coordinator-<name>.sign.nk (0600, for
+\`hookbus coordinator --sign-key-file\`), and DIR/coordinator-signing-keys lists their public
+keys: the trusted list for \`hookbus sealer\` and \`hookbus audit verify\` (--coordinator-keys).
 
 description (JSON):
   { "namespace": "hookbus", "agents": ["support-bot"], "policies": ["pii-guard"],
@@ -43,7 +46,18 @@ export const authCommand: Command = {
       keyDir: values.keys ?? "nats-keys",
     });
     if (values.json === true) {
-      out.print(JSON.stringify({ config: generated.configFile, users: generated.users }, null, 2));
+      out.print(
+        JSON.stringify(
+          {
+            config: generated.configFile,
+            users: generated.users,
+            signingKeys: generated.signingKeys,
+            trustedKeysFile: generated.trustedKeysFile,
+          },
+          null,
+          2,
+        ),
+      );
       return 0;
     }
     out.print(`wrote ${generated.configFile} (${generated.users.length} users)`);
@@ -51,6 +65,10 @@ export const authCommand: Command = {
       out.print(
         `${user.role} ${user.name}: --nkey ${user.keyFile} --inbox-prefix ${user.inboxPrefix}`,
       );
+    for (const key of generated.signingKeys)
+      out.print(`coordinator ${key.coordinator}: --sign-key-file ${key.file}`);
+    if (generated.signingKeys.length > 0)
+      out.print(`trusted coordinator keys: --coordinator-keys ${generated.trustedKeysFile}`);
     return Promise.resolve(0);
   },
 };

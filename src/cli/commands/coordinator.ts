@@ -9,6 +9,8 @@ import { startWithRetry } from "../start-retry.js";
 import { connectWaitMs } from "../../bus/connect.js";
 import { HTTP_HELP } from "../../observability/service-http.js";
 
+import { signingKeyFromFile, type RecordSigningKey } from "../../log/sign/keys.js";
+
 const HELP = `usage: hookbus coordinator [options]
 
 Runs one coordinator until SIGTERM/SIGINT, then drains (answers what is in flight) and exits.
@@ -27,6 +29,11 @@ options:
                       (env HOOKBUS_REPLICAS, default 1; 3 in a cluster)
   --max-in-flight N   calls handled at once; beyond it calls are answered HOOKBUS_OVERLOADED
                       and the agent re-sends them to another coordinator (default 1024)
+  --sign-key-file FILE
+                      the key this coordinator signs its records with, the seed \`hookbus auth\`
+                      issued it (<keys>/coordinator-<name>.sign.nk; env HOOKBUS_SIGN_KEY_FILE).
+                      Without it records are unsigned (a warning; docs/security.md)
+  --require-signing   refuse to start without a signing key (env HOOKBUS_REQUIRE_SIGNING=1)
 ${HTTP_HELP}`;
 
 function numberFlag(value: string | undefined, name: string): number | undefined {
@@ -42,6 +49,22 @@ function numberFlag(value: string | undefined, name: string): number | undefined
   return n;
 }
 
+function signingFlags(
+  file: string | undefined,
+  require: boolean,
+): { signingKey?: RecordSigningKey; requireSigning?: boolean } {
+  const path = file ?? process.env.HOOKBUS_SIGN_KEY_FILE;
+  const requireSigning = require || process.env.HOOKBUS_REQUIRE_SIGNING === "1";
+  if (path !== undefined && path !== "") return { signingKey: signingKeyFromFile(path) };
+  if (requireSigning) {
+    throw new HookbusError(
+      "HOOKBUS_SIGN_KEY_INVALID",
+      "--require-signing: pass --sign-key-file FILE (env HOOKBUS_SIGN_KEY_FILE), the seed `hookbus auth` issued this coordinator",
+    );
+  }
+  return {};
+}
+
 export const coordinatorCommand: Command = {
   summary: "run a coordinator until SIGTERM/SIGINT",
   async run(argv, out) {
@@ -54,6 +77,8 @@ export const coordinatorCommand: Command = {
       id: { type: "string" },
       replicas: { type: "string" },
       "max-in-flight": { type: "string" },
+      "sign-key-file": { type: "string" },
+      "require-signing": { type: "boolean" },
     });
     if (values.help === true) {
       out.print(HELP);
@@ -79,6 +104,8 @@ export const coordinatorCommand: Command = {
         { argument: "max-in-flight" },
       );
     }
+    // Read (and a missing key refused) before connecting: a bad key is not worth retrying.
+    const signing = signingFlags(values["sign-key-file"], values["require-signing"] === true);
     const logger = serviceLogger(values["log-level"]);
     const { nc, http } = await openService(values, values.id ?? "hookbus-coordinator", logger);
     return runService({
@@ -95,6 +122,7 @@ export const coordinatorCommand: Command = {
               ...(values.namespace === undefined ? {} : { namespace: values.namespace }),
               ...(values.id === undefined ? {} : { id: values.id }),
               ...(maxInFlight === undefined ? {} : { maxInFlight }),
+              ...signing,
               log: {
                 ...(maxAgeMs === undefined ? {} : { maxAgeMs }),
                 ...(maxBytes === undefined ? {} : { maxBytes }),

@@ -5,6 +5,7 @@ import { checkReplicas, defaultReplicas } from "../../bus/streams.js";
 import { HookbusError } from "../../foundation/errors.js";
 import { createSealKey, sealKeyFromFlags } from "../../log/seal/keys.js";
 import { startSealer } from "../../sealer/sealer.js";
+import { parseTrustedKeys } from "../../log/sign/keys.js";
 import { parseCommand, type Command } from "../command.js";
 import { serviceLogger } from "../logger.js";
 import { connectWaitMs } from "../../bus/connect.js";
@@ -28,6 +29,14 @@ options:
   --replicas N        replicas of the seal stream and the sealer's buckets when this sealer
                       creates them (env HOOKBUS_REPLICAS, default 1)
   --id NAME           this sealer's name in batches and logs (default random)
+  --coordinator-keys FILE
+                      the trusted coordinator signing keys (\`hookbus auth\` writes
+                      <keys>/coordinator-signing-keys; env HOOKBUS_COORDINATOR_KEYS_FILE): each
+                      sealed record is checked against its coordinator's signature, and one no
+                      trusted coordinator signed is logged and counted
+                      (hookbus_seal_signature_findings_total); it is sealed all the same
+  --signature-grace MS
+                      how long a sealed record may wait for its signature (default 60000)
   --log-level LEVEL   pino level (env LOG_LEVEL, default info)
   --connect-wait MS   keep retrying an unreachable NATS server (or a JetStream that does not
                       answer yet) this long at start, logging each attempt
@@ -65,6 +74,8 @@ export const sealerCommand: Command = {
       "log-level": { type: "string" },
       "connect-wait": { type: "string" },
       http: { type: "string" },
+      "coordinator-keys": { type: "string" },
+      "signature-grace": { type: "string" },
     });
     if (values.help === true) {
       out.print(HELP);
@@ -86,6 +97,11 @@ export const sealerCommand: Command = {
     const maxBatch = positiveInt(values["max-batch"], "max-batch");
     const maxDelayMs = positiveInt(values["max-delay-ms"], "max-delay-ms");
     const leaseTtlMs = positiveInt(values["lease-ms"], "lease-ms");
+    const coordinatorKeys = parseTrustedKeys(
+      [process.env.HOOKBUS_COORDINATOR_PUBLIC_KEYS ?? ""],
+      values["coordinator-keys"] ?? process.env.HOOKBUS_COORDINATOR_KEYS_FILE,
+    );
+    const signatureGraceMs = positiveInt(values["signature-grace"], "signature-grace");
     const replicas =
       values.replicas === undefined
         ? defaultReplicas()
@@ -107,6 +123,8 @@ export const sealerCommand: Command = {
               key,
               logger,
               replicas,
+              coordinatorKeys,
+              ...(signatureGraceMs === undefined ? {} : { signatureGraceMs }),
               ...(values.namespace === undefined ? {} : { namespace: values.namespace }),
               ...(values.id === undefined ? {} : { id: values.id }),
               ...(maxBatch === undefined ? {} : { maxBatch }),

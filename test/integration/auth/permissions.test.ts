@@ -32,6 +32,8 @@ import { RegistryStore } from "../../../src/registry/store.js";
 import { sealStreamName } from "../../../src/log/seal/batch.js";
 import { startCoordinator, type Coordinator } from "../../../src/coordinator/coordinator.js";
 import { startSealer } from "../../../src/sealer/sealer.js";
+import { createSigningKey, signingKeyFromSeed } from "../../../src/log/sign/keys.js";
+import { verifyLog } from "../../../src/audit/verify.js";
 import { Subjects } from "../../../src/bus/subjects.js";
 
 const ns = uniqueNamespace("auth");
@@ -66,6 +68,7 @@ let coordinator: Coordinator;
 const runners: PolicyRunner[] = [];
 
 let client: HookbusClient;
+const coordinatorSigningKey = signingKeyFromSeed(createSigningKey().seed);
 
 /** A call through the agent SDK, on the agent's own connection (nkey and inbox prefix). */
 function call(toolName: string, callId: string) {
@@ -91,6 +94,8 @@ beforeAll(async () => {
     nc: await server.as("coordinator", "c1"),
     namespace: ns,
     id: "c1",
+    // Signed decisions: the coordinator's user creates and writes <NS>_SIGNATURES.
+    signingKey: coordinatorSigningKey,
   });
   worker1 = await server.as("worker", "p1");
   runners.push(await runPolicy(p1, { nc: worker1, namespace: ns }));
@@ -137,12 +142,16 @@ describe("each role's own path works with the generated users", () => {
   });
 
   it("the sealer seals the records with its generated user, and the auditor reads the seals", async () => {
+    const sealKey = sealKeyFromSeed(createSealKey().seed);
+    const coordinatorKeys = [coordinatorSigningKey.publicKey];
     const sealer = await startSealer({
       nc: await server.as("sealer", "seal1"),
       namespace: ns,
-      key: sealKeyFromSeed(createSealKey().seed),
+      key: sealKey,
       maxBatch: 4,
       maxDelayMs: 20,
+      // The sealer's user reads the coordinators' signature batches.
+      coordinatorKeys,
     });
     try {
       const auditor = await Bus.open(await server.as("auditor", "aud"), { namespace: ns });
@@ -151,6 +160,16 @@ describe("each role's own path works with the generated users", () => {
       await until(async () => (await readSealLag(auditor)).sealedSeq >= last, 10_000, "log sealed");
       const seals = await auditor.jsm.streams.info(sealStreamName(s));
       expect(seals.state.messages).toBeGreaterThan(0);
+      // The auditor's user checks both the seals and the coordinator's signatures.
+      const report = await until(
+        async () => {
+          const r = await verifyLog(auditor, { keys: [sealKey.publicKey], coordinatorKeys });
+          return r.recordSignatures!.signed === r.records && r;
+        },
+        10_000,
+        "every record signed",
+      );
+      expect(report.findings).toEqual([]);
     } finally {
       await sealer.stop();
     }

@@ -11,7 +11,12 @@ import { main } from "../../../src/cli/main.js";
 import type { Output } from "../../../src/cli/output.js";
 import { definePolicy, type Bus } from "../../../src/index.js";
 import { until } from "../../support/wait.js";
-import { startPipeline, type Pipeline, uniqueNamespace } from "../pipeline/harness.js";
+import {
+  startPipeline,
+  type Pipeline,
+  type PipelineOptions,
+  uniqueNamespace,
+} from "../pipeline/harness.js";
 import { Subjects } from "../../../src/bus/subjects.js";
 import { createSealKey, sealKeyFromSeed } from "../../../src/log/seal/keys.js";
 import { readSealLag } from "../../../src/sealer/lag.js";
@@ -154,7 +159,12 @@ export const toolEvent = (id: string, toolName: string) => ({
  */
 export async function sessionPipeline(
   url: string,
-  options: { calls?: number; editable?: boolean; namespace?: string } = {},
+  options: {
+    calls?: number;
+    editable?: boolean;
+    namespace?: string;
+    coordinator?: PipelineOptions["coordinator"];
+  } = {},
 ): Promise<{ p: Pipeline; entries: RawEntry[] }> {
   const namespace = options.namespace ?? uniqueNamespace("t");
   if (options.editable !== false) await editableLog(url, namespace);
@@ -166,6 +176,7 @@ export async function sessionPipeline(
       ],
     },
     policies: [guard],
+    ...(options.coordinator === undefined ? {} : { coordinator: options.coordinator }),
   });
   const calls = options.calls ?? 3;
   for (let i = 0; i < calls; i++) {

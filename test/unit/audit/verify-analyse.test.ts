@@ -24,7 +24,7 @@ function record(n: number, outcome = "allow") {
   };
   const subject = `${NS}.audit.a.s.before_tool_call.${outcome}`;
   const data = new TextEncoder().encode(JSON.stringify(raw));
-  return { seq: n, subject, data, record: raw } satisfies LogItem;
+  return { seq: n, subject, data, storedAt: Date.now(), record: raw } satisfies LogItem;
 }
 
 /** Batches of `size` records over `items`, signed with `signer`. */
@@ -154,10 +154,11 @@ describe("the seal analyser", () => {
 
 describe("a stalled sealer", () => {
   const t0 = Date.UTC(2026, 0, 1);
-  const at = (seconds: number) => new Date(t0 + seconds * 1000);
+  const ms = (seconds: number) => t0 + seconds * 1000;
+  const at = (seconds: number) => new Date(ms(seconds));
   /** Records 1-8 stored a second apart; batches of 4 stored at the given seconds. */
   const timed = (batchSeconds: number[]) => {
-    const items = Array.from({ length: 8 }, (_, i) => ({ ...record(i + 1), storedAt: at(i) }));
+    const items = Array.from({ length: 8 }, (_, i) => ({ ...record(i + 1), storedAt: ms(i) }));
     const batches = seal(items, 4).map((b, i) => ({ ...b, storedAt: at(batchSeconds[i]!) }));
     return { items, batches };
   };
@@ -184,7 +185,7 @@ describe("a stalled sealer", () => {
 
   it("judges the unsealed tail at the time of the check, and not at all when no sealer ever ran", () => {
     const { items, batches } = timed([5, 9]);
-    const tail = [9, 10].map((n) => ({ ...record(n), storedAt: at(100) }));
+    const tail = [9, 10].map((n) => ({ ...record(n), storedAt: ms(100) }));
     const all = [...items, ...tail];
     expect(analyse(batches, all, { maxSealDelayMs: 50_000, now: at(140) }).ok).toBe(true);
     expect(stalled(analyse(batches, all, { maxSealDelayMs: 50_000, now: at(151) }))).toEqual([

@@ -105,4 +105,16 @@ describe("combineStats", () => {
       ]),
     ).toEqual({ count: 40, p50Ms: 4, p99Ms: 9, errorRate: 0.2 });
   });
+
+  it("names a coordinator that does not sign while others do, and nothing when none signs", () => {
+    const signing = { ...coordinator("c1", 4), signingKey: "A".repeat(56) } as DiscoveryReply;
+    const unsigned = coordinator("c2", 4);
+    const workers = [worker("w1", "guard", "1", ["before_tool_call", "after_llm_call"])];
+    const mixed = buildStatusReport(4, document, [...workers, signing, unsigned]);
+    expect(mixed.problems.filter((p) => p.includes("sign"))).toEqual([
+      expect.stringMatching(/^coordinator "c2" does not sign the records it writes/),
+    ]);
+    const none = buildStatusReport(4, document, [...workers, unsigned, coordinator("c3", 4)]);
+    expect(none.problems.filter((p) => p.includes("sign"))).toEqual([]);
+  });
 });

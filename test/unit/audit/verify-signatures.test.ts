@@ -1,0 +1,170 @@
+/**
+ * The coordinator-signature check of `audit verify`, fed by hand, as an attacker with write
+ * access to the log and the signature stream (but no coordinator seed) would shape its input.
+ */
+import { describe, expect, it } from "vitest";
+import { bytesHash } from "../../../src/log/seal/hash.js";
+import {
+  SIGNATURE_VERSION,
+  recordHash,
+  toStoredSignatureBatch,
+  type SignatureBatch,
+} from "../../../src/log/sign/batch.js";
+import { createSigningKey, signingKeyFromSeed } from "../../../src/log/sign/keys.js";
+import { RecordSignatureCheck } from "../../../src/audit/verify-signatures.js";
+import type { LogItem } from "../../../src/audit/verify-read.js";
+
+const NS = "ns";
+const honest = signingKeyFromSeed(createSigningKey().seed);
+const other = signingKeyFromSeed(createSigningKey().seed);
+const NOW = 1_000_000;
+const GRACE = 60_000;
+
+function item(seq: number, text = `record ${seq}`, over: Partial<LogItem> = {}): LogItem {
+  return {
+    seq,
+    subject: `${NS}.audit.a.s.before_tool_call.decided`,
+    data: new TextEncoder().encode(text),
+    storedAt: NOW - 2 * GRACE,
+    signer: honest.publicKey,
+    ...over,
+  };
+}
+
+let streamSeq = 0;
+function batch(items: LogItem[], key = honest, over: Partial<SignatureBatch> = {}, signWith = key) {
+  const body: SignatureBatch = {
+    v: SIGNATURE_VERSION,
+    namespace: NS,
+    coordinator: "c1",
+    epoch: "e1",
+    index: 1,
+    prev: null,
+    records: items.map((i) => [i.seq, recordHash(i.subject, i.data)]),
+    signedAt: new Date(NOW).toISOString(),
+    ...over,
+  };
+  const data = new TextEncoder().encode(JSON.stringify(body));
+  const headers = new Map([
+    ["Hookbus-Batch-Signature", signWith.sign(data)],
+    ["Hookbus-Batch-Key", key.publicKey],
+  ]);
+  const stored = toStoredSignatureBatch(
+    ++streamSeq,
+    data,
+    { get: (n) => headers.get(n) ?? "" },
+    NOW - 2 * GRACE,
+  );
+  return { stored, hash: bytesHash(data) };
+}
+
+function check(filtered = false) {
+  return new RecordSignatureCheck({
+    namespace: NS,
+    keys: [honest.publicKey],
+    graceMs: GRACE,
+    now: NOW,
+    filtered,
+    logFirstSeq: 1,
+  });
+}
+
+const reasons = (fs: { reason: string; seq?: number }[]) =>
+  fs.map((f) => (f.seq === undefined ? f.reason : `${f.reason}@${f.seq}`));
+
+describe("coordinator signatures in audit verify", () => {
+  it("passes records a trusted coordinator signed, exactly as stored", () => {
+    const c = check();
+    const items = [item(1), item(2), item(3)];
+    const b = batch(items);
+    expect(c.addBatch(b.stored, b.hash)).toEqual([]);
+    expect(items.flatMap((i) => c.checkRecord(i))).toEqual([]);
+    const done = c.finish(3);
+    expect(done.findings).toEqual([]);
+    expect(done.stats).toMatchObject({ signed: 3, pending: 0, batches: 1 });
+  });
+
+  it("names a record no coordinator signed, with or without a forged signer header", () => {
+    const c = check();
+    const b = batch([item(1)]);
+    c.addBatch(b.stored, b.hash);
+    const found = [
+      ...c.checkRecord(item(1)),
+      ...c.checkRecord(item(2, "forged", { signer: undefined })),
+      ...c.checkRecord(item(3, "forged too")),
+    ];
+    expect(reasons(found)).toEqual(["unsigned-record@2", "unsigned-record@3"]);
+  });
+
+  it("a young record with a signer header waits for its batch; one without is unsigned at once", () => {
+    const c = check();
+    const young = { storedAt: NOW - 1000 };
+    expect(c.checkRecord(item(1, "x", young))).toEqual([]);
+    expect(reasons(c.checkRecord(item(2, "y", { ...young, signer: undefined })))).toEqual([
+      "unsigned-record@2",
+    ]);
+    expect(c.finish(2).stats.pending).toBe(1);
+  });
+
+  it("another record under a signed sequence, or a signature replayed onto other bytes, is bad-signature", () => {
+    const c = check();
+    const b = batch([item(1), item(2)]);
+    c.addBatch(b.stored, b.hash);
+    const moved = { subject: `${NS}.audit.b.s.before_tool_call.decided` };
+    expect(
+      reasons([...c.checkRecord(item(1, "altered")), ...c.checkRecord(item(2, "record 2", moved))]),
+    ).toEqual(["bad-signature@1", "bad-signature@2"]);
+  });
+
+  it("a batch signed with a key that is not trusted, or whose signature does not verify", () => {
+    const c = check();
+    const untrusted = batch([item(1)], other);
+    // The honest key's name on a batch the attacker signed with another key.
+    const forged = batch([item(2)], honest, { epoch: "e2" }, other);
+    expect(reasons(c.addBatch(untrusted.stored, untrusted.hash))).toEqual(["untrusted-key"]);
+    expect(reasons(c.addBatch(forged.stored, forged.hash))).toEqual(["bad-signature"]);
+    expect(reasons([...c.checkRecord(item(1)), ...c.checkRecord(item(2))])).toEqual([
+      "untrusted-key@1",
+      "unsigned-record@2",
+    ]);
+  });
+
+  it("a batch edited after signing (a record moved into it) does not verify", () => {
+    const c = check();
+    const b = batch([item(1)]);
+    const text = new TextDecoder().decode(b.stored.data).replace("[[1,", "[[7,");
+    const edited = {
+      ...b.stored,
+      ...toStoredSignatureBatch(
+        9,
+        new TextEncoder().encode(text),
+        { get: (n) => (n === "Hookbus-Batch-Key" ? honest.publicKey : b.stored.signature!) },
+        0,
+      ),
+    };
+    expect(reasons(c.addBatch(edited, b.hash))).toEqual(["bad-signature"]);
+  });
+
+  it("a removed batch of a coordinator run breaks its chain", () => {
+    const c = check();
+    const first = batch([item(1)]);
+    const third = batch([item(3)], honest, { index: 3, prev: "0".repeat(64) });
+    expect(c.addBatch(first.stored, first.hash)).toEqual([]);
+    expect(reasons(c.addBatch(third.stored, third.hash))).toEqual(["batch-chain-break"]);
+    const second = batch([item(2)], honest, { index: 2, prev: first.hash, epoch: "e9" });
+    expect(c.addBatch(second.stored, second.hash)).toEqual([]);
+    // A retry of the same batch stored again (after the duplicate window) is no break.
+    expect(c.addBatch(second.stored, second.hash)).toEqual([]);
+  });
+
+  it("a signed record the log no longer holds is removed (not on a filtered walk)", () => {
+    for (const filtered of [false, true]) {
+      const c = check(filtered);
+      const b = batch([item(1), item(2), item(3)]);
+      c.addBatch(b.stored, b.hash);
+      const found = [...c.checkRecord(item(1)), ...c.checkRecord(item(3))];
+      found.push(...c.finish(3).findings);
+      expect(reasons(found)).toEqual(filtered ? [] : ["signed-record-missing@2"]);
+    }
+  });
+});
