@@ -16,7 +16,6 @@ import { Counter, type Registry } from "prom-client";
 import type { Logger } from "pino";
 import type { Bus } from "../bus/bus.js";
 import { isStreamNotFound } from "../bus/streams.js";
-import { sleep } from "../foundation/time.js";
 import {
   recordHash,
   signatureStreamName,
@@ -49,6 +48,7 @@ export class SealerSignatureCheck {
   private readonly timer: NodeJS.Timeout;
   private stopped = false;
   private stopFollowing: (() => void) | undefined;
+  private wake: (() => void) | undefined;
   private readonly following: Promise<void>;
 
   private constructor(
@@ -186,14 +186,24 @@ export class SealerSignatureCheck {
         if (!isStreamNotFound(error))
           this.logger.warn({ err: error }, "following coordinator signatures failed, retrying");
       }
-      if (!this.stopped) await sleep(REOPEN_MS);
+      if (!this.stopped) await this.pause(REOPEN_MS);
     }
+  }
+
+  /** A wait that stop() cuts short and that never keeps the process alive. */
+  private pause(ms: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      this.wake = resolve;
+      setTimeout(resolve, ms).unref();
+    });
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
     clearInterval(this.timer);
     this.stopFollowing?.();
-    await Promise.race([this.following, sleep(REOPEN_MS)]);
+    this.wake?.();
+    // A consumer in the middle of a reset may never end its iterator: bounded, then left behind.
+    await Promise.race([this.following, this.pause(REOPEN_MS)]);
   }
 }
