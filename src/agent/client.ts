@@ -121,6 +121,7 @@ export class HookbusClient {
     return new HookbusClient({
       transport: new NatsCallTransport(bus),
       approvals: new NatsApprovalWaiter(bus),
+      namespace: bus.subjects.namespace,
       ...(options.onApproval === undefined ? {} : { onApproval: options.onApproval }),
       observer,
       registry,
@@ -325,6 +326,11 @@ export class HookbusClient {
   /** Calls answered `allow` locally (no policy for their hook): not recorded, so counted here. */
   get fastPathAnswers(): number {
     return this.counts.fastPath;
+  }
+
+  /** The namespace this client talks to (undefined for a client made of other parts). */
+  get namespace(): string | undefined {
+    return this.parts.namespace;
   }
 
   /** The registry revision the fast path currently reflects (undefined without a fast path). */

@@ -110,6 +110,8 @@ export interface HookbusClientParts {
   /** Waits out pending approvals; without it a pending_approval decision fails closed. */
   approvals?: ApprovalWaiter;
   onApproval?: ApprovalProgressCallback;
+  /** The namespace the parts talk to, when they talk to one (adapters answer approvals there). */
+  namespace?: string;
 }
 
 /** Counters of where decisions came from, since the client started (for metrics). */

@@ -69,7 +69,7 @@ async function start(namespace: string): Promise<HookbusClient> {
 function countPolls(nc: NatsConnection, namespace: string): { count: () => number } {
   let n = 0;
   const sub = nc.subscribe(`${namespace}.approvals.status.>`, { callback: () => void n++ });
-  stops.push(async () => sub.unsubscribe());
+  stops.push(() => Promise.resolve(sub.unsubscribe()));
   return { count: () => n };
 }
 
