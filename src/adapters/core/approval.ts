@@ -85,12 +85,9 @@ export async function askToolApproval(
   try {
     decision = await decideToolCall(run, call, { callId, waitForApproval: false });
   } catch (error) {
-    run.setDecided(
-      toolCallId,
-      Promise.reject(
-        error instanceof Error ? error : new HookbusError("HOOKBUS_INTERNAL", String(error)),
-      ),
-    );
+    // Asked before, in the run that was interrupted: the request it opened stands.
+    if (isHookbusError(error, "HOOKBUS_CALL_ID_CONFLICT")) return askedBefore(run, call);
+    run.setDecided(toolCallId, Promise.reject(asError(error)));
     return undefined;
   }
   if (decision.outcome === "pending_approval" && decision.approval !== undefined) {
@@ -103,6 +100,39 @@ export async function askToolApproval(
     return { id: decision.approval.id, callId, request };
   }
   run.setDecided(toolCallId, Promise.resolve(decidedInput(call, decision)));
+  return undefined;
+}
+
+function asError(error: unknown): Error {
+  return error instanceof Error ? error : new HookbusError("HOOKBUS_INTERNAL", String(error));
+}
+
+/**
+ * A resumed run asks again about a call the interrupted run asked about (the app did not answer
+ * it yet): its request, still pending, is shown again; settled meanwhile (a person answered on
+ * the CLI), its settlement decides the call.
+ */
+async function askedBefore(
+  run: HookbusRun,
+  call: ToolCallRef,
+): Promise<PendingToolApproval | undefined> {
+  const approvals = runApprovals(run, "the approval step");
+  const toolCallId = requireCallId(call);
+  const entry = await showApproval(
+    approvals.nc,
+    toolApprovalId(run, toolCallId),
+    run.client.namespace,
+  );
+  assertSameCall(entry, call);
+  if (entry.settlement === undefined)
+    return { id: entry.id, callId: entry.callId, request: entry.request };
+  const settled = run.client
+    .waitForApproval(run.context.agentId, { id: entry.id, callId: entry.callId })
+    .then((decision) => {
+      if (decision.outcome === "block") throw new HookbusBlockedError("before_tool_call", decision);
+      return decidedInput(call, decision);
+    });
+  run.setDecided(toolCallId, settled);
   return undefined;
 }
 
