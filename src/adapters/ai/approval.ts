@@ -35,8 +35,11 @@ export const HOOKBUS_TOOL = Symbol.for("hookbus.ai.tool");
 
 /** The part of the AI SDK's approval-function options this step reads. */
 export interface ToolApprovalOptions {
+  /** The call the SDK asks about. */
   toolCall: { toolCallId: string; toolName: string; input: unknown };
+  /** The run's tools: only calls of tools `hookbusTools` wrapped are decided here. */
   tools?: Record<string, unknown> | undefined;
+  /** The conversation so far: a resumed run's last tool message holds the app's answers. */
   messages: readonly ModelMessage[];
 }
 

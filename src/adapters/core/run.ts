@@ -71,6 +71,7 @@ export class HookbusRun {
   offeredTools: ReadonlySet<string> | undefined;
   /** LLM calls so far in this run (the next before_llm_call's `iteration`). */
   llmCalls = 0;
+  /** Who answers hookbus approvals through the framework's own approval flow, if anyone. */
   readonly approvals: FrameworkApprovals | undefined;
   /**
    * Tool calls decided before the framework ran them (its approval step asked hookbus): the
@@ -91,7 +92,10 @@ export class HookbusRun {
     this.approvals = options.approvals;
   }
 
-  /** Keep what hookbus decided for a tool call until the tool executes (see `takeDecided`). */
+  /**
+   * Keep what hookbus decided for a tool call until the tool executes (see takeDecided).
+   * @internal Adapters' plumbing between a framework's approval step and its tool execution.
+   */
   setDecided(toolCallId: string, input: Promise<unknown>): void {
     if (this.decided.size >= MAX_RUN_TEXTS) {
       throw limitExceeded(
@@ -105,7 +109,10 @@ export class HookbusRun {
     this.decided.set(toolCallId, input);
   }
 
-  /** The decided input of a tool call, once; undefined when the framework's approval step did not ask. */
+  /**
+   * The decided input of a tool call, once; undefined when the framework's approval step did not ask.
+   * @internal Adapters' plumbing (see setDecided).
+   */
   takeDecided(toolCallId: string | undefined): Promise<unknown> | undefined {
     if (toolCallId === undefined) return undefined;
     const found = this.decided.get(toolCallId);

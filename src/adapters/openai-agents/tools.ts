@@ -216,6 +216,7 @@ async function decidedInput(
   }
 }
 
+/** How `hookbusTool` wraps a tool. */
 export interface HookbusToolOptions {
   /**
    * Surface hookbus approvals as the SDK's run interruptions (`needsApproval`), answered with
