@@ -5,7 +5,14 @@
  * `tool-approval-request`; the app's answer settles the hookbus request as the run's approver;
  * the tool runs or is refused per the coordinator's settled decision.
  */
-import { generateText, stepCountIs, tool, wrapLanguageModel, type ModelMessage } from "ai";
+import {
+  generateText,
+  stepCountIs,
+  streamText,
+  tool,
+  wrapLanguageModel,
+  type ModelMessage,
+} from "ai";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { definePolicy, type ApprovalRecord, type Policy } from "../../../src/index.js";
@@ -225,5 +232,45 @@ describe("hookbus/ai: approvals through the AI SDK's tool approval", () => {
       (await showApproval(s.p.connections.reader, id, s.p.namespace)).settlement,
     ).toBeUndefined();
     expect(await approvalRecords(s.p)).toEqual([]);
+  });
+
+  it("streamText: the request is a stream part; the approved call runs once after the answer", async () => {
+    const p = await policyPipeline(nats.url(), policies);
+    const model = wrapLanguageModel({
+      model: scriptedModel([deployStep, { text: "deployed" }]),
+      middleware: hookbusMiddleware(),
+    });
+    const { ran, tools } = deployTools();
+    const run = {
+      client: p.client,
+      agentId: AGENT,
+      sessionKey: "s-stream",
+      approvals: { nc: p.connections.reader, approver: "web-ui" },
+    };
+    const stream = (input: { prompt: string } | { messages: ModelMessage[] }) =>
+      withHookbusRun(run, async () => {
+        const result = streamText({
+          model,
+          tools,
+          toolApproval: hookbusToolApproval(),
+          stopWhen: stepCountIs(3),
+          ...input,
+        });
+        const parts: { type: string }[] = [];
+        for await (const part of result.fullStream) parts.push(part);
+        return {
+          parts,
+          content: await result.content,
+          response: await result.response,
+          text: await result.text,
+        };
+      });
+    const first = await stream({ prompt: "deploy it" });
+    expect(first.parts.map((part) => part.type)).toContain("tool-approval-request");
+    expect(ran).toEqual([]);
+    const second = await stream({ messages: answered(first, true, "go") });
+    expect(ran).toEqual([{ env: "prod" }]);
+    expect(second.text).toBe("deployed");
+    expect(await approvalRecords(p)).toMatchObject([{ resolution: "approved" }]);
   });
 });
