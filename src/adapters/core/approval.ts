@@ -70,59 +70,70 @@ function requireCallId(call: ToolCallRef): string {
 }
 
 /**
- * The framework's approval step for a new tool call: before_tool_call, without waiting for a
- * person. A pending approval is returned for the framework to show. Any other outcome (the input
- * to run with, a block, an error) is kept in the run, and the tool's execution acts on it
+ * The framework's approval step for a tool call: before_tool_call, without waiting for a person.
+ * A pending approval is returned for the framework to show. Any other outcome (the input to run
+ * with, a block, an error) is kept in the run, and the tool's execution acts on it
  * (`runGatedToolCall`), so the call is decided once.
+ *
+ * A call asked about before this run's first LLM call comes from an earlier, interrupted run
+ * (a resumed run the app did not answer yet): the request that run opened stands, so it is looked
+ * up instead of asking again (the callId is taken, and a second decision would be refused).
  */
 export async function askToolApproval(
   run: HookbusRun,
   call: ToolCallRef,
 ): Promise<PendingToolApproval | undefined> {
   const toolCallId = requireCallId(call);
-  const callId = approvalCallId(toolCallId);
-  let decision: Decision<"before_tool_call">;
   try {
-    decision = await decideToolCall(run, call, { callId, waitForApproval: false });
+    if (run.llmCalls === 0) {
+      const before = await requestOf(run, toolCallId);
+      if (before !== undefined) return askedBefore(run, call, before);
+    }
+    const callId = approvalCallId(toolCallId);
+    const decision = await decideToolCall(run, call, { callId, waitForApproval: false });
+    if (decision.outcome === "pending_approval") return pendingOf(decision, callId);
+    run.setDecided(toolCallId, Promise.resolve(decidedInput(call, decision)));
   } catch (error) {
-    // Asked before, in the run that was interrupted: the request it opened stands.
-    if (isHookbusError(error, "HOOKBUS_CALL_ID_CONFLICT")) return askedBefore(run, call);
+    // A block, or a gate that could not decide: the execution refuses the call with it.
     run.setDecided(toolCallId, Promise.reject(asError(error)));
-    return undefined;
   }
-  if (decision.outcome === "pending_approval" && decision.approval !== undefined) {
-    const request = decision.requireApproval;
-    if (request === undefined)
-      throw new HookbusError(
-        "HOOKBUS_BAD_MESSAGE",
-        "a pending_approval decision without its request",
-      );
-    return { id: decision.approval.id, callId, request };
-  }
-  run.setDecided(toolCallId, Promise.resolve(decidedInput(call, decision)));
   return undefined;
+}
+
+function pendingOf(decision: Decision<"before_tool_call">, callId: string): PendingToolApproval {
+  const request = decision.requireApproval;
+  if (decision.approval === undefined || request === undefined)
+    throw new HookbusError(
+      "HOOKBUS_BAD_MESSAGE",
+      "a pending_approval decision without its request",
+    );
+  return { id: decision.approval.id, callId, request };
 }
 
 function asError(error: unknown): Error {
   return error instanceof Error ? error : new HookbusError("HOOKBUS_INTERNAL", String(error));
 }
 
+/** The request a held tool call opened, read as the run's approver; undefined when there is none. */
+async function requestOf(run: HookbusRun, toolCallId: string): Promise<ApprovalEntry | undefined> {
+  const approvals = runApprovals(run, "the approval step");
+  try {
+    return await showApproval(approvals.nc, toolApprovalId(run, toolCallId), run.client.namespace);
+  } catch (error) {
+    if (isHookbusError(error, "HOOKBUS_APPROVAL_NOT_FOUND")) return undefined;
+    throw error;
+  }
+}
+
 /**
- * A resumed run asks again about a call the interrupted run asked about (the app did not answer
- * it yet): its request, still pending, is shown again; settled meanwhile (a person answered on
- * the CLI), its settlement decides the call.
+ * A call an interrupted run held: its request, still pending, is shown again; settled meanwhile
+ * (a person answered on the CLI), its settlement decides the call.
  */
-async function askedBefore(
+function askedBefore(
   run: HookbusRun,
   call: ToolCallRef,
-): Promise<PendingToolApproval | undefined> {
-  const approvals = runApprovals(run, "the approval step");
-  const toolCallId = requireCallId(call);
-  const entry = await showApproval(
-    approvals.nc,
-    toolApprovalId(run, toolCallId),
-    run.client.namespace,
-  );
+  entry: ApprovalEntry,
+): PendingToolApproval | undefined {
   assertSameCall(entry, call);
   if (entry.settlement === undefined)
     return { id: entry.id, callId: entry.callId, request: entry.request };
@@ -132,7 +143,7 @@ async function askedBefore(
       if (decision.outcome === "block") throw new HookbusBlockedError("before_tool_call", decision);
       return decidedInput(call, decision);
     });
-  run.setDecided(toolCallId, settled);
+  run.setDecided(requireCallId(call), settled);
   return undefined;
 }
 

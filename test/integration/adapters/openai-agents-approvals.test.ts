@@ -173,5 +173,12 @@ describe("hookbus/openai-agents: approvals through the SDK's run interruptions",
       (await showApproval(s.p.connections.reader, s.id, s.p.namespace)).settlement,
     ).toBeUndefined();
     expect(await approvalRecords(s.p)).toEqual([]);
+    // The resumed run looked the held call's request up: no second decision, no refused call.
+    const kinds = (await s.p.readLog()).map((r) => r.record.kind);
+    expect(kinds).not.toContain("error");
+    const toolDecisions = (await s.p.readLog()).filter(
+      (r) => r.record.kind === "decision" && r.record.hook === "before_tool_call",
+    );
+    expect(toolDecisions).toHaveLength(1);
   });
 });
