@@ -22,6 +22,9 @@ import { checkIdLimit, DEFAULT_LIMITS, limitExceeded } from "../../foundation/li
 /** The most assistant texts one run collects for before_response_emit's `allContent`. */
 export const MAX_RUN_TEXTS = 10_000;
 
+/** The most tool calls a run keeps decided by a framework's approval step and not yet executed. */
+const MAX_DECIDED_TOOL_CALLS = 1024;
+
 export interface HookbusRunOptions {
   client: HookbusClient;
   agentId: string;
@@ -97,11 +100,11 @@ export class HookbusRun {
    * @internal Adapters' plumbing between a framework's approval step and its tool execution.
    */
   setDecided(toolCallId: string, input: Promise<unknown>): void {
-    if (this.decided.size >= MAX_RUN_TEXTS) {
+    if (this.decided.size >= MAX_DECIDED_TOOL_CALLS) {
       throw limitExceeded(
-        "runToolCalls",
-        `run ${this.context.runId} holds ${MAX_RUN_TEXTS} decided tool calls its tools never ran: end the run (withHookbusRun) per user turn`,
-        { max: MAX_RUN_TEXTS },
+        "decidedToolCalls",
+        `run ${this.context.runId} holds ${MAX_DECIDED_TOOL_CALLS} decided tool calls its tools never ran: end the run (withHookbusRun) per user turn`,
+        { max: MAX_DECIDED_TOOL_CALLS },
       );
     }
     // Observed here so a decision nobody takes (the framework did not run the tool) is no unhandled rejection.
