@@ -36,15 +36,13 @@ const hookbus = await HookbusClient.connect({ nc, namespace, timeoutMs: 5000 });
 
 const ctx = { agentId: "billing-bot", sessionKey: `invoice-${Date.now()}`, runId: "run-1" };
 const params = { amount: 1200, currency: "EUR", to: "ACME GmbH" };
-let told = false;
 try {
   const decision = await hookbus.beforeToolCall(
     { ...ctx, toolCallId: "pay-1" },
     { toolName: "wire_money", toolCallId: "pay-1", params },
     {
+      // Told once when the request is open, then only when it changes (a group approved).
       onApproval: (progress) => {
-        if (told) return;
-        told = true;
         console.log(`pending approval ${progress.id}: ${progress.request.title}`);
         console.log(`  answer with: npx hookbus approvals approve ${progress.id} --as alice`);
       },

@@ -29,7 +29,7 @@ import { HookbusError } from "../foundation/errors.js";
 import { HookbusBlockedError } from "./blocked.js";
 import { beforeDeadline } from "../foundation/deadline.js";
 import { AfterLlmCallGate, type GateVerdict, type RunRef } from "./gate.js";
-import { NatsApprovalWaiter } from "./approval-wait.js";
+import { NatsApprovalWaiter, type ApprovalProgressCallback } from "./approval-wait.js";
 import { settleApproval } from "./approval-settle.js";
 import { ObservationPublisher, type ObserveResult } from "./observer.js";
 import { checkId, checkTimeout, DEFAULT_AGENT_TIMEOUT_MS } from "./options.js";
@@ -81,6 +81,8 @@ export class HookbusClient {
   private readonly allowMissingRegistry: boolean;
   private readonly counts = { fastPath: 0, coordinator: 0, gate: 0, noRegistry: 0 };
   private closing: Promise<void> | undefined;
+  /** Aborted by close(): approval waits end at once (HOOKBUS_CLIENT_CLOSED). */
+  private readonly closed = new AbortController();
 
   private constructor(private readonly parts: HookbusClientParts) {
     this.allowMissingRegistry = parts.allowMissingRegistry === true;
@@ -119,6 +121,7 @@ export class HookbusClient {
     return new HookbusClient({
       transport: new NatsCallTransport(bus),
       approvals: new NatsApprovalWaiter(bus),
+      namespace: bus.subjects.namespace,
       ...(options.onApproval === undefined ? {} : { onApproval: options.onApproval }),
       observer,
       registry,
@@ -218,7 +221,36 @@ export class HookbusClient {
     try {
       // Synchronous up to the gate: see `start`. A pending approval is waited out after.
       return this.start(hook, ctx, event, opts).then((result) =>
-        settleApproval(this.parts, ctx, result, opts),
+        settleApproval(this.parts, ctx, result, opts, this.closed.signal),
+      );
+    } catch (error) {
+      return rejected(error);
+    }
+  }
+
+  /**
+   * The settled decision of a pending approval, waited for (bounded by the request's deadline):
+   * for a call asked with `waitForApproval: false`, or one a previous process left pending. The
+   * request must be this agent's (`HOOKBUS_APPROVAL_FORBIDDEN` otherwise) and for `callId`.
+   */
+  waitForApproval(
+    agentId: string,
+    approval: { id: string; callId: string },
+    opts: { onApproval?: ApprovalProgressCallback } = {},
+  ): Promise<Decision<"before_tool_call">> {
+    try {
+      this.assertOpen("before_tool_call");
+      const waiter = this.parts.approvals;
+      if (waiter === undefined)
+        throw new HookbusError(
+          "HOOKBUS_APPROVAL_UNRESOLVED",
+          "this client has no way to wait for an approval (connect with HookbusClient.connect, or pass `approvals`)",
+        );
+      return waiter.wait(
+        agentId,
+        approval,
+        opts.onApproval ?? this.parts.onApproval,
+        this.closed.signal,
       );
     } catch (error) {
       return rejected(error);
@@ -296,13 +328,22 @@ export class HookbusClient {
     return this.counts.fastPath;
   }
 
+  /** The namespace this client talks to (undefined for a client made of other parts). */
+  get namespace(): string | undefined {
+    return this.parts.namespace;
+  }
+
   /** The registry revision the fast path currently reflects (undefined without a fast path). */
   get registryRevision(): number | undefined {
     return this.registry.revision;
   }
 
-  /** Wait for in-flight observations, stop watching the registry. Does not close the connection. */
+  /**
+   * Wait for in-flight observations, stop watching the registry; calls waiting for a person's
+   * approval end at once with HOOKBUS_CLIENT_CLOSED. Does not close the connection.
+   */
   close(): Promise<void> {
+    this.closed.abort();
     this.closing ??= (async () => {
       await Promise.allSettled([...this.pending]);
       await this.registry.stop();

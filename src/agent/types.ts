@@ -44,7 +44,10 @@ export interface HookbusClientOptions {
    * that existing callers still compile.
    */
   redactionKey?: string;
-  /** Told at each poll while a before_tool_call waits for a person (docs/approvals.md). */
+  /**
+   * Told when a before_tool_call waiting for a person changes (first seen, a group approved, a
+   * new deadline): once per state, not at every poll (docs/approvals.md).
+   */
   onApproval?: ApprovalProgressCallback;
 }
 
@@ -53,8 +56,14 @@ export interface CallOptions {
   timeoutMs?: number;
   /** Reuse an id when retrying a call yourself: the log stores one call per id. Default: a UUID. */
   callId?: string;
-  /** Told at each poll while this call waits for a person; overrides the client's. */
+  /** Told when this call's pending approval changes; overrides the client's. */
   onApproval?: ApprovalProgressCallback;
+  /**
+   * Wait for a pending approval to be settled (default true). With `false` a `pending_approval`
+   * decision is returned as it is (`approval.id`, `requireApproval`): a framework's own approval
+   * flow shows it and answers it (`answerApproval`), then `waitForApproval()` gives the decision.
+   */
+  waitForApproval?: boolean;
 }
 
 export interface ObserveCallOptions {
@@ -101,6 +110,8 @@ export interface HookbusClientParts {
   /** Waits out pending approvals; without it a pending_approval decision fails closed. */
   approvals?: ApprovalWaiter;
   onApproval?: ApprovalProgressCallback;
+  /** The namespace the parts talk to, when they talk to one (adapters answer approvals there). */
+  namespace?: string;
 }
 
 /** Counters of where decisions came from, since the client started (for metrics). */

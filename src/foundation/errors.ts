@@ -92,6 +92,8 @@ export const ErrorCodes = {
     "The answer names a different call digest than the request: it was given for another call.",
   HOOKBUS_APPROVAL_UNRESOLVED:
     "The agent got no settlement of a pending approval before its deadline (no coordinator answered).",
+  HOOKBUS_CLIENT_CLOSED:
+    "The client was closed while a call waited for a person's approval; the call failed closed.",
   HOOKBUS_CONFORMANCE_FAILED:
     "A policy worker failed cases of the conformance kit (`hookbus conformance worker`).",
   HOOKBUS_INVALID_CEDAR:

@@ -11,4 +11,5 @@
  */
 export { hookbusMiddleware, type HookbusMiddlewareOptions } from "./middleware.js";
 export { hookbusTools } from "./tools.js";
+export { hookbusToolApproval, type ToolApprovalOptions } from "./approval.js";
 export * from "../core/run-api.js";

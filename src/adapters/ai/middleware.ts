@@ -24,6 +24,7 @@ import type { Decision } from "../../catalog/catalog.js";
 import { askAfterLlmCall, decideLlmCall, parseToolArguments } from "../core/llm-call.js";
 import { decideResponse } from "../core/response.js";
 import { requireHookbusRun, type HookbusRun } from "../core/run.js";
+import { settleDenials } from "./approval.js";
 
 type TransformParams = NonNullable<LanguageModelMiddleware["transformParams"]>;
 type CallOptions = Parameters<TransformParams>[0]["params"];
@@ -51,8 +52,12 @@ export function hookbusMiddleware(options: HookbusMiddlewareOptions = {}): Langu
   const responseEmit = options.responseEmit !== false;
   return {
     specificationVersion: "v4",
-    transformParams: async ({ params, model }) =>
-      beforeLlmCall(requireHookbusRun("hookbusMiddleware (transformParams)"), params, model),
+    transformParams: async ({ params, model }) => {
+      const run = requireHookbusRun("hookbusMiddleware (transformParams)");
+      // The app's denials of held calls reach hookbus here: the SDK hands them to the model.
+      await settleDenials(run, params.prompt);
+      return beforeLlmCall(run, params, model);
+    },
     wrapGenerate: async ({ doGenerate, model }) => {
       const run = requireHookbusRun("hookbusMiddleware (wrapGenerate)");
       const result = await doGenerate();

@@ -10,10 +10,14 @@
  * only its last value is returned: before_tool_result must see the result the model will get,
  * and preliminary values would reach the caller unchecked. Tools without `execute` (answered by
  * the client) are returned unchanged: they never run in this process.
+ *
+ * With `toolApproval: hookbusToolApproval()` a call the approval step decided is not asked again
+ * here: the execution uses that decision (src/adapters/ai/approval.ts).
  */
 import type { ToolExecutionOptions, ToolSet } from "ai";
 import { runGatedToolCall } from "../core/tool-call.js";
 import { requireHookbusRun } from "../core/run.js";
+import { HOOKBUS_TOOL } from "./approval.js";
 
 function isAsyncIterable(value: unknown): value is AsyncIterable<unknown> {
   return (
@@ -42,6 +46,7 @@ export function hookbusTools<TOOLS extends ToolSet>(tools: TOOLS): TOOLS {
     }
     wrapped[name] = {
       ...tool,
+      [HOOKBUS_TOOL]: true,
       execute: async (input: unknown, options: ToolExecutionOptions<unknown>) => {
         const run = requireHookbusRun(`tool ${JSON.stringify(name)}`);
         const outcome = await runGatedToolCall(

@@ -5,6 +5,7 @@ export {
   MAX_RUN_TEXTS,
   requireHookbusRun,
   withHookbusRun,
+  type FrameworkApprovals,
   type HookbusRunOptions,
   type RunIdentity,
 } from "./run.js";
@@ -15,16 +16,29 @@ export {
 } from "./shared-client.js";
 export {
   gateToolCall,
+  decideToolCall,
+  decidedInput,
   decideToolResult,
   observeToolCall,
   reportToolResult,
   runGatedToolCall,
   toolResultText,
   type ToolCallRef,
+  type ToolGateOptions,
   type ToolOutcome,
   type ToolResultReplacement,
   type ToolRun,
 } from "./tool-call.js";
+export {
+  answerToolApproval,
+  approvalCallId,
+  approvalReason,
+  askToolApproval,
+  denyToolApproval,
+  toolApprovalId,
+  type PendingToolApproval,
+  type ToolApprovalAnswer,
+} from "./approval.js";
 export { importPeer } from "./peer.js";
 export {
   askAfterLlmCall,

@@ -4,6 +4,7 @@ export {
   HookbusRun,
   requireHookbusRun,
   withHookbusRun,
+  type FrameworkApprovals,
   type HookbusRunOptions,
   type RunIdentity,
 } from "./run.js";

@@ -14,12 +14,16 @@
  */
 import { AsyncLocalStorage } from "node:async_hooks";
 import { randomUUID } from "node:crypto";
+import type { NatsConnection } from "@nats-io/transport-node";
 import type { HookbusClient } from "../../agent/client.js";
 import { HookbusError } from "../../foundation/errors.js";
 import { checkIdLimit, DEFAULT_LIMITS, limitExceeded } from "../../foundation/limits.js";
 
 /** The most assistant texts one run collects for before_response_emit's `allContent`. */
 export const MAX_RUN_TEXTS = 10_000;
+
+/** The most tool calls a run keeps decided by a framework's approval step and not yet executed. */
+const MAX_DECIDED_TOOL_CALLS = 1024;
 
 export interface HookbusRunOptions {
   client: HookbusClient;
@@ -29,6 +33,24 @@ export interface HookbusRunOptions {
   runId?: string;
   /** Where the conversation happens (slack, web, cli, ...): sent in every context. */
   channel?: string;
+  /**
+   * Answer hookbus approvals through the framework's own human-in-the-loop (docs/approvals.md):
+   * a held tool call surfaces as the framework's approval request, and the app's answer is sent
+   * to the coordinators as this approver. Without it a held call waits inside the tool.
+   */
+  approvals?: FrameworkApprovals;
+}
+
+/** Who answers approvals for the app's people (an approver user of `hookbus auth`). */
+export interface FrameworkApprovals {
+  /** A connection the approver may answer on (its NATS user); may be the agent's in development. */
+  nc: NatsConnection;
+  /** The approver's name: the subject token its NATS user may publish answers under. */
+  approver: string;
+  /** The group answered for, when the requests name one. */
+  group?: string;
+  /** Where the answer came from, for the record. Default: the framework (`ai-sdk`, `openai-agents`). */
+  from?: string;
 }
 
 /** The context every call of the run carries. */
@@ -52,6 +74,13 @@ export class HookbusRun {
   offeredTools: ReadonlySet<string> | undefined;
   /** LLM calls so far in this run (the next before_llm_call's `iteration`). */
   llmCalls = 0;
+  /** Who answers hookbus approvals through the framework's own approval flow, if anyone. */
+  readonly approvals: FrameworkApprovals | undefined;
+  /**
+   * Tool calls decided before the framework ran them (its approval step asked hookbus): the
+   * input each may run with, or why it may not. Taken once by the tool's execution.
+   */
+  private readonly decided = new Map<string, Promise<unknown>>();
 
   constructor(options: HookbusRunOptions) {
     const runId = options.runId ?? randomUUID();
@@ -63,6 +92,35 @@ export class HookbusRun {
       runId,
       ...(options.channel === undefined ? {} : { channel: options.channel }),
     });
+    this.approvals = options.approvals;
+  }
+
+  /**
+   * Keep what hookbus decided for a tool call until the tool executes (see takeDecided).
+   * @internal Adapters' plumbing between a framework's approval step and its tool execution.
+   */
+  setDecided(toolCallId: string, input: Promise<unknown>): void {
+    if (this.decided.size >= MAX_DECIDED_TOOL_CALLS) {
+      throw limitExceeded(
+        "decidedToolCalls",
+        `run ${this.context.runId} holds ${MAX_DECIDED_TOOL_CALLS} decided tool calls its tools never ran: end the run (withHookbusRun) per user turn`,
+        { max: MAX_DECIDED_TOOL_CALLS },
+      );
+    }
+    // Observed here so a decision nobody takes (the framework did not run the tool) is no unhandled rejection.
+    input.catch(() => {});
+    this.decided.set(toolCallId, input);
+  }
+
+  /**
+   * The decided input of a tool call, once; undefined when the framework's approval step did not ask.
+   * @internal Adapters' plumbing (see setDecided).
+   */
+  takeDecided(toolCallId: string | undefined): Promise<unknown> | undefined {
+    if (toolCallId === undefined) return undefined;
+    const found = this.decided.get(toolCallId);
+    this.decided.delete(toolCallId);
+    return found;
   }
 
   get texts(): readonly string[] {

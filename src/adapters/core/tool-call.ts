@@ -74,6 +74,24 @@ export function observeToolCall(
  * refused call is observed (after_tool_call, `blocked`) here; the tool must not run.
  */
 export async function gateToolCall(run: HookbusRun, call: ToolCallRef): Promise<unknown> {
+  return decidedInput(call, await decideToolCall(run, call));
+}
+
+/** How a framework's approval step asks: under a callId of its own, without waiting for a person. */
+export interface ToolGateOptions {
+  callId?: string;
+  waitForApproval?: boolean;
+}
+
+/**
+ * `gateToolCall`'s decision itself: allow or modify, or (asked with `waitForApproval: false`) a
+ * pending approval. Blocks and errors are thrown and observed as in `gateToolCall`.
+ */
+export async function decideToolCall(
+  run: HookbusRun,
+  call: ToolCallRef,
+  options: ToolGateOptions = {},
+): Promise<Decision<"before_tool_call">> {
   try {
     const offered = run.offeredTools;
     if (offered !== undefined && !offered.has(call.toolName)) {
@@ -81,22 +99,27 @@ export async function gateToolCall(run: HookbusRun, call: ToolCallRef): Promise<
         `tool ${JSON.stringify(call.toolName)} was not offered to the model in this turn (before_llm_call removed it, or it was never offered)`,
       );
     }
-    const decision = await run.client.beforeToolCall(
+    return await run.client.beforeToolCall(
       run.toolContext(call.toolName, call.toolCallId),
       {
         toolName: call.toolName,
         ...(call.toolCallId === undefined ? {} : { toolCallId: call.toolCallId }),
         params: call.input,
       },
+      options,
     );
-    return decision.params === undefined
-      ? call.input
-      : toolInputFromParams(call.input, decision.params);
   } catch (error) {
     const refusal = refusalFields(error);
     if (refusal !== undefined) observeToolCall(run, call, refusal);
     throw error;
   }
+}
+
+/** The input a tool runs with under `decision`: the policies' rewrite, or the model's own. */
+export function decidedInput(call: ToolCallRef, decision: Decision<"before_tool_call">): unknown {
+  return decision.params === undefined
+    ? call.input
+    : toolInputFromParams(call.input, decision.params);
 }
 
 /** A local block: the adapter refused the call itself (no decision record holds it). */
@@ -159,7 +182,7 @@ export async function reportToolResult<T>(
 
 /**
  * Run `execute` for one tool call of `run` if hookbus allows it, with the input the policies
- * decided; resolves to what the model may see. Throws HookbusBlockedError on a block and the
+ * decided (or the framework's approval step decided, for this run); resolves to what the model may see. Throws HookbusBlockedError on a block and the
  * gate's own error when it could not decide; in both cases `execute` never ran.
  */
 export async function runGatedToolCall<T>(
@@ -167,7 +190,8 @@ export async function runGatedToolCall<T>(
   call: ToolCallRef,
   execute: (input: unknown) => Promise<T>,
 ): Promise<ToolOutcome<T>> {
-  const input = await gateToolCall(run, call);
+  // The framework's approval step may have decided this call already (src/adapters/core/approval.ts).
+  const input = await (run.takeDecided(call.toolCallId) ?? gateToolCall(run, call));
   const started = Date.now();
   let ran: ToolRun<T>;
   try {

@@ -16,6 +16,7 @@ export {
   hookbusTool,
   hookbusTools,
   INPUT_GUARDRAIL_NAME,
+  type HookbusToolOptions,
   MAX_PENDING_TOOL_CALLS,
   OUTPUT_GUARDRAIL_NAME,
 } from "./tools.js";

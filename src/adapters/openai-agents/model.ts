@@ -28,7 +28,9 @@ import type {
 } from "@openai/agents";
 import { limitExceeded } from "../../foundation/limits.js";
 import { askAfterLlmCall, decideLlmCall } from "../core/llm-call.js";
-import { gateToolCall } from "../core/tool-call.js";
+import { gateToolCall, toolResultText } from "../core/tool-call.js";
+import { denyToolApproval } from "../core/approval.js";
+import { OPENAI_AGENTS_FROM } from "./tools.js";
 import { decideResponse } from "../core/response.js";
 import { requireHookbusRun, type HookbusRun } from "../core/run.js";
 import {
@@ -135,6 +137,8 @@ class HookbusModel implements Model {
   }
 
   private async beforeLlmCall(run: HookbusRun, request: ModelRequest): Promise<ModelRequest> {
+    // A resumed run's first LLM call carries the outputs of the calls the app answered.
+    if (run.llmCalls === 0) await settleRejections(run, request.input);
     const tools = offeredTools(request);
     const decided = await decideLlmCall(
       run,
@@ -170,6 +174,42 @@ class HookbusModel implements Model {
       ? { output, changedText: undefined }
       : { output: withOutputText(output, decided), changedText: decided };
   }
+}
+
+/**
+ * The app rejected held calls in the SDK (`state.reject()`), which then never runs them: their
+ * outputs (the rejection message) end the resumed run's input. Each such call's hookbus request
+ * is settled as denied with that message; outputs of calls hookbus did not hold, or whose request
+ * is settled already (the approved ones that just ran), leave their requests as they are.
+ */
+async function settleRejections(run: HookbusRun, input: ModelRequest["input"]): Promise<void> {
+  if (run.approvals === undefined || typeof input === "string") return;
+  for (const item of trailingToolOutputs(input)) {
+    await denyToolApproval(run, item.callId, outputText(item.output), OPENAI_AGENTS_FROM);
+  }
+}
+
+interface ToolOutputItem {
+  callId: string;
+  output: unknown;
+}
+
+/** The function call outputs after the input's last item that is not a function call or output. */
+function trailingToolOutputs(input: readonly unknown[]): ToolOutputItem[] {
+  const outputs: ToolOutputItem[] = [];
+  for (let i = input.length - 1; i >= 0; i--) {
+    const item = input[i] as { type?: string; callId?: unknown; output?: unknown };
+    if (item.type === "function_call") continue;
+    if (item.type !== "function_call_result" && item.type !== "function_call_output") break;
+    if (typeof item.callId === "string") outputs.push({ callId: item.callId, output: item.output });
+  }
+  return outputs;
+}
+
+function outputText(output: unknown): string {
+  if (typeof output === "string") return output;
+  const text = (output as { text?: unknown } | undefined)?.text;
+  return typeof text === "string" ? text : toolResultText(output);
 }
 
 function handoffNames(request: ModelRequest): Set<string> {

@@ -32,6 +32,8 @@ import {
 } from "../core/tool-call.js";
 import { toolCallRef } from "./items.js";
 import { requireHookbusRun, type HookbusRun } from "../core/run.js";
+import { isHookbusError } from "../../foundation/errors.js";
+import { answerToolApproval, askToolApproval } from "../core/approval.js";
 import { limitExceeded } from "../../foundation/limits.js";
 
 /** Tool calls of one run decided but not yet finished (a turn's parallel calls, not a history). */
@@ -93,10 +95,10 @@ function reject(message: string): ToolGuardrailFunctionOutput {
 const inputGuardrail: ToolInputGuardrailDefinition<unknown> = {
   type: "tool_input",
   name: INPUT_GUARDRAIL_NAME,
-  run: async ({ toolCall }) => {
+  run: async ({ toolCall, context }) => {
     const run = requireHookbusRun(`the input guardrail of tool ${JSON.stringify(toolCall.name)}`);
     try {
-      remember(run, toolCall.callId, await decideCall(run, toolCall));
+      remember(run, toolCall.callId, await decideCall(run, toolCall, context));
       return allow;
     } catch (error) {
       // A block, or a gate that could not decide: the tool must not run (fail closed).
@@ -137,12 +139,65 @@ const outputGuardrail: ToolOutputGuardrailDefinition<unknown> = {
 type AnyFunctionTool = FunctionTool<any, any, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 type ToolCallDetails = Parameters<FunctionTool["invoke"]>[2];
 
-/** The tool gates' decision on one call (throws on a refusal, as gateToolCall does). */
-async function decideCall(run: HookbusRun, call: FunctionCallLike): Promise<PendingCall> {
+/** What the SDK's run context tells of a call's approval (RunContext.isToolApproved). */
+interface ApprovalsView {
+  isToolApproved(approval: { toolName: string; callId: string }): boolean | undefined;
+}
+
+/** What the `from` of an answer says when the run's approver does not say otherwise. */
+export const OPENAI_AGENTS_FROM = "openai-agents";
+
+/**
+ * The tool gates' decision on one call (throws on a refusal, as gateToolCall does): the one the
+ * approval step made in this run; for a call the app approved in the SDK (a resumed run), the
+ * settlement of its hookbus request after sending the approval; else the gates, asked now.
+ */
+async function decideCall(
+  run: HookbusRun,
+  call: FunctionCallLike,
+  context?: ApprovalsView,
+): Promise<PendingCall> {
   const ref = toolCallRef(call);
-  const input = await gateToolCall(run, ref);
-  // gateToolCall hands back the model's own input when no policy rewrote it.
+  const decided = run.takeDecided(call.callId);
+  const input = await (decided ?? approvedInput(run, call, context) ?? gateToolCall(run, ref));
+  // The gates hand back the model's own input when no policy rewrote it.
   return { input, rewritten: input !== ref.input };
+}
+
+/** The input of a call the app approved in the SDK, per the coordinator; undefined if it was not. */
+function approvedInput(
+  run: HookbusRun,
+  call: FunctionCallLike,
+  context: ApprovalsView | undefined,
+): Promise<unknown> | undefined {
+  if (run.approvals === undefined || context === undefined) return undefined;
+  if (context.isToolApproved({ toolName: call.name, callId: call.callId }) !== true)
+    return undefined;
+  const ref = toolCallRef(call);
+  return answerToolApproval(run, ref, { approved: true }, OPENAI_AGENTS_FROM).catch(
+    (error: unknown) => {
+      // Approved by the app's own approval policy, not held by hookbus: the gates decide.
+      if (isHookbusError(error, "HOOKBUS_APPROVAL_NOT_FOUND")) return gateToolCall(run, ref);
+      throw error;
+    },
+  );
+}
+
+type NeedsApproval = AnyFunctionTool["needsApproval"];
+
+/**
+ * The tool's `needsApproval` with hookbus's: in a run with an approver, before_tool_call is asked
+ * here (without waiting for a person), and a held call interrupts the run for the app to answer
+ * (`result.interruptions`, `state.approve()`/`reject()`). The tool's own policy still applies.
+ */
+function withHookbusApproval(tool: AnyFunctionTool): NeedsApproval {
+  const own = tool.needsApproval;
+  return async (runContext, input, callId) => {
+    const run = requireHookbusRun(`tool ${JSON.stringify(tool.name)} (needsApproval)`);
+    if (run.approvals === undefined || callId === undefined) return own(runContext, input, callId);
+    const pending = await askToolApproval(run, { toolName: tool.name, toolCallId: callId, input });
+    return pending !== undefined || (await own(runContext, input, callId));
+  };
 }
 
 /** The decision on this call: the input guardrail's, or asked here if it did not run. */
@@ -161,14 +216,28 @@ async function decidedInput(
   }
 }
 
+/** How `hookbusTool` wraps a tool. */
+export interface HookbusToolOptions {
+  /**
+   * Surface hookbus approvals as the SDK's run interruptions (`needsApproval`), answered with
+   * `state.approve()`/`state.reject()` and a resumed run, in runs with an approver
+   * (`withHookbusRun({ ..., approvals })`). Default false: a held call waits inside the tool.
+   */
+  approvals?: boolean;
+}
+
 /**
  * The same function tool with hookbus's guardrails (input last, output first, around the tool's
  * own) and an `invoke` that runs it with the params the policies decided.
  */
-export function hookbusTool<T extends AnyFunctionTool>(tool: T): T {
+export function hookbusTool<T extends AnyFunctionTool>(
+  tool: T,
+  options: HookbusToolOptions = {},
+): T {
   const invoke = tool.invoke;
   return {
     ...tool,
+    ...(options.approvals === true ? { needsApproval: withHookbusApproval(tool) } : {}),
     inputGuardrails: [...(tool.inputGuardrails ?? []), inputGuardrail],
     outputGuardrails: [outputGuardrail, ...(tool.outputGuardrails ?? [])],
     invoke: async (runContext: RunContext<unknown>, input: string, details?: ToolCallDetails) => {
@@ -204,6 +273,9 @@ export function hookbusTool<T extends AnyFunctionTool>(tool: T): T {
 
 /** Each function tool wrapped with `hookbusTool`; other tools (hosted, computer, ...) unchanged. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-export function hookbusTools<T extends Tool<any>>(tools: readonly T[]): T[] {
-  return tools.map((tool) => (tool.type === "function" ? (hookbusTool(tool) as T) : tool));
+export function hookbusTools<T extends Tool<any>>(
+  tools: readonly T[],
+  options: HookbusToolOptions = {},
+): T[] {
+  return tools.map((tool) => (tool.type === "function" ? (hookbusTool(tool, options) as T) : tool));
 }
