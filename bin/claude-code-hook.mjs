@@ -1,0 +1,328 @@
+#!/usr/bin/env node
+// hookbus-claude-code-hook: the fast Claude Code command hook (docs/adapters/claude-code.md).
+//
+// Claude Code starts this once per hook event. It loads nothing of hookbus: it reads the event from
+// stdin, hands it to a long-lived `hookbus claude-code-daemon` over a Unix socket (starting the
+// daemon on first use), and prints the daemon's answer with its exit status. Whatever goes wrong —
+// no daemon, a daemon that cannot start, crashes mid-request or is too slow, a stale or foreign
+// socket — the answer is closed, exactly as `hookbus claude-code-hook` answers when hookbus cannot
+// decide: a tool call denied, a prompt refused, MCP output withheld, and exit 2 (Claude Code's
+// blocking error) when the input names no event to answer in the terms of.
+//
+// Only Node built-ins are imported (and the closed answers, a file of plain JavaScript), so an
+// event costs a Node start and one socket round trip.
+import { spawn } from "node:child_process";
+import { createHash } from "node:crypto";
+import { closeSync, lstatSync, mkdirSync, openSync } from "node:fs";
+import { createConnection } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import process from "node:process";
+import { fileURLToPath } from "node:url";
+import { eventNameOf, failureAnswer } from "./claude-code-failure.mjs";
+
+/** As MAX_HOOK_INPUT_BYTES in src/adapters/claude-code/input.ts: larger stdin exits 2. */
+const MAX_HOOK_INPUT_BYTES = 16 * 1024 * 1024;
+/** A reply may carry a rewritten MCP output about the size of the input, JSON-escaped. */
+const MAX_REPLY_BYTES = 3 * MAX_HOOK_INPUT_BYTES;
+const DEFAULT_TIMEOUT_MS = 10_000;
+/** The daemon is asked to answer (closed, if need be) this much before the client gives up. */
+const DAEMON_MARGIN_MS = 150;
+const START_POLL_MS = 15;
+const PROTOCOL_VERSION = 1;
+
+const HELP = `usage: hookbus-claude-code-hook [--agent ID] [--rewrite allow|ask] [--timeout-ms MS]
+                                [--server URL] [--creds FILE] [--nkey FILE] [--namespace NS]
+
+The fast Claude Code command hook: the same answers as \`hookbus claude-code-hook\`, through a
+long-lived local daemon (\`hookbus claude-code-daemon\`) that it starts on first use. Closed when the
+daemon cannot answer. Its socket and log are in $HOOKBUS_RUNTIME_DIR (default: $XDG_RUNTIME_DIR/hookbus,
+else the temporary folder's hookbus-<uid>). docs/adapters/claude-code.md has the settings.`;
+
+const VALUE_FLAGS = new Set([
+  "server",
+  "creds",
+  "nkey",
+  "inbox-prefix",
+  "namespace",
+  "agent",
+  "rewrite",
+  "timeout-ms",
+]);
+/** The flags that choose the NATS connection: the daemon gets them, and they choose its socket. */
+const CONNECTION_FLAGS = ["server", "creds", "nkey", "inbox-prefix", "namespace"];
+
+class HookFailure extends Error {
+  constructor(code, message) {
+    super(message);
+    this.code = code;
+  }
+}
+
+let finished = false;
+/** stdin, once read: a closed answer is given in the terms of the event it names. */
+let input;
+
+function finish(exitCode, stdout, stderr) {
+  if (finished) return;
+  finished = true;
+  if (stderr !== "") process.stderr.write(stderr);
+  process.stdout.write(stdout, () => process.exit(exitCode));
+}
+
+function failClosed(code, message) {
+  let raw;
+  try {
+    raw = input === undefined ? undefined : JSON.parse(input.toString("utf8"));
+  } catch {
+    raw = undefined; // not JSON: no event to answer for, so the blocking error below
+  }
+  const name = eventNameOf(raw);
+  if (name === undefined) return finish(2, "", `${code}: ${message}\n`);
+  finish(0, `${JSON.stringify(failureAnswer(name, raw.tool_name, code, message))}\n`, "");
+}
+
+function parseArgs(argv) {
+  const flags = {};
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    if (arg === "--help" || arg === "-h") return { help: true };
+    const match = /^--([a-z-]+)(?:=(.*))?$/s.exec(arg);
+    if (match === null || !VALUE_FLAGS.has(match[1]))
+      throw new HookFailure("HOOKBUS_USAGE", `unknown option ${JSON.stringify(arg)} (--help)`);
+    const value = match[2] ?? argv[++i];
+    if (value === undefined) throw new HookFailure("HOOKBUS_USAGE", `--${match[1]} needs a value`);
+    flags[match[1]] = value;
+  }
+  const timeoutMs = Number(flags["timeout-ms"] ?? DEFAULT_TIMEOUT_MS);
+  if (!Number.isInteger(timeoutMs) || timeoutMs < 100 || timeoutMs > 120_000)
+    throw new HookFailure(
+      "HOOKBUS_INVALID_ARGUMENT",
+      `--timeout-ms must be 100-120000 milliseconds, got ${JSON.stringify(flags["timeout-ms"])}`,
+    );
+  const rewrite = flags.rewrite ?? "allow";
+  if (rewrite !== "allow" && rewrite !== "ask")
+    throw new HookFailure(
+      "HOOKBUS_INVALID_ARGUMENT",
+      `--rewrite must be allow or ask, got ${JSON.stringify(rewrite)}`,
+    );
+  const agentId = flags.agent ?? process.env.HOOKBUS_AGENT_ID ?? "claude-code";
+  return { help: false, flags, timeoutMs, rewrite, agentId };
+}
+
+/**
+ * One daemon per user and NATS connection: the socket's name hashes every setting that chooses
+ * the connection (flags, else the environment the daemon would read), secrets only as a hash.
+ */
+function daemonPaths(flags) {
+  const env = process.env;
+  const uid = process.getuid();
+  const dir =
+    env.HOOKBUS_RUNTIME_DIR ||
+    (env.XDG_RUNTIME_DIR ? join(env.XDG_RUNTIME_DIR, "hookbus") : join(tmpdir(), `hookbus-${uid}`));
+  const settings = [
+    flags.server ?? env.NATS_URL,
+    flags.creds ?? env.NATS_CREDS,
+    flags.nkey ?? env.HOOKBUS_NKEY_FILE,
+    flags["inbox-prefix"] ?? env.HOOKBUS_INBOX_PREFIX,
+    flags.namespace ?? env.HOOKBUS_NAMESPACE,
+    env.NATS_USER,
+    env.NATS_PASSWORD,
+    env.NATS_TOKEN,
+    env.HOOKBUS_NKEY_SEED,
+  ];
+  const key = createHash("sha256").update(JSON.stringify(settings)).digest("hex").slice(0, 16);
+  return { dir, socket: join(dir, `cc-${key}.sock`), log: join(dir, `cc-${key}.log`) };
+}
+
+/** Refuses a folder or socket another user could have put there: it could answer "allow". */
+function checkOwned(path, kind) {
+  let info;
+  try {
+    info = lstatSync(path);
+  } catch (error) {
+    if (error.code === "ENOENT") return false;
+    throw error;
+  }
+  const ok =
+    info.uid === process.getuid() &&
+    (kind === "dir" ? info.isDirectory() && (info.mode & 0o077) === 0 : info.isSocket());
+  if (!ok)
+    throw new HookbusUnsafe(
+      path,
+      kind === "dir"
+        ? "is not a folder of yours closed to others (mode 0700)"
+        : "is not your socket",
+    );
+  return true;
+}
+
+class HookbusUnsafe extends HookFailure {
+  constructor(path, why) {
+    super("HOOKBUS_DAEMON_SOCKET_UNSAFE", `${path} ${why}: refusing to use it`);
+  }
+}
+
+async function readStdin() {
+  const chunks = [];
+  let size = 0;
+  for await (const chunk of process.stdin) {
+    size += chunk.length;
+    if (size > MAX_HOOK_INPUT_BYTES)
+      throw new HookFailure(
+        "HOOKBUS_LIMIT_EXCEEDED",
+        `the hook input is larger than ${MAX_HOOK_INPUT_BYTES} bytes`,
+      );
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks);
+}
+
+/** A connected socket, or undefined when no daemon listens there (absent or stale). */
+function tryConnect(path) {
+  return new Promise((resolve, reject) => {
+    const socket = createConnection(path);
+    socket.once("connect", () => {
+      socket.removeAllListeners("error");
+      resolve(socket);
+    });
+    socket.once("error", (error) => {
+      if (error.code === "ENOENT" || error.code === "ECONNREFUSED") resolve(undefined);
+      else
+        reject(
+          new HookFailure("HOOKBUS_DAEMON_UNAVAILABLE", `cannot reach ${path}: ${error.message}`),
+        );
+    });
+  });
+}
+
+function startDaemon(paths, flags) {
+  mkdirSync(paths.dir, { recursive: true, mode: 0o700 });
+  checkOwned(paths.dir, "dir");
+  const log = openSync(paths.log, "a", 0o600);
+  const cli = fileURLToPath(new URL("./hookbus.js", import.meta.url));
+  const args = [cli, "claude-code-daemon", "--socket", paths.socket];
+  for (const name of CONNECTION_FLAGS)
+    if (flags[name] !== undefined) args.push(`--${name}`, flags[name]);
+  try {
+    return spawn(process.execPath, args, { detached: true, stdio: ["ignore", log, log] });
+  } finally {
+    closeSync(log);
+  }
+}
+
+/** Start the daemon and wait (bounded) for its socket; a daemon that exits first is a failure. */
+async function startAndConnect(paths, flags, deadline) {
+  const child = startDaemon(paths, flags);
+  let exited;
+  child.once("exit", (code, signal) => (exited = signal ?? `exit ${code}`));
+  child.once("error", (error) => (exited = error.message));
+  const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+  while (Date.now() < deadline) {
+    checkOwned(paths.socket, "socket");
+    const socket = await tryConnect(paths.socket);
+    if (socket !== undefined) {
+      child.unref();
+      return socket;
+    }
+    // Exit 0 is "another daemon already serves it": one more look finds that one.
+    if (exited !== undefined && exited !== "exit 0")
+      throw new HookFailure(
+        "HOOKBUS_DAEMON_UNAVAILABLE",
+        `the hook daemon exited (${exited}) before it listened: see ${paths.log}`,
+      );
+    await sleep(START_POLL_MS);
+  }
+  child.unref();
+  throw new HookFailure(
+    "HOOKBUS_DAEMON_UNAVAILABLE",
+    `the hook daemon did not start listening before the hook's deadline: see ${paths.log}`,
+  );
+}
+
+/** Send the event, read the one reply line; a connection closed without it is a failure. */
+function exchange(socket, header, body) {
+  return new Promise((resolve, reject) => {
+    const chunks = [];
+    let size = 0;
+    socket.on("data", (chunk) => {
+      size += chunk.length;
+      if (size > MAX_REPLY_BYTES) socket.destroy();
+      else chunks.push(chunk);
+    });
+    socket.on("error", () => {}); // "close" follows and decides
+    socket.once("close", () => {
+      const text = Buffer.concat(chunks).toString("utf8");
+      const newline = text.indexOf("\n");
+      try {
+        if (newline === -1) throw new Error("no reply");
+        resolve(JSON.parse(text.slice(0, newline)));
+      } catch {
+        reject(
+          new HookFailure(
+            "HOOKBUS_DAEMON_UNAVAILABLE",
+            "the hook daemon closed the connection without answering",
+          ),
+        );
+      }
+    });
+    socket.write(`${JSON.stringify(header)}\n`);
+    socket.write(body);
+  });
+}
+
+function deliver(message) {
+  const reply = message?.reply;
+  if (reply !== undefined) {
+    const { exitCode, stdout, stderr } = reply;
+    if (
+      (exitCode === 0 || exitCode === 2) &&
+      typeof stdout === "string" &&
+      typeof stderr === "string"
+    )
+      return finish(exitCode, stdout, stderr);
+  }
+  const error = message?.error;
+  if (typeof error?.code === "string" && typeof error.message === "string")
+    return failClosed(error.code, error.message);
+  failClosed("HOOKBUS_DAEMON_UNAVAILABLE", "the hook daemon's reply is malformed");
+}
+
+async function main() {
+  const args = parseArgs(process.argv.slice(2));
+  if (args.help) return finish(0, `${HELP}\n`, "");
+  const deadline = Date.now() + args.timeoutMs;
+  // The guarantee: whatever hangs, the hook answers closed by its deadline.
+  setTimeout(
+    () =>
+      failClosed(
+        "HOOKBUS_CALL_TIMEOUT",
+        "the hook daemon did not answer before the hook's deadline",
+      ),
+    args.timeoutMs,
+  );
+  input = await readStdin();
+  const paths = daemonPaths(args.flags);
+  checkOwned(paths.dir, "dir");
+  checkOwned(paths.socket, "socket");
+  const socket =
+    (await tryConnect(paths.socket)) ??
+    (await startAndConnect(paths, args.flags, deadline - DAEMON_MARGIN_MS));
+  const header = {
+    v: PROTOCOL_VERSION,
+    agentId: args.agentId,
+    rewrite: args.rewrite,
+    timeoutMs: Math.max(1, deadline - DAEMON_MARGIN_MS - Date.now()),
+    bytes: input.length,
+  };
+  deliver(await exchange(socket, header, input));
+}
+
+main().catch((error) =>
+  error instanceof HookFailure
+    ? failClosed(error.code, error.message)
+    : failClosed(
+        "HOOKBUS_DAEMON_UNAVAILABLE",
+        `the hook client failed: ${error?.message ?? error}`,
+      ),
+);
