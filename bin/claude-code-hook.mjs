@@ -9,17 +9,14 @@
 // decide: a tool call denied, a prompt refused, MCP output withheld, and exit 2 (Claude Code's
 // blocking error) when the input names no event to answer in the terms of.
 //
-// Only Node built-ins are imported (and the closed answers, a file of plain JavaScript), so an
-// event costs a Node start and one socket round trip.
-import { spawn } from "node:child_process";
+// Only Node built-ins are imported, so an event costs a Node start and one socket round trip; what
+// only the first event (starting the daemon) or a failure needs is imported then.
 import { createHash } from "node:crypto";
 import { closeSync, lstatSync, mkdirSync, openSync } from "node:fs";
 import { createConnection } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
-import { fileURLToPath } from "node:url";
-import { eventNameOf, failureAnswer } from "./claude-code-failure.mjs";
 
 /** As MAX_HOOK_INPUT_BYTES in src/adapters/claude-code/input.ts: larger stdin exits 2. */
 const MAX_HOOK_INPUT_BYTES = 16 * 1024 * 1024;
@@ -70,16 +67,23 @@ function finish(exitCode, stdout, stderr) {
   process.stdout.write(stdout, () => process.exit(exitCode));
 }
 
-function failClosed(code, message) {
+async function failClosed(code, message) {
+  const blocking = () => finish(2, "", `${code}: ${message}\n`);
   let raw;
   try {
     raw = input === undefined ? undefined : JSON.parse(input.toString("utf8"));
   } catch {
-    raw = undefined; // not JSON: no event to answer for, so the blocking error below
+    return blocking(); // not JSON: no event to answer in the terms of
   }
-  const name = eventNameOf(raw);
-  if (name === undefined) return finish(2, "", `${code}: ${message}\n`);
-  finish(0, `${JSON.stringify(failureAnswer(name, raw.tool_name, code, message))}\n`, "");
+  let answers;
+  try {
+    answers = await import("./claude-code-failure.mjs");
+  } catch {
+    return blocking(); // a broken install still refuses the action
+  }
+  const name = answers.eventNameOf(raw);
+  if (name === undefined) return blocking();
+  finish(0, `${JSON.stringify(answers.failureAnswer(name, raw.tool_name, code, message))}\n`, "");
 }
 
 function parseArgs(argv) {
@@ -196,7 +200,11 @@ function tryConnect(path) {
   });
 }
 
-function startDaemon(paths, flags) {
+async function startDaemon(paths, flags) {
+  const [{ spawn }, { fileURLToPath }] = await Promise.all([
+    import("node:child_process"),
+    import("node:url"),
+  ]);
   mkdirSync(paths.dir, { recursive: true, mode: 0o700 });
   checkOwned(paths.dir, "dir");
   const log = openSync(paths.log, "a", 0o600);
@@ -213,7 +221,7 @@ function startDaemon(paths, flags) {
 
 /** Start the daemon and wait (bounded) for its socket; a daemon that exits first is a failure. */
 async function startAndConnect(paths, flags, deadline) {
-  const child = startDaemon(paths, flags);
+  const child = await startDaemon(paths, flags);
   let exited;
   child.once("exit", (code, signal) => (exited = signal ?? `exit ${code}`));
   child.once("error", (error) => (exited = error.message));
