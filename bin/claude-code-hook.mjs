@@ -12,10 +12,10 @@
 // Only Node built-ins are imported, so an event costs a Node start and one socket round trip; what
 // only the first event (starting the daemon) or a failure needs is imported then.
 import { createHash } from "node:crypto";
-import { closeSync, lstatSync, mkdirSync, openSync } from "node:fs";
+import { closeSync, lstatSync, mkdirSync, openSync, readFileSync } from "node:fs";
 import { createConnection } from "node:net";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import process from "node:process";
 
 /** As MAX_HOOK_INPUT_BYTES in src/adapters/claude-code/input.ts: larger stdin exits 2. */
@@ -46,8 +46,6 @@ const VALUE_FLAGS = new Set([
   "rewrite",
   "timeout-ms",
 ]);
-/** The flags that choose the NATS connection: the daemon gets them, and they choose its socket. */
-const CONNECTION_FLAGS = ["server", "creds", "nkey", "inbox-prefix", "namespace"];
 
 class HookFailure extends Error {
   constructor(code, message) {
@@ -115,27 +113,51 @@ function parseArgs(argv) {
 }
 
 /**
- * One daemon per user and NATS connection: the socket's name hashes every setting that chooses
- * the connection (flags, else the environment the daemon would read), secrets only as a hash.
+ * The settings that choose the NATS connection, flags first, then the environment the daemon
+ * would read; files as absolute paths, so projects with one relative creds path and two files do
+ * not share a daemon. The daemon gets them all as flags.
  */
-function daemonPaths(flags) {
+function connectionSettings(flags) {
+  const env = process.env;
+  const file = (value) => (value ? resolve(value) : value);
+  return {
+    server: flags.server ?? env.NATS_URL,
+    creds: file(flags.creds ?? env.NATS_CREDS),
+    nkey: file(flags.nkey ?? env.HOOKBUS_NKEY_FILE),
+    "inbox-prefix": flags["inbox-prefix"] ?? env.HOOKBUS_INBOX_PREFIX,
+    namespace: flags.namespace ?? env.HOOKBUS_NAMESPACE,
+  };
+}
+
+/** This install's version: a daemon of another hookbus version is never asked (upgrades). */
+function packageVersion() {
+  try {
+    return JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")).version;
+  } catch {
+    return undefined; // the protocol version still separates incompatible daemons
+  }
+}
+
+/**
+ * One daemon per user, hookbus version and NATS connection: the socket's name hashes every
+ * setting that chooses the connection, secrets only as part of the hash.
+ */
+function daemonPaths(settings) {
   const env = process.env;
   const uid = process.getuid();
   const dir =
     env.HOOKBUS_RUNTIME_DIR ||
     (env.XDG_RUNTIME_DIR ? join(env.XDG_RUNTIME_DIR, "hookbus") : join(tmpdir(), `hookbus-${uid}`));
-  const settings = [
-    flags.server ?? env.NATS_URL,
-    flags.creds ?? env.NATS_CREDS,
-    flags.nkey ?? env.HOOKBUS_NKEY_FILE,
-    flags["inbox-prefix"] ?? env.HOOKBUS_INBOX_PREFIX,
-    flags.namespace ?? env.HOOKBUS_NAMESPACE,
+  const identity = [
+    PROTOCOL_VERSION,
+    packageVersion(),
+    settings,
     env.NATS_USER,
     env.NATS_PASSWORD,
     env.NATS_TOKEN,
     env.HOOKBUS_NKEY_SEED,
   ];
-  const key = createHash("sha256").update(JSON.stringify(settings)).digest("hex").slice(0, 16);
+  const key = createHash("sha256").update(JSON.stringify(identity)).digest("hex").slice(0, 16);
   return { dir, socket: join(dir, `cc-${key}.sock`), log: join(dir, `cc-${key}.log`) };
 }
 
@@ -200,7 +222,7 @@ function tryConnect(path) {
   });
 }
 
-async function startDaemon(paths, flags) {
+async function startDaemon(paths, settings) {
   const [{ spawn }, { fileURLToPath }] = await Promise.all([
     import("node:child_process"),
     import("node:url"),
@@ -210,8 +232,8 @@ async function startDaemon(paths, flags) {
   const log = openSync(paths.log, "a", 0o600);
   const cli = fileURLToPath(new URL("./hookbus.js", import.meta.url));
   const args = [cli, "claude-code-daemon", "--socket", paths.socket];
-  for (const name of CONNECTION_FLAGS)
-    if (flags[name] !== undefined) args.push(`--${name}`, flags[name]);
+  for (const [name, value] of Object.entries(settings))
+    if (value !== undefined) args.push(`--${name}`, value);
   try {
     return spawn(process.execPath, args, { detached: true, stdio: ["ignore", log, log] });
   } finally {
@@ -220,8 +242,8 @@ async function startDaemon(paths, flags) {
 }
 
 /** Start the daemon and wait (bounded) for its socket; a daemon that exits first is a failure. */
-async function startAndConnect(paths, flags, deadline) {
-  const child = await startDaemon(paths, flags);
+async function startAndConnect(paths, settings, deadline) {
+  const child = await startDaemon(paths, settings);
   let exited;
   child.once("exit", (code, signal) => (exited = signal ?? `exit ${code}`));
   child.once("error", (error) => (exited = error.message));
@@ -310,12 +332,13 @@ async function main() {
     args.timeoutMs,
   );
   input = await readStdin();
-  const paths = daemonPaths(args.flags);
+  const settings = connectionSettings(args.flags);
+  const paths = daemonPaths(settings);
   checkOwned(paths.dir, "dir");
   checkOwned(paths.socket, "socket");
   const socket =
     (await tryConnect(paths.socket)) ??
-    (await startAndConnect(paths, args.flags, deadline - DAEMON_MARGIN_MS));
+    (await startAndConnect(paths, settings, deadline - DAEMON_MARGIN_MS));
   const header = {
     v: PROTOCOL_VERSION,
     agentId: args.agentId,
