@@ -11,7 +11,7 @@
  */
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -22,6 +22,7 @@ import { RegistryStore } from "../src/registry/store.js";
 import type { RegistryDocumentInput } from "../src/registry/document.js";
 import { Subjects } from "../src/bus/subjects.js";
 import { findNatsServer } from "../src/testing/nats.js";
+import { stopHookDaemons } from "../test/support/hook-daemons.js";
 import { examplePolicies } from "../services/policies/index.js";
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 200);
@@ -110,17 +111,6 @@ function fakeProject(dir: string): void {
   );
 }
 
-function stopDaemons(runtime: string): void {
-  for (const file of readdirSync(runtime).filter((f) => f.endsWith(".log")))
-    for (const line of readFileSync(join(runtime, file), "utf8").split("\n"))
-      if (line.includes("daemon listening"))
-        try {
-          process.kill((JSON.parse(line) as { pid: number }).pid, "SIGTERM");
-        } catch {
-          // already gone (idle exit)
-        }
-}
-
 const server = await findNatsServer();
 const nc = await connect({ servers: server.url });
 const workers = await connect({ servers: server.url });
@@ -164,7 +154,7 @@ try {
       ` one_shot_claude_code_hook_p50_ms=${percentile(slow, 50).toFixed(0)} (n=${SLOW_EVENTS})` +
       ` bare_node_p50_ms=${percentile(bare, 50).toFixed(0)}`,
   );
-  stopDaemons(runtime);
+  stopHookDaemons(runtime);
   await runner.stop();
   await coordinator.stop();
 } finally {

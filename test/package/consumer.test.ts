@@ -7,11 +7,12 @@
  * private nats-server.
  */
 import { spawnSync } from "node:child_process";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { copyFile, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { findNatsServer, type NatsServerHandle } from "../../src/testing/index.js";
+import { stopHookDaemons } from "../support/hook-daemons.js";
 import { uniqueNamespace } from "../support/nats.js";
 import {
   mustRun,
@@ -79,19 +80,6 @@ function fastClaudeCodeHook(project: string, env: NodeJS.ProcessEnv): unknown {
   expect(result.stderr).toBe("");
   expect(result.status).toBe(0);
   return (JSON.parse(result.stdout) as { hookSpecificOutput?: unknown }).hookSpecificOutput;
-}
-
-/** SIGTERM to the daemons that logged in `dir` (each log line carries the daemon's pid). */
-function stopHookDaemons(dir: string): void {
-  if (!existsSync(dir)) return;
-  for (const file of readdirSync(dir).filter((f) => f.endsWith(".log")))
-    for (const line of readFileSync(join(dir, file), "utf8").split("\n"))
-      if (line.includes("daemon listening"))
-        try {
-          process.kill((JSON.parse(line) as { pid: number }).pid, "SIGTERM");
-        } catch {
-          // gone already
-        }
 }
 
 let packDir: Awaited<ReturnType<typeof tempDir>>;

@@ -13,6 +13,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { examplePolicies } from "../../../services/policies/index.js";
 import { definePolicy } from "../../../src/index.js";
 import type { RegistryDocumentInput } from "../../../src/registry/document.js";
+import { hookDaemonPids, isAlive, stopHookDaemons } from "../../support/hook-daemons.js";
 import { gate } from "../../support/wait.js";
 import {
   startPipeline,
@@ -75,31 +76,13 @@ function runtimeDir(): string {
   return dir;
 }
 
-/** The pids of the daemons that logged in `dir` (pino stamps every line with the pid). */
-function daemonPids(dir: string): number[] {
-  const pids = new Set<number>();
-  for (const file of readdirSync(dir).filter((f) => f.endsWith(".log")))
-    for (const line of readFileSync(join(dir, file), "utf8").split("\n"))
-      if (line.includes("daemon listening")) pids.add((JSON.parse(line) as { pid: number }).pid);
-  return [...pids];
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 function sockets(dir: string): string[] {
   return readdirSync(dir).filter((f) => f.endsWith(".sock"));
 }
 
 afterEach(() => {
   for (const dir of dirs.splice(0)) {
-    for (const pid of daemonPids(dir)) if (alive(pid)) process.kill(pid, "SIGTERM");
+    stopHookDaemons(dir);
     rmSync(dir, { recursive: true, force: true });
   }
 });
@@ -137,7 +120,7 @@ describe("the fast Claude Code hook", () => {
     expect(read).toEqual({});
     const again = await run([fastHook, ...hookArgs], rmPayload, env);
     expect(again).toEqual(slow);
-    expect(daemonPids(env.HOOKBUS_RUNTIME_DIR)).toHaveLength(1);
+    expect(hookDaemonPids(env.HOOKBUS_RUNTIME_DIR)).toHaveLength(1);
   }, 120_000);
 
   it("fails closed when the daemon cannot start", async () => {
@@ -185,7 +168,7 @@ describe("the fast Claude Code hook", () => {
     try {
       const pending = run([fastHook, ...holdArgs], rmPayload, env);
       await until(() => arrived.n === 1, 30_000, "the call at the policy");
-      const [pid] = daemonPids(env.HOOKBUS_RUNTIME_DIR);
+      const [pid] = hookDaemonPids(env.HOOKBUS_RUNTIME_DIR);
       const killedAt = Date.now();
       process.kill(pid!, "SIGKILL");
       const killed = answer(await pending);
@@ -206,7 +189,7 @@ describe("the fast Claude Code hook", () => {
       // A daemon that can start replaces the stale socket and answers (the policy allows now).
       held.open();
       expect(answer(await run([fastHook, ...holdArgs], rmPayload, env))).toEqual({});
-      expect(daemonPids(env.HOOKBUS_RUNTIME_DIR)).toHaveLength(2);
+      expect(hookDaemonPids(env.HOOKBUS_RUNTIME_DIR)).toHaveLength(2);
     } finally {
       held.open();
     }
@@ -243,9 +226,9 @@ describe("the fast Claude Code hook", () => {
     const env = { HOOKBUS_RUNTIME_DIR: dir, HOOKBUS_CLAUDE_CODE_IDLE_EXIT_MS: "1000" };
     // No registry in the default namespace: answered closed, by the daemon.
     answer(await run([fastHook, ...serverOnly(), "--timeout-ms", "60000"], rmPayload, env));
-    const [pid] = daemonPids(dir);
-    expect(alive(pid!)).toBe(true);
-    await until(() => !alive(pid!) && sockets(dir).length === 0, 20_000, "the idle exit");
+    const [pid] = hookDaemonPids(dir);
+    expect(isAlive(pid!)).toBe(true);
+    await until(() => !isAlive(pid!) && sockets(dir).length === 0, 20_000, "the idle exit");
     expect(
       readFileSync(
         join(
@@ -261,9 +244,9 @@ describe("the fast Claude Code hook", () => {
     const dir = runtimeDir();
     const env = { HOOKBUS_RUNTIME_DIR: dir };
     answer(await run([fastHook, ...serverOnly(), "--timeout-ms", "60000"], rmPayload, env));
-    const [pid] = daemonPids(dir);
+    const [pid] = hookDaemonPids(dir);
     process.kill(pid!, "SIGTERM");
-    await until(() => !alive(pid!) && sockets(dir).length === 0, 20_000, "the exit on SIGTERM");
+    await until(() => !isAlive(pid!) && sockets(dir).length === 0, 20_000, "the exit on SIGTERM");
     expect(existsSync(dir)).toBe(true);
   }, 60_000);
 });
