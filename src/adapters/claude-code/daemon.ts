@@ -199,6 +199,9 @@ function send(socket: Socket, body: { reply: HookReply } | { error: HookbusError
     "reply" in body
       ? JSON.stringify({ reply: body.reply })
       : JSON.stringify({ error: { code: body.error.code, message: body.error.message } });
+  // Whatever the client still sends is read and dropped: a socket never read would never see the
+  // client's end, and never close.
+  socket.resume();
   socket.end(`${line}\n`);
 }
 
@@ -222,10 +225,16 @@ export async function startHookDaemon(options: HookDaemonOptions): Promise<HookD
   const serve = (socket: Socket) => {
     clearTimeout(idleTimer);
     active++;
-    socket.once("close", () => {
+    // A connection counts until its reply is written (its close may come a little later).
+    let counted = true;
+    const release = () => {
+      if (!counted) return;
+      counted = false;
       active--;
       if (active === 0 && stopping === undefined) armIdle();
-    });
+    };
+    socket.once("finish", release);
+    socket.once("close", release);
     socket.on("error", (error) => logger.debug({ err: error }, "client connection error"));
     if (active > options.maxConnections) {
       send(socket, {
