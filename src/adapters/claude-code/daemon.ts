@@ -27,6 +27,8 @@ import type { HookReply } from "./run.js";
 export const DAEMON_PROTOCOL_VERSION = 1;
 /** A header line is a few hundred bytes; anything past this is not our client. */
 const MAX_HEADER_BYTES = 4096;
+/** How long a client has to read its reply and close before the daemon closes the connection. */
+const CLOSE_GRACE_MS = 2_000;
 /** How often the daemon checks that its socket path is still its own. */
 const SOCKET_CHECK_MS = 2_000;
 
@@ -203,6 +205,10 @@ function send(socket: Socket, body: { reply: HookReply } | { error: HookbusError
   // client's end, and never close.
   socket.resume();
   socket.end(`${line}\n`);
+  // A client that keeps its side open after the reply must not hold the daemon's stop.
+  const linger = setTimeout(() => socket.destroy(), CLOSE_GRACE_MS);
+  linger.unref();
+  socket.once("close", () => clearTimeout(linger));
 }
 
 /** Serves the daemon's socket until idle, stopped, or its path is taken over. */
