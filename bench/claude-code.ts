@@ -11,7 +11,8 @@
  */
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from "node:fs";
+import { createConnection } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -102,6 +103,18 @@ async function measure(
   return times.sort((a, b) => a - b);
 }
 
+/** One event straight to the daemon, in its wire format (src/adapters/claude-code/daemon.ts). */
+function daemonRoundTrip(socketPath: string, text: string): Promise<number> {
+  const started = performance.now();
+  return new Promise((resolve, reject) => {
+    const socket = createConnection(socketPath);
+    const header = { v: 1, agentId: "claude-code", rewrite: "allow", timeoutMs: 10_000 };
+    socket.on("error", reject);
+    socket.once("data", () => resolve(performance.now() - started));
+    socket.write(`${JSON.stringify({ ...header, bytes: Buffer.byteLength(text) })}\n${text}`);
+  });
+}
+
 /** A project where npm installed hookbus: its .bin link to the fast hook. */
 function fakeProject(dir: string): void {
   mkdirSync(join(dir, "node_modules", ".bin"), { recursive: true });
@@ -143,6 +156,19 @@ try {
     return result;
   });
   bare.sort((a, b) => a - b);
+  // Where an event's time goes: starting the command (shell, Node, the client; --help answers
+  // without the daemon), and the daemon's answer alone (this process on its socket).
+  const start: number[] = [];
+  for (let i = 0; i < 20; i++)
+    start.push((await timed("/bin/sh", ["-c", `${COMMAND} --help`], "", env)).ms);
+  start.sort((a, b) => a - b);
+  const socket = join(
+    runtime,
+    readdirSync(runtime).find((f) => f.endsWith(".sock"))!,
+  );
+  const daemon: number[] = [];
+  for (let i = 0; i < 50; i++) daemon.push(await daemonRoundTrip(socket, eventText(i, "rtt")));
+  daemon.sort((a, b) => a - b);
   const slow = await measure("slow", SLOW_EVENTS, (stdin) =>
     timed(process.execPath, [root("bin/hookbus.js"), "claude-code-hook"], stdin, env),
   );
@@ -152,7 +178,9 @@ try {
   console.log(
     `  events=${EVENTS} first_event_ms=${cold!.toFixed(0)} (starts the daemon)` +
       ` one_shot_claude_code_hook_p50_ms=${percentile(slow, 50).toFixed(0)} (n=${SLOW_EVENTS})` +
-      ` bare_node_p50_ms=${percentile(bare, 50).toFixed(0)}`,
+      ` bare_node_p50_ms=${percentile(bare, 50).toFixed(0)}` +
+      ` command_start_p50_ms=${percentile(start, 50).toFixed(0)}` +
+      ` daemon_answer_p50_ms=${percentile(daemon, 50).toFixed(1)}`,
   );
   stopHookDaemons(runtime);
   await runner.stop();
