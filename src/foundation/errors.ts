@@ -98,6 +98,10 @@ export const ErrorCodes = {
     "A policy worker failed cases of the conformance kit (`hookbus conformance worker`).",
   HOOKBUS_INVALID_CEDAR:
     "A Cedar policy set does not parse, repeats a policy id, or does not type-check against the hook schema.",
+  HOOKBUS_DAEMON_UNAVAILABLE:
+    "The Claude Code hook daemon could not be started or reached, or closed a request without answering.",
+  HOOKBUS_DAEMON_SOCKET_UNSAFE:
+    "The hook daemon's socket folder or socket is owned by another user, open to others, or not a socket, so it is not used.",
 } as const;
 
 export type ErrorCode = keyof typeof ErrorCodes;

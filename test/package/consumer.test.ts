@@ -3,13 +3,16 @@
  * (one ES module project, one CommonJS), the public API imported from .mjs, .cjs and .ts files,
  * the CLI run through npx, and one call end to end: `hookbus registry apply`, `hookbus worker
  * ./policy.ts` on the project's own policy module, `hookbus coordinator`, and an agent call the
- * policy blocks, against a private nats-server.
+ * policy blocks — also through the fast Claude Code hook from node_modules/.bin — against a
+ * private nats-server.
  */
+import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { copyFile, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { findNatsServer, type NatsServerHandle } from "../../src/testing/index.js";
+import { stopHookDaemons } from "../support/hook-daemons.js";
 import { uniqueNamespace } from "../support/nats.js";
 import {
   mustRun,
@@ -45,6 +48,39 @@ const tsconfig = {
 const version = (
   JSON.parse(await readFile(join(root, "package.json"), "utf8")) as { version: string }
 ).version;
+
+/**
+ * The fast Claude Code hook as docs/adapters/claude-code.md configures it — the settings' command
+ * through a shell, from the project's node_modules/.bin — answering a PreToolUse event through the
+ * daemon it starts from the installed package.
+ */
+function fastClaudeCodeHook(project: string, env: NodeJS.ProcessEnv): unknown {
+  const event = {
+    session_id: "consumer-session",
+    cwd: project,
+    hook_event_name: "PreToolUse",
+    tool_name: "exec",
+    tool_input: { command: "ls" },
+  };
+  const result = spawnSync(
+    "/bin/sh",
+    ["-c", '"$CLAUDE_PROJECT_DIR"/node_modules/.bin/hookbus-claude-code-hook --timeout-ms 60000'],
+    {
+      cwd: project,
+      env: {
+        ...env,
+        CLAUDE_PROJECT_DIR: project,
+        HOOKBUS_RUNTIME_DIR: join(project, "hookbus-run"),
+      },
+      encoding: "utf8",
+      input: JSON.stringify(event),
+      timeout: 90_000,
+    },
+  );
+  expect(result.stderr).toBe("");
+  expect(result.status).toBe(0);
+  return (JSON.parse(result.stdout) as { hookSpecificOutput?: unknown }).hookSpecificOutput;
+}
 
 let packDir: Awaited<ReturnType<typeof tempDir>>;
 let tarball: string;
@@ -172,7 +208,13 @@ describe.each([
         blockedBy: "no-exec",
         blockReason: "exec is not allowed",
       });
+      expect(fastClaudeCodeHook(cwd(), env)).toEqual({
+        hookEventName: "PreToolUse",
+        permissionDecision: "deny",
+        permissionDecisionReason: "hookbus (no-exec): exec is not allowed",
+      });
     } finally {
+      stopHookDaemons(join(cwd(), "hookbus-run"));
       // npx itself dies of the signal; the drain on SIGTERM is tested in test/integration/cli.
       await Promise.all([worker.stop(), coordinator.stop()]);
     }

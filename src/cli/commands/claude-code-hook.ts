@@ -4,21 +4,17 @@
  * coordinator cannot be reached, a tool call is denied, a prompt refused, MCP output withheld.
  */
 import type { NatsConnection } from "@nats-io/transport-node";
+import { MAX_HOOK_INPUT_BYTES } from "../../adapters/claude-code/input.js";
 import {
-  eventNameOf,
-  MAX_HOOK_INPUT_BYTES,
-  parseHookInput,
-  type ClaudeCodeHookInput,
-} from "../../adapters/claude-code/input.js";
-import {
-  answerFailure,
-  asHookbusError,
-  handleClaudeCodeHook,
-  type ClaudeCodeHookOutput,
+  blockingReply,
+  replyToHook,
+  type HookReply,
+  type MappingOptions,
 } from "../../adapters/claude-code/run.js";
 import { HookbusClient } from "../../agent/client.js";
+import { beforeDeadline } from "../../foundation/deadline.js";
 import { HookbusError } from "../../foundation/errors.js";
-import { parseCommand, type Command } from "../command.js";
+import { parseCommand, type Command, type CommonFlags } from "../command.js";
 import { connectNats } from "../../bus/connect.js";
 import type { Output } from "../output.js";
 
@@ -47,7 +43,7 @@ options:
   --timeout-ms MS   the whole hook's deadline: connect and decide (default 10000, 100-120000);
                     keep it below the hook's "timeout" in Claude Code's settings`;
 
-const DEFAULT_TIMEOUT_MS = 10_000;
+export const DEFAULT_HOOK_TIMEOUT_MS = 10_000;
 
 /** Stdin, refused past the limit rather than buffered without bound. */
 async function readStdin(limit: number): Promise<string> {
@@ -66,8 +62,8 @@ async function readStdin(limit: number): Promise<string> {
   return Buffer.concat(chunks).toString("utf8");
 }
 
-function timeoutFlag(value: string | undefined): number {
-  if (value === undefined) return DEFAULT_TIMEOUT_MS;
+export function timeoutFlag(value: string | undefined): number {
+  if (value === undefined) return DEFAULT_HOOK_TIMEOUT_MS;
   const ms = Number(value);
   if (!Number.isInteger(ms) || ms < 100 || ms > 120_000)
     throw new HookbusError(
@@ -78,7 +74,7 @@ function timeoutFlag(value: string | undefined): number {
   return ms;
 }
 
-function rewriteFlag(value: string | undefined): "allow" | "ask" {
+export function rewriteFlag(value: string | undefined): "allow" | "ask" {
   if (value === undefined || value === "allow" || value === "ask") return value ?? "allow";
   throw new HookbusError(
     "HOOKBUS_INVALID_ARGUMENT",
@@ -87,27 +83,41 @@ function rewriteFlag(value: string | undefined): "allow" | "ask" {
   );
 }
 
-/** Rejects with HOOKBUS_CALL_TIMEOUT when `promise` outlives the hook's deadline. */
-function withinDeadline<T>(promise: Promise<T>, deadline: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const expired = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () =>
-        reject(
-          new HookbusError(
-            "HOOKBUS_CALL_TIMEOUT",
-            `${what} did not finish before the hook's deadline`,
-          ),
-        ),
-      Math.max(0, deadline - Date.now()),
-    );
-  });
-  return Promise.race([promise, expired]).finally(() => clearTimeout(timer));
+function print(out: Output, reply: HookReply): number {
+  if (reply.stdout !== "") out.print(reply.stdout.trimEnd());
+  if (reply.stderr !== "") out.error(reply.stderr.trimEnd());
+  return reply.exitCode;
 }
 
-function printAnswer(out: Output, answer: ClaudeCodeHookOutput): number {
-  out.print(JSON.stringify(answer));
-  return 0;
+/** One connection for this one event, closed by `close` whatever happened. */
+function oneShotClient(flags: CommonFlags) {
+  let nc: NatsConnection | undefined;
+  let client: HookbusClient | undefined;
+  return {
+    async open(deadline: number): Promise<HookbusClient> {
+      nc = await beforeDeadline(
+        connectNats(flags),
+        deadline,
+        "HOOKBUS_CALL_TIMEOUT",
+        () => "connecting to NATS did not finish before the hook's deadline",
+      );
+      client = await beforeDeadline(
+        HookbusClient.connect({
+          nc,
+          ...(flags.namespace === undefined ? {} : { namespace: flags.namespace }),
+          timeoutMs: Math.max(1, deadline - Date.now()),
+        }),
+        deadline,
+        "HOOKBUS_CALL_TIMEOUT",
+        () => "reading the registry did not finish before the hook's deadline",
+      );
+      return client;
+    },
+    async close(): Promise<void> {
+      await client?.close().catch(() => undefined);
+      await nc?.close().catch(() => undefined);
+    },
+  };
 }
 
 export const claudeCodeHookCommand: Command = {
@@ -122,62 +132,30 @@ export const claudeCodeHookCommand: Command = {
       out.print(HELP);
       return 0;
     }
-    const timeoutMs = timeoutFlag(values["timeout-ms"]);
-    const deadline = Date.now() + timeoutMs;
-    const options = {
+    const deadline = Date.now() + timeoutFlag(values["timeout-ms"]);
+    const options: MappingOptions = {
       agentId: values.agent ?? process.env.HOOKBUS_AGENT_ID ?? "claude-code",
       rewriteDecision: rewriteFlag(values.rewrite),
     };
-
-    const text = await readStdin(MAX_HOOK_INPUT_BYTES);
-    let input: ClaudeCodeHookInput;
+    let text: string;
     try {
-      input = parseHookInput(text);
+      text = await readStdin(MAX_HOOK_INPUT_BYTES);
     } catch (error) {
-      // A payload we cannot read at all: exit 2, Claude Code's "blocking error" (stderr is shown).
-      const name = (() => {
-        try {
-          return eventNameOf(JSON.parse(text));
-        } catch {
-          return undefined;
-        }
-      })();
-      const coded = asHookbusError(error);
-      if (name !== undefined) return printAnswer(out, answerFailure(name, undefined, coded));
-      // Exit 1 would be a non-blocking error to Claude Code (the action goes on): fail closed.
-      out.error(`${coded.code}: ${coded.message}`);
-      return 2;
+      // Oversized or unreadable: exit 2, never 1 (Claude Code would let the action go on).
+      const coded =
+        error instanceof HookbusError
+          ? error
+          : new HookbusError(
+              "HOOKBUS_BAD_MESSAGE",
+              `cannot read the hook input on stdin: ${(error as Error).message}`,
+            );
+      return print(out, blockingReply(coded));
     }
-
-    const toolName = typeof input.tool_name === "string" ? input.tool_name : undefined;
-    let nc: NatsConnection | undefined;
-    let client: HookbusClient | undefined;
+    const connection = oneShotClient(values);
     try {
-      nc = await withinDeadline(connectNats(values), deadline, "connecting to NATS");
-      const connected = nc;
-      client = await withinDeadline(
-        HookbusClient.connect({
-          nc: connected,
-          ...(values.namespace === undefined ? {} : { namespace: values.namespace }),
-          timeoutMs: Math.max(1, deadline - Date.now()),
-        }),
-        deadline,
-        "reading the registry",
-      );
-      const answer = await withinDeadline(
-        handleClaudeCodeHook(client, input, options),
-        deadline,
-        "the decision",
-      );
-      return printAnswer(out, answer);
-    } catch (error) {
-      return printAnswer(
-        out,
-        answerFailure(input.hook_event_name, toolName, asHookbusError(error)),
-      );
+      return print(out, await replyToHook(text, options, deadline, (d) => connection.open(d)));
     } finally {
-      await client?.close().catch(() => undefined);
-      await nc?.close().catch(() => undefined);
+      await connection.close();
     }
   },
 };

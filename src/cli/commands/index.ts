@@ -3,6 +3,7 @@ import type { Command } from "../command.js";
 import { approvalsCommand } from "./approvals.js";
 import { auditCommand } from "./audit.js";
 import { authCommand } from "./auth.js";
+import { claudeCodeDaemonCommand } from "./claude-code-daemon.js";
 import { claudeCodeHookCommand } from "./claude-code-hook.js";
 import { conformanceCommand } from "./conformance.js";
 import { coordinatorCommand } from "./coordinator.js";
@@ -30,6 +31,7 @@ export const commands: Record<string, Command> = {
   indexer: indexerCommand,
   policy: policyCommand,
   "claude-code-hook": claudeCodeHookCommand,
+  "claude-code-daemon": claudeCodeDaemonCommand,
   "mcp-proxy": mcpProxyCommand,
   ui: uiCommand,
   approvals: approvalsCommand,

@@ -218,6 +218,9 @@ describe("hookbus decisions as Claude Code output", () => {
   });
 });
 
+/** The fast hook as a project's npm install provides it (docs/adapters/claude-code.md). */
+const FAST_HOOK_COMMAND = '"$CLAUDE_PROJECT_DIR"/node_modules/.bin/hookbus-claude-code-hook';
+
 describe("the settings Claude Code users paste", () => {
   const root = (path: string) => fileURLToPath(new URL(`../../../${path}`, import.meta.url));
   interface Settings {
@@ -231,7 +234,7 @@ describe("the settings Claude Code users paste", () => {
       expect(CLAUDE_CODE_EVENTS, `${event} is an event the command maps`).toContain(event);
       for (const group of groups)
         for (const hook of group.hooks)
-          expect(hook).toMatchObject({ type: "command", command: "npx hookbus claude-code-hook" });
+          expect(hook).toMatchObject({ type: "command", command: FAST_HOOK_COMMAND });
     }
   };
 
@@ -241,6 +244,21 @@ describe("the settings Claude Code users paste", () => {
     ) as Settings;
     check(settings);
     expect(Object.keys(settings.hooks).sort()).toEqual([...CLAUDE_CODE_EVENTS].sort());
+  });
+
+  it("templates/init's Claude Code snippet runs the fast hook", () => {
+    check(
+      JSON.parse(readFileSync(root("templates/init/agents/claude-code.json"), "utf8")) as Settings,
+    );
+  });
+
+  it("the command is a bin of the package, so npm links it into node_modules/.bin", () => {
+    const pkg = JSON.parse(readFileSync(root("package.json"), "utf8")) as {
+      bin: Record<string, string>;
+      files: string[];
+    };
+    expect(pkg.bin["hookbus-claude-code-hook"]).toBe("./bin/claude-code-hook.mjs");
+    expect(pkg.files).toContain("bin");
   });
 
   it("the snippet in docs/adapters/claude-code.md is valid settings", () => {
