@@ -4,6 +4,7 @@
  * its call handler call in here at a few points (one line each), so the decision code stays about
  * decisions.
  */
+import type { StopListState } from "../registry/stops.js";
 import type { Msg } from "@nats-io/transport-node";
 import { trace } from "@opentelemetry/api";
 import type { Registry } from "prom-client";
@@ -42,6 +43,8 @@ export interface CoordinatorTelemetryOptions {
   id: string;
   inFlight: () => number;
   registry: () => RegistrySnapshot;
+  /** The emergency stop list in force: its revision is reported for `hookbus stop`'s confirmation. */
+  stops?: () => StopListState;
   /** How often the coordinator checks that declared policies have live workers (ms; 0: never). */
   livenessIntervalMs?: number;
 }
@@ -180,9 +183,16 @@ export class CoordinatorTelemetry implements CallTelemetry {
       inFlight: this.options.inFlight(),
       callsHandled: this.callsHandled,
       registryRevision: this.options.registry().revision,
+      ...this.stopsRevision(),
       calls: this.recent.stats(),
       log: await this.logLag(),
     };
+  }
+
+  /** Reported only while readable: a coordinator blocking everything has not confirmed a change. */
+  private stopsRevision(): { stopsRevision?: number } {
+    const state = this.options.stops?.();
+    return state?.readable === true ? { stopsRevision: state.list.revision } : {};
   }
 
   private async logLag(): Promise<LogLag> {

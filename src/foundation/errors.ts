@@ -94,6 +94,10 @@ export const ErrorCodes = {
     "A policy worker failed cases of the conformance kit (`hookbus conformance worker`).",
   HOOKBUS_INVALID_CEDAR:
     "A Cedar policy set does not parse, repeats a policy id, or does not type-check against the hook schema.",
+  HOOKBUS_INVALID_STOP:
+    "An emergency stop names an unknown kind, an empty, too long or malformed name, or the stored stop list is malformed.",
+  HOOKBUS_STOP_LIST_UNREADABLE:
+    "A coordinator could not read the emergency stop list recently enough, so it blocks every call (fail closed).",
 } as const;
 
 export type ErrorCode = keyof typeof ErrorCodes;
