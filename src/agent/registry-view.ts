@@ -10,7 +10,8 @@
  * call goes to a coordinator instead of trusting a policy set that may be stale.
  *
  * The emergency stop list (registry/stops.ts) is read every 250 ms beside the watch. While any
- * stop is in force, or while the list cannot be read, no call takes the fast path: each goes to a
+ * stop is in force, or while the last good read started more than 750 ms ago, no call takes the
+ * fast path: each goes to a
  * coordinator, which blocks (and records) the stopped ones and decides the others as usual. The
  * agent thus never answers `allow` locally for a stopped agent or tool.
  */
@@ -23,7 +24,7 @@ import { RegistryStore } from "../registry/store.js";
 import type { RegistrySnapshot } from "../registry/snapshot.js";
 import type { RedactionRule } from "../log/redaction.js";
 import { backoffMs } from "../foundation/backoff.js";
-import { StopListFollower, StopStore } from "../registry/stops.js";
+import { AGENT_STOPS_STALE_AFTER_MS, StopListFollower, StopStore } from "../registry/stops.js";
 
 export interface RegistryView {
   /** True when a call of this hook must go to a coordinator. */
@@ -121,7 +122,9 @@ export class WatchedRegistryView implements RegistryView {
     await view.watch(view.store);
     view.schedule(view.checkInterval());
     // A stop list unreadable at start is not fatal here: every call goes to a coordinator.
-    view.stops = new StopListFollower(await StopStore.open(nc, subjects), logger);
+    view.stops = new StopListFollower(await StopStore.open(nc, subjects), logger, {
+      staleAfterMs: AGENT_STOPS_STALE_AFTER_MS,
+    });
     await view.stops.start();
     return view;
   }

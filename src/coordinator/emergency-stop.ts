@@ -7,11 +7,7 @@
  */
 import { modifyingHooks, type ModifyingHookName } from "../catalog/catalog.js";
 import type { PolicyOutcomeInput } from "../merge/outcome.js";
-import {
-  EMERGENCY_STOP_POLICY,
-  stopReason,
-  type StopListState,
-} from "../registry/stops.js";
+import { EMERGENCY_STOP_POLICY, stopReason, type StopListState } from "../registry/stops.js";
 
 export interface StoppableCall {
   hook: ModifyingHookName;
@@ -43,7 +39,13 @@ export function emergencyStopReason(
  * verdict; one that cannot (before_agent_reply) gets a failure that fails closed, which blocks too.
  */
 export function emergencyStopOutcome(hook: ModifyingHookName, reason: string): PolicyOutcomeInput {
-  const base = { policy: EMERGENCY_STOP_POLICY, priority: Number.MAX_SAFE_INTEGER, latencyMs: 0 };
+  // `mode` spelled out: the call handler merges its own outcomes unparsed (no defaults applied).
+  const base = {
+    policy: EMERGENCY_STOP_POLICY,
+    priority: Number.MAX_SAFE_INTEGER,
+    mode: "enforce" as const,
+    latencyMs: 0,
+  };
   const shape = (modifyingHooks[hook].verdict as { shape?: Record<string, unknown> }).shape;
   if (shape !== undefined && "block" in shape)
     return { ...base, status: "ok", verdict: { block: true, blockReason: reason } };

@@ -28,8 +28,14 @@ import { openRegistryBucket, REGISTRY_CHECK_MS } from "./store.js";
 const KEY = "stops";
 /** The deciding policy named in every record of a stopped call. */
 export const EMERGENCY_STOP_POLICY = "hookbus:emergency-stop";
-/** A follower that has not read the list for this long treats it as unreadable (fail closed). */
+/** A coordinator that has not read the list for this long blocks every call (fail closed). */
 export const STOPS_STALE_AFTER_MS = 2000;
+/**
+ * An agent whose last good read started longer ago than this sends every call to a coordinator:
+ * so a stop stored this long ago is honoured by every fast path, whatever its reads do.
+ * `hookbus stop` waits this long after storing before it returns.
+ */
+export const AGENT_STOPS_STALE_AFTER_MS = 750;
 /** Each read is bounded so a hung request cannot hold the follower past its staleness bound. */
 const READ_TIMEOUT_MS = 1000;
 const MAX_NAME = 256;
@@ -129,9 +135,7 @@ export class StopList {
     if (agent !== undefined || call.toolName === undefined) return agent;
     const tool = call.toolName;
     return this.stops.find(
-      (s) =>
-        s.kind === "tool" &&
-        (s.name === tool || toolClassName(s.name) === toolClassOf(tool)),
+      (s) => s.kind === "tool" && (s.name === tool || toolClassName(s.name) === toolClassOf(tool)),
     );
   }
 }
@@ -185,7 +189,9 @@ export class StopStore {
       const value = JSON.stringify(doc);
       try {
         const revision =
-          entry === null ? await this.kv.create(KEY, value) : await this.kv.update(KEY, value, entry.revision);
+          entry === null
+            ? await this.kv.create(KEY, value)
+            : await this.kv.update(KEY, value, entry.revision);
         return { list: new StopList(revision, doc.stops), changed: true };
       } catch (error) {
         if (!isWrongLastSequence(error)) throw error;
@@ -211,8 +217,7 @@ function listOf(entry: KvEntry | null): StopList {
 }
 
 export type StopListState =
-  | { readable: true; list: StopList }
-  | { readable: false; why: string; list: StopList };
+  { readable: true; list: StopList } | { readable: false; why: string; list: StopList };
 
 export interface FollowOptions {
   checkMs?: number;
@@ -259,6 +264,8 @@ export class StopListFollower {
   private async read(): Promise<void> {
     if (this.reading) return;
     this.reading = true;
+    // Freshness counts from when the read started: the value is at least that recent.
+    const started = Date.now();
     try {
       const list = await this.store.current();
       if (list.revision !== this.list.revision)
@@ -267,7 +274,7 @@ export class StopListFollower {
           `emergency stop list in force: ${list.size} stop(s)`,
         );
       this.list = list;
-      this.lastRead = Date.now();
+      this.lastRead = started;
       if (this.failure !== undefined && this.everRead)
         this.logger.info("the emergency stop list is readable again");
       this.everRead = true;

@@ -13,14 +13,15 @@ export async function stopsPage(bus: Bus, url: URL): Promise<Html> {
   readParams(url, []);
   const list = await (await StopStore.open(bus.nc, bus.subjects)).current();
   const rows = list.stops.map(
-    (s) => html`<tr>
-      <td>${s.kind}</td>
-      <td><code>${s.name}</code></td>
-      <td>${s.by}</td>
-      <td>${s.at}</td>
-      <td>${s.reason}</td>
-      <td><code>hookbus resume ${s.kind} ${s.name}</code></td>
-    </tr>`,
+    (s) =>
+      html`<tr>
+        <td>${s.kind}</td>
+        <td><code>${s.name}</code></td>
+        <td>${s.by}</td>
+        <td>${s.at}</td>
+        <td>${s.reason}</td>
+        <td><code>hookbus resume ${s.kind} ${s.name}</code></td>
+      </tr>`,
   );
   return page(
     "Emergency stops",

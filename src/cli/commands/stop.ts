@@ -9,11 +9,19 @@ import { HookbusError } from "../../foundation/errors.js";
 import { Subjects } from "../../bus/subjects.js";
 import { connectNats } from "../../bus/connect.js";
 import { awaitRevision } from "../../registry/propagation.js";
-import { parseStopTarget, StopStore, type StopChange } from "../../registry/stops.js";
+import {
+  AGENT_STOPS_STALE_AFTER_MS,
+  parseStopTarget,
+  StopStore,
+  type StopChange,
+} from "../../registry/stops.js";
+import { sleep } from "../../foundation/time.js";
 import { parseCommand, type Command } from "../command.js";
 import { formatPropagation, parseWaitMs } from "./registry.js";
 
-const HELP = (action: "stop" | "resume") => `usage: hookbus ${action} agent ID [--reason TEXT] [--by NAME] [--wait-ms N] [--json]
+const HELP = (
+  action: "stop" | "resume",
+) => `usage: hookbus ${action} agent ID [--reason TEXT] [--by NAME] [--wait-ms N] [--json]
        hookbus ${action} tool NAME [--reason TEXT] [--by NAME] [--wait-ms N] [--json]
 
 stop    block every call of an agent (by agent id) or of a tool (by the tool name the policies
@@ -26,7 +34,9 @@ resume  lift that stop.
 The change is stored in the registry bucket (key "stops", whose history keeps every change with
 who, when and why); only the operator role may write it. Then waits (--wait-ms, default 5000; 0:
 not at all) until every live coordinator reports the new stop list in force, and prints how long
-that took; exit 1, naming them, when some did not. Active stops are listed by hookbus status.
+that took; exit 1, naming them, when some did not. Agents are not asked: one whose last read of
+the list is older than 750 ms answers no call on its fast path, so the command also waits
+until 750 ms after the change was stored. Active stops are listed by hookbus status.
 
 options:
   --reason TEXT   why (up to 1024 characters), recorded with the stop
@@ -70,19 +80,34 @@ function commandFor(action: "stop" | "resume"): Command {
         const subjects = new Subjects(values.namespace);
         const store = await StopStore.open(nc, subjects);
         const { list, changed } = await store.change(change);
+        const storedAt = Date.now();
         const propagation =
           waitMs === 0 || !changed
             ? undefined
             : await awaitRevision(nc, subjects.namespace, list.revision, waitMs, "stops");
+        // Agents are not asked: past this bound none answers from a list older than the change.
+        if (propagation !== undefined)
+          await sleep(storedAt + AGENT_STOPS_STALE_AFTER_MS - Date.now());
         if (values.json === true)
-          out.print(JSON.stringify({ revision: list.revision, changed, change, stops: list.stops, propagation }));
+          out.print(
+            JSON.stringify({
+              revision: list.revision,
+              changed,
+              change,
+              stops: list.stops,
+              propagation,
+            }),
+          );
         else {
           out.print(
             changed
               ? `${action === "stop" ? "stopped" : "resumed"} ${target.kind} ${target.name}: stop list revision ${list.revision}, ${list.size} stop(s) in force`
               : `${target.kind} ${target.name} was not stopped: nothing stored`,
           );
-          if (propagation !== undefined) out.print(formatPropagation(propagation));
+          if (propagation !== undefined)
+            out.print(
+              `${formatPropagation(propagation)}; agents' fast paths: within ${AGENT_STOPS_STALE_AFTER_MS} ms by construction`,
+            );
         }
         return propagation !== undefined && propagation.laggards.length > 0 ? 1 : 0;
       } finally {
