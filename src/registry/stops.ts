@@ -54,24 +54,41 @@ const Name = z
   .regex(/^[^\p{Cc}\p{Cf}]+$/u, "the name holds control or format characters")
   .refine((s) => s.trim() === s, "the name has leading or trailing spaces");
 
-const Stop = z.strictObject({
+/** One stop in force: what, who, when, why. */
+export interface Stop {
+  kind: StopKind;
+  name: string;
+  by: string;
+  /** ISO 8601, UTC. */
+  at: string;
+  reason: string;
+}
+
+/** The change that made a revision of the list (kept in it: the key's history is the record). */
+export interface StopChange extends Stop {
+  action: "stop" | "resume";
+}
+
+export interface StopDocument {
+  stops: Stop[];
+  change?: StopChange | undefined;
+}
+
+const stopShape = {
   kind: z.enum(STOP_KINDS),
   name: Name,
   by: Name,
   at: z.iso.datetime(),
   reason: z.string().max(MAX_REASON, `the reason is longer than ${MAX_REASON} characters`),
+};
+const StopChangeSchema: z.ZodType<StopChange> = z.strictObject({
+  ...stopShape,
+  action: z.enum(["stop", "resume"]),
 });
-export type Stop = z.infer<typeof Stop>;
-
-const StopChange = Stop.extend({ action: z.enum(["stop", "resume"]) });
-export type StopChange = z.infer<typeof StopChange>;
-
-const StopDocument = z.strictObject({
-  stops: z.array(Stop).max(MAX_STOPS, `more than ${MAX_STOPS} stops`),
-  /** The change that made this revision: the key's history is the record of every stop. */
-  change: StopChange.optional(),
+const StopDocumentSchema: z.ZodType<StopDocument> = z.strictObject({
+  stops: z.array(z.strictObject(stopShape)).max(MAX_STOPS, `more than ${MAX_STOPS} stops`),
+  change: StopChangeSchema.optional(),
 });
-export type StopDocument = z.infer<typeof StopDocument>;
 
 function invalid(message: string, details: Record<string, unknown> = {}): HookbusError {
   return new HookbusError("HOOKBUS_INVALID_STOP", message, details);
@@ -102,7 +119,7 @@ function toolClassName(name: string): string | undefined {
 }
 
 export function parseStopDocument(value: unknown, source: string): StopDocument {
-  const parsed = StopDocument.safeParse(value);
+  const parsed = StopDocumentSchema.safeParse(value);
   if (!parsed.success)
     throw invalid(`${source}: not a valid stop list`, { issues: zodIssues(parsed.error) });
   return parsed.data;
@@ -162,7 +179,7 @@ export class StopStore {
     const changes: { revision: number; change?: StopChange }[] = [];
     for await (const entry of await this.kv.history({ key: KEY })) {
       if (entry.operation !== "PUT") continue;
-      const doc = StopDocument.safeParse(entry.json());
+      const doc = StopDocumentSchema.safeParse(entry.json());
       changes.push({
         revision: entry.revision,
         ...(doc.success && doc.data.change ? { change: doc.data.change } : {}),
@@ -176,7 +193,7 @@ export class StopStore {
    * what is not stopped stores nothing (`changed: false`).
    */
   async change(change: StopChange): Promise<{ list: StopList; changed: boolean }> {
-    StopChange.parse(change);
+    StopChangeSchema.parse(change);
     for (let attempt = 0; attempt < CAS_ATTEMPTS; attempt++) {
       const entry = await this.kv.get(KEY);
       const before = listOf(entry);

@@ -64,7 +64,7 @@ async function toolCall(
     hook === "before_tool_call"
       ? { toolName: tool, toolCallId: callId, params: {} }
       : { toolName: tool, toolCallId: callId, params: {}, result: "ok", isError: false };
-  const result = await clients[agent]!.call(hook, context, event as never, { callId });
+  const result = await clients[agent]!.call(hook, context, event, { callId });
   return { ...result, callId };
 }
 
@@ -177,7 +177,7 @@ describe("hookbus stop / resume", () => {
     const llm = await clients.a2!.call(
       "before_llm_call",
       { agentId: "a2", sessionKey: "s", runId: "r" },
-      { messages: [{ role: "user", content: "hi" }] } as never,
+      { messages: [{ role: "user", content: "hi" }] },
       { callId: `llm-${++seq}` },
     );
     expect(llm.decision).toMatchObject({ outcome: "block", blockedBy: "hookbus:emergency-stop" });
