@@ -3,6 +3,7 @@ export { startCoordinator, type Coordinator, type CoordinatorOptions } from "./c
 export { DEFAULT_CALL_TIMEOUT_MS } from "./call-handler.js";
 export {
   EMERGENCY_STOP_POLICY,
+  STOP_KINDS,
   type Stop,
   type StopKind,
   type StopList,
