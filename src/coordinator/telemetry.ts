@@ -108,6 +108,10 @@ export class CoordinatorTelemetry implements CallTelemetry {
     const reasons: string[] = [];
     if (!this.connection.connected()) reasons.push("not connected to NATS");
     if (this.stopped) reasons.push("stopping");
+    const stops = this.options.stops?.();
+    // Still answering, but every call with a block (fail closed): an operator must look.
+    if (stops !== undefined && !stops.readable)
+      reasons.push(`emergency stop list unreadable, blocking every call: ${stops.why}`);
     return { ready: reasons.length === 0, reasons };
   }
 

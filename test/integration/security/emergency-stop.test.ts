@@ -239,6 +239,7 @@ describe("hookbus stop / resume", () => {
     expect(blocked.decision.blockReason).toMatch(
       /^emergency stop list unreadable \(HOOKBUS_STOP_LIST_UNREADABLE/,
     );
+    expect(coordinators[0]!.ready().reasons.join()).toMatch(/emergency stop list unreadable/);
     // The operator's repair: deleting the key (no stop at all) after reading its history.
     await kv.delete("stops");
     await until(async () => (await toolCall("a1", "read_file")).decision.outcome === "allow", 3000);
