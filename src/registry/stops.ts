@@ -193,7 +193,9 @@ export class StopStore {
    * what is not stopped stores nothing (`changed: false`).
    */
   async change(change: StopChange): Promise<{ list: StopList; changed: boolean }> {
-    StopChangeSchema.parse(change);
+    const valid = StopChangeSchema.safeParse(change);
+    if (!valid.success)
+      throw invalid("not a valid stop change", { issues: zodIssues(valid.error) });
     for (let attempt = 0; attempt < CAS_ATTEMPTS; attempt++) {
       const entry = await this.kv.get(KEY);
       const before = listOf(entry);

@@ -10,6 +10,7 @@ import {
   parseStopDocument,
   parseStopTarget,
   StopList,
+  StopStore,
   type Stop,
 } from "../../../src/registry/stops.js";
 import { isHookbusError } from "../../../src/foundation/errors.js";
@@ -104,5 +105,13 @@ describe("the outcome", () => {
     expect(result.decision.outcome).toBe("block");
     expect(result.decision.blockedBy).toBe("hookbus:emergency-stop");
     expect(result.decision.blockReason).toContain("why");
+  });
+});
+
+describe("the store", () => {
+  it("refuses a malformed change with a coded error before touching the bucket", async () => {
+    const store = new StopStore(undefined as never);
+    const bad = { action: "stop", kind: "tool", name: "", by: "ops", at, reason: "" } as const;
+    await expect(store.change(bad)).rejects.toMatchObject({ code: "HOOKBUS_INVALID_STOP" });
   });
 });
