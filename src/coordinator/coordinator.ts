@@ -126,6 +126,8 @@ async function followRegistry(store: RegistryStore, stopStore: StopStore, logger
     throw new HookbusError(
       "HOOKBUS_STOP_LIST_UNREADABLE",
       `the emergency stop list cannot be read: ${first.why}`,
+      {},
+      first.error,
     );
   }
   return {

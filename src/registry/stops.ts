@@ -236,7 +236,8 @@ function listOf(entry: KvEntry | null): StopList {
 }
 
 export type StopListState =
-  { readable: true; list: StopList } | { readable: false; why: string; list: StopList };
+  | { readable: true; list: StopList }
+  | { readable: false; why: string; list: StopList; error?: unknown };
 
 export interface FollowOptions {
   checkMs?: number;
@@ -252,6 +253,8 @@ export class StopListFollower {
   private list = StopList.empty();
   private lastRead = 0;
   private failure: string | undefined = "not read yet";
+  /** The last read's error, kept as the cause (a start retries transient JetStream failures). */
+  private error: unknown;
   private everRead = false;
   private timer: NodeJS.Timeout | undefined;
   private reading = false;
@@ -277,7 +280,8 @@ export class StopListFollower {
     if (this.failure === undefined && Date.now() - this.lastRead <= this.staleAfterMs)
       return { readable: true, list: this.list };
     const since = this.lastRead === 0 ? "" : ` (last read ${Date.now() - this.lastRead} ms ago)`;
-    return { readable: false, why: `${this.failure ?? "no fresh read"}${since}`, list: this.list };
+    const why = `${this.failure ?? "no fresh read"}${since}`;
+    return { readable: false, why, list: this.list, error: this.error };
   }
 
   private async read(): Promise<void> {
@@ -302,6 +306,7 @@ export class StopListFollower {
       if (this.failure === undefined)
         this.logger.error({ err: error }, "the emergency stop list cannot be read");
       this.failure = error instanceof Error ? error.message : String(error);
+      this.error = error;
     } finally {
       this.reading = false;
     }
