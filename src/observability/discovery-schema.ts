@@ -68,7 +68,9 @@ export const CoordinatorDescription = z.object({
     .int()
     .nonnegative()
     .optional()
-    .describe("The emergency stop list revision in force (0: never written); absent from older coordinators."),
+    .describe(
+      "The emergency stop list revision in force (0: never written); absent from older coordinators.",
+    ),
   calls: RecentStats.describe("Recent call latency; an error is a call answered with an error."),
   log: LogLag,
 });
