@@ -8,6 +8,12 @@
  * is reported as missing (the client answers HOOKBUS_NO_REGISTRY unless told otherwise), and a
  * watch that ended is restarted with backoff; while it has been down longer than a bound, every
  * call goes to a coordinator instead of trusting a policy set that may be stale.
+ *
+ * The emergency stop list (registry/stops.ts) is read every 250 ms beside the watch. While any
+ * stop is in force, or while the last good read started more than 750 ms ago, no call takes the
+ * fast path: each goes to a
+ * coordinator, which blocks (and records) the stopped ones and decides the others as usual. The
+ * agent thus never answers `allow` locally for a stopped agent or tool.
  */
 import type { NatsConnection } from "@nats-io/transport-node";
 import type { Logger } from "pino";
@@ -18,6 +24,7 @@ import { RegistryStore } from "../registry/store.js";
 import type { RegistrySnapshot } from "../registry/snapshot.js";
 import type { RedactionRule } from "../log/redaction.js";
 import { backoffMs } from "../foundation/backoff.js";
+import { AGENT_STOPS_STALE_AFTER_MS, StopListFollower, StopStore } from "../registry/stops.js";
 
 export interface RegistryView {
   /** True when a call of this hook must go to a coordinator. */
@@ -84,6 +91,7 @@ export class WatchedRegistryView implements RegistryView {
   private readonly staleAfterMs: number;
   private readonly firstRestartDelay: number;
   private readonly maxRestartDelay: number;
+  private stops: StopListFollower | undefined;
 
   private constructor(
     private readonly store: RegistryStore,
@@ -113,6 +121,11 @@ export class WatchedRegistryView implements RegistryView {
     );
     await view.watch(view.store);
     view.schedule(view.checkInterval());
+    // A stop list unreadable at start is not fatal here: every call goes to a coordinator.
+    view.stops = new StopListFollower(await StopStore.open(nc, subjects), logger, {
+      staleAfterMs: AGENT_STOPS_STALE_AFTER_MS,
+    });
+    await view.stops.start();
     return view;
   }
 
@@ -205,7 +218,18 @@ export class WatchedRegistryView implements RegistryView {
 
   needsRoundTrip(hook: ModifyingHookName): boolean {
     // Not known (stopped) or stale (watch down too long): a coordinator decides.
-    return this.snapshot === undefined || !this.fresh() || this.snapshot.hasPolicies(hook);
+    return (
+      this.snapshot === undefined ||
+      !this.fresh() ||
+      this.snapshot.hasPolicies(hook) ||
+      this.stopsInForce()
+    );
+  }
+
+  /** Any stop in force, or a list that cannot be read: a coordinator decides (see the header). */
+  private stopsInForce(): boolean {
+    const state = this.stops?.state();
+    return state !== undefined && (!state.readable || state.list.size > 0);
   }
 
   missing(): boolean {
@@ -232,6 +256,7 @@ export class WatchedRegistryView implements RegistryView {
   async stop(): Promise<void> {
     this.stopped = true;
     this.snapshot = undefined;
+    this.stops?.stop();
     if (this.timer !== undefined) clearTimeout(this.timer);
     const stop = this.stopWatch;
     this.stopWatch = undefined;

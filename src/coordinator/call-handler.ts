@@ -34,6 +34,8 @@ import { buildDecisionRecord } from "../log/decision-record.js";
 import { isCedarPolicy } from "../registry/document.js";
 import { MemorySessionFactStore } from "../cedar/session-facts.js";
 import { CedarEvaluator } from "./cedar-evaluator.js";
+import type { StopListState } from "../registry/stops.js";
+import { emergencyStopOutcome, emergencyStopReason } from "./emergency-stop.js";
 
 export { toWireError } from "./failure-record.js";
 
@@ -44,6 +46,8 @@ export interface CallHandlerDeps {
   asker: PolicyAsker;
   writer: LogWriter;
   registry: () => RegistrySnapshot;
+  /** The emergency stop list in force (registry/stops.ts); absent: no stop list is enforced. */
+  stops?: () => StopListState;
   coordinatorId: string;
   /** Key of keyed hashes of redaction rules (HOOKBUS_REDACTION_KEY); absent: plain sha256. */
   redactionKey?: string | undefined;
@@ -224,7 +228,12 @@ export class CallHandler {
   }
 
   private async decide(call: AdmittedCall): Promise<void> {
-    const outcomes = await this.askPolicies(call);
+    // A stopped agent or tool: decided here, before any worker is asked (docs/operations.md).
+    const stopped = emergencyStopReason(this.deps.stops?.(), call);
+    const outcomes =
+      stopped === undefined
+        ? await this.askPolicies(call)
+        : [emergencyStopOutcome(call.hook, stopped)];
     // The asker built every outcome itself (registry fields, validated reply parts); only the
     // verdicts crossed the network, and the merge validates those against the hook's schema.
     const result = mergeOutcomes(call.hook, call.event, outcomes, {

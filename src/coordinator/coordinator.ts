@@ -13,6 +13,8 @@ import { AgentRateLimiter, resolveLimits, type Limits } from "../foundation/limi
 import { redactionKeyFromEnv } from "../log/redaction.js";
 import { RegistryStore } from "../registry/store.js";
 import { RegistrySnapshot } from "../registry/snapshot.js";
+import { StopListFollower, StopStore, type StopListState } from "../registry/stops.js";
+import { HookbusError } from "../foundation/errors.js";
 import { ApprovalService } from "./approval-service.js";
 import { CallHandler } from "./call-handler.js";
 import { openIntake, WorkInFlight, type Intake } from "./intake.js";
@@ -26,7 +28,6 @@ import { MemorySessionFactStore, type SessionFactStore } from "../cedar/session-
 import { CoordinatorTelemetry } from "./telemetry.js";
 import { RecordSigner } from "./record-signer.js";
 import type { RecordSigningKey } from "../log/sign/keys.js";
-import { HookbusError } from "../foundation/errors.js";
 
 export interface CoordinatorOptions extends BusOptions {
   nc: NatsConnection;
@@ -74,6 +75,8 @@ export interface Coordinator {
   readonly id: string;
   /** The registry revision in force. */
   registry(): RegistrySnapshot;
+  /** The emergency stop list in force, and whether it is readable (docs/operations.md). */
+  stops(): StopListState;
   /** Prometheus metrics (prom-client), e.g. for your own `/metrics` endpoint. */
   readonly metrics: Registry;
   /** Connected to NATS with the registry loaded, and not stopping (for /readyz). */
@@ -108,20 +111,44 @@ async function ensureStores(options: CoordinatorOptions, bus: Bus, logger: Logge
   await ensureLogStreams(bus.jsm, bus.subjects, options.log, logger);
   const registry = await RegistryStore.open(options.nc, bus.subjects);
   const approvals = await ApprovalStore.open(options.nc, bus.subjects);
-  return { registry, approvals };
+  const stops = await StopStore.open(options.nc, bus.subjects);
+  return { registry, approvals, stops };
 }
 
-/** Step 3: the registry revision in force, followed live. */
-async function followRegistry(store: RegistryStore, logger: Logger) {
+/**
+ * Step 3: the registry revision in force and the emergency stop list, followed live. A stop list
+ * that cannot be read at start fails the start: a coordinator that took calls without it would
+ * have to block them all anyway.
+ */
+async function followRegistry(store: RegistryStore, stopStore: StopStore, logger: Logger) {
   let snapshot = RegistrySnapshot.empty();
-  const stop = await store.watch((next) => {
+  const stopWatch = await store.watch((next) => {
     snapshot = next;
     logger.info(
       { revision: next.revision, policies: next.document.policies.length },
       "registry revision in force",
     );
   }, logger);
-  return { current: () => snapshot, stop };
+  const stops = new StopListFollower(stopStore, logger);
+  const first = await stops.start();
+  if (!first.readable) {
+    stops.stop();
+    await stopWatch();
+    throw new HookbusError(
+      "HOOKBUS_STOP_LIST_UNREADABLE",
+      `the emergency stop list cannot be read: ${first.why}`,
+      {},
+      first.error,
+    );
+  }
+  return {
+    current: () => snapshot,
+    stops: () => stops.state(),
+    stop: async () => {
+      stops.stop();
+      await stopWatch();
+    },
+  };
 }
 
 type Started = Awaited<ReturnType<typeof connect>>;
@@ -147,6 +174,7 @@ function buildServices(
     inFlight: () => inFlight.size,
     registry: registry.current,
     ...(signer === undefined ? {} : { signingKey: signer.publicKey }),
+    stops: registry.stops,
     ...(options.livenessIntervalMs === undefined
       ? {}
       : { livenessIntervalMs: options.livenessIntervalMs }),
@@ -185,6 +213,7 @@ function buildServices(
     asker,
     writer,
     registry: registry.current,
+    stops: registry.stops,
     coordinatorId: id,
     redactionKey,
     telemetry,
@@ -278,7 +307,7 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
   const started = await connect(options);
   const stores = await ensureStores(options, started.bus, started.logger);
   const signer = await startSigner(options, started);
-  const registry = await followRegistry(stores.registry, started.logger);
+  const registry = await followRegistry(stores.registry, stores.stops, started.logger);
   const services = buildServices(options, started, registry, stores.approvals, signer);
   const intake = subscribe(options, started, services);
   await confirmReady(options.nc, started.logger);
@@ -288,6 +317,7 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
   return {
     id: started.id,
     registry: registry.current,
+    stops: registry.stops,
     metrics: services.telemetry.metrics,
     ready: () => services.telemetry.ready(),
     stop: () => (stopping ??= drain(intake, services, registry, started.logger)),

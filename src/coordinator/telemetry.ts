@@ -4,6 +4,7 @@
  * its call handler call in here at a few points (one line each), so the decision code stays about
  * decisions.
  */
+import type { StopListState } from "../registry/stops.js";
 import type { Msg } from "@nats-io/transport-node";
 import { trace } from "@opentelemetry/api";
 import type { Registry } from "prom-client";
@@ -44,6 +45,8 @@ export interface CoordinatorTelemetryOptions {
   registry: () => RegistrySnapshot;
   /** The public key the coordinator signs its records with, for discovery (absent: unsigned). */
   signingKey?: string;
+  /** The emergency stop list in force: its revision is reported for `hookbus stop`'s confirmation. */
+  stops?: () => StopListState;
   /** How often the coordinator checks that declared policies have live workers (ms; 0: never). */
   livenessIntervalMs?: number;
 }
@@ -107,6 +110,10 @@ export class CoordinatorTelemetry implements CallTelemetry {
     const reasons: string[] = [];
     if (!this.connection.connected()) reasons.push("not connected to NATS");
     if (this.stopped) reasons.push("stopping");
+    const stops = this.options.stops?.();
+    // Still answering, but every call with a block (fail closed): an operator must look.
+    if (stops !== undefined && !stops.readable)
+      reasons.push(`emergency stop list unreadable, blocking every call: ${stops.why}`);
     return { ready: reasons.length === 0, reasons };
   }
 
@@ -182,10 +189,17 @@ export class CoordinatorTelemetry implements CallTelemetry {
       inFlight: this.options.inFlight(),
       callsHandled: this.callsHandled,
       registryRevision: this.options.registry().revision,
+      ...this.stopsRevision(),
       calls: this.recent.stats(),
       log: await this.logLag(),
       ...(this.options.signingKey === undefined ? {} : { signingKey: this.options.signingKey }),
     };
+  }
+
+  /** Reported only while readable: a coordinator blocking everything has not confirmed a change. */
+  private stopsRevision(): { stopsRevision?: number } {
+    const state = this.options.stops?.();
+    return state?.readable === true ? { stopsRevision: state.list.revision } : {};
   }
 
   private async logLag(): Promise<LogLag> {

@@ -102,6 +102,10 @@ export const ErrorCodes = {
     "The Claude Code hook daemon could not be started or reached, or closed a request without answering.",
   HOOKBUS_DAEMON_SOCKET_UNSAFE:
     "The hook daemon's socket folder or socket is owned by another user, open to others, or not a socket, so it is not used.",
+  HOOKBUS_INVALID_STOP:
+    "An emergency stop names an unknown kind, an empty, too long or malformed name, or the stored stop list is malformed.",
+  HOOKBUS_STOP_LIST_UNREADABLE:
+    "A coordinator could not read the emergency stop list recently enough, so it blocks every call (fail closed).",
 } as const;
 
 export type ErrorCode = keyof typeof ErrorCodes;

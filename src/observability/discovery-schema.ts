@@ -63,6 +63,14 @@ export const CoordinatorDescription = z.object({
     .int()
     .nonnegative()
     .describe("The registry revision in force (0: none)."),
+  stopsRevision: z
+    .number()
+    .int()
+    .nonnegative()
+    .optional()
+    .describe(
+      "The emergency stop list revision in force (0: never written); absent from older coordinators.",
+    ),
   calls: RecentStats.describe("Recent call latency; an error is a call answered with an error."),
   log: LogLag,
   signingKey: z

@@ -10,3 +10,17 @@ export {
   type ValidRegistryDocument,
 } from "./document.js";
 export { diffRegistry, formatRegistryDiff, type PolicyChange, type RegistryDiff } from "./diff.js";
+export {
+  StopStore,
+  StopList,
+  StopListFollower,
+  parseStopTarget,
+  stopReason,
+  EMERGENCY_STOP_POLICY,
+  STOP_KINDS,
+  type Stop,
+  type StopChange,
+  type StopKind,
+  type StopListState,
+  type StoppableCall,
+} from "./stops.js";

@@ -21,18 +21,24 @@ export interface Propagation {
 const ROUND = { maxWaitMs: 500, stallMs: 60 };
 const PAUSE_MS = 50;
 
+/** Which revision a coordinator reports: of the policy set, or of the emergency stop list. */
+export type RevisionOf = "registry" | "stops";
+
 export async function awaitRevision(
   nc: NatsConnection,
   namespace: string,
   revision: number,
   deadlineMs: number,
+  of: RevisionOf = "registry",
 ): Promise<Propagation> {
   const started = Date.now();
   const seen = new Map<string, number>();
   for (;;) {
     const found = await discover(nc, namespace, { role: "coordinator", ...ROUND });
     for (const reply of found.replies)
-      if (reply.role === "coordinator") seen.set(reply.id, reply.registryRevision);
+      if (reply.role === "coordinator")
+        // A coordinator that does not report the stop list does not enforce it: 0.
+        seen.set(reply.id, of === "registry" ? reply.registryRevision : (reply.stopsRevision ?? 0));
     const coordinators = [...seen].map(([id, rev]) => ({ id, revision: rev }));
     const laggards = coordinators.filter((c) => c.revision < revision);
     const elapsedMs = Date.now() - started;

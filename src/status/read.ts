@@ -13,6 +13,8 @@ import {
   type SealerStatus,
 } from "./components.js";
 import { durableProblems } from "./durables.js";
+import { StopStore } from "../registry/stops.js";
+import { readStops, stopProblems, type StopsStatus } from "./stops.js";
 import { buildStatusReport, type StatusReport } from "./report.js";
 
 export interface ReadStatusOptions extends Omit<DiscoverOptions, "role"> {
@@ -27,6 +29,7 @@ export type FullStatus = StatusReport & {
   invalidReplies: number;
   sealer: SealerStatus | Absent;
   indexer: IndexerStatus | Absent;
+  stops: StopsStatus;
 };
 
 export async function readStatus(
@@ -35,16 +38,18 @@ export async function readStatus(
 ): Promise<FullStatus> {
   const subjects = new Subjects(options.namespace);
   const bus = await Bus.open(nc, { namespace: subjects.namespace });
-  const [snapshot, found, sealer, indexer] = await Promise.all([
+  const [snapshot, found, sealer, indexer, stops] = await Promise.all([
     RegistryStore.open(nc, subjects).then((store) => store.current()),
     discover(nc, subjects.namespace, options),
     readSealerStatus(bus),
     readIndexerStatus(bus, options.indexerConsumer),
+    readStops(StopStore.open(nc, subjects)),
   ]);
   const report = buildStatusReport(snapshot.revision, snapshot.document, found.replies);
   report.problems.push(...componentProblems(sealer, options.maxSealLagS ?? 60));
+  report.problems.push(...stopProblems(stops, report.coordinators));
   const policies = snapshot.document.policies.map((p) => p.name);
   const indexerConsumer = options.indexerConsumer ?? `${subjects.namespace}-indexer`;
   report.problems.push(...(await durableProblems(bus, indexerConsumer, policies)));
-  return { ...report, invalidReplies: found.invalid, sealer, indexer };
+  return { ...report, invalidReplies: found.invalid, sealer, indexer, stops };
 }

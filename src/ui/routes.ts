@@ -11,6 +11,7 @@ import { decisionPage } from "./decision-page.js";
 import type { Html } from "./html.js";
 import { searchPage } from "./search-page.js";
 import { sessionPage } from "./session-page.js";
+import { stopsPage } from "./stops-page.js";
 import { replayPage, tailPage } from "./static-pages.js";
 import { SECURITY_HEADERS, send, sendError, sendPage } from "./responses.js";
 import type { LiveTails } from "./tail-stream.js";
@@ -37,6 +38,7 @@ const PAGES: Readonly<Record<string, PageRoute>> = {
   "/session": (ctx, url) => sessionPage(ctx.pool, ctx.namespace, url),
   "/decision": (ctx, url) => decisionPage(ctx.pool, ctx.bus, url),
   "/approvals": (ctx, url) => approvalsPage(ctx.pool, ctx.namespace, url),
+  "/stops": (ctx, url) => stopsPage(ctx.bus, url),
   "/tail": (_ctx, url) => tailPage(url),
   "/replay": (_ctx, url) => replayPage(url),
 };

@@ -14,6 +14,7 @@ import { policyCommand } from "./policy.js";
 import { registryCommand } from "./registry.js";
 import { replayCommand } from "./replay.js";
 import { statusCommand } from "./status.js";
+import { resumeCommand, stopCommand } from "./stop.js";
 import { uiCommand } from "./ui.js";
 import { sealerCommand } from "./sealer.js";
 import { workerCommand } from "./worker.js";
@@ -26,6 +27,8 @@ export const commands: Record<string, Command> = {
   audit: auditCommand,
   replay: replayCommand,
   status: statusCommand,
+  stop: stopCommand,
+  resume: resumeCommand,
   auth: authCommand,
   sealer: sealerCommand,
   indexer: indexerCommand,

@@ -100,7 +100,7 @@ diff      what applying the file would change against the set in force, policy b
 /** How long `apply` waits for every live coordinator to enforce the new revision by default. */
 const DEFAULT_WAIT_MS = 5000;
 
-function parseWaitMs(value: string | undefined): number {
+export function parseWaitMs(value: string | undefined): number {
   if (value === undefined) return DEFAULT_WAIT_MS;
   const ms = Number(value);
   if (!Number.isSafeInteger(ms) || ms < 0 || ms > 600_000)
@@ -108,7 +108,7 @@ function parseWaitMs(value: string | undefined): number {
   return ms;
 }
 
-function formatPropagation(p: Propagation): string {
+export function formatPropagation(p: Propagation): string {
   if (p.coordinators.length === 0)
     return "no live coordinator answered: the revision is enforced when one starts";
   if (p.laggards.length === 0)

@@ -4,12 +4,13 @@ import { DISCOVERY_DEFAULTS } from "../../observability/discovery.js";
 import { formatComponents } from "../../status/components.js";
 import { formatStatus } from "../../status/format.js";
 import { readStatus } from "../../status/read.js";
+import { formatStops } from "../../status/stops.js";
 import { parseCommand, type Command } from "../command.js";
 import { connectNats } from "../../bus/connect.js";
 
 const HELP = `usage: hookbus status [--json] [--wait MS] [--max-seal-lag-s S] [--indexer-consumer NAME]
 
-Shows the registry revision in force and, per declared policy and hook, the live workers (count,
+Shows the registry revision in force, the emergency stops in force (hookbus stop) and, per declared policy and hook, the live workers (count,
 versions), their recent latency and error rate, the live coordinators and their log lag. Asks every
 worker and coordinator of the namespace on <ns>.discover and collects replies until they stop.
 Then the sealer's evidence lag (log records and seconds not yet sealed, last sealed seq, whether a
@@ -75,6 +76,7 @@ export const statusCommand: Command = {
       else
         for (const line of [
           ...formatStatus(report),
+          ...formatStops(report.stops),
           ...formatComponents(report.sealer, report.indexer),
         ])
           out.print(line);

@@ -20,6 +20,7 @@ import { usePostgres } from "../../support/postgres.js";
 import { until } from "../../support/wait.js";
 import { useAuthServer } from "../auth/harness.js";
 import { RegistryStore } from "../../../src/registry/store.js";
+import { StopStore } from "../../../src/registry/stops.js";
 import { startCoordinator, type Coordinator } from "../../../src/coordinator/coordinator.js";
 import { Subjects } from "../../../src/bus/subjects.js";
 
@@ -116,6 +117,21 @@ afterAll(async () => {
 }, 30_000);
 
 describe("hookbus ui with the auditor's credentials", () => {
+  it("lists the emergency stops in force (read with the auditor's rights)", async () => {
+    expect(await (await fetch(`${uiUrl}/stops`)).text()).toContain(
+      "No emergency stop is in force.",
+    );
+    const stops = await StopStore.open(await server.as("operator", "ops"), new Subjects(ns));
+    const at = new Date().toISOString();
+    const change = { kind: "tool", name: "rm_rf", by: "alice", at, reason: "<drill>" } as const;
+    await stops.change({ action: "stop", ...change });
+    const page = await (await fetch(`${uiUrl}/stops`)).text();
+    expect(page).toContain("<code>rm_rf</code>");
+    expect(page).toContain("&lt;drill&gt;");
+    expect(page).toContain("hookbus resume tool rm_rf");
+    await stops.change({ action: "resume", ...change });
+  });
+
   it("serves the indexed records, tails the log, and stops on SIGTERM", async () => {
     const search = await (await fetch(`${uiUrl}/?agent=agent-a`)).text();
     expect(search).toContain("blocked by p1: p1: no exec");

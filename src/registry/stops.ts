@@ -1,0 +1,319 @@
+/**
+ * The emergency stop list (issue 21, item 4): agents and tools whose every call is blocked, kept
+ * in its own key (`stops`) of the registry bucket. Same bucket, so the same people may write it
+ * (the operator role: `hookbus auth` gives no other role a write on the bucket), the same history
+ * (64 revisions of the key: who stopped or resumed what, when and why), and the same confirmation:
+ * coordinators report the key's revision they enforce in discovery, and `hookbus stop` waits for
+ * every live one (registry/propagation.ts).
+ *
+ * Its own key rather than a field of the policy set, so `hookbus registry apply FILE` (which
+ * replaces the set with the file) can never drop a stop, and a stop never needs the policy file.
+ *
+ * Followers read the key every `checkMs` (250 ms) instead of trusting a KV watch alone: a watch can
+ * break without ending (issue 21, finding 1), a read cannot pretend. A follower that has not read
+ * the key for `staleAfterMs`, or reads a value that fails validation, reports the list as
+ * unreadable: coordinators then block every call (fail closed), agents send every call to one.
+ */
+import type { NatsConnection } from "@nats-io/transport-node";
+import type { KV, KvEntry } from "@nats-io/kv";
+import type { Logger } from "pino";
+import { z } from "zod";
+import { HookbusError } from "../foundation/errors.js";
+import { toValidationIssues as zodIssues } from "../catalog/validate.js";
+import type { Subjects } from "../bus/subjects.js";
+import { isToolClass, TOOL_CLASSES } from "../vocabulary/classes.js";
+import { toolClassOf } from "../vocabulary/vocabulary.js";
+import { openRegistryBucket, REGISTRY_CHECK_MS } from "./store.js";
+
+const KEY = "stops";
+/** The deciding policy named in every record of a stopped call. */
+export const EMERGENCY_STOP_POLICY = "hookbus:emergency-stop";
+/** A coordinator that has not read the list for this long blocks every call (fail closed). */
+export const STOPS_STALE_AFTER_MS = 2000;
+/**
+ * An agent whose last good read started longer ago than this sends every call to a coordinator:
+ * so a stop stored this long ago is honoured by every fast path, whatever its reads do.
+ * `hookbus stop` waits this long after storing before it returns.
+ */
+export const AGENT_STOPS_STALE_AFTER_MS = 750;
+/** Each read is bounded so a hung request cannot hold the follower past its staleness bound. */
+const READ_TIMEOUT_MS = 1000;
+const MAX_NAME = 256;
+const MAX_REASON = 1024;
+const MAX_STOPS = 1000;
+const CAS_ATTEMPTS = 5;
+
+export const STOP_KINDS = ["agent", "tool"] as const;
+export type StopKind = (typeof STOP_KINDS)[number];
+
+/** Printable, no control characters: names end up in reasons, logs and the UI. */
+const Name = z
+  .string()
+  .min(1, "the name is empty")
+  .max(MAX_NAME, `the name is longer than ${MAX_NAME} characters`)
+  .regex(/^[^\p{Cc}\p{Cf}]+$/u, "the name holds control or format characters")
+  .refine((s) => s.trim() === s, "the name has leading or trailing spaces");
+
+/** One stop in force: what, who, when, why. */
+export interface Stop {
+  kind: StopKind;
+  name: string;
+  by: string;
+  /** ISO 8601, UTC. */
+  at: string;
+  reason: string;
+}
+
+/** The change that made a revision of the list (kept in it: the key's history is the record). */
+export interface StopChange extends Stop {
+  action: "stop" | "resume";
+}
+
+export interface StopDocument {
+  stops: Stop[];
+  change?: StopChange | undefined;
+}
+
+const stopShape = {
+  kind: z.enum(STOP_KINDS),
+  name: Name,
+  by: Name,
+  at: z.iso.datetime(),
+  reason: z.string().max(MAX_REASON, `the reason is longer than ${MAX_REASON} characters`),
+};
+const StopChangeSchema: z.ZodType<StopChange> = z.strictObject({
+  ...stopShape,
+  action: z.enum(["stop", "resume"]),
+});
+const StopDocumentSchema: z.ZodType<StopDocument> = z.strictObject({
+  stops: z.array(z.strictObject(stopShape)).max(MAX_STOPS, `more than ${MAX_STOPS} stops`),
+  change: StopChangeSchema.optional(),
+});
+
+function invalid(message: string, details: Record<string, unknown> = {}): HookbusError {
+  return new HookbusError("HOOKBUS_INVALID_STOP", message, details);
+}
+
+/** Check what an operator asked to stop; a tool may be a class: `class:shell`. */
+export function parseStopTarget(kind: unknown, name: unknown): { kind: StopKind; name: string } {
+  if (typeof kind !== "string" || !(STOP_KINDS as readonly string[]).includes(kind))
+    throw invalid(`a stop is of an agent or a tool, not ${JSON.stringify(kind)}`, { kind });
+  const parsed = Name.safeParse(name);
+  if (!parsed.success)
+    throw invalid(`invalid ${kind} name: ${parsed.error.issues[0]?.message}`, {
+      issues: zodIssues(parsed.error),
+    });
+  const cls = toolClassName(parsed.data);
+  if (cls !== undefined && (kind !== "tool" || !isToolClass(cls)))
+    throw invalid(
+      kind === "tool"
+        ? `unknown tool class ${JSON.stringify(cls)} (one of ${TOOL_CLASSES.join(", ")})`
+        : "only a tool stop may name a class",
+      { name: parsed.data },
+    );
+  return { kind: kind as StopKind, name: parsed.data };
+}
+
+function toolClassName(name: string): string | undefined {
+  return name.startsWith("class:") ? name.slice("class:".length) : undefined;
+}
+
+export function parseStopDocument(value: unknown, source: string): StopDocument {
+  const parsed = StopDocumentSchema.safeParse(value);
+  if (!parsed.success)
+    throw invalid(`${source}: not a valid stop list`, { issues: zodIssues(parsed.error) });
+  return parsed.data;
+}
+
+/** What a call is, for matching: its agent and, for tool hooks, the tool as policies see it. */
+export interface StoppableCall {
+  agentId: string;
+  toolName?: string | undefined;
+}
+
+/** The list in force at one revision of the key (0: never written). */
+export class StopList {
+  constructor(
+    readonly revision: number,
+    readonly stops: readonly Stop[],
+  ) {}
+
+  static empty(): StopList {
+    return new StopList(0, []);
+  }
+
+  get size(): number {
+    return this.stops.length;
+  }
+
+  /** The stop that blocks this call, if any (an agent stop first). */
+  stopFor(call: StoppableCall): Stop | undefined {
+    const agent = this.stops.find((s) => s.kind === "agent" && s.name === call.agentId);
+    if (agent !== undefined || call.toolName === undefined) return agent;
+    const tool = call.toolName;
+    return this.stops.find(
+      (s) => s.kind === "tool" && (s.name === tool || toolClassName(s.name) === toolClassOf(tool)),
+    );
+  }
+}
+
+/** The reason a stopped call's record and answer carry. */
+export function stopReason(stop: Stop): string {
+  const why = stop.reason === "" ? "no reason given" : stop.reason;
+  return `emergency stop: ${stop.kind} ${stop.name} stopped by ${stop.by} at ${stop.at}: ${why}`;
+}
+
+export class StopStore {
+  constructor(private readonly kv: KV) {}
+
+  static async open(nc: NatsConnection, subjects: Subjects): Promise<StopStore> {
+    return new StopStore(await openRegistryBucket(nc, subjects, READ_TIMEOUT_MS));
+  }
+
+  async current(): Promise<StopList> {
+    return listOf(await this.kv.get(KEY));
+  }
+
+  /** The key's history, newest first (who stopped or resumed what). */
+  async history(): Promise<{ revision: number; change?: StopChange }[]> {
+    const changes: { revision: number; change?: StopChange }[] = [];
+    for await (const entry of await this.kv.history({ key: KEY })) {
+      if (entry.operation !== "PUT") continue;
+      const doc = StopDocumentSchema.safeParse(entry.json());
+      changes.push({
+        revision: entry.revision,
+        ...(doc.success && doc.data.change ? { change: doc.data.change } : {}),
+      });
+    }
+    return changes.reverse();
+  }
+
+  /**
+   * Apply one change by compare-and-set, so two operators stopping at once both land. Resuming
+   * what is not stopped stores nothing (`changed: false`).
+   */
+  async change(change: StopChange): Promise<{ list: StopList; changed: boolean }> {
+    const valid = StopChangeSchema.safeParse(change);
+    if (!valid.success)
+      throw invalid("not a valid stop change", { issues: zodIssues(valid.error) });
+    for (let attempt = 0; attempt < CAS_ATTEMPTS; attempt++) {
+      const entry = await this.kv.get(KEY);
+      const before = listOf(entry);
+      const others = before.stops.filter((s) => s.kind !== change.kind || s.name !== change.name);
+      if (change.action === "resume" && others.length === before.size)
+        return { list: before, changed: false };
+      const { action: _action, ...stop } = change;
+      const stops = change.action === "stop" ? [...others, stop] : others;
+      const doc = parseStopDocument({ stops, change }, "the new stop list");
+      const value = JSON.stringify(doc);
+      try {
+        const revision =
+          entry === null
+            ? await this.kv.create(KEY, value)
+            : await this.kv.update(KEY, value, entry.revision);
+        return { list: new StopList(revision, doc.stops), changed: true };
+      } catch (error) {
+        if (!isWrongLastSequence(error)) throw error;
+      }
+    }
+    throw new HookbusError(
+      "HOOKBUS_STATE_CONFLICT",
+      `the stop list kept changing under ${CAS_ATTEMPTS} attempts; try again`,
+    );
+  }
+}
+
+function isWrongLastSequence(error: unknown): boolean {
+  return /wrong last sequence|key exists/i.test(String((error as Error)?.message ?? error));
+}
+
+/** A deleted or purged key is an empty list (nothing stopped), like a key never written. */
+function listOf(entry: KvEntry | null): StopList {
+  if (entry === null) return StopList.empty();
+  if (entry.operation !== "PUT") return new StopList(entry.revision, []);
+  const doc = parseStopDocument(entry.json(), `stop list revision ${entry.revision}`);
+  return new StopList(entry.revision, doc.stops);
+}
+
+export type StopListState =
+  | { readable: true; list: StopList }
+  | { readable: false; why: string; list: StopList; error?: unknown };
+
+export interface FollowOptions {
+  checkMs?: number;
+  staleAfterMs?: number;
+}
+
+/**
+ * Keeps the list in force fresh by reading the key every `checkMs`. `state()` says whether it may
+ * be trusted: not when the last good read is older than `staleAfterMs`, nor when the key holds a
+ * value that fails validation (someone wrote it by hand): what it stops is then unknown.
+ */
+export class StopListFollower {
+  private list = StopList.empty();
+  private lastRead = 0;
+  private failure: string | undefined = "not read yet";
+  /** The last read's error, kept as the cause (a start retries transient JetStream failures). */
+  private error: unknown;
+  private everRead = false;
+  private timer: NodeJS.Timeout | undefined;
+  private reading = false;
+  private readonly staleAfterMs: number;
+
+  constructor(
+    private readonly store: StopStore,
+    private readonly logger: Logger,
+    private readonly options: FollowOptions = {},
+  ) {
+    this.staleAfterMs = options.staleAfterMs ?? STOPS_STALE_AFTER_MS;
+  }
+
+  /** Read once (the caller decides whether a failed first read is fatal), then keep reading. */
+  async start(): Promise<StopListState> {
+    await this.read();
+    this.timer = setInterval(() => void this.read(), this.options.checkMs ?? REGISTRY_CHECK_MS);
+    this.timer.unref();
+    return this.state();
+  }
+
+  state(): StopListState {
+    if (this.failure === undefined && Date.now() - this.lastRead <= this.staleAfterMs)
+      return { readable: true, list: this.list };
+    const since = this.lastRead === 0 ? "" : ` (last read ${Date.now() - this.lastRead} ms ago)`;
+    const why = `${this.failure ?? "no fresh read"}${since}`;
+    return { readable: false, why, list: this.list, error: this.error };
+  }
+
+  private async read(): Promise<void> {
+    if (this.reading) return;
+    this.reading = true;
+    // Freshness counts from when the read started: the value is at least that recent.
+    const started = Date.now();
+    try {
+      const list = await this.store.current();
+      if (list.revision !== this.list.revision)
+        this.logger.warn(
+          { revision: list.revision, stops: list.stops },
+          `emergency stop list in force: ${list.size} stop(s)`,
+        );
+      this.list = list;
+      this.lastRead = started;
+      if (this.failure !== undefined && this.everRead)
+        this.logger.info("the emergency stop list is readable again");
+      this.everRead = true;
+      this.failure = undefined;
+    } catch (error) {
+      if (this.failure === undefined)
+        this.logger.error({ err: error }, "the emergency stop list cannot be read");
+      this.failure = error instanceof Error ? error.message : String(error);
+      this.error = error;
+    } finally {
+      this.reading = false;
+    }
+  }
+
+  stop(): void {
+    if (this.timer !== undefined) clearInterval(this.timer);
+    this.timer = undefined;
+  }
+}

@@ -1,0 +1,48 @@
+/**
+ * The emergency stops in `hookbus status`: the list in force (read from the registry bucket), and
+ * as problems a list that cannot be read or coordinators that do not report its revision (they
+ * may still let a stopped agent's or tool's calls through).
+ */
+import type { CoordinatorDescription } from "../observability/discovery-schema.js";
+import type { Stop, StopStore } from "../registry/stops.js";
+
+export type StopsStatus = { revision: number; stops: Stop[] } | { unreadable: string };
+
+export async function readStops(store: Promise<StopStore>): Promise<StopsStatus> {
+  try {
+    const list = await (await store).current();
+    return { revision: list.revision, stops: [...list.stops] };
+  } catch (error) {
+    return { unreadable: error instanceof Error ? error.message : String(error) };
+  }
+}
+
+export function stopProblems(
+  status: StopsStatus,
+  coordinators: readonly CoordinatorDescription[],
+): string[] {
+  if ("unreadable" in status)
+    return [
+      `the emergency stop list cannot be read (${status.unreadable}): coordinators that cannot read it either block every call`,
+    ];
+  return coordinators
+    .filter((c) => (c.stopsRevision ?? -1) !== status.revision)
+    .map((c) =>
+      c.stopsRevision === undefined
+        ? `coordinator "${c.id}" does not report the emergency stop list (too old, or it cannot read it and blocks every call)`
+        : `coordinator "${c.id}" enforces stop list revision ${c.stopsRevision}, the list is at ${status.revision}`,
+    );
+}
+
+export function formatStops(status: StopsStatus): string[] {
+  if ("unreadable" in status) return ["", "emergency stops: UNREADABLE"];
+  if (status.stops.length === 0) return ["", "emergency stops: none"];
+  return [
+    "",
+    `emergency stops: ${status.stops.length} in force (stop list revision ${status.revision})`,
+    ...status.stops.map(
+      (s) =>
+        `  STOPPED ${s.kind} ${s.name}  by ${s.by} at ${s.at}${s.reason === "" ? "" : `: ${s.reason}`}`,
+    ),
+  ];
+}
