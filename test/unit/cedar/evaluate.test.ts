@@ -244,3 +244,57 @@ describe("policy sets refused before they run", () => {
     ).toBe("HOOKBUS_INVALID_CEDAR");
   });
 });
+
+describe("Cedar answers remembered per set and request", () => {
+  const SEND_AFTER_WEB = `@id("send-after-web") forbid (principal, action == Action::"before_tool_call", resource is Tool)
+when { resource.class == "send-message" && context.session.taint.contains("web-fetch") };`;
+
+  it("answers a repeated request as the engine did, and a changed fact anew", () => {
+    const set = parseCedarPolicySet(SEND_AFTER_WEB, "test.cedar");
+    const event = { toolName: "send_email", params: { to: "a@example.com" } };
+    const clean = {
+      hook: "before_tool_call" as const,
+      context,
+      event,
+      session: emptySessionFacts(),
+    };
+    const first = evaluateCedar(set, clean);
+    expect(first).toEqual({ status: "ok", decidedBy: [] });
+    expect(evaluateCedar(set, clean)).toEqual(first);
+    const tainted = afterToolOutput(emptySessionFacts(), toolVocabulary.classify("web_fetch"));
+    const again = evaluateCedar(set, { ...clean, session: tainted });
+    expect(again.verdict?.block).toBe(true);
+    expect(evaluateCedar(set, { ...clean, session: tainted })).toEqual(again);
+    expect(evaluateCedar(set, clean)).toEqual(first);
+  });
+
+  it("never answers one set's request from another set's", () => {
+    const event = { toolName: "Bash", params: { command: "rm -rf /" } };
+    const input = {
+      hook: "before_tool_call" as const,
+      context,
+      event,
+      session: emptySessionFacts(),
+    };
+    const allow = parseCedarPolicySet(
+      `forbid (principal, action == Action::"before_tool_call", resource == Tool::"nothing");`,
+    );
+    const deny = parseCedarPolicySet(NO_RM);
+    expect(evaluateCedar(allow, input).verdict).toBeUndefined();
+    expect(evaluateCedar(deny, input).verdict?.block).toBe(true);
+    expect(evaluateCedar(allow, input).verdict).toBeUndefined();
+  });
+
+  it("evaluates a large request each time and decides it the same", () => {
+    const set = parseCedarPolicySet(NO_RM);
+    const event = { toolName: "Bash", params: { command: `rm -rf /${"x".repeat(5000)}` } };
+    const input = {
+      hook: "before_tool_call" as const,
+      context,
+      event,
+      session: emptySessionFacts(),
+    };
+    expect(evaluateCedar(set, input).verdict?.block).toBe(true);
+    expect(evaluateCedar(set, input).verdict?.block).toBe(true);
+  });
+});
