@@ -13,6 +13,7 @@ import type { CedarPolicyInfo, CedarPolicySet } from "./policy-set.js";
 import { cedarRequests, type CedarRequest, type RequestInput } from "./request.js";
 import { cedarWasm, describeErrors } from "./wasm.js";
 import { pruneContext } from "./context-keys.js";
+import { engineIdFor } from "./scope-index.js";
 
 export interface CedarEvaluation {
   status: "ok" | "error";
@@ -73,7 +74,7 @@ function answer(set: CedarPolicySet, request: CedarRequest): RequestAnswer {
     resource: request.resource,
     context: pruneContext(request.context, set.contextKeys),
     entities: request.entities,
-    preparsedPolicySetId: set.engineId,
+    preparsedPolicySetId: engineIdFor(set, request.action, request.resource),
   };
   const key = JSON.stringify(call);
   if (key.length > MAX_CACHED_KEY_CHARS) return engineAnswer(set, call);

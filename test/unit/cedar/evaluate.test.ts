@@ -298,3 +298,34 @@ when { resource.class == "send-message" && context.session.taint.contains("web-f
     expect(evaluateCedar(set, input).verdict?.block).toBe(true);
   });
 });
+
+describe("Cedar requests evaluated against the policies whose scope can match", () => {
+  const SET = `@id("no-exec") forbid (principal, action == Action::"before_tool_call", resource == Tool::"exec");
+@id("no-shell") forbid (principal, action == Action::"before_tool_call", resource is Tool) when { resource.class == "shell" };
+@id("llm-exec") forbid (principal, action == Action::"before_llm_call", resource == Tool::"exec");
+@id("any") forbid (principal, action, resource) when { context.agentId == "banned" };`;
+
+  it("decides as the whole set does, per action and named resource", () => {
+    const set = parseCedarPolicySet(SET);
+    const call = (toolName: string, agentId = "agent-1") =>
+      evaluateCedar(set, {
+        hook: "before_tool_call",
+        context: { ...context, agentId },
+        event: { toolName, params: {} },
+        session: emptySessionFacts(),
+      });
+    expect(call("exec").decidedBy).toEqual(["no-exec", "no-shell"]);
+    expect(call("read_file").decidedBy).toEqual([]);
+    expect(call("Bash").decidedBy).toEqual(["no-shell"]);
+    expect(call("read_file", "banned").decidedBy).toEqual(["any"]);
+    expect(call("exec").decidedBy).toEqual(["no-exec", "no-shell"]);
+    const llm = evaluateCedar(set, {
+      hook: "before_llm_call",
+      context,
+      event: { tools: [{ name: "exec" }, { name: "Bash" }] },
+      session: emptySessionFacts(),
+    });
+    expect(llm.verdict).toEqual({ tools: [{ name: "Bash" }] });
+    expect(llm.decidedBy).toEqual(["llm-exec"]);
+  });
+});
