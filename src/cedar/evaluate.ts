@@ -79,7 +79,7 @@ function answer(set: CedarPolicySet, request: CedarRequest): RequestAnswer {
   const key = JSON.stringify(call);
   if (key.length > MAX_CACHED_KEY_CHARS) return engineAnswer(set, call);
   let cache = answerCache.get(set);
-  if (cache === undefined) answerCache.set(set, (cache = new Map()));
+  if (cache === undefined) answerCache.set(set, (cache = new Map<string, RequestAnswer>()));
   const cached = cache.get(key);
   if (cached !== undefined) {
     cache.delete(key); // re-insert: most recently used last
