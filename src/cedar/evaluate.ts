@@ -13,6 +13,7 @@ import type { CedarPolicyInfo, CedarPolicySet } from "./policy-set.js";
 import { cedarRequests, type CedarRequest, type RequestInput } from "./request.js";
 import { cedarWasm, describeErrors } from "./wasm.js";
 import { pruneContext } from "./context-keys.js";
+import { engineIdFor } from "./scope-index.js";
 
 export interface CedarEvaluation {
   status: "ok" | "error";
@@ -54,15 +55,49 @@ export function evaluateCedar(set: CedarPolicySet, input: RequestInput): CedarEv
     : { status: "ok", verdict: narrowed, decidedBy };
 }
 
+/**
+ * Answers already computed, per set, keyed by the exact JSON the engine would read. A Cedar
+ * decision is a pure function of the policy set and that input (no clock, no randomness), so a
+ * repeated request is answered without crossing into WebAssembly, where each call costs ~2 µs per
+ * policy in the set (the engine copies its cached set on every call). Bounded per set, least
+ * recently used forgotten; a set dropped from the registry takes its answers with it.
+ */
+const answerCache = new WeakMap<CedarPolicySet, Map<string, RequestAnswer>>();
+const MAX_CACHED_ANSWERS = 1024;
+/** Longer inputs (large params) are evaluated each time: caching them would hold too much. */
+const MAX_CACHED_KEY_CHARS = 4096;
+
 function answer(set: CedarPolicySet, request: CedarRequest): RequestAnswer {
-  const result = cedarWasm.statefulIsAuthorized({
+  const call = {
     principal: request.principal,
     action: request.action,
     resource: request.resource,
     context: pruneContext(request.context, set.contextKeys),
     entities: request.entities,
-    preparsedPolicySetId: set.engineId,
-  });
+    preparsedPolicySetId: engineIdFor(set, request.action, request.resource),
+  };
+  const key = JSON.stringify(call);
+  if (key.length > MAX_CACHED_KEY_CHARS) return engineAnswer(set, call);
+  let cache = answerCache.get(set);
+  if (cache === undefined) answerCache.set(set, (cache = new Map<string, RequestAnswer>()));
+  const cached = cache.get(key);
+  if (cached !== undefined) {
+    cache.delete(key); // re-insert: most recently used last
+    cache.set(key, cached);
+    return cached;
+  }
+  const fresh = engineAnswer(set, call);
+  if (fresh.errors.length > 0) return fresh; // errors are rare: keep them out of the cache
+  cache.set(key, fresh);
+  if (cache.size > MAX_CACHED_ANSWERS) cache.delete(cache.keys().next().value as string);
+  return fresh;
+}
+
+function engineAnswer(
+  set: CedarPolicySet,
+  call: Parameters<typeof cedarWasm.statefulIsAuthorized>[0],
+): RequestAnswer {
+  const result = cedarWasm.statefulIsAuthorized(call);
   if (result.type === "failure") {
     return { forbids: [], notPermitted: false, errors: describeErrors(result.errors) };
   }

@@ -244,3 +244,88 @@ describe("policy sets refused before they run", () => {
     ).toBe("HOOKBUS_INVALID_CEDAR");
   });
 });
+
+describe("Cedar answers remembered per set and request", () => {
+  const SEND_AFTER_WEB = `@id("send-after-web") forbid (principal, action == Action::"before_tool_call", resource is Tool)
+when { resource.class == "send-message" && context.session.taint.contains("web-fetch") };`;
+
+  it("answers a repeated request as the engine did, and a changed fact anew", () => {
+    const set = parseCedarPolicySet(SEND_AFTER_WEB, "test.cedar");
+    const event = { toolName: "send_email", params: { to: "a@example.com" } };
+    const clean = {
+      hook: "before_tool_call" as const,
+      context,
+      event,
+      session: emptySessionFacts(),
+    };
+    const first = evaluateCedar(set, clean);
+    expect(first).toEqual({ status: "ok", decidedBy: [] });
+    expect(evaluateCedar(set, clean)).toEqual(first);
+    const tainted = afterToolOutput(emptySessionFacts(), toolVocabulary.classify("web_fetch"));
+    const again = evaluateCedar(set, { ...clean, session: tainted });
+    expect(again.verdict?.block).toBe(true);
+    expect(evaluateCedar(set, { ...clean, session: tainted })).toEqual(again);
+    expect(evaluateCedar(set, clean)).toEqual(first);
+  });
+
+  it("never answers one set's request from another set's", () => {
+    const event = { toolName: "Bash", params: { command: "rm -rf /" } };
+    const input = {
+      hook: "before_tool_call" as const,
+      context,
+      event,
+      session: emptySessionFacts(),
+    };
+    const allow = parseCedarPolicySet(
+      `forbid (principal, action == Action::"before_tool_call", resource == Tool::"nothing");`,
+    );
+    const deny = parseCedarPolicySet(NO_RM);
+    expect(evaluateCedar(allow, input).verdict).toBeUndefined();
+    expect(evaluateCedar(deny, input).verdict?.block).toBe(true);
+    expect(evaluateCedar(allow, input).verdict).toBeUndefined();
+  });
+
+  it("evaluates a large request each time and decides it the same", () => {
+    const set = parseCedarPolicySet(NO_RM);
+    const event = { toolName: "Bash", params: { command: `rm -rf /${"x".repeat(5000)}` } };
+    const input = {
+      hook: "before_tool_call" as const,
+      context,
+      event,
+      session: emptySessionFacts(),
+    };
+    expect(evaluateCedar(set, input).verdict?.block).toBe(true);
+    expect(evaluateCedar(set, input).verdict?.block).toBe(true);
+  });
+});
+
+describe("Cedar requests evaluated against the policies whose scope can match", () => {
+  const SET = `@id("no-exec") forbid (principal, action == Action::"before_tool_call", resource == Tool::"exec");
+@id("no-shell") forbid (principal, action == Action::"before_tool_call", resource is Tool) when { resource.class == "shell" };
+@id("llm-exec") forbid (principal, action == Action::"before_llm_call", resource == Tool::"exec");
+@id("any") forbid (principal, action, resource) when { context.agentId == "banned" };`;
+
+  it("decides as the whole set does, per action and named resource", () => {
+    const set = parseCedarPolicySet(SET);
+    const call = (toolName: string, agentId = "agent-1") =>
+      evaluateCedar(set, {
+        hook: "before_tool_call",
+        context: { ...context, agentId },
+        event: { toolName, params: {} },
+        session: emptySessionFacts(),
+      });
+    expect(call("exec").decidedBy).toEqual(["no-exec", "no-shell"]);
+    expect(call("read_file").decidedBy).toEqual([]);
+    expect(call("Bash").decidedBy).toEqual(["no-shell"]);
+    expect(call("read_file", "banned").decidedBy).toEqual(["any"]);
+    expect(call("exec").decidedBy).toEqual(["no-exec", "no-shell"]);
+    const llm = evaluateCedar(set, {
+      hook: "before_llm_call",
+      context,
+      event: { tools: [{ name: "exec" }, { name: "Bash" }] },
+      session: emptySessionFacts(),
+    });
+    expect(llm.verdict).toEqual({ tools: [{ name: "Bash" }] });
+    expect(llm.decidedBy).toEqual(["llm-exec"]);
+  });
+});

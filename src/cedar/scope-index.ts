@@ -1,0 +1,102 @@
+/**
+ * Which policies of a set can apply to a request, by their scope. The engine's time per call grows
+ * with every policy in the set it is handed (about 2 µs each, matching or not: docs/cedar.md), and
+ * a policy whose scope cannot match a request adds nothing to Cedar's answer — it is not
+ * satisfied and, since the scope is checked before the condition, it cannot error. So a request
+ * is evaluated against the sub-set of policies whose action and resource constraints can match
+ * it, pre-parsed once per (action, resource type, named resource). Conservative: any constraint
+ * not read here (`in`, templates) keeps the policy in every sub-set. Bounded: the keys come from
+ * the set's own text (6 hooks × 2 resource types × the resources its policies name), which
+ * matters because the bindings cannot free a pre-parsed set.
+ */
+import type { CedarPolicySet } from "./policy-set.js";
+import { cedarWasm, type EntityUidJson } from "./wasm.js";
+
+interface Scope {
+  id: string;
+  text: string;
+  /** The one action it applies to, or undefined for any. */
+  action?: string;
+  /** `resource == T::"id"`. */
+  resourceEq?: { type: string; id: string };
+  /** `resource is T`. */
+  resourceIs?: string;
+}
+
+interface ScopeIndex {
+  scopes: Scope[];
+  /** Resources some policy names with `==`, as `type::id`. */
+  named: Set<string>;
+  /** Engine ids of the sub-sets pre-parsed so far, by key. */
+  subsets: Map<string, string>;
+}
+
+const indexes = new WeakMap<CedarPolicySet, ScopeIndex>();
+
+/** The engine id to evaluate `action` on `resource` against (the whole set's when all apply). */
+export function engineIdFor(
+  set: CedarPolicySet,
+  action: EntityUidJson,
+  resource: EntityUidJson,
+): string {
+  const index = indexFor(set);
+  const act = uidOf(action);
+  const res = uidOf(resource);
+  if (act === undefined || res === undefined) return set.engineId;
+  const name = `${res.type}::${res.id}`;
+  const key = JSON.stringify([act.id, res.type, index.named.has(name) ? res.id : null]);
+  const known = index.subsets.get(key);
+  if (known !== undefined) return known;
+  const kept = index.scopes.filter((s) => applies(s, act.id, res));
+  let engineId = set.engineId;
+  if (kept.length < index.scopes.length) {
+    engineId = `${set.engineId}:${key}`;
+    const staticPolicies = Object.fromEntries(kept.map((s) => [s.id, s.text]));
+    const parsed = cedarWasm.preparsePolicySet(engineId, { staticPolicies });
+    if (parsed.type === "failure") engineId = set.engineId; // the whole set parsed: never expected
+  }
+  index.subsets.set(key, engineId);
+  return engineId;
+}
+
+function applies(scope: Scope, action: string, resource: { type: string; id: string }): boolean {
+  if (scope.action !== undefined && scope.action !== action) return false;
+  if (scope.resourceIs !== undefined && scope.resourceIs !== resource.type) return false;
+  const eq = scope.resourceEq;
+  return eq === undefined || (eq.type === resource.type && eq.id === resource.id);
+}
+
+function indexFor(set: CedarPolicySet): ScopeIndex {
+  let index = indexes.get(set);
+  if (index !== undefined) return index;
+  const scopes = [...set.policies.values()].map((p) => scopeOf(p.id, p.text));
+  const named = new Set(
+    scopes.flatMap((s) => (s.resourceEq ? [`${s.resourceEq.type}::${s.resourceEq.id}`] : [])),
+  );
+  index = { scopes, named, subsets: new Map() };
+  indexes.set(set, index);
+  return index;
+}
+
+function scopeOf(id: string, text: string): Scope {
+  const scope: Scope = { id, text };
+  const json = cedarWasm.policyToJson(text);
+  if (json.type === "failure") return scope; // parsed before: never expected; keep it everywhere
+  const { action, resource } = json.json;
+  if (action.op === "==" && "entity" in action) {
+    const uid = uidOf(action.entity);
+    if (uid?.type === "Action") scope.action = uid.id;
+  }
+  if (resource.op === "==" && "entity" in resource) {
+    const uid = uidOf(resource.entity);
+    if (uid !== undefined) scope.resourceEq = uid;
+  } else if (resource.op === "is" && !("in" in resource && resource.in !== undefined)) {
+    scope.resourceIs = resource.entity_type;
+  }
+  return scope;
+}
+
+function uidOf(uid: EntityUidJson): { type: string; id: string } | undefined {
+  const plain = "__entity" in uid ? uid.__entity : uid;
+  return typeof plain.type === "string" && typeof plain.id === "string" ? plain : undefined;
+}
