@@ -1,13 +1,13 @@
 /**
  * The sealer lease in `audit verify` (issue 21): whoever holds the lease decides whether the log
  * gets sealed, so a live lease not held by a trusted sealer is a finding. Sealers name their
- * public key in the lease and sign it (src/sealer/lease.ts); checked only against trusted keys
+ * public key in the lease and sign it (src/sealer/lease.ts, value format in src/log/seal/lease-value.ts); checked only against trusted keys
  * (`--key`), since a self-declared key proves nothing. An expired or absent lease is no finding
  * here: nobody blocks sealing, and a stop is the `stalled` finding's business.
  */
 import type { Bus } from "../bus/bus.js";
 import { verifySignature } from "../log/seal/keys.js";
-import { leaseClaimBytes, readLease, type LeaseValue } from "../sealer/lease.js";
+import { leaseClaimBytes, readLease, type LeaseValue } from "../log/seal/lease-value.js";
 import type { VerifyFinding } from "./verify-analyse.js";
 
 export async function checkSealerLease(

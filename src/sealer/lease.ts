@@ -6,34 +6,28 @@
  *
  * The value also names the holder's sealer public key and carries its signature over holder,
  * until and namespace (`leaseClaimBytes`), so `audit verify --key` can tell a lease held by a
- * trusted sealer from one written by whoever can write the bucket (lease-check in
- * src/audit/verify-lease.ts). Values without a key (sealers before this) stay readable.
+ * trusted sealer from one written by whoever can write the bucket (src/audit/verify-lease.ts;
+ * the value's format is in src/log/seal/lease-value.ts, where verify and status read it too). Values without a key (sealers before this) stay readable.
  */
 import { jetstream } from "@nats-io/jetstream";
 import { Kvm, type KV } from "@nats-io/kv";
 import type { NatsConnection } from "@nats-io/transport-node";
-import { KV_ALLOW_DIRECT, KV_REQUEST_TIMEOUT_MS, type Bus } from "../bus/bus.js";
+import { KV_ALLOW_DIRECT, KV_REQUEST_TIMEOUT_MS } from "../bus/bus.js";
 import type { Subjects } from "../bus/subjects.js";
 import type { SealKeyPair } from "../log/seal/keys.js";
+import {
+  leaseBucketName,
+  leaseClaimBytes,
+  parseLease,
+  type LeaseValue,
+} from "../log/seal/lease-value.js";
 
-export interface LeaseValue {
-  holder: string;
-  /** Epoch ms after which anyone may take the lease. */
-  until: number;
-  /** The holder's sealer public key (absent in leases of sealers before keyed leases). */
-  key?: string;
-  /** `key`'s signature (base64) of `leaseClaimBytes`. */
-  sig?: string;
-}
-
-/** What a keyed lease's signature covers: the namespace too, so a lease cannot be replayed elsewhere. */
-export function leaseClaimBytes(namespace: string, holder: string, until: number): Uint8Array {
-  return new TextEncoder().encode(`hookbus-sealer-lease\n${namespace}\n${holder}\n${until}`);
-}
-
-export function leaseBucketName(subjects: Subjects): string {
-  return `${subjects.namespace}_sealer`;
-}
+export {
+  leaseBucketName,
+  leaseClaimBytes,
+  readLease,
+  type LeaseValue,
+} from "../log/seal/lease-value.js";
 
 export class SealerLease {
   private revision = 0;
@@ -112,34 +106,4 @@ export class SealerLease {
     await this.kv.update("lease", JSON.stringify(value), this.revision).catch(() => {});
     this.revision = 0;
   }
-}
-
-/** A lease value as stored; undefined when it is not one (anyone may then take the lease). */
-export function parseLease(text: string): LeaseValue | undefined {
-  try {
-    const v = JSON.parse(text) as Partial<LeaseValue>;
-    if (typeof v.holder !== "string" || typeof v.until !== "number") return undefined;
-    return {
-      holder: v.holder,
-      until: v.until,
-      ...(typeof v.key === "string" ? { key: v.key } : {}),
-      ...(typeof v.sig === "string" ? { sig: v.sig } : {}),
-    };
-  } catch {
-    return undefined;
-  }
-}
-
-/** The lease value stored now (read directly, no watcher); undefined when none or unreadable. */
-export async function readLease(bus: Bus): Promise<LeaseValue | undefined> {
-  const bucket = leaseBucketName(bus.subjects);
-  const msg = await bus.jsm.streams
-    .getMessage(`KV_${bucket}`, { last_by_subj: `$KV.${bucket}.lease` })
-    .catch((error: unknown) => {
-      // No bucket (no sealer ever ran) or no lease key: no lease, not an error.
-      if (/not found|no message/i.test(String(error))) return null;
-      throw error;
-    });
-  if (msg === null || msg.data.length === 0) return undefined;
-  return parseLease(new TextDecoder().decode(msg.data));
 }

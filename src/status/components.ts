@@ -6,7 +6,7 @@ import type { Bus } from "../bus/bus.js";
 import { indexLag } from "../indexer/indexer.js";
 import { sealStreamName } from "../log/seal/batch.js";
 import { readSealLag } from "../sealer/lag.js";
-import { readLease, type LeaseValue } from "../sealer/lease.js";
+import { readLease, type LeaseValue } from "../log/seal/lease-value.js";
 
 export interface SealerStatus {
   /** The seal stream is there: a sealer ran in this namespace. */
