@@ -13,7 +13,7 @@ import type { LogItem } from "./verify-read.js";
 import { subjectMismatches } from "./verify-subject.js";
 
 export type FindingKind =
-  "altered" | "removed" | "inserted" | "re-subjected" | "seal" | "signature" | "stalled";
+  "altered" | "removed" | "inserted" | "re-subjected" | "seal" | "signature" | "stalled" | "lease";
 
 export interface VerifyFinding {
   kind: FindingKind;

@@ -53,7 +53,7 @@ export function formatVerifyReport(
       ? `OK: ${report.records} record(s) of namespace ${report.namespace} read, ${report.sealed} checked against ${report.batches} seal batch(es); none altered, removed, inserted or re-subjected`
       : stalled === report.findings.length && report.findingsOmitted === 0
         ? `STALLED: nothing found altered, removed, inserted or re-subjected in namespace ${report.namespace}, but sealing stopped for longer than the bound: a record removed in that time leaves no trace in the seals (${stalled} finding(s))`
-        : `TAMPERED: ${total} finding(s) in namespace ${report.namespace}: ${count("altered")} altered, ${count("removed")} removed, ${count("inserted")} inserted, ${count("re-subjected")} re-subjected, ${count("seal")} about the seals${count("signature") > 0 ? `, ${count("signature")} about coordinator signatures` : ""}, ${stalled} stalled`,
+        : `TAMPERED: ${total} finding(s) in namespace ${report.namespace}: ${count("altered")} altered, ${count("removed")} removed, ${count("inserted")} inserted, ${count("re-subjected")} re-subjected, ${count("seal")} about the seals${count("signature") > 0 ? `, ${count("signature")} about coordinator signatures` : ""}${count("lease") > 0 ? `, ${count("lease")} about the sealer lease` : ""}, ${stalled} stalled`,
   );
   return lines.join("\n");
 }

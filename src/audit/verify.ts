@@ -22,6 +22,7 @@ import {
   type ReadBounds,
 } from "./verify-read.js";
 import { RecordSignatureCheck } from "./verify-signatures.js";
+import { checkSealerLease } from "./verify-lease.js";
 import { bytesHash } from "../log/seal/hash.js";
 import type { StoredSignatureBatch } from "../log/sign/batch.js";
 
@@ -72,6 +73,8 @@ export async function verifyLog(bus: Bus, options: VerifyOptions = {}): Promise<
     analyser.addRecord(item);
     if (signatures !== undefined) for (const f of await signatures.check(item)) analyser.note(f);
   };
+  // The lease first: its state now, before the walk (which may take a while on a large log).
+  for (const f of await checkSealerLease(bus, options.keys ?? [])) analyser.note(f);
   try {
     let next = await log.next();
     for await (const batch of readSealBatches(bus, bounds.sealLastSeq)) {

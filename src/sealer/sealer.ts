@@ -110,7 +110,14 @@ export async function startSealer(options: SealerOptions): Promise<Sealer> {
   const settings = { ...DEFAULTS, ...stripUndefined(options) };
   const replicas = options.replicas ?? 1;
   await ensureSealStream(bus, replicas);
-  const lease = await SealerLease.open(options.nc, bus.subjects, id, settings.leaseTtlMs, replicas);
+  const lease = await SealerLease.open(
+    options.nc,
+    bus.subjects,
+    id,
+    settings.leaseTtlMs,
+    replicas,
+    options.key,
+  );
   const heads = await SessionHeads.open(
     options.nc,
     bus.subjects,

@@ -6,7 +6,7 @@ import type { Bus } from "../bus/bus.js";
 import { indexLag } from "../indexer/indexer.js";
 import { sealStreamName } from "../log/seal/batch.js";
 import { readSealLag } from "../sealer/lag.js";
-import { leaseBucketName } from "../sealer/lease.js";
+import { readLease, type LeaseValue } from "../log/seal/lease-value.js";
 
 export interface SealerStatus {
   /** The seal stream is there: a sealer ran in this namespace. */
@@ -18,6 +18,8 @@ export interface SealerStatus {
   lastSealAt?: string;
   /** The sealer holding the lease now (undefined: none holds it). */
   leaseHolder?: string;
+  /** The public key the lease holder names (audit verify --key checks it is trusted). */
+  leaseKey?: string;
 }
 
 export interface IndexerStatus {
@@ -38,27 +40,15 @@ async function streamExists(bus: Bus, name: string): Promise<boolean> {
   }
 }
 
-async function readLeaseHolder(bus: Bus): Promise<string | undefined> {
-  const bucket = leaseBucketName(bus.subjects);
-  try {
-    const msg = await bus.jsm.streams.getMessage(`KV_${bucket}`, {
-      last_by_subj: `$KV.${bucket}.lease`,
-    });
-    if (msg === null || msg.data.length === 0) return undefined;
-    const value = JSON.parse(new TextDecoder().decode(msg.data)) as {
-      holder?: unknown;
-      until?: unknown;
-    };
-    if (typeof value.holder !== "string" || typeof value.until !== "number") return undefined;
-    return value.until > Date.now() ? value.holder : undefined;
-  } catch {
-    return undefined;
-  }
+/** The live lease (expired: none holds it); unreadable reads as none, as status shows it. */
+async function readLiveLease(bus: Bus): Promise<LeaseValue | undefined> {
+  const lease = await readLease(bus).catch(() => undefined);
+  return lease !== undefined && lease.until > Date.now() ? lease : undefined;
 }
 
 export async function readSealerStatus(bus: Bus): Promise<SealerStatus | Absent> {
   if (!(await streamExists(bus, sealStreamName(bus.subjects)))) return { present: false };
-  const [lag, leaseHolder] = await Promise.all([readSealLag(bus), readLeaseHolder(bus)]);
+  const [lag, lease] = await Promise.all([readSealLag(bus), readLiveLease(bus)]);
   return {
     present: true,
     records: lag.records,
@@ -66,7 +56,8 @@ export async function readSealerStatus(bus: Bus): Promise<SealerStatus | Absent>
     sealedSeq: lag.sealedSeq,
     logLastSeq: lag.logLastSeq,
     ...(lag.lastSealAt === undefined ? {} : { lastSealAt: lag.lastSealAt.toISOString() }),
-    ...(leaseHolder === undefined ? {} : { leaseHolder }),
+    ...(lease === undefined ? {} : { leaseHolder: lease.holder }),
+    ...(lease?.key === undefined ? {} : { leaseKey: lease.key }),
   };
 }
 
@@ -110,7 +101,7 @@ export function formatComponents(
   if (!sealer.present) lines.push("sealer: no sealer");
   else
     lines.push(
-      `sealer: ${sealer.leaseHolder === undefined ? "NO LEASE HOLDER" : `active ${sealer.leaseHolder}`}  evidence lag ${sealer.records} record(s), ${sealer.seconds} s  (sealed seq ${sealer.sealedSeq}, log ${sealer.logLastSeq})`,
+      `sealer: ${sealer.leaseHolder === undefined ? "NO LEASE HOLDER" : `active ${sealer.leaseHolder}${sealer.leaseKey === undefined ? " (no key in its lease)" : ` (key ${sealer.leaseKey.slice(0, 12)}…)`}`}  evidence lag ${sealer.records} record(s), ${sealer.seconds} s  (sealed seq ${sealer.sealedSeq}, log ${sealer.logLastSeq})`,
     );
   if (!indexer.present) lines.push("indexer: no indexer");
   else

@@ -8,7 +8,13 @@ import { runFuzz } from "./run-fuzz.js";
 
 describe("fuzz sample", () => {
   it("a coordinator survives hostile messages, answers only with coded errors or valid replies, and stores valid records", async () => {
-    const report = await runFuzz({ count: 16, seed: 7, concurrency: 8, deadlineMs: 2000 });
+    const report = await runFuzz({
+      count: 16,
+      seed: 7,
+      concurrency: 8,
+      deadlineMs: 2000,
+      verify: true,
+    });
     expect(report.sent).toBe(16);
     expect(report.crashes).toBe(0);
     expect(report.unanswered).toEqual([]);
@@ -18,5 +24,29 @@ describe("fuzz sample", () => {
     expect(report.memory?.rounds).toHaveLength(1);
     expect(report.memory!.before.heapUsedMiB).toBeGreaterThan(0);
     expect(report.memory!.after.rssMiB).toBeGreaterThan(0);
+    // Sealed alongside and verified with the sealer's and the coordinator's keys: the fuzzer
+    // never writes to the log itself, so every record is hookbus's own and no finding may remain
+    // (issue 21: verify names only tampering, not refused garbage).
+    expect(report.verify?.findings).toEqual([]);
+    expect(report.verify?.exitCode).toBe(0);
+    expect(report.verify?.records).toBe(report.records);
+    expect(report.verify?.sealed).toBe(report.records);
+    expect(report.verify!.signedRecords + report.verify!.pendingSignatures).toBe(report.records);
+  }, 120_000);
+
+  it("audit verify finds nothing on a larger fuzzed, sealed and signed log (no false alarm)", async () => {
+    // More kinds of garbage than the sample above; only verify is judged here (the answers are).
+    const report = await runFuzz({
+      count: 300,
+      seed: 3,
+      concurrency: 8,
+      deadlineMs: 3000,
+      verify: true,
+    });
+    expect(report.crashes).toBe(0);
+    expect(report.records).toBeGreaterThan(200);
+    expect(report.verify?.findings).toEqual([]);
+    expect(report.verify?.exitCode).toBe(0);
+    expect(report.verify?.sealed).toBe(report.records);
   }, 120_000);
 });

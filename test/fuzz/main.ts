@@ -1,6 +1,7 @@
 /**
  * `npm run fuzz [-- --count N --seed S --rounds R --allocator glibc|jemalloc]`: hostile messages against a real coordinator process;
- * prints the figures and exits 1 when any of crashes, unanswered, uncoded or bad records is not 0.
+ * prints the figures and exits 1 when any of crashes, unanswered, uncoded or bad records is not 0,
+ * or when `hookbus audit verify` on the fuzzed (sealed, signed) log finds anything.
  */
 import { parseArgs } from "node:util";
 import { jemallocEnv } from "./probed-coordinator.js";
@@ -26,6 +27,7 @@ const report = await runFuzz({
   seed: Number(values.seed),
   concurrency: Number(values.concurrency),
   rounds: Number(values.rounds),
+  verify: true,
   ...(values.allocator === "jemalloc" ? { coordinatorEnv: jemallocEnv() } : {}),
   progress: (sent, r) =>
     process.stderr.write(
@@ -83,6 +85,19 @@ if (report.uncoded.length > 0) {
 }
 if (report.badRecords.length > 0)
   console.log(`  first bad record: ${JSON.stringify(report.badRecords[0])}`);
+const verify = report.verify;
+if (verify !== undefined) {
+  console.log(
+    `  audit verify (sealed, signed): exit ${verify.exitCode}, ${verify.findings.length} findings on ${verify.records} records (${verify.sealed} sealed, ${verify.signedRecords} signed, ${verify.pendingSignatures} pending)`,
+  );
+  // The fuzzer never writes to the log subjects itself: every finding is a false alarm.
+  for (const f of verify.findings.slice(0, 5)) console.log(`    false alarm: ${JSON.stringify(f)}`);
+}
 const failed =
-  report.crashes + report.unanswered.length + report.uncoded.length + report.badRecords.length;
+  report.crashes +
+  report.unanswered.length +
+  report.uncoded.length +
+  report.badRecords.length +
+  (verify?.findings.length ?? 0) +
+  (verify === undefined || verify.exitCode === 0 ? 0 : 1);
 process.exitCode = failed === 0 ? 0 : 1;

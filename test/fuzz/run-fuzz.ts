@@ -16,6 +16,7 @@ import { fuzzMessage, seededRandom, type FuzzMessage } from "./generator.js";
 import { startProbedCoordinator, type MemoryFigures } from "./probed-coordinator.js";
 import { RegistryStore } from "../../src/registry/store.js";
 import { Subjects } from "../../src/bus/subjects.js";
+import { startFuzzEvidence, type FuzzEvidence, type FuzzVerify } from "./evidence.js";
 
 export interface FuzzOptions {
   count: number;
@@ -30,6 +31,11 @@ export interface FuzzOptions {
   rounds?: number;
   /** Extra environment of the coordinator process (e.g. MALLOC_ARENA_MAX, NODE_OPTIONS). */
   coordinatorEnv?: Record<string, string>;
+  /**
+   * Seal the log alongside (a sealer, the coordinator signing its records) and run
+   * `hookbus audit verify` on it afterwards (evidence.ts): the report's `verify`.
+   */
+  verify?: boolean;
   /** Called every 100 messages. */
   progress?: (sent: number, report: FuzzReport) => void;
 }
@@ -63,6 +69,8 @@ export interface FuzzReport {
   /** The coordinator's allocator ("jemalloc" or "glibc malloc"). */
   allocator?: string;
   byKind: Record<string, number>;
+  /** `audit verify` on the fuzzed log (with `verify`): any finding is a false alarm. */
+  verify?: FuzzVerify;
 }
 
 const CODES = new Set(Object.keys(ErrorCodes));
@@ -81,8 +89,18 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzReport> {
   const ns = uniqueNamespace("fuzz");
   const subjects = new Subjects(ns);
   const nc = await connect({ servers: server.url, name: "fuzz-driver" });
+  let evidence: FuzzEvidence | undefined;
+  if (options.verify === true) evidence = await startFuzzEvidence(nc, ns);
   const coordinator = startProbedCoordinator(
-    ["--server", server.url, "--namespace", ns, "--log-level", "fatal"],
+    [
+      "--server",
+      server.url,
+      "--namespace",
+      ns,
+      "--log-level",
+      "fatal",
+      ...(evidence?.coordinatorArgs ?? []),
+    ],
     options.coordinatorEnv,
   );
   const report: FuzzReport = {
@@ -260,10 +278,12 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzReport> {
       }
       if (problem !== undefined) report.badRecords.push({ seq, problem: problem.slice(0, 200) });
     }
+    if (evidence !== undefined) report.verify = await evidence.verify(bus, server.url);
     return report;
   } finally {
     coordinator.child.kill("SIGTERM");
     await coordinator.exited;
+    await evidence?.stop();
     await nc.close();
     await server.stop();
   }
