@@ -97,16 +97,7 @@ export async function runPolicy(
 
   // A NATS node about to stop (lame-duck mode): hand new requests to the policy's other workers,
   // answer those in hand, move to another node, and take requests again there.
-  const stopMoving = moveOnLameDuck(options.nc, {
-    logger: bus.logger,
-    pause: async () => {
-      await Promise.all(servers.map((server) => server.pause()));
-      await inFlight.idle();
-    },
-    resume: () => {
-      for (const server of servers) server.resume();
-    },
-  });
+  const stopMoving = moveOnLameDuck(options.nc, lameDuckMove(bus, servers, inFlight));
 
   const shutdown = async () => {
     stopMoving();
@@ -181,6 +172,20 @@ function openSessionState(options: RunPolicyOptions, bus: Bus): SessionStateStor
         logger: bus.logger,
       })
     : options.state;
+}
+
+/** Pause and resume for moveOnLameDuck: stop taking requests and finish those in hand. */
+function lameDuckMove(bus: Bus, servers: readonly RequestServer[], inFlight: InFlight) {
+  return {
+    logger: bus.logger,
+    pause: async () => {
+      await Promise.all(servers.map((server) => server.pause()));
+      await inFlight.idle();
+    },
+    resume: () => {
+      for (const server of servers) server.resume();
+    },
+  };
 }
 
 /** What every request server and observer of one runner shares. */

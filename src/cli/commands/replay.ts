@@ -134,23 +134,25 @@ function usage(out: Output, problem: string): number {
   return 2;
 }
 
+const REPLAY_FLAGS = {
+  policies: { type: "string", multiple: true },
+  registry: { type: "string" },
+  session: { type: "string", multiple: true },
+  agent: { type: "string" },
+  since: { type: "string" },
+  until: { type: "string" },
+  "from-file": { type: "string" },
+  json: { type: "boolean" },
+  verbose: { type: "boolean" },
+  "fail-on-change": { type: "boolean" },
+  "allow-empty": { type: "boolean" },
+  index: { type: "string" },
+} as const;
+
 export const replayCommand: Command = {
   summary: "replay recorded sessions against a candidate policy set",
   async run(argv, out) {
-    const { values, positionals } = parseCommand(argv, {
-      policies: { type: "string", multiple: true },
-      registry: { type: "string" },
-      session: { type: "string", multiple: true },
-      agent: { type: "string" },
-      since: { type: "string" },
-      until: { type: "string" },
-      "from-file": { type: "string" },
-      json: { type: "boolean" },
-      verbose: { type: "boolean" },
-      "fail-on-change": { type: "boolean" },
-      "allow-empty": { type: "boolean" },
-      index: { type: "string" },
-    });
+    const { values, positionals } = parseCommand(argv, REPLAY_FLAGS);
     if (values.help === true) {
       out.print(HELP);
       return 0;
