@@ -40,7 +40,6 @@ export default tseslint.config(
       "src/agent/resend.ts",
       "src/audit/timeline.ts",
       "src/auth/permissions.ts",
-      "src/cli/commands/registry.ts",
       "src/indexer/telemetry.ts",
       "src/sealer/sealer.ts",
     ],
