@@ -51,6 +51,15 @@ module.exports = {
       to: {},
     },
     {
+      name: "no-example-policy-deps",
+      comment:
+        "libphonenumber-js and validator serve only the example PII redactor (services/policies): " +
+        "the package itself must not need them, so they can leave its runtime dependencies.",
+      severity: "error",
+      from: { path: "^src/" },
+      to: { path: "node_modules/(libphonenumber-js|validator)/" },
+    },
+    {
       name: "src-imports-only-src",
       comment:
         "src/ is the package: it may not import test/, bench/, services/, examples/ or scripts/.",

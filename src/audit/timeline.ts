@@ -295,6 +295,22 @@ function policyStep(o: RecordedOutcome): PolicyStep {
   };
 }
 
+type ShadowDecision = NonNullable<Extract<AuditEntry["record"], { kind: "decision" }>["shadow"]>;
+
+/** What the shadow policies would have decided, as the timeline shows it. */
+function shadowStep(shadow: ShadowDecision) {
+  return {
+    changed: shadow.changed,
+    outcome: shadow.decision.outcome as Outcome,
+    ...optional("blockedBy", str(shadow.decision.blockedBy)),
+    ...optional("blockReason", str(shadow.decision.blockReason)),
+    decidedBy: (isRecord(shadow.decision.decidedBy) ? shadow.decision.decidedBy : {}) as Record<
+      string,
+      string[]
+    >,
+  };
+}
+
 /** Reads one log entry as a timeline step. */
 export function toTimelineEntry(entry: AuditEntry): TimelineEntry {
   const { record } = entry;
@@ -321,20 +337,7 @@ export function toTimelineEntry(entry: AuditEntry): TimelineEntry {
         ...optional("reason", str(d.reason)),
         latencyMs: recordLatencyMs(record)!,
         policies: record.outcomes.map(policyStep),
-        ...optional(
-          "shadow",
-          shadow === undefined
-            ? undefined
-            : {
-                changed: shadow.changed,
-                outcome: shadow.decision.outcome as Outcome,
-                ...optional("blockedBy", str(shadow.decision.blockedBy)),
-                ...optional("blockReason", str(shadow.decision.blockReason)),
-                decidedBy: (isRecord(shadow.decision.decidedBy)
-                  ? shadow.decision.decidedBy
-                  : {}) as Record<string, string[]>,
-              },
-        ),
+        ...optional("shadow", shadow === undefined ? undefined : shadowStep(shadow)),
         record,
       };
     }

@@ -16,12 +16,10 @@ import {
   durableMismatches,
   type DurableShape,
 } from "../bus/durable-check.js";
-import { sleep } from "../foundation/time.js";
 import { assertIndexSchema } from "./migrate.js";
 import type { PgPool } from "./pg.js";
 import { invalidProjection, projectRecord, type Projection } from "./projection.js";
-import { writeBatchIsolating } from "./writer.js";
-import { backoffMs } from "../foundation/backoff.js";
+import { BatchWriter, type IndexerStats } from "./batch-writer.js";
 import { isConsumerNotFound } from "../bus/streams.js";
 
 export interface IndexerOptions {
@@ -42,17 +40,7 @@ export interface IndexerOptions {
   ackWaitMs?: number;
 }
 
-export interface IndexerStats {
-  /** Records this indexer wrote (new rows). */
-  indexed: number;
-  /** Records received again that were already in the index (redeliveries, replays). */
-  duplicates: number;
-  /** Records that could not be decoded, indexed as `invalid`. */
-  invalid: number;
-  batches: number;
-  /** Failed batch writes (each retried). */
-  writeFailures: number;
-}
+export type { IndexerStats } from "./batch-writer.js";
 
 export interface IndexLag {
   /** Records stored in the log and not yet indexed (pending + unacked). */
@@ -173,8 +161,15 @@ async function project(bus: Bus, msg: JsMsg): Promise<Projection> {
   }
 }
 
-export async function startIndexer(options: IndexerOptions): Promise<Indexer> {
-  const { bus, pool } = options;
+/** Checked settings of one indexer. */
+interface IndexerSettings {
+  batchSize: number;
+  writers: number;
+  flushIntervalMs: number;
+  consumerName: string;
+}
+
+function indexerSettings(options: IndexerOptions): IndexerSettings {
   const batchSize = options.batchSize ?? 1000;
   if (!Number.isSafeInteger(batchSize) || batchSize < 1 || batchSize > MAX_BATCH)
     throw new HookbusError(
@@ -190,121 +185,73 @@ export async function startIndexer(options: IndexerOptions): Promise<Indexer> {
       { argument: "writers" },
     );
   const flushIntervalMs = options.flushIntervalMs ?? 100;
-  const consumerName = options.consumer ?? defaultIndexerConsumer(bus);
+  const consumerName = options.consumer ?? defaultIndexerConsumer(options.bus);
+  return { batchSize, writers, flushIntervalMs, consumerName };
+}
+
+/**
+ * Consumes the log into the writer until the consumer ends or stop() is asked for. Decodes
+ * first, then adds to the batch that is pending NOW: the timer may have flushed the batch that
+ * was pending when decoding started (a slow blob read), and a record added to a batch already
+ * written would be neither written nor acked.
+ */
+async function consumeInto(
+  bus: Bus,
+  messages: ConsumerMessages,
+  writer: BatchWriter,
+): Promise<void> {
+  for await (const msg of messages) {
+    const projection = await project(bus, msg);
+    // Caught up (nothing more waiting) or a full batch: write now.
+    writer.add(msg, projection, msg.info.pending === 0);
+    // Back-pressure: with every writer busy, wait for one (the consumer buffers at most
+    // max_messages meanwhile).
+    await writer.waitForWriter();
+    if (writer.stopping) break;
+  }
+}
+
+export async function startIndexer(options: IndexerOptions): Promise<Indexer> {
+  const { bus, pool } = options;
+  const { batchSize, writers, flushIntervalMs, consumerName } = indexerSettings(options);
+  // Ready checks: the index schema, the log, and a durable of the indexer's shape.
   await assertIndexSchema(pool);
   await assertLogExists(bus);
   await ensureConsumer(bus, consumerName, options.ackWaitMs ?? 30_000, (writers + 1) * batchSize);
   const consumer = await bus.js.consumers.get(bus.subjects.logStream, consumerName);
-  const namespace = bus.subjects.namespace;
   const logger = bus.logger.child({ component: "indexer", consumer: consumerName });
-  const stats: IndexerStats = {
-    indexed: 0,
-    duplicates: 0,
-    invalid: 0,
-    batches: 0,
-    writeFailures: 0,
-  };
+  const writer = new BatchWriter({
+    pool,
+    namespace: bus.subjects.namespace,
+    logger,
+    batchSize,
+    writers,
+    flushIntervalMs,
+  });
 
-  let stopping = false;
   let ended = false;
-  /** Batches whose last write attempt failed. */
-  let failingBatches = 0;
-  let pending: { msg: JsMsg; projection: Projection }[] = [];
-  let firstAt = 0;
-  // Batches being written, each in its own transaction on its own connection; a message is
-  // acked when its batch committed, whatever the order the batches finish in.
-  const writing = new Set<Promise<void>>();
-
-  async function write(batch: typeof pending): Promise<void> {
-    // In sequence order: two transactions inserting overlapping keys (a redelivery racing its
-    // first delivery) then lock them in the same order instead of deadlocking.
-    batch.sort((a, b) => a.msg.seq - b.msg.seq);
-    const projections = batch.map((b) => b.projection);
-    let failing = false;
-    const setFailing = (now: boolean) => {
-      if (now !== failing) failingBatches += now ? 1 : -1;
-      failing = now;
-    };
-    for (let attempt = 0; ; attempt++) {
-      try {
-        const { added, rejected } = await writeBatchIsolating(pool, namespace, projections);
-        setFailing(false);
-        stats.indexed += added;
-        stats.duplicates += batch.length - added;
-        stats.invalid += projections.filter((p) => p.record.kind === "invalid").length + rejected;
-        stats.batches++;
-        break;
-      } catch (error) {
-        stats.writeFailures++;
-        setFailing(true);
-        // Not acked: if this indexer dies now, the server redelivers to another one.
-        logger.warn({ err: error, records: batch.length, attempt }, "index write failed; retrying");
-        if (stopping && attempt >= 2) {
-          setFailing(false);
-          return;
-        }
-        await sleep(backoffMs(attempt, { firstMs: 100, capMs: 5000 }));
-      }
-    }
-    for (const { msg } of batch) msg.ack();
-  }
-
-  /** Starts writing what is pending (without waiting for it). */
-  function flush(): void {
-    if (pending.length === 0) return;
-    const batch = pending;
-    pending = [];
-    const written: Promise<void> = write(batch).finally(() => writing.delete(written));
-    writing.add(written);
-  }
-
-  const timer = setInterval(
-    () => {
-      // A partial batch waits at most flushIntervalMs, unless every writer is busy (then the
-      // loop below flushes it as soon as one is free).
-      if (pending.length > 0 && Date.now() - firstAt >= flushIntervalMs && writing.size < writers)
-        flush();
-    },
-    Math.max(10, Math.floor(flushIntervalMs / 2)),
-  );
-
   let messages: ConsumerMessages | undefined;
   async function run(): Promise<void> {
     messages = await consumer.consume({
       max_messages: Math.min(MAX_BATCH, (writers + 1) * batchSize),
     });
-    for await (const msg of messages) {
-      // Decode first, then add to the batch that is pending NOW: the timer may have flushed
-      // the batch that was pending when decoding started (a slow blob read), and a record added
-      // to a batch already written would be neither written nor acked.
-      const projection = await project(bus, msg);
-      if (pending.length === 0) firstAt = Date.now();
-      pending.push({ msg, projection });
-      // Caught up (nothing more waiting) or a full batch: write now.
-      if (pending.length >= batchSize || msg.info.pending === 0) flush();
-      // Back-pressure: with every writer busy, wait for one (the consumer buffers at most
-      // max_messages meanwhile).
-      while (writing.size >= writers) await Promise.race(writing);
-      if (stopping) break;
-    }
+    await consumeInto(bus, messages, writer);
   }
 
   const done = run().finally(async () => {
-    clearInterval(timer);
-    flush();
-    await Promise.all(writing);
+    await writer.close();
     ended = true;
   });
   logger.info({ batchSize, writers }, "indexer started");
   return {
     consumer: consumerName,
-    stats,
+    stats: writer.stats,
     lag: () => indexLag(bus, consumerName),
     consumerMismatches: () => indexerConsumerMismatches(bus, consumerName),
-    writeFailing: () => failingBatches > 0,
-    stopped: () => stopping || ended,
+    writeFailing: () => writer.writeFailing(),
+    stopped: () => writer.stopping || ended,
     async stop() {
-      stopping = true;
+      writer.stopping = true;
       messages?.stop();
       await done.catch(() => {});
     },

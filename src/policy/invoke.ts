@@ -81,26 +81,8 @@ export async function invokePolicy<H extends HookName>(
   const fail = (status: "error" | "invalid", error: HookbusError): InvokeResult<H> =>
     finish({ status, error: error.toJSON() });
 
-  if (!isHookName(hook)) {
-    return fail(
-      "error",
-      new HookbusError("HOOKBUS_UNKNOWN_HOOK", `unknown hook ${JSON.stringify(hook)}`, {
-        hook: String(hook),
-        policy: policy.name,
-      }),
-    );
-  }
-  const handler = handlerFor(policy, hook);
-  if (handler === undefined) {
-    return fail(
-      "error",
-      new HookbusError(
-        "HOOKBUS_POLICY_ERROR",
-        `policy "${policy.name}" has no handler for ${hook} (it handles ${policy.hookNames.join(", ")})`,
-        { hook, policy: policy.name },
-      ),
-    );
-  }
+  const handler = resolveHandler(policy, hook);
+  if (handler instanceof HookbusError) return fail("error", handler);
 
   // The handler only ever sees input that matches its hook's schemas.
   let validEvent: unknown;
@@ -116,26 +98,7 @@ export async function invokePolicy<H extends HookName>(
     return fail("error", asHookbusError(error, policy.name, hook));
   }
 
-  // The tools a handler does not touch cost nothing: each is made on first access.
-  let state: PolicyTools["state"] | undefined;
-  let never: AbortSignal | undefined;
-  const tools: PolicyTools = {
-    callId: options.callId,
-    get state() {
-      return (state ??= createSessionState(
-        options.state,
-        policy.name,
-        validContext.sessionKey,
-        options.deadline,
-      ));
-    },
-    get logger() {
-      return log();
-    },
-    get signal() {
-      return options.signal ?? (never ??= new AbortController().signal);
-    },
-  };
+  const tools = lazyTools(policy.name, validContext.sessionKey, options, log);
 
   let returned: unknown;
   try {
@@ -155,6 +118,56 @@ export async function invokePolicy<H extends HookName>(
     log().warn({ err: error }, "policy returned an invalid verdict");
     return fail("invalid", asHookbusError(error, policy.name, hook));
   }
+}
+
+/** The policy's handler for the hook, or the coded error the caller answers with instead. */
+function resolveHandler(
+  policy: Policy,
+  hook: HookName,
+): NonNullable<ReturnType<typeof handlerFor>> | HookbusError {
+  if (!isHookName(hook)) {
+    return new HookbusError("HOOKBUS_UNKNOWN_HOOK", `unknown hook ${JSON.stringify(hook)}`, {
+      hook: String(hook),
+      policy: policy.name,
+    });
+  }
+  const handler = handlerFor(policy, hook);
+  if (handler === undefined) {
+    return new HookbusError(
+      "HOOKBUS_POLICY_ERROR",
+      `policy "${policy.name}" has no handler for ${hook} (it handles ${policy.hookNames.join(", ")})`,
+      { hook, policy: policy.name },
+    );
+  }
+  return handler;
+}
+
+/** The tools a handler does not touch cost nothing: each is made on first access. */
+function lazyTools(
+  policyName: string,
+  sessionKey: string,
+  options: InvokeOptions,
+  log: () => Logger,
+): PolicyTools {
+  let state: PolicyTools["state"] | undefined;
+  let never: AbortSignal | undefined;
+  return {
+    callId: options.callId,
+    get state() {
+      return (state ??= createSessionState(
+        options.state,
+        policyName,
+        sessionKey,
+        options.deadline,
+      ));
+    },
+    get logger() {
+      return log();
+    },
+    get signal() {
+      return options.signal ?? (never ??= new AbortController().signal);
+    },
+  };
 }
 
 function handlerError(error: unknown, policy: string, hook: string): HookbusError {

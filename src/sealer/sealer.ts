@@ -21,18 +21,10 @@ import type { SealLag } from "./lag.js";
 
 export type { SealLag } from "./lag.js";
 import { sleep } from "../foundation/time.js";
-import {
-  SEAL_VERSION,
-  SignatureHeader,
-  SignerHeader,
-  sealStreamName,
-  sealSubject,
-  sessionOfSubject,
-  type SealBatch,
-  type SealedSession,
-} from "../log/seal/batch.js";
-import { bytesHash, chainHash } from "../log/seal/hash.js";
-import { SessionHeads, type SessionHead } from "./heads.js";
+import { SignatureHeader, SignerHeader, sealStreamName, sealSubject } from "../log/seal/batch.js";
+import { bytesHash } from "../log/seal/hash.js";
+import { SessionHeads } from "./heads.js";
+import { buildBatch, type PendingRecord } from "./build-batch.js";
 import type { SealKeyPair } from "../log/seal/keys.js";
 import { SealerLease } from "./lease.js";
 import { repairHeads } from "./repair.js";
@@ -75,12 +67,7 @@ export interface Sealer {
   stop(): Promise<void>;
 }
 
-interface Pending {
-  seq: number;
-  subject: string;
-  data: Uint8Array;
-  storedAt: number;
-}
+type Pending = PendingRecord;
 
 interface SealState {
   /** Index and hash of the last batch (0 / null: none). */
@@ -166,44 +153,8 @@ export async function startSealer(options: SealerOptions): Promise<Sealer> {
     };
   }
 
-  async function build(
-    items: Pending[],
-    from: SealState,
-  ): Promise<{ batch: SealBatch; heads: Map<string, SessionHead> }> {
-    const keyOf = (item: Pending) => sessionOfSubject(bus.subjects.namespace, item.subject);
-    // Heads of the batch's sessions, looked up at once (a cold cache means one KV read each).
-    const keys = [...new Set(items.map(keyOf))];
-    const known = await Promise.all(keys.map((key) => heads.get(key)));
-    const sessions = new Map<string, SealedSession>(
-      keys.map((key, i) => [
-        key,
-        { session: key, prev: known[i]?.hash ?? null, count: known[i]?.count ?? 0, records: [] },
-      ]),
-    );
-    for (const item of items) {
-      const s = sessions.get(keyOf(item))!;
-      const prev = s.records.at(-1)?.[1] ?? s.prev;
-      s.records.push([item.seq, chainHash(prev, item.subject, item.data)]);
-      s.count++;
-    }
-    const last = items.at(-1)!;
-    const batch: SealBatch = {
-      v: SEAL_VERSION,
-      namespace: bus.subjects.namespace,
-      index: from.index + 1,
-      fromSeq: from.nextSeq,
-      toSeq: last.seq,
-      prev: from.hash,
-      sessions: [...sessions.values()],
-      loggedAt: new Date(last.storedAt).toISOString(),
-      sealedAt: new Date().toISOString(),
-      sealer: id,
-    };
-    const newHeads = new Map(
-      batch.sessions.map((s) => [s.session, { hash: s.records.at(-1)![1], count: s.count }]),
-    );
-    return { batch, heads: newHeads };
-  }
+  const build = (items: Pending[], from: SealState) =>
+    buildBatch(items, from, { namespace: bus.subjects.namespace, heads, sealer: id });
 
   /** Append a batch, fenced on the seal stream's last sequence; retried until stored or refused. */
   async function append(data: Uint8Array, from: SealState): Promise<number> {

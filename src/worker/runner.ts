@@ -82,21 +82,7 @@ export async function runPolicy(
     ...(options.namespace === undefined ? {} : { namespace: options.namespace }),
     ...(options.logger === undefined ? {} : { logger: options.logger }),
   });
-  if (
-    options.state !== undefined &&
-    options.state !== "kv" &&
-    (typeof options.state !== "object" || typeof options.state.update !== "function")
-  ) {
-    throw new TypeError(`state must be "kv" or a SessionStateStore, got ${typeof options.state}`);
-  }
-  const state =
-    options.state === undefined || options.state === "kv"
-      ? new KvSessionStateStore(options.nc, {
-          ...options.stateOptions,
-          namespace: bus.subjects.namespace,
-          logger: bus.logger,
-        })
-      : options.state;
+  const state = openSessionState(options, bus);
   const concurrency = options.concurrency ?? DEFAULT_CONCURRENCY;
   const inFlight = new InFlight(concurrency);
   const hardStop = new AbortController();
@@ -111,16 +97,7 @@ export async function runPolicy(
 
   // A NATS node about to stop (lame-duck mode): hand new requests to the policy's other workers,
   // answer those in hand, move to another node, and take requests again there.
-  const stopMoving = moveOnLameDuck(options.nc, {
-    logger: bus.logger,
-    pause: async () => {
-      await Promise.all(servers.map((server) => server.pause()));
-      await inFlight.idle();
-    },
-    resume: () => {
-      for (const server of servers) server.resume();
-    },
-  });
+  const stopMoving = moveOnLameDuck(options.nc, lameDuckMove(bus, servers, inFlight));
 
   const shutdown = async () => {
     stopMoving();
@@ -133,40 +110,17 @@ export async function runPolicy(
   };
 
   try {
-    for (const policy of policies) {
-      servers.push(
-        new RequestServer({
-          bus,
-          policy,
-          state,
-          inFlight,
-          hardStop: hardStop.signal,
-          maxQueued: options.maxQueued ?? DEFAULT_MAX_QUEUED,
-          telemetry,
-        }),
-      );
-    }
+    const serving = { bus, state, inFlight, hardStop: hardStop.signal };
+    servers.push(...serveRequests(policies, serving, options.maxQueued, telemetry));
     telemetry.start();
     // Subscriptions are registered at the server before runPolicy resolves.
     await options.nc.flush();
     const settings = { ...DEFAULT_OBSERVE_OPTIONS, ...options.observe };
-    for (const policy of policies) {
-      for (const hook of policy.hookNames) {
-        if (isModifyingHook(hook)) continue;
-        const observer = new Observer({
-          bus,
-          policy,
-          hook,
-          state,
-          inFlight,
-          hardStop: hardStop.signal,
-          batch: Math.min(concurrency, 256),
-          settings,
-        });
-        observers.push(observer);
-        await observer.start();
-      }
-    }
+    await startObservers(
+      policies,
+      { ...serving, batch: Math.min(concurrency, 256), settings },
+      observers,
+    );
   } catch (error) {
     await shutdown();
     throw error;
@@ -200,6 +154,83 @@ export async function runPolicy(
     });
   }
   return runner;
+}
+
+/** The session-state store named by `options.state`: the namespace's KV bucket by default. */
+function openSessionState(options: RunPolicyOptions, bus: Bus): SessionStateStore {
+  if (
+    options.state !== undefined &&
+    options.state !== "kv" &&
+    (typeof options.state !== "object" || typeof options.state.update !== "function")
+  ) {
+    throw new TypeError(`state must be "kv" or a SessionStateStore, got ${typeof options.state}`);
+  }
+  return options.state === undefined || options.state === "kv"
+    ? new KvSessionStateStore(options.nc, {
+        ...options.stateOptions,
+        namespace: bus.subjects.namespace,
+        logger: bus.logger,
+      })
+    : options.state;
+}
+
+/** Pause and resume for moveOnLameDuck: stop taking requests and finish those in hand. */
+function lameDuckMove(bus: Bus, servers: readonly RequestServer[], inFlight: InFlight) {
+  return {
+    logger: bus.logger,
+    pause: async () => {
+      await Promise.all(servers.map((server) => server.pause()));
+      await inFlight.idle();
+    },
+    resume: () => {
+      for (const server of servers) server.resume();
+    },
+  };
+}
+
+/** What every request server and observer of one runner shares. */
+interface Serving {
+  bus: Bus;
+  state: SessionStateStore;
+  inFlight: InFlight;
+  hardStop: AbortSignal;
+}
+
+/** One request server (core request/reply, queue group) per policy for its modifying hooks. */
+function serveRequests(
+  policies: readonly Policy[],
+  serving: Serving,
+  maxQueued: number | undefined,
+  telemetry: WorkerTelemetry,
+): RequestServer[] {
+  return policies.map(
+    (policy) =>
+      new RequestServer({
+        ...serving,
+        policy,
+        maxQueued: maxQueued ?? DEFAULT_MAX_QUEUED,
+        telemetry,
+      }),
+  );
+}
+
+/**
+ * One durable consumer per policy and observational hook. Each observer is pushed before it
+ * starts so that a failed start still stops the ones already running.
+ */
+async function startObservers(
+  policies: readonly Policy[],
+  serving: Serving & { batch: number; settings: Required<ObserveOptions> },
+  observers: Observer[],
+): Promise<void> {
+  for (const policy of policies) {
+    for (const hook of policy.hookNames) {
+      if (isModifyingHook(hook)) continue;
+      const observer = new Observer({ ...serving, policy, hook });
+      observers.push(observer);
+      await observer.start();
+    }
+  }
 }
 
 function checkPolicies(policies: readonly Policy[]): readonly Policy[] {

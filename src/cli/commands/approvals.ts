@@ -85,6 +85,64 @@ async function watch(
   }
 }
 
+interface AnswerFlags {
+  json?: boolean | undefined;
+  as?: string | undefined;
+  group?: string | undefined;
+  reason?: string | undefined;
+  from?: string | undefined;
+  namespace?: string | undefined;
+}
+
+/** `approve ID` / `deny ID`: answer one request, bound to the digest the approver saw. */
+async function answer(
+  nc: NatsConnection,
+  action: "approve" | "deny",
+  id: string | undefined,
+  values: AnswerFlags,
+  out: Output,
+): Promise<number> {
+  const json = values.json === true;
+  if (id === undefined) throw new HookbusError("HOOKBUS_USAGE", `${action} needs an ID`);
+  if (values.as === undefined)
+    throw new HookbusError("HOOKBUS_USAGE", `${action} needs --as NAME (your approver user)`);
+  // Bound to what the approver could have seen: the digest as the request shows it now.
+  const shown = await showApproval(nc, id, values.namespace);
+  if (shown.settlement !== undefined) {
+    // The coordinator takes a repeated answer as a retry and replies with the entry; a
+    // person must not read "approved" for a request that was settled before they answered.
+    const by = shown.answers.map((a) => a.approver).join(", ");
+    throw new HookbusError(
+      "HOOKBUS_APPROVAL_SETTLED",
+      `approval ${id} was already settled: ${shown.settlement.resolution}${by === "" ? "" : ` (by ${by})`}; your ${action} was not sent`,
+      { id, resolution: shown.settlement.resolution },
+    );
+  }
+  const reply = await answerApproval(
+    nc,
+    {
+      id,
+      decision: action,
+      ...(values.reason === undefined ? {} : { reason: values.reason }),
+      from: values.from ?? "cli",
+      callDigest: shown.callDigest,
+    },
+    {
+      ...(values.namespace === undefined ? {} : { namespace: values.namespace }),
+      approver: values.as,
+      ...(values.group === undefined ? {} : { group: values.group }),
+    },
+  );
+  if (json) out.print(JSON.stringify(reply.entry));
+  else
+    out.print(
+      reply.entry.settlement === undefined
+        ? `${id}: ${action} recorded; still waiting for ${reply.entry.request.approvers.join(" and ")}`
+        : `${id}: ${reply.entry.settlement.resolution} (record #${reply.entry.recordSeq ?? "?"})`,
+    );
+  return 0;
+}
+
 export const approvalsCommand: Command = {
   summary: "list, show, approve or deny approval requests (docs/approvals.md)",
   async run(argv, out) {
@@ -131,47 +189,7 @@ export const approvalsCommand: Command = {
         }
         case "approve":
         case "deny": {
-          if (id === undefined) throw new HookbusError("HOOKBUS_USAGE", `${action} needs an ID`);
-          if (values.as === undefined)
-            throw new HookbusError(
-              "HOOKBUS_USAGE",
-              `${action} needs --as NAME (your approver user)`,
-            );
-          // Bound to what the approver could have seen: the digest as the request shows it now.
-          const shown = await showApproval(nc, id, values.namespace);
-          if (shown.settlement !== undefined) {
-            // The coordinator takes a repeated answer as a retry and replies with the entry; a
-            // person must not read "approved" for a request that was settled before they answered.
-            const by = shown.answers.map((a) => a.approver).join(", ");
-            throw new HookbusError(
-              "HOOKBUS_APPROVAL_SETTLED",
-              `approval ${id} was already settled: ${shown.settlement.resolution}${by === "" ? "" : ` (by ${by})`}; your ${action} was not sent`,
-              { id, resolution: shown.settlement.resolution },
-            );
-          }
-          const reply = await answerApproval(
-            nc,
-            {
-              id,
-              decision: action,
-              ...(values.reason === undefined ? {} : { reason: values.reason }),
-              from: values.from ?? "cli",
-              callDigest: shown.callDigest,
-            },
-            {
-              ...(values.namespace === undefined ? {} : { namespace: values.namespace }),
-              approver: values.as,
-              ...(values.group === undefined ? {} : { group: values.group }),
-            },
-          );
-          if (json) out.print(JSON.stringify(reply.entry));
-          else
-            out.print(
-              reply.entry.settlement === undefined
-                ? `${id}: ${action} recorded; still waiting for ${reply.entry.request.approvers.join(" and ")}`
-                : `${id}: ${reply.entry.settlement.resolution} (record #${reply.entry.recordSeq ?? "?"})`,
-            );
-          return 0;
+          return await answer(nc, action, id, values, out);
         }
         default:
           throw new HookbusError("HOOKBUS_USAGE", `unknown approvals action "${action}"`);

@@ -119,6 +119,20 @@ export function formatPropagation(p: Propagation): string {
 
 const ACTIONS = new Set(["apply", "show", "validate", "diff"]);
 
+/** What is wrong with the action and file arguments (undefined: nothing). */
+function usageProblem(
+  action: string | undefined,
+  file: string | undefined,
+  extra: readonly string[],
+): string | undefined {
+  const needsFile = action !== "show";
+  if (action === undefined || !ACTIONS.has(action))
+    return `hookbus registry takes apply FILE, show, validate FILE or diff FILE${action === undefined ? "" : `, not ${JSON.stringify(action)}`} (hookbus registry --help)`;
+  if ((needsFile && file === undefined) || (!needsFile && file !== undefined) || extra.length > 0)
+    return `hookbus registry ${action} ${needsFile ? "takes one FILE" : "takes no file"} (hookbus registry --help)`;
+  return undefined;
+}
+
 export const registryCommand: Command = {
   summary: "apply, show, validate or diff a policy set",
   async run(argv, out) {
@@ -132,20 +146,8 @@ export const registryCommand: Command = {
       return 0;
     }
     const needsFile = action !== "show";
-    if (
-      action === undefined ||
-      !ACTIONS.has(action) ||
-      (needsFile && file === undefined) ||
-      (!needsFile && file !== undefined) ||
-      extra.length > 0
-    ) {
-      throw new HookbusError(
-        "HOOKBUS_USAGE",
-        action === undefined || !ACTIONS.has(action)
-          ? `hookbus registry takes apply FILE, show, validate FILE or diff FILE${action === undefined ? "" : `, not ${JSON.stringify(action)}`} (hookbus registry --help)`
-          : `hookbus registry ${action} ${needsFile ? "takes one FILE" : "takes no file"} (hookbus registry --help)`,
-      );
-    }
+    const problem = usageProblem(action, file, extra);
+    if (problem !== undefined) throw new HookbusError("HOOKBUS_USAGE", problem);
     const json = values.json === true;
     const raw = needsFile ? await readRegistryFile(file!) : undefined;
     if (action === "validate") {

@@ -67,28 +67,92 @@ output:
 exit codes: 0 done (and nothing changed, with --fail-on-change), 1 changed with
 --fail-on-change or an error (coded), 2 usage`;
 
+type ReplayValues = Parameters<typeof connectNats>[0] & {
+  agent?: string | undefined;
+  since?: string | undefined;
+  until?: string | undefined;
+  index?: string | undefined;
+  namespace?: string | undefined;
+};
+
+/** What is wrong with the chosen selection flags (undefined: they choose one selection). */
+function selectionProblem(
+  values: ReplayValues,
+  sessions: readonly string[],
+  fromFile: string | undefined,
+): string | undefined {
+  const fromLog = sessions.length > 0 || values.agent !== undefined;
+  if (
+    fromFile !== undefined &&
+    (fromLog || values.since !== undefined || values.until !== undefined)
+  )
+    return "--from-file replays the whole file: it takes no --session/--agent/--since/--until";
+  if (fromFile === undefined && !fromLog)
+    return "choose what to replay: --session, --agent or --from-file";
+  return undefined;
+}
+
+/**
+ * The selected records from the log, with progress. With the index, it chooses the records and
+ * the log supplies them (no log scan). The connection and the pool close when the records end.
+ */
+async function* replayFromLog(
+  values: ReplayValues,
+  selection: LogSelection,
+  progress: Progress,
+): AsyncGenerator<LogEntry> {
+  const nc = await connectNats({ ...values, name: "hookbus-replay" });
+  let onClose: (() => Promise<void> | undefined) | undefined;
+  try {
+    const bus = await Bus.open(
+      nc,
+      values.namespace === undefined ? {} : { namespace: values.namespace },
+    );
+    const indexUrl = indexUrlFrom(values.index);
+    const pool = indexUrl === undefined ? undefined : openIndexPool(indexUrl, { max: 2 });
+    onClose = () => pool?.end();
+    const total =
+      progress.enabled && pool === undefined ? await countSelection(bus, selection) : undefined;
+    let read = 0;
+    const selected =
+      pool === undefined
+        ? readSelection(bus, selection)
+        : readIndexedSelection(bus, pool, selection);
+    for await (const entry of selected) {
+      read++;
+      if (total !== undefined && total > 0) progress.setFraction(read / total);
+      yield entry;
+    }
+  } finally {
+    await onClose?.();
+    await nc.drain();
+  }
+}
+
 function usage(out: Output, problem: string): number {
   out.error(`${problem}\n\n${HELP}`);
   return 2;
 }
 
+const REPLAY_FLAGS = {
+  policies: { type: "string", multiple: true },
+  registry: { type: "string" },
+  session: { type: "string", multiple: true },
+  agent: { type: "string" },
+  since: { type: "string" },
+  until: { type: "string" },
+  "from-file": { type: "string" },
+  json: { type: "boolean" },
+  verbose: { type: "boolean" },
+  "fail-on-change": { type: "boolean" },
+  "allow-empty": { type: "boolean" },
+  index: { type: "string" },
+} as const;
+
 export const replayCommand: Command = {
   summary: "replay recorded sessions against a candidate policy set",
   async run(argv, out) {
-    const { values, positionals } = parseCommand(argv, {
-      policies: { type: "string", multiple: true },
-      registry: { type: "string" },
-      session: { type: "string", multiple: true },
-      agent: { type: "string" },
-      since: { type: "string" },
-      until: { type: "string" },
-      "from-file": { type: "string" },
-      json: { type: "boolean" },
-      verbose: { type: "boolean" },
-      "fail-on-change": { type: "boolean" },
-      "allow-empty": { type: "boolean" },
-      index: { type: "string" },
-    });
+    const { values, positionals } = parseCommand(argv, REPLAY_FLAGS);
     if (values.help === true) {
       out.print(HELP);
       return 0;
@@ -99,17 +163,8 @@ export const replayCommand: Command = {
     if (positionals.length > 0) return usage(out, `unexpected argument ${positionals[0]}`);
     // No --policies: a registry of Cedar policies only (a missing module is named by the replayer).
     if (values.registry === undefined) return usage(out, "--registry is required");
-    const fromLog = sessions.length > 0 || values.agent !== undefined;
-    if (
-      fromFile !== undefined &&
-      (fromLog || values.since !== undefined || values.until !== undefined)
-    )
-      return usage(
-        out,
-        "--from-file replays the whole file: it takes no --session/--agent/--since/--until",
-      );
-    if (fromFile === undefined && !fromLog)
-      return usage(out, "choose what to replay: --session, --agent or --from-file");
+    const problem = selectionProblem(values, sessions, fromFile);
+    if (problem !== undefined) return usage(out, problem);
 
     const selection: LogSelection = {
       ...(sessions.length === 0 ? {} : { sessions }),
@@ -155,36 +210,7 @@ export const replayCommand: Command = {
       );
       if (size === 0) out.error(`note: ${fromFile} is empty`);
     } else {
-      const nc = await connectNats({ ...values, name: "hookbus-replay" });
-      let onClose: (() => Promise<void> | undefined) | undefined;
-      try {
-        const bus = await Bus.open(
-          nc,
-          values.namespace === undefined ? {} : { namespace: values.namespace },
-        );
-        // With the index, it chooses the records and the log supplies them (no log scan).
-        const indexUrl = indexUrlFrom(values.index);
-        const pool = indexUrl === undefined ? undefined : openIndexPool(indexUrl, { max: 2 });
-        onClose = () => pool?.end();
-        const total =
-          progress.enabled && pool === undefined ? await countSelection(bus, selection) : undefined;
-        let read = 0;
-        const selected =
-          pool === undefined
-            ? readSelection(bus, selection)
-            : readIndexedSelection(bus, pool, selection);
-        const counted = async function* () {
-          for await (const entry of selected) {
-            read++;
-            if (total !== undefined && total > 0) progress.setFraction(read / total);
-            yield entry;
-          }
-        };
-        await report(counted());
-      } finally {
-        await onClose?.();
-        await nc.drain();
-      }
+      await report(replayFromLog(values, selection, progress));
     }
     progress.done();
 

@@ -29,6 +29,42 @@ options:
   --state kv|memory   where session state lives (default kv: shared by all workers, kept across restarts)
 ${HTTP_HELP}`;
 
+/** The checked --concurrency, --max-queued and --state (undefined: the runner's default). */
+function workerSettings(values: {
+  concurrency?: string | undefined;
+  "max-queued"?: string | undefined;
+  state?: string | undefined;
+}): { concurrency: number | undefined; maxQueued: number | undefined } {
+  const concurrency = values.concurrency === undefined ? undefined : Number(values.concurrency);
+  if (concurrency !== undefined && (!Number.isInteger(concurrency) || concurrency < 1)) {
+    throw new HookbusError(
+      "HOOKBUS_INVALID_ARGUMENT",
+      `--concurrency must be a positive integer, got ${values.concurrency}`,
+      {
+        argument: "concurrency",
+      },
+    );
+  }
+  const maxQueuedRaw = values["max-queued"] ?? process.env.HOOKBUS_WORKER_MAX_QUEUED;
+  const maxQueued =
+    maxQueuedRaw === undefined || maxQueuedRaw === "" ? undefined : Number(maxQueuedRaw);
+  if (maxQueued !== undefined && (!Number.isInteger(maxQueued) || maxQueued < 1)) {
+    throw new HookbusError(
+      "HOOKBUS_INVALID_ARGUMENT",
+      `--max-queued (or HOOKBUS_WORKER_MAX_QUEUED) must be a positive integer, got ${maxQueuedRaw}`,
+      { argument: "max-queued" },
+    );
+  }
+  if (values.state !== undefined && values.state !== "kv" && values.state !== "memory") {
+    throw new HookbusError(
+      "HOOKBUS_INVALID_ARGUMENT",
+      `--state must be kv or memory, got ${values.state}`,
+      { argument: "state" },
+    );
+  }
+  return { concurrency, maxQueued };
+}
+
 export const workerCommand: Command = {
   summary: "serve policy modules (hookbus worker ./my-policy.ts)",
   async run(argv, out) {
@@ -48,33 +84,7 @@ export const workerCommand: Command = {
       out.error(HELP);
       return 2;
     }
-    const concurrency = values.concurrency === undefined ? undefined : Number(values.concurrency);
-    if (concurrency !== undefined && (!Number.isInteger(concurrency) || concurrency < 1)) {
-      throw new HookbusError(
-        "HOOKBUS_INVALID_ARGUMENT",
-        `--concurrency must be a positive integer, got ${values.concurrency}`,
-        {
-          argument: "concurrency",
-        },
-      );
-    }
-    const maxQueuedRaw = values["max-queued"] ?? process.env.HOOKBUS_WORKER_MAX_QUEUED;
-    const maxQueued =
-      maxQueuedRaw === undefined || maxQueuedRaw === "" ? undefined : Number(maxQueuedRaw);
-    if (maxQueued !== undefined && (!Number.isInteger(maxQueued) || maxQueued < 1)) {
-      throw new HookbusError(
-        "HOOKBUS_INVALID_ARGUMENT",
-        `--max-queued (or HOOKBUS_WORKER_MAX_QUEUED) must be a positive integer, got ${maxQueuedRaw}`,
-        { argument: "max-queued" },
-      );
-    }
-    if (values.state !== undefined && values.state !== "kv" && values.state !== "memory") {
-      throw new HookbusError(
-        "HOOKBUS_INVALID_ARGUMENT",
-        `--state must be kv or memory, got ${values.state}`,
-        { argument: "state" },
-      );
-    }
+    const { concurrency, maxQueued } = workerSettings(values);
     const loaded = await loadPolicyModules(positionals);
     const logger = serviceLogger(values["log-level"]);
     const { nc, http } = await openService(
