@@ -16,6 +16,8 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import { randomUUID } from "node:crypto";
 import type { NatsConnection } from "@nats-io/transport-node";
 import type { HookbusClient } from "../../agent/client.js";
+import type { DecisionSource } from "../../agent/types.js";
+import type { Decision, ModifyingHookName } from "../../catalog/catalog.js";
 import { HookbusError } from "../../foundation/errors.js";
 import { checkIdLimit, DEFAULT_LIMITS, limitExceeded } from "../../foundation/limits.js";
 
@@ -39,7 +41,37 @@ export interface HookbusRunOptions {
    * to the coordinators as this approver. Without it a held call waits inside the tool.
    */
   approvals?: FrameworkApprovals;
+  /**
+   * Called once per hookbus decision the adapter obtains in this run (every modifying hook it
+   * asks, the adapter's own refusals, an approval's settlement), to show "redacted by X" or
+   * "blocked by Y". It gets a frozen copy: it cannot change what is enforced. What it throws (or
+   * its promise rejects with) is logged on the client's logger and does not affect the run.
+   */
+  onDecision?: DecisionCallback;
 }
+
+/** Where a decision an adapter reports came from: the client's sources, or the adapter itself. */
+export type AdapterDecisionSource = DecisionSource | "adapter" | "approval";
+
+/** One decision of a run, as `onDecision` gets it (deeply frozen). */
+export interface HookbusDecisionEvent {
+  hook: ModifyingHookName;
+  decision: Decision<ModifyingHookName>;
+  /**
+   * `coordinator`, `fast-path` (no policy: allowed locally), `after_llm_call_gate`, `adapter`
+   * (refused by the adapter, e.g. a tool not offered this turn) or `approval` (a settlement).
+   */
+  source: AdapterDecisionSource;
+  /** The run's agent, session, run id and channel. */
+  context: RunIdentity;
+  /** The hookbus call id, when the call was sent (coordinator decisions, approvals). */
+  callId?: string;
+  /** For the tool hooks: the tool and the framework's id of the call. */
+  toolName?: string;
+  toolCallId?: string;
+}
+
+export type DecisionCallback = (event: HookbusDecisionEvent) => void | Promise<void>;
 
 /** Who answers approvals for the app's people (an approver user of `hookbus auth`). */
 export interface FrameworkApprovals {
@@ -81,6 +113,7 @@ export class HookbusRun {
    * input each may run with, or why it may not. Taken once by the tool's execution.
    */
   private readonly decided = new Map<string, Promise<unknown>>();
+  private readonly onDecision: DecisionCallback | undefined;
 
   constructor(options: HookbusRunOptions) {
     const runId = options.runId ?? randomUUID();
@@ -93,6 +126,29 @@ export class HookbusRun {
       ...(options.channel === undefined ? {} : { channel: options.channel }),
     });
     this.approvals = options.approvals;
+    this.onDecision = options.onDecision;
+  }
+
+  /**
+   * Hand a decision to the app's `onDecision`, as a frozen copy (the app cannot change what is
+   * enforced); a failing callback is logged, never thrown into the run.
+   * @internal Adapters' plumbing: the core reports every decision it obtains.
+   */
+  reportDecision(event: Omit<HookbusDecisionEvent, "context">): void {
+    const callback = this.onDecision;
+    if (callback === undefined) return;
+    const report = (error: unknown) =>
+      this.client.log.warn(
+        { err: error, hook: event.hook, runId: this.context.runId },
+        "onDecision threw; the run goes on",
+      );
+    try {
+      const copy = deepFreeze(structuredClone({ ...event, context: { ...this.context } }));
+      const returned = callback(copy) as unknown;
+      if (returned instanceof Promise) returned.catch(report);
+    } catch (error) {
+      report(error);
+    }
   }
 
   /**
@@ -147,6 +203,14 @@ export class HookbusRun {
       ...(toolCallId === undefined ? {} : { toolCallId }),
     };
   }
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === "object" && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const inner of Object.values(value)) deepFreeze(inner);
+  }
+  return value;
 }
 
 const storage = new AsyncLocalStorage<HookbusRun>();
