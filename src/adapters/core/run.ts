@@ -48,6 +48,11 @@ export interface HookbusRunOptions {
    * its promise rejects with) is logged on the client's logger and does not affect the run.
    */
   onDecision?: DecisionCallback;
+  /**
+   * Observe `agent_end` when the run ends (`success`, the error's text, `durationMs`). Default
+   * true. Fire and forget: a failed observation is logged on the client's logger, never thrown.
+   */
+  agentEnd?: boolean;
 }
 
 /** Where a decision an adapter reports came from: the client's sources, or the adapter itself. */
@@ -225,12 +230,37 @@ export async function withHookbusRun<T>(
   fn: (run: HookbusRun) => T | Promise<T>,
 ): Promise<T> {
   const run = new HookbusRun(options);
+  const started = Date.now();
+  let ended: { success: true } | { success: false; error: unknown } = { success: true };
   try {
     return await storage.run(run, () => fn(run));
+  } catch (error) {
+    ended = { success: false, error };
+    throw error;
   } finally {
     const { runId, agentId, sessionKey } = run.context;
     run.client.endRun(runId, agentId, sessionKey);
+    if (options.agentEnd !== false) observeAgentEnd(run, ended, Date.now() - started);
   }
+}
+
+/** The run's agent_end observation; never delays or fails the run (logged when it fails). */
+function observeAgentEnd(
+  run: HookbusRun,
+  ended: { success: true } | { success: false; error: unknown },
+  durationMs: number,
+): void {
+  const error = ended.success
+    ? {}
+    : { error: ended.error instanceof Error ? ended.error.message : String(ended.error) };
+  run.client
+    .observe("agent_end", run.context, { success: ended.success, ...error, durationMs })
+    .catch((failure: unknown) =>
+      run.client.log.warn(
+        { err: failure, runId: run.context.runId },
+        "agent_end was not recorded; the run's outcome stands",
+      ),
+    );
 }
 
 /** The run this code executes in, if any. */

@@ -12,8 +12,17 @@ import { z } from "zod";
 import * as ai from "../../../src/adapters/ai/index.js";
 import * as agents from "../../../src/adapters/openai-agents/index.js";
 import type { HookbusDecisionEvent } from "../../../src/adapters/ai/index.js";
-import { useNatsServer } from "../pipeline/harness.js";
-import { basePolicies, EMAIL, hideDeleteAll, pipelineOn, toolRuns } from "./policies.js";
+import { isHookbusError } from "../../../src/index.js";
+import { rejection, until } from "../../support/wait.js";
+import { useNatsServer, type Pipeline } from "../pipeline/harness.js";
+import {
+  basePolicies,
+  blockSecrets,
+  EMAIL,
+  hideDeleteAll,
+  pipelineOn,
+  toolRuns,
+} from "./policies.js";
 import { scriptedModel } from "./scripted-model.js";
 
 const nats = useNatsServer();
@@ -211,5 +220,64 @@ describe("onDecision with the OpenAI Agents SDK", () => {
     expect(ran.exec).toEqual([]);
     expect(ran.read_file).toEqual([{ path: "/tmp/sandbox/file" }]);
     expectAcceptanceDecisions(events, "s-agents");
+  });
+});
+
+/** The agent_end observations of one session, once `count` are in the log. */
+function agentEnds(p: Pipeline, sessionKey: string, count: number) {
+  return until(
+    async () => {
+      const ends = (await p.readLog())
+        .map((s) => s.record)
+        .flatMap((r) =>
+          r.kind === "observation" && r.hook === "agent_end" && r.context.sessionKey === sessionKey
+            ? [r.event]
+            : [],
+        );
+      return ends.length >= count ? ends : undefined;
+    },
+    5000,
+    `${count} agent_end observations of ${sessionKey}`,
+  );
+}
+
+describe("withHookbusRun observes agent_end", () => {
+  it("a run that answers ends with success; a blocked answer ends with its error; opting out records none", async () => {
+    const p = await pipeline([...basePolicies, blockSecrets]);
+    const ctx = (sessionKey: string, agentEnd?: boolean) => ({
+      client: p.client,
+      agentId: "app",
+      sessionKey,
+      ...(agentEnd === undefined ? {} : { agentEnd }),
+    });
+    // Opted out first: once the later runs' agent_end are in, its own would be too.
+    await ai.withHookbusRun(ctx("s-end-off", false), () =>
+      generateText({ model: aiModel([{ text: "quiet" }]), prompt: "hi" }),
+    );
+    await ai.withHookbusRun(ctx("s-end-ok"), () =>
+      generateText({ model: aiModel([{ text: "hello" }]), prompt: "hi" }),
+    );
+    const failed = await rejection(
+      ai.withHookbusRun(ctx("s-end-fail"), () =>
+        generateText({ model: aiModel([{ text: "The SECRET is 42." }]), prompt: "hi" }),
+      ),
+    );
+    expect(isHookbusError(failed, "HOOKBUS_BLOCKED")).toBe(true);
+    const ok = await agentEnds(p, "s-end-ok", 1);
+    expect(ok).toHaveLength(1);
+    expect(ok[0]).toMatchObject({ success: true });
+    expect(typeof (ok[0] as { durationMs?: unknown }).durationMs).toBe("number");
+    const [ended] = await agentEnds(p, "s-end-fail", 1);
+    expect(ended).toMatchObject({ success: false });
+    expect(String((ended as { error?: string }).error)).toContain("the answer carries a secret");
+    const all = (await p.readLog()).map((s) => s.record);
+    expect(
+      all.some(
+        (r) =>
+          r.kind === "observation" &&
+          r.context.sessionKey === "s-end-off" &&
+          r.hook === "agent_end",
+      ),
+    ).toBe(false);
   });
 });
