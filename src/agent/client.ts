@@ -333,6 +333,14 @@ export class HookbusClient {
     return this.parts.namespace;
   }
 
+  /**
+   * The logger this client was given (silent by default): adapters log their own failures here.
+   * @internal Adapters' plumbing.
+   */
+  get log(): Logger {
+    return this.logger;
+  }
+
   /** The registry revision the fast path currently reflects (undefined without a fast path). */
   get registryRevision(): number | undefined {
     return this.registry.revision;

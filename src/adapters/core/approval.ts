@@ -23,6 +23,7 @@ import { answerApproval, showApproval } from "../../approvals/client.js";
 import { approvalIdOf, type ApprovalEntry } from "../../approvals/entry.js";
 import { scopedMessageId } from "../../log/message-id.js";
 import type { FrameworkApprovals, HookbusRun } from "./run.js";
+import { toolFields } from "./decide.js";
 import { decidedInput, decideToolCall, type ToolCallRef } from "./tool-call.js";
 
 /** A tool call a person must answer: what the framework's approval request shows. */
@@ -140,11 +141,28 @@ function askedBefore(
   const settled = run.client
     .waitForApproval(run.context.agentId, { id: entry.id, callId: entry.callId })
     .then((decision) => {
+      reportSettlement(run, call, entry.callId, decision);
       if (decision.outcome === "block") throw new HookbusBlockedError("before_tool_call", decision);
       return decidedInput(call, decision);
     });
   run.setDecided(requireCallId(call), settled);
   return undefined;
+}
+
+/** An approval's settled decision, for the run's `onDecision`. */
+function reportSettlement(
+  run: HookbusRun,
+  call: ToolCallRef,
+  callId: string,
+  decision: Decision<"before_tool_call">,
+): void {
+  run.reportDecision({
+    hook: "before_tool_call",
+    decision,
+    source: "approval",
+    callId,
+    ...toolFields(call),
+  });
 }
 
 /** The text a framework's approval request shows for a hookbus request. */
@@ -209,6 +227,7 @@ export async function answerToolApproval(
     id,
     callId: entry.callId,
   });
+  reportSettlement(run, call, entry.callId, decision);
   if (decision.outcome === "block") throw new HookbusBlockedError("before_tool_call", decision);
   return decidedInput(call, decision);
 }

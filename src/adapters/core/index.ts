@@ -5,7 +5,10 @@ export {
   MAX_RUN_TEXTS,
   requireHookbusRun,
   withHookbusRun,
+  type AdapterDecisionSource,
+  type DecisionCallback,
   type FrameworkApprovals,
+  type HookbusDecisionEvent,
   type HookbusRunOptions,
   type RunIdentity,
 } from "./run.js";
@@ -50,3 +53,4 @@ export {
   type LlmCallEvent,
 } from "./llm-call.js";
 export { decideResponse } from "./response.js";
+export { askHook, type AskHookOptions } from "./decide.js";

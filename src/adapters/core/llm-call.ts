@@ -11,6 +11,7 @@ import type {
   ToolCallInput,
   ToolDefinitionInput,
 } from "../../catalog/input.js";
+import { askHook } from "./decide.js";
 import type { HookbusRun } from "./run.js";
 
 /** before_llm_call's event without `iteration` (the run counts its LLM calls). */
@@ -48,7 +49,7 @@ export async function decideLlmCall(
 ): Promise<LlmCallDecision> {
   const iteration = run.llmCalls++;
   run.offeredTools = new Set();
-  const decision = await run.client.beforeLlmCall(run.context, { ...event, iteration });
+  const decision = await askHook(run, "before_llm_call", run.context, { ...event, iteration });
   const allowed =
     decision.tools === undefined ? undefined : new Set(decision.tools.map(toolDefinitionName));
   const offers = (name: string) => allowed === undefined || allowed.has(name);
@@ -76,7 +77,8 @@ export function decideAfterLlmCall(
   run: HookbusRun,
   event: HookEventInput<"after_llm_call">,
 ): Promise<Decision<"after_llm_call"> | undefined> {
-  return run.client.decide("after_llm_call", run.context, event).catch((error: unknown) => {
+  const asked = askHook(run, "after_llm_call", run.context, event, { throwOnBlock: false });
+  return asked.catch((error: unknown) => {
     if (event.toolCalls.length === 0) throw error;
     return undefined;
   });

@@ -2,6 +2,7 @@
  * before_response_emit for a run: the final assistant text, with every assistant text of the run
  * as `allContent` (collected by the run, so no adapter assembles it by hand).
  */
+import { askHook } from "./decide.js";
 import type { HookbusRun } from "./run.js";
 
 /**
@@ -15,7 +16,7 @@ import type { HookbusRun } from "./run.js";
 export async function decideResponse(run: HookbusRun, content: string): Promise<string> {
   run.addText(content);
   const allContent = [...run.texts];
-  const decision = await run.client.beforeResponseEmit(run.context, {
+  const decision = await askHook(run, "before_response_emit", run.context, {
     content,
     allContent,
     ...(run.context.channel === undefined ? {} : { channel: run.context.channel }),

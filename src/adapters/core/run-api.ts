@@ -4,7 +4,10 @@ export {
   HookbusRun,
   requireHookbusRun,
   withHookbusRun,
+  type AdapterDecisionSource,
+  type DecisionCallback,
   type FrameworkApprovals,
+  type HookbusDecisionEvent,
   type HookbusRunOptions,
   type RunIdentity,
 } from "./run.js";

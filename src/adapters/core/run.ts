@@ -16,6 +16,8 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import { randomUUID } from "node:crypto";
 import type { NatsConnection } from "@nats-io/transport-node";
 import type { HookbusClient } from "../../agent/client.js";
+import type { DecisionSource } from "../../agent/types.js";
+import type { Decision, ModifyingHookName } from "../../catalog/catalog.js";
 import { HookbusError } from "../../foundation/errors.js";
 import { checkIdLimit, DEFAULT_LIMITS, limitExceeded } from "../../foundation/limits.js";
 
@@ -39,7 +41,42 @@ export interface HookbusRunOptions {
    * to the coordinators as this approver. Without it a held call waits inside the tool.
    */
   approvals?: FrameworkApprovals;
+  /**
+   * Called once per hookbus decision the adapter obtains in this run (every modifying hook it
+   * asks, the adapter's own refusals, an approval's settlement), to show "redacted by X" or
+   * "blocked by Y". It gets a frozen copy: it cannot change what is enforced. What it throws (or
+   * its promise rejects with) is logged on the client's logger and does not affect the run.
+   */
+  onDecision?: DecisionCallback;
+  /**
+   * Observe `agent_end` when the run ends (`success`, the error's text, `durationMs`). Default
+   * true. Fire and forget: a failed observation is logged on the client's logger, never thrown.
+   */
+  agentEnd?: boolean;
 }
+
+/** Where a decision an adapter reports came from: the client's sources, or the adapter itself. */
+export type AdapterDecisionSource = DecisionSource | "adapter" | "approval";
+
+/** One decision of a run, as `onDecision` gets it (deeply frozen). */
+export interface HookbusDecisionEvent {
+  hook: ModifyingHookName;
+  decision: Decision<ModifyingHookName>;
+  /**
+   * `coordinator`, `fast-path` (no policy: allowed locally), `after_llm_call_gate`, `adapter`
+   * (refused by the adapter, e.g. a tool not offered this turn) or `approval` (a settlement).
+   */
+  source: AdapterDecisionSource;
+  /** The run's agent, session, run id and channel. */
+  context: RunIdentity;
+  /** The hookbus call id, when the call was sent (coordinator decisions, approvals). */
+  callId?: string;
+  /** For the tool hooks: the tool and the framework's id of the call. */
+  toolName?: string;
+  toolCallId?: string;
+}
+
+export type DecisionCallback = (event: HookbusDecisionEvent) => void | Promise<void>;
 
 /** Who answers approvals for the app's people (an approver user of `hookbus auth`). */
 export interface FrameworkApprovals {
@@ -81,6 +118,7 @@ export class HookbusRun {
    * input each may run with, or why it may not. Taken once by the tool's execution.
    */
   private readonly decided = new Map<string, Promise<unknown>>();
+  private readonly onDecision: DecisionCallback | undefined;
 
   constructor(options: HookbusRunOptions) {
     const runId = options.runId ?? randomUUID();
@@ -93,6 +131,29 @@ export class HookbusRun {
       ...(options.channel === undefined ? {} : { channel: options.channel }),
     });
     this.approvals = options.approvals;
+    this.onDecision = options.onDecision;
+  }
+
+  /**
+   * Hand a decision to the app's `onDecision`, as a frozen copy (the app cannot change what is
+   * enforced); a failing callback is logged, never thrown into the run.
+   * @internal Adapters' plumbing: the core reports every decision it obtains.
+   */
+  reportDecision(event: Omit<HookbusDecisionEvent, "context">): void {
+    const callback = this.onDecision;
+    if (callback === undefined) return;
+    const report = (error: unknown) =>
+      this.client.log.warn(
+        { err: error, hook: event.hook, runId: this.context.runId },
+        "onDecision threw; the run goes on",
+      );
+    try {
+      const copy = deepFreeze(structuredClone({ ...event, context: { ...this.context } }));
+      const returned = callback(copy) as unknown;
+      if (returned instanceof Promise) returned.catch(report);
+    } catch (error) {
+      report(error);
+    }
   }
 
   /**
@@ -149,6 +210,14 @@ export class HookbusRun {
   }
 }
 
+function deepFreeze<T>(value: T): T {
+  if (typeof value === "object" && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const inner of Object.values(value)) deepFreeze(inner);
+  }
+  return value;
+}
+
 const storage = new AsyncLocalStorage<HookbusRun>();
 
 /**
@@ -161,12 +230,37 @@ export async function withHookbusRun<T>(
   fn: (run: HookbusRun) => T | Promise<T>,
 ): Promise<T> {
   const run = new HookbusRun(options);
+  const started = Date.now();
+  let ended: { success: true } | { success: false; error: unknown } = { success: true };
   try {
     return await storage.run(run, () => fn(run));
+  } catch (error) {
+    ended = { success: false, error };
+    throw error;
   } finally {
     const { runId, agentId, sessionKey } = run.context;
     run.client.endRun(runId, agentId, sessionKey);
+    if (options.agentEnd !== false) observeAgentEnd(run, ended, Date.now() - started);
   }
+}
+
+/** The run's agent_end observation; never delays or fails the run (logged when it fails). */
+function observeAgentEnd(
+  run: HookbusRun,
+  ended: { success: true } | { success: false; error: unknown },
+  durationMs: number,
+): void {
+  const error = ended.success
+    ? {}
+    : { error: ended.error instanceof Error ? ended.error.message : String(ended.error) };
+  run.client
+    .observe("agent_end", run.context, { success: ended.success, ...error, durationMs })
+    .catch((failure: unknown) =>
+      run.client.log.warn(
+        { err: failure, runId: run.context.runId },
+        "agent_end was not recorded; the run's outcome stands",
+      ),
+    );
 }
 
 /** The run this code executes in, if any. */

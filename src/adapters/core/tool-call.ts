@@ -9,6 +9,7 @@
 import type { Decision } from "../../catalog/catalog.js";
 import { toolInputFromParams } from "../../catalog/common.js";
 import { HookbusBlockedError, isHookbusBlockedError } from "../../agent/blocked.js";
+import { askHook, toolFields } from "./decide.js";
 import type { HookbusRun } from "./run.js";
 
 export interface ToolCallRef {
@@ -95,18 +96,27 @@ export async function decideToolCall(
   try {
     const offered = run.offeredTools;
     if (offered !== undefined && !offered.has(call.toolName)) {
-      throw localBlock(
+      const refusal = localBlock(
         `tool ${JSON.stringify(call.toolName)} was not offered to the model in this turn (before_llm_call removed it, or it was never offered)`,
       );
+      run.reportDecision({
+        hook: "before_tool_call",
+        decision: refusal.decision,
+        source: "adapter",
+        ...toolFields(call),
+      });
+      throw refusal;
     }
-    return await run.client.beforeToolCall(
+    return await askHook(
+      run,
+      "before_tool_call",
       run.toolContext(call.toolName, call.toolCallId),
       {
         toolName: call.toolName,
         ...(call.toolCallId === undefined ? {} : { toolCallId: call.toolCallId }),
         params: call.input,
       },
-      options,
+      { call: options, tool: call },
     );
   } catch (error) {
     const refusal = refusalFields(error);
@@ -162,7 +172,9 @@ export async function reportToolResult<T>(
   durationMs: number,
 ): Promise<ToolResultReplacement | undefined> {
   const result = ran.ok ? ran.output : errorText(ran.error);
-  const decided = await run.client.beforeToolResult(
+  const decided = await askHook(
+    run,
+    "before_tool_result",
     run.toolContext(call.toolName, call.toolCallId),
     {
       toolName: call.toolName,
@@ -172,6 +184,7 @@ export async function reportToolResult<T>(
       isError: !ran.ok,
       durationMs,
     },
+    { tool: call },
   );
   observeToolCall(run, call, {
     ...(ran.ok ? (result === undefined ? {} : { result }) : { error: result }),

@@ -31,6 +31,7 @@ import type {
 import type { Decision } from "../../catalog/catalog.js";
 import { toolDefinitionName } from "../../catalog/common.js";
 import { isHookbusError } from "../../foundation/errors.js";
+import { askHook } from "../core/decide.js";
 import { decideAfterLlmCall } from "../core/llm-call.js";
 import { importPeer } from "../core/peer.js";
 import { decideResponse } from "../core/response.js";
@@ -102,7 +103,7 @@ async function beforeLlmCall(
   const tools = context.tools ?? [];
   // The offered set is known before the call is asked: a failed call offers nothing.
   run.offeredTools = new Set();
-  const decision = await run.client.beforeLlmCall(run.context, {
+  const decision = await askHook(run, "before_llm_call", run.context, {
     messages: context.messages,
     ...(context.systemPrompt === undefined ? {} : { systemPrompt: context.systemPrompt }),
     tools: tools.map((t) => ({

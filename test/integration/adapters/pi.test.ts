@@ -23,7 +23,11 @@ import {
 } from "@mariozechner/pi-ai";
 import { afterEach, describe, expect, it } from "vitest";
 import { definePolicy, type Policy } from "../../../src/index.js";
-import { attachHookbus, withHookbusRun } from "../../../src/adapters/pi/index.js";
+import {
+  attachHookbus,
+  withHookbusRun,
+  type HookbusDecisionEvent,
+} from "../../../src/adapters/pi/index.js";
 import { gate, until } from "../../support/wait.js";
 import { useNatsServer } from "../pipeline/harness.js";
 import {
@@ -151,6 +155,31 @@ const fourLookups: Step = {
 };
 
 describe("hookbus/pi on a pi Agent", () => {
+  it("onDecision gets each decision of the run once, frozen: the redaction names its policy", async () => {
+    const p = await pipeline();
+    const { agent } = piAgent([{ text: `Write to ${EMAIL} for help.` }]);
+    const seen: HookbusDecisionEvent[] = [];
+    await withHookbusRun(
+      {
+        client: p.client,
+        agentId: "pi-agent",
+        sessionKey: "s-decisions",
+        onDecision: (e) => void seen.push(e),
+      },
+      () => agent.prompt("who can help?"),
+    );
+    expect(seen.map((e) => e.hook)).toEqual([
+      "before_llm_call",
+      "after_llm_call",
+      "before_response_emit",
+    ]);
+    expect(seen[2]!.decision).toMatchObject({
+      outcome: "modify",
+      decidedBy: { content: ["redact-email"] },
+    });
+    expect(seen.every((e) => Object.isFrozen(e.decision))).toBe(true);
+  });
+
   it("a plain answer: the user sees only the redacted text; the decision is in the log", async () => {
     const p = await pipeline();
     const { agent, events } = piAgent([{ text: `Write to ${EMAIL} for help.` }]);
