@@ -242,6 +242,8 @@ function grantsFor(namespace: string, user: AuthUser): Omit<Permissions, "denyPu
           ...streamRead(seals),
           ...streamRead(sigs),
           ...kvRead(`${ns}_seal_heads`),
+          // `audit verify --key` checks who holds the sealer's lease (read only: never take it).
+          ...kvRead(`${ns}_sealer`),
           ...kvRead(s.registryBucket),
           // `hookbus status`, read-only.
           ...discover,
