@@ -19,6 +19,7 @@
 import { findPhoneNumbersInText, type CountryCode } from "libphonenumber-js/max";
 import validator from "validator";
 import { definePolicy, type Policy } from "../../src/index.js";
+import { SECRET_PATTERNS } from "../../src/vocabulary/secrets.js";
 import {
   checkPolicyName,
   configError,
@@ -77,58 +78,6 @@ export interface RedactionResult {
   findings: Finding[];
 }
 
-/** Secret formats, most specific first (on overlap, the earlier one wins). `group`: redact only that capture. */
-const SECRET_PATTERNS: readonly { label: string; regex: RegExp; group?: number }[] = [
-  {
-    label: "private-key",
-    // A truncated key (no END line) is still key material: redact to the end of the text.
-    regex: /-----BEGIN ((?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?)-----[\s\S]*?(?:-----END \1-----|$)/g,
-  },
-  { label: "aws-access-key", regex: /\b(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}\b/g },
-  {
-    label: "aws-secret-key",
-    regex:
-      /\b(?:aws_?secret_?access_?key|secret_?access_?key)["']?\s*[:=]\s*["']?([A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])/dgi,
-    group: 1,
-  },
-  {
-    label: "github-token",
-    regex: /\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b/g,
-  },
-  { label: "slack-token", regex: /\bxox[abposre]-[A-Za-z0-9-]{10,}/g },
-  {
-    label: "slack-webhook",
-    regex: /https:\/\/hooks\.slack\.com\/(?:services|workflows|triggers)\/[A-Za-z0-9/_-]+/g,
-  },
-  { label: "anthropic-key", regex: /\bsk-ant-[A-Za-z0-9_-]{20,}/g },
-  {
-    label: "openai-key",
-    // A digit somewhere: `sk-` followed by a long hyphenated slug is prose, not a key.
-    regex: /\bsk-(?=[A-Za-z0-9_-]*\d)(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}/g,
-  },
-  { label: "stripe-key", regex: /\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}\b/g },
-  { label: "google-api-key", regex: /\bAIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])/g },
-  {
-    label: "jwt",
-    regex: /\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g,
-  },
-  {
-    label: "bearer-token",
-    regex: /\bBearer\s+([A-Za-z0-9\-._~+/]{16,}=*)/dgi,
-    group: 1,
-  },
-  {
-    label: "url-password",
-    regex: /\b[a-z][a-z0-9+.-]{0,30}:\/\/[^\s:/?#@]{1,256}:([^\s/?#@]{1,256})@/dgi,
-    group: 1,
-  },
-  {
-    label: "credential",
-    regex:
-      /\b(?:api[_-]?key|apikey|secret[_-]?key|client[_-]?secret|access[_-]?token|auth[_-]?token|password|passwd)["']?\s*[:=]\s*["']?([^\s"'`,;]{6,})/dgi,
-    group: 1,
-  },
-];
 
 /** Lower number wins an overlap. */
 const KIND_RANK: Record<RedactionKind, number> = { secret: 0, card: 1, email: 2, phone: 3 };

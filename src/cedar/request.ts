@@ -11,6 +11,7 @@ import type { ModifyingHookName } from "../catalog/catalog.js";
 import { toolCallId, toolCallName, toolDefinitionName, type ToolCall } from "../catalog/common.js";
 import { canonicalize } from "../foundation/canonical-json.js";
 import { toolFacts } from "../vocabulary/facts.js";
+import { secretKinds } from "../vocabulary/secrets.js";
 import { toolVocabulary, type ToolVocabulary } from "../vocabulary/vocabulary.js";
 import type { SessionFacts } from "./session-facts.js";
 import type { CedarContext, CedarValueJson, EntityJson, EntityUidJson } from "./wasm.js";
@@ -76,18 +77,24 @@ const BUILDERS: Record<ModifyingHookName, Builder> = {
     ];
   },
   before_tool_call: (input, base) => [toolCallRequest(input, base, {})],
-  before_tool_result: (input, base) => [
-    toolCallRequest(input, base, {
-      isError: input.event.isError === true,
-      resultText: jsonText(input.event.result),
-    }),
-  ],
-  before_response_emit: (input, base) => [
-    sessionRequest(input, base, {
-      content: text(input.event.content),
-      allContent: Array.isArray(input.event.allContent) ? input.event.allContent.map(text) : [],
-    }),
-  ],
+  before_tool_result: (input, base) => {
+    const resultText = jsonText(input.event.result);
+    return [
+      toolCallRequest(input, base, {
+        isError: input.event.isError === true,
+        resultText,
+        resultSecrets: secretKinds(resultText),
+      }),
+    ];
+  },
+  before_response_emit: (input, base) => {
+    const content = text(input.event.content);
+    const allContent = Array.isArray(input.event.allContent)
+      ? input.event.allContent.map(text)
+      : [];
+    const secrets = new Set([content, ...allContent].flatMap(secretKinds));
+    return [sessionRequest(input, base, { content, allContent, contentSecrets: [...secrets] })];
+  },
 };
 
 export function cedarRequests(input: RequestInput): CedarRequest[] {
@@ -171,10 +178,12 @@ function callFacts(
 ): CedarValueJson {
   const vocabulary = input.vocabulary ?? toolVocabulary;
   const facts = toolFacts(name, params, { vocabulary });
+  const paramsText = jsonText(params);
   const call: Record<string, CedarValueJson> = {
     paths: facts.paths,
     recipients: facts.recipients,
-    paramsText: jsonText(params),
+    paramsText,
+    secrets: secretKinds(paramsText),
   };
   if (id !== undefined) call.id = id;
   if (facts.command !== undefined) call.command = facts.command;

@@ -21,11 +21,11 @@ const HOOK_SHAPES: Record<ModifyingHookName, { resources: string; fields: string
   before_tool_call: { resources: "Tool", fields: ["call: Call"] },
   before_tool_result: {
     resources: "Tool",
-    fields: ["call: Call", "isError: Bool", "resultText: String"],
+    fields: ["call: Call", "isError: Bool", "resultText: String", "resultSecrets: Set<String>"],
   },
   before_response_emit: {
     resources: "Session",
-    fields: ["content: String", "allContent: Set<String>"],
+    fields: ["content: String", "allContent: Set<String>", "contentSecrets: Set<String>"],
   },
 };
 
@@ -64,6 +64,7 @@ export function cedarSchemaText(): string {
         "recipients: Set<String>",
         "query?: String",
         "paramsText: String",
+        "secrets: Set<String>",
       ],
       "",
     )};`,
