@@ -3,7 +3,7 @@
  * catalog, `policy validate` type-checks against it, and `registry apply` refuses an ill-typed
  * policy before storing anything (and stores the .cedar text of a good one).
  */
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -13,6 +13,7 @@ import { uniqueNamespace, useNatsServer } from "../../support/nats.js";
 
 const nats = useNatsServer();
 const cli = fileURLToPath(new URL("../../../bin/hookbus.js", import.meta.url));
+const library = fileURLToPath(new URL("../../../policies/library/", import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), "hookbus-cli-cedar-"));
 const file = (name: string, text: string) => {
   const path = join(dir, name);
@@ -87,5 +88,32 @@ describe("hookbus policy and registry with Cedar", { timeout: 120_000 }, () => {
     };
     expect(stored.revision).toBe(1); // the refused apply stored no revision
     expect(stored.policies[0]?.cedar).toBe(GOOD);
+  });
+
+  it("the shipped policy library validates and passes its policy tests", async () => {
+    const files = readdirSync(library)
+      .filter((f) => f.endsWith(".cedar"))
+      .map((f) => join(library, f));
+    expect(files.length).toBeGreaterThanOrEqual(7);
+    const validate = await hookbus([
+      "policy",
+      "validate",
+      ...files,
+      join(library, "registry.json"),
+    ]);
+    expect(validate.stderr).toBe("");
+    expect(validate.code).toBe(0);
+    expect(validate.stdout.trim().split("\n")).toHaveLength(files.length + 1);
+
+    const fixture = join(library, "library.policy-test.json");
+    const run = await hookbus(["policy", "test", fixture, "--json"]);
+    const lines = run.stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { name?: string; status?: string; summary?: unknown });
+    const summary = lines.pop();
+    expect(lines.filter((l) => l.status !== "pass")).toEqual([]);
+    expect(summary).toEqual({ summary: { passed: lines.length, failed: 0, errors: 0 } });
+    expect(run.code).toBe(0);
   });
 });
