@@ -177,6 +177,42 @@ forbid (principal, action == Action::"before_tool_call", resource is Tool) when 
   });
 });
 
+describe("secrets found in the call, the result and the answer", () => {
+  const SECRETS = `
+@id("params") forbid (principal, action == Action::"before_tool_call", resource is Tool)
+when { context.call.secrets.contains("aws-access-key") };
+@id("result") forbid (principal, action == Action::"before_tool_result", resource is Tool)
+when { context.resultSecrets.contains("private-key") };
+@id("answer") forbid (principal, action == Action::"before_response_emit", resource is Session)
+when { context.contentSecrets.contains("github-token") };`;
+  const token = `ghp_${"a1".repeat(18)}`;
+
+  it("names the secret's type in call.secrets, whatever parameter holds it", () => {
+    const nested = {
+      toolName: "send_email",
+      params: { to: "a@b.c", body: { text: "AKIAIOSFODNN7EXAMPLE" } },
+    };
+    expect(decide(SECRETS, "before_tool_call", nested).decidedBy).toEqual(["params"]);
+    const clean = { toolName: "send_email", params: { to: "a@b.c", body: "AKIA is a prefix" } };
+    expect(decide(SECRETS, "before_tool_call", clean).decidedBy).toEqual([]);
+  });
+
+  it("names the types in a tool result (resultSecrets) and in any part of the answer (contentSecrets)", () => {
+    const result = {
+      toolName: "read",
+      params: { path: "k" },
+      isError: false,
+      result: [{ type: "text", text: "-----BEGIN PRIVATE KEY-----\nMIIE" }],
+    };
+    expect(decide(SECRETS, "before_tool_result", result).decidedBy).toEqual(["result"]);
+    const answer = { content: "done", allContent: ["step one", `token ${token}`] };
+    expect(decide(SECRETS, "before_response_emit", answer).decidedBy).toEqual(["answer"]);
+    expect(
+      decide(SECRETS, "before_response_emit", { content: "done", allContent: ["done"] }).decidedBy,
+    ).toEqual([]);
+  });
+});
+
 describe("session facts in the context", () => {
   const NO_SEND_AFTER_WEB = `@id("no-send-after-web") @reason("the session read untrusted web content")
 forbid (principal, action == Action::"before_tool_call", resource is Tool)
