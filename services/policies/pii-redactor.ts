@@ -78,7 +78,6 @@ export interface RedactionResult {
   findings: Finding[];
 }
 
-
 /** Lower number wins an overlap. */
 const KIND_RANK: Record<RedactionKind, number> = { secret: 0, card: 1, email: 2, phone: 3 };
 
