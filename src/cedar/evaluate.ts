@@ -33,7 +33,7 @@ interface RequestAnswer {
 }
 
 export function evaluateCedar(set: CedarPolicySet, input: RequestInput): CedarEvaluation {
-  const requests = cedarRequests(input);
+  const requests = cedarRequests(set.readsSecrets ? input : { ...input, findSecrets: false });
   const answers = requests.map((request) => answer(set, request));
   const errors = answers.flatMap((a) => a.errors);
   if (errors.length > 0) {

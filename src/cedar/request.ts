@@ -36,6 +36,11 @@ export interface RequestInput {
   event: Readonly<Record<string, unknown>>;
   session: SessionFacts;
   vocabulary?: ToolVocabulary;
+  /**
+   * Look for secrets (`call.secrets`, `resultSecrets`, `contentSecrets`); default true. False
+   * leaves them empty: for a policy set that never reads them (CedarPolicySet.readsSecrets).
+   */
+  findSecrets?: boolean;
 }
 
 type Builder = (input: RequestInput, base: Base) => CedarRequest[];
@@ -83,7 +88,7 @@ const BUILDERS: Record<ModifyingHookName, Builder> = {
       toolCallRequest(input, base, {
         isError: input.event.isError === true,
         resultText,
-        resultSecrets: secretKinds(resultText),
+        resultSecrets: secretsIn(input, [resultText]),
       }),
     ];
   },
@@ -92,8 +97,8 @@ const BUILDERS: Record<ModifyingHookName, Builder> = {
     const allContent = Array.isArray(input.event.allContent)
       ? input.event.allContent.map(text)
       : [];
-    const secrets = new Set([content, ...allContent].flatMap(secretKinds));
-    return [sessionRequest(input, base, { content, allContent, contentSecrets: [...secrets] })];
+    const contentSecrets = secretsIn(input, [content, ...allContent]);
+    return [sessionRequest(input, base, { content, allContent, contentSecrets })];
   },
 };
 
@@ -183,7 +188,7 @@ function callFacts(
     paths: facts.paths,
     recipients: facts.recipients,
     paramsText,
-    secrets: secretKinds(paramsText),
+    secrets: secretsIn(input, [paramsText]),
   };
   if (id !== undefined) call.id = id;
   if (facts.command !== undefined) call.command = facts.command;
@@ -215,6 +220,12 @@ function argumentsOf(call: ToolCall): unknown {
   } catch {
     return { input: raw }; // not JSON: a free-text input, as the catalog presents one
   }
+}
+
+/** The secret types found in any of the texts (none looked for when the set reads none). */
+function secretsIn(input: RequestInput, texts: readonly string[]): string[] {
+  if (input.findSecrets === false) return [];
+  return texts.length === 1 ? secretKinds(texts[0]!) : [...new Set(texts.flatMap(secretKinds))];
 }
 
 function text(value: unknown): string {

@@ -197,6 +197,13 @@ when { context.contentSecrets.contains("github-token") };`;
     expect(decide(SECRETS, "before_tool_call", clean).decidedBy).toEqual([]);
   });
 
+  it("looks for secrets only for a set that may read them", () => {
+    expect(parseCedarPolicySet(SECRETS, "s.cedar").readsSecrets).toBe(true);
+    expect(parseCedarPolicySet(NO_RM, "n.cedar").readsSecrets).toBe(false);
+    const whole = `forbid (principal, action, resource) when { context == context };`;
+    expect(parseCedarPolicySet(whole, "w.cedar").readsSecrets).toBe(true);
+  });
+
   it("names the types in a tool result (resultSecrets) and in any part of the answer (contentSecrets)", () => {
     const result = {
       toolName: "read",
