@@ -90,7 +90,15 @@ beforeAll(async () => {
   const registry = (await inlineCedarSources(raw, REGISTRY)) as RegistryDocumentInput;
   await applyRegistry(await nats.connect(), namespace, registry);
   coordinator = await startCoordinator({ nc: await nats.connect(), namespace, id: "c-library" });
-  client = await HookbusClient.connect({ nc: await nats.connect(), namespace, timeoutMs: 8000 });
+  client = await HookbusClient.connect({ nc: await nats.connect(), namespace, timeoutMs: 20_000 });
+  // The coordinator parses and type-checks each set on its first use: do that for all seven
+  // before the tests, with time to spare on a loaded machine.
+  const warm = { agentId: "library-agent", sessionKey: "warm-up" };
+  const slow = { timeoutMs: 55_000 };
+  const read = { toolName: "read", toolCallId: "t-warm", params: { path: "README.md" } };
+  expect((await client.decide("before_tool_call", warm, read, slow)).outcome).toBe("allow");
+  const answer = { content: "ready", allContent: ["ready"] };
+  expect((await client.decide("before_response_emit", warm, answer, slow)).outcome).toBe("allow");
 });
 
 afterAll(async () => {
