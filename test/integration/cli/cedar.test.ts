@@ -49,6 +49,10 @@ describe("hookbus policy and registry with Cedar", { timeout: 120_000 }, () => {
     expect(run.code).toBe(0);
     expect(run.stdout).toContain("action before_tool_call appliesTo");
     expect(run.stdout).toContain("type SessionFacts");
+    // The secret facts the library's rules read (docs/cedar.md).
+    expect(run.stdout).toContain("secrets: Set<String>");
+    expect(run.stdout).toContain("resultSecrets: Set<String>");
+    expect(run.stdout).toContain("contentSecrets: Set<String>");
   });
 
   it("validate accepts a well-typed set and refuses one that reads a field its hook lacks", async () => {
