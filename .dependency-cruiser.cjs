@@ -54,7 +54,7 @@ module.exports = {
       name: "no-example-policy-deps",
       comment:
         "libphonenumber-js and validator serve only the example PII redactor (services/policies): " +
-        "the package itself must not need them, so they can leave its runtime dependencies.",
+        "services/policies/package.json declares them; the package itself must not need them.",
       severity: "error",
       from: { path: "^src/" },
       to: { path: "node_modules/(libphonenumber-js|validator)/" },

@@ -171,6 +171,16 @@ describe.each([
     expect(help.stdout).toContain("usage: hookbus ui");
   });
 
+  it("does not pull the example policies' own dependencies (libphonenumber-js, validator)", async () => {
+    const installed = JSON.parse(
+      await readFile(join(cwd(), "node_modules", "hookbus", "package.json"), "utf8"),
+    ) as { dependencies: Record<string, string> };
+    for (const name of ["libphonenumber-js", "validator"]) {
+      expect(installed.dependencies[name], name).toBeUndefined();
+      expect(existsSync(join(cwd(), "node_modules", name)), name).toBe(false);
+    }
+  });
+
   it("serves the project's TypeScript policy, and an agent call through a coordinator is blocked by it", async () => {
     const namespace = uniqueNamespace("consumer");
     const env = userEnv({ NATS_URL: nats.url, HOOKBUS_NAMESPACE: namespace });

@@ -9,7 +9,7 @@
  * compose user.
  */
 import { execFileSync } from "node:child_process";
-import { writeFileSync } from "node:fs";
+import { existsSync, writeFileSync } from "node:fs";
 import { cp, readFile } from "node:fs/promises";
 import { basename, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -21,20 +21,29 @@ import { uniqueNamespace } from "../support/nats.js";
 import { until } from "../support/wait.js";
 import { mustRun, root, run, startService, tempDir, userEnv, type Service } from "./support.js";
 
-interface RuntimeStage {
+/** One instruction of the runtime stage that the install repeats, in the Dockerfile's order. */
+type Step =
   /** [source in the checkout, destination in the image's WORKDIR]. */
-  copies: Array<[string, string]>;
-  /** The stage's `npm ci …` arguments. */
-  npmCi: string[];
+  | { copy: [string, string] }
+  /** A `RUN npm ci …` line's arguments. */
+  | { npmCi: string[] };
+
+interface RuntimeStage {
+  steps: Step[];
   entrypoint: string[];
 }
 
-/** The final stage of the Dockerfile: what it copies, how it installs, its entry point. */
+/** Where COPY puts `source`: into `destination` when it names a folder (several sources, or a trailing /). */
+function copyTarget(source: string, destination: string, several: boolean): string {
+  if (several) return join(destination, source);
+  return destination.endsWith("/") ? join(destination, basename(source)) : destination;
+}
+
+/** The final stage of the Dockerfile: what it copies and installs, in order, and its entry point. */
 function runtimeStage(dockerfile: string): RuntimeStage {
   const stages = dockerfile.split(/^FROM /m);
   const last = stages[stages.length - 1]!.split("\n").map((line) => line.trim());
-  const copies: Array<[string, string]> = [];
-  let npmCi: string[] | undefined;
+  const steps: Step[] = [];
   let entrypoint: string[] | undefined;
   for (const line of last) {
     const copy = /^COPY (--from=\S+ )?(.+)$/.exec(line);
@@ -44,18 +53,22 @@ function runtimeStage(dockerfile: string): RuntimeStage {
       for (const source of parts) {
         // --from=build copies out of the build stage's WORKDIR (/app): the checkout, once built.
         const inCheckout = copy[1] === undefined ? source : source.replace(/^\/app\//, "");
-        const target = parts.length > 1 ? join(destination, inCheckout) : destination;
-        copies.push([inCheckout, target]);
+        steps.push({ copy: [inCheckout, copyTarget(inCheckout, destination, parts.length > 1)] });
       }
     }
-    const run = /^RUN (npm ci [^&]*)/.exec(line);
-    if (run !== null) npmCi = run[1]!.trim().split(/\s+/).slice(1);
+    // Every `npm ci` of a RUN line, also after `&&`.
+    for (const ci of line.matchAll(/(?:^RUN |&& )npm ci ([^&]*)/g))
+      steps.push({ npmCi: ["ci", ...ci[1]!.trim().split(/\s+/)] });
     const entry = /^ENTRYPOINT (\[.*\])$/.exec(line);
     if (entry !== null) entrypoint = JSON.parse(entry[1]!) as string[];
   }
-  if (npmCi === undefined || entrypoint === undefined || copies.length === 0)
+  if (
+    entrypoint === undefined ||
+    !steps.some((s) => "copy" in s) ||
+    !steps.some((s) => "npmCi" in s)
+  )
     throw new Error("the Dockerfile's final stage has no COPY, npm ci or ENTRYPOINT line");
-  return { copies, npmCi, entrypoint };
+  return { steps, entrypoint };
 }
 
 let image: Awaited<ReturnType<typeof tempDir>>;
@@ -66,15 +79,20 @@ beforeAll(async () => {
   stage = runtimeStage(await readFile(join(root, "Dockerfile"), "utf8"));
   mustRun("npm", ["run", "build"], root, userEnv(), 240_000);
   image = await tempDir("hookbus-image-");
-  for (const [source, destination] of stage.copies)
-    await cp(join(root, source), join(image.path, destination), { recursive: true });
-  mustRun(
-    "npm",
-    [...stage.npmCi, "--prefer-offline", "--no-audit", "--no-fund"],
-    image.path,
-    userEnv(),
-    240_000,
-  );
+  for (const step of stage.steps) {
+    if ("copy" in step) {
+      const [source, destination] = step.copy;
+      await cp(join(root, source), join(image.path, destination), { recursive: true });
+    } else {
+      mustRun(
+        "npm",
+        [...step.npmCi, "--prefer-offline", "--no-audit", "--no-fund"],
+        image.path,
+        userEnv(),
+        240_000,
+      );
+    }
+  }
   nats = await findNatsServer({ own: true });
 });
 
@@ -84,11 +102,24 @@ afterAll(async () => {
 });
 
 describe("the Docker image's install (Dockerfile runtime stage, npm ci --omit=dev)", () => {
-  it("has no dev dependencies: no TypeScript compiler, no vitest", async () => {
-    const { existsSync } = await import("node:fs");
+  it("has no dev dependencies: no TypeScript compiler, no vitest", () => {
     expect(existsSync(join(image.path, "node_modules/typescript"))).toBe(false);
     expect(existsSync(join(image.path, "node_modules/vitest"))).toBe(false);
     expect(existsSync(join(image.path, "dist/cli/main.js"))).toBe(true);
+  });
+
+  it("installs the example policies' own dependencies from their workspace, not from hookbus's", async () => {
+    const manifest = (file: string) =>
+      readFile(join(image.path, file), "utf8").then(
+        (text) => JSON.parse(text) as { dependencies?: Record<string, string> },
+      );
+    const hookbus = await manifest("package.json");
+    const policies = await manifest("services/policies/package.json");
+    for (const name of ["libphonenumber-js", "validator"]) {
+      expect(hookbus.dependencies?.[name], name).toBeUndefined();
+      expect(policies.dependencies?.[name], name).toBeDefined();
+      expect(existsSync(join(image.path, "node_modules", name)), name).toBe(true);
+    }
   });
 
   it("starts the coordinator, a worker of the example policies and the scripted agent", async () => {

@@ -12,6 +12,7 @@ import {
   registerHookbus,
   type OpenClawPluginApi,
 } from "../../../src/adapters/openclaw/index.js";
+import { until } from "../../support/wait.js";
 import { useNatsServer, type Pipeline } from "../pipeline/harness.js";
 import { blockSecrets, decisionsOf, policyPipeline, redactEmail } from "./policies.js";
 
@@ -163,5 +164,40 @@ describe("the OpenClaw plugin's tool gate", () => {
       m.includes("connected to NATS"),
     );
     expect(connected).toHaveLength(1);
+  });
+});
+
+describe("the OpenClaw plugin's session hooks", () => {
+  it("records session_start and session_end under OpenClaw's session key", async () => {
+    const p = await pipeline([noExecInA]);
+    const { api, fire } = plugin(p);
+    registerHookbus(api);
+    const ctx = { agentId: "main", sessionKey: "agent:main:s1", sessionId: "sid-1" };
+    await fire("session_start", { sessionId: "sid-1", resumedFrom: "sid-0" }, ctx);
+    await fire(
+      "session_end",
+      { sessionId: "sid-1", messageCount: 4, durationMs: 1200, reason: "idle" },
+      ctx,
+    );
+    // Observations are sent fire and forget: wait until the coordinator stored both.
+    const observed = await until(
+      async () => {
+        const found = (await p.readLog())
+          .map((s) => s.record)
+          .filter((r) => r.kind === "observation");
+        return found.length >= 2 ? found : undefined;
+      },
+      20_000,
+      "session_start and session_end observations",
+    );
+    const of = (hook: string) => observed.find((r) => r.hook === hook);
+    expect(of("session_start")).toMatchObject({
+      context: { agentId: "oc-agent", sessionKey: "agent:main:s1", openclawAgentId: "main" },
+      event: { sessionId: "sid-1", resumedFrom: "sid-0" },
+    });
+    expect(of("session_end")).toMatchObject({
+      context: { sessionKey: "agent:main:s1" },
+      event: { sessionId: "sid-1", messageCount: 4, durationMs: 1200, reason: "idle" },
+    });
   });
 });

@@ -18,12 +18,10 @@ import { startChild } from "../../support/child.js";
 import { until } from "../../support/wait.js";
 import { useNatsServer } from "../pipeline/harness.js";
 import {
-  hookbus,
+  auditedSession,
   rewriteStream,
   sealKey,
   sealedUpToNow,
-  sealerFor,
-  sessionPipeline,
   toolCtx,
   toolEvent,
 } from "./harness.js";
@@ -33,136 +31,100 @@ const cli = new URL("../../../bin/hookbus.js", import.meta.url).pathname;
 
 describe("hookbus audit anchor --every", () => {
   it("writes an anchor per new seal batch, none while nothing is sealed, and verify checks the newest", async () => {
-    const { p } = await sessionPipeline(nats.url());
-    const sealer = await sealerFor(p.bus);
+    const { p, sealer, addSealer, verify } = await auditedSession(nats.url());
     const dir = mkdtempSync(join(tmpdir(), "hookbus-anchors-"));
-    try {
-      await sealedUpToNow(p.bus);
-      const schedule = startAnchorSchedule({
-        bus: p.bus,
-        key: sealKey.pair,
-        dir,
-        everyMs: 30,
-        logger: pino({ level: "silent" }),
-      });
-      await until(() => schedule.written === 1, 10_000, "the first anchor");
-      const ticks = schedule.ticks;
-      await until(() => schedule.ticks >= ticks + 3, 10_000, "three more ticks");
-      expect(schedule.written).toBe(1); // nothing new was sealed: nothing written
+    const schedule = startAnchorSchedule({
+      bus: p.bus,
+      key: sealKey.pair,
+      dir,
+      everyMs: 30,
+      logger: pino({ level: "silent" }),
+    });
+    await until(() => schedule.written === 1, 10_000, "the first anchor");
+    const ticks = schedule.ticks;
+    await until(() => schedule.ticks >= ticks + 3, 10_000, "three more ticks");
+    expect(schedule.written).toBe(1); // nothing new was sealed: nothing written
 
-      const ctx = toolCtx("tc-later", "read_file");
-      await p.client.call("before_tool_call", ctx, toolEvent("tc-later", "read_file"), {
-        callId: "call-later",
-      });
-      await sealedUpToNow(p.bus);
-      await until(() => schedule.written === 2, 10_000, "an anchor of the new batch");
-      await schedule.stop();
-      const files = readdirSync(dir).sort();
-      expect(files).toHaveLength(2);
-      expect(resolveAnchorPath(dir)).toBe(join(dir, files[1]!));
-      expect(files[1]! > files[0]!).toBe(true);
+    const ctx = toolCtx("tc-later", "read_file");
+    await p.client.call("before_tool_call", ctx, toolEvent("tc-later", "read_file"), {
+      callId: "call-later",
+    });
+    await sealedUpToNow(p.bus);
+    await until(() => schedule.written === 2, 10_000, "an anchor of the new batch");
+    await schedule.stop();
+    const files = readdirSync(dir).sort();
+    expect(files).toHaveLength(2);
+    expect(resolveAnchorPath(dir)).toBe(join(dir, files[1]!));
+    expect(files[1]! > files[0]!).toBe(true);
 
-      const verify = () =>
-        hookbus(
-          nats.url(),
-          p.namespace,
-          "audit",
-          "verify",
-          "--key",
-          sealKey.publicKey,
-          "--anchor",
-          dir,
-        );
-      expect((await verify()).code).toBe(0);
+    expect((await verify("--anchor", dir)).code).toBe(0);
 
-      // The seals deleted and the log re-created: an honest sealer re-seals a history that looks
-      // whole, and only the newest anchor tells.
-      await sealer.stop();
-      await p.bus.jsm.streams.delete(sealStreamName(p.subjects));
-      await rewriteStream(p.bus, p.subjects.logStream, (messages) => messages.slice(0, -1));
-      const again = await sealerFor(p.bus);
-      await sealedUpToNow(p.bus);
-      await again.stop();
-      const after = await verify();
-      expect(after.code).toBe(1);
-      expect(after.stdout).toMatch(/anchor/);
-    } finally {
-      await sealer.stop().catch(() => {});
-      await p.stop();
-    }
+    // The seals deleted and the log re-created: an honest sealer re-seals a history that looks
+    // whole, and only the newest anchor tells.
+    await sealer!.stop();
+    await p.bus.jsm.streams.delete(sealStreamName(p.subjects));
+    await rewriteStream(p.bus, p.subjects.logStream, (messages) => messages.slice(0, -1));
+    const again = await addSealer();
+    await sealedUpToNow(p.bus);
+    await again.stop();
+    const after = await verify("--anchor", dir);
+    expect(after.code).toBe(1);
+    expect(after.stdout).toMatch(/anchor/);
   });
 
   it("runs as a command until SIGTERM, and refuses a bad --every or a missing --out", async () => {
-    const { p } = await sessionPipeline(nats.url(), { editable: false });
-    const sealer = await sealerFor(p.bus);
+    const { p, cli: hookbus } = await auditedSession(nats.url(), { editable: false });
     const dir = mkdtempSync(join(tmpdir(), "hookbus-anchors-"));
     const keyFile = join(dir, "sealer.nk");
     writeFileSync(keyFile, `${sealKey.seed}\n`, { mode: 0o600 });
     const out = join(dir, "anchors");
-    try {
-      await sealedUpToNow(p.bus);
-      const bad = await hookbus(
-        nats.url(),
-        p.namespace,
+    const bad = await hookbus(
+      "audit",
+      "anchor",
+      "--key-file",
+      keyFile,
+      "--every",
+      "10ms",
+      "--out",
+      out,
+    );
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toMatch(
+      /^HOOKBUS_INVALID_ARGUMENT: --every "10ms": a duration from 1s to 7d/m,
+    );
+    const noOut = await hookbus("audit", "anchor", "--key-file", keyFile, "--every", "1h");
+    expect(noOut.code).not.toBe(0);
+    expect(noOut.stderr).toMatch(/--every needs --out DIR/);
+
+    const child = startChild(
+      [
+        cli,
         "audit",
         "anchor",
         "--key-file",
         keyFile,
         "--every",
-        "10ms",
+        "1s",
         "--out",
         out,
-      );
-      expect(bad.code).toBe(1);
-      expect(bad.stderr).toMatch(
-        /^HOOKBUS_INVALID_ARGUMENT: --every "10ms": a duration from 1s to 7d/m,
-      );
-      const noOut = await hookbus(
+        "--server",
         nats.url(),
+        "--namespace",
         p.namespace,
-        "audit",
-        "anchor",
-        "--key-file",
-        keyFile,
-        "--every",
-        "1h",
-      );
-      expect(noOut.code).not.toBe(0);
-      expect(noOut.stderr).toMatch(/--every needs --out DIR/);
-
-      const child = startChild(
-        [
-          cli,
-          "audit",
-          "anchor",
-          "--key-file",
-          keyFile,
-          "--every",
-          "1s",
-          "--out",
-          out,
-          "--server",
-          nats.url(),
-          "--namespace",
-          p.namespace,
-        ],
-        { HOOKBUS_CLI_SOURCE: "1" },
-      );
-      await until(
-        () => existsSync(out) && readdirSync(out).some((f) => f.startsWith("anchor-")),
-        30_000,
-        "an anchor file",
-      ).catch((error: unknown) => {
-        throw new Error(`${String(error)}\n${child.output()}\n${child.errors()}`);
-      });
-      expect(readdirSync(out)).toEqual([
-        anchorFileName(Number(/anchor-(\d+)/.exec(readdirSync(out)[0]!)![1])),
-      ]);
-      child.child.kill("SIGTERM");
-      expect(await child.exited).toBe(0);
-    } finally {
-      await sealer.stop();
-      await p.stop();
-    }
+      ],
+      { HOOKBUS_CLI_SOURCE: "1" },
+    );
+    await until(
+      () => existsSync(out) && readdirSync(out).some((f) => f.startsWith("anchor-")),
+      30_000,
+      "an anchor file",
+    ).catch((error: unknown) => {
+      throw new Error(`${String(error)}\n${child.output()}\n${child.errors()}`);
+    });
+    expect(readdirSync(out)).toEqual([
+      anchorFileName(Number(/anchor-(\d+)/.exec(readdirSync(out)[0]!)![1])),
+    ]);
+    child.child.kill("SIGTERM");
+    expect(await child.exited).toBe(0);
   });
 });

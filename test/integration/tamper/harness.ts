@@ -9,6 +9,7 @@ import { connect, type MsgHdrs } from "@nats-io/transport-node";
 import { logStreamConfig } from "../../../src/bus/streams.js";
 import { main } from "../../../src/cli/main.js";
 import type { Output } from "../../../src/cli/output.js";
+import { onTestFinished } from "vitest";
 import { definePolicy, type Bus } from "../../../src/index.js";
 import { until } from "../../support/wait.js";
 import {
@@ -152,6 +153,15 @@ export const toolEvent = (id: string, toolName: string) => ({
   params: { path: `/data/${id}` },
 });
 
+export interface SessionOptions {
+  /** before_tool_call decisions in the session (default 3). */
+  calls?: number;
+  /** An editable log stream (default true). */
+  editable?: boolean;
+  namespace?: string;
+  coordinator?: PipelineOptions["coordinator"];
+}
+
 /**
  * A pipeline on an editable log (unless `editable` is false) with `guard` registered, and a
  * session of `calls` before_tool_call decisions (every third an exec, blocked), an
@@ -159,12 +169,7 @@ export const toolEvent = (id: string, toolName: string) => ({
  */
 export async function sessionPipeline(
   url: string,
-  options: {
-    calls?: number;
-    editable?: boolean;
-    namespace?: string;
-    coordinator?: PipelineOptions["coordinator"];
-  } = {},
+  options: SessionOptions = {},
 ): Promise<{ p: Pipeline; entries: RawEntry[] }> {
   const namespace = options.namespace ?? uniqueNamespace("t");
   if (options.editable !== false) await editableLog(url, namespace);
@@ -233,4 +238,53 @@ export async function rewriteStream(
   for (const m of transform(messages)) {
     await bus.js.publish(m.subject, m.data, m.headers === undefined ? {} : { headers: m.headers });
   }
+}
+
+/** A session (`sessionPipeline`) with the audit tests' tools; everything stops when the test ends. */
+export interface AuditedSession {
+  p: Pipeline;
+  entries: RawEntry[];
+  /** The sealer that sealed the session (undefined with `sealed: false`). */
+  sealer: Sealer | undefined;
+  /** Another sealer on the session's namespace (`sealerFor`), stopped when the test ends. */
+  addSealer: (options?: Parameters<typeof sealerFor>[1]) => Promise<Sealer>;
+  /** `hookbus <args>` on the session's server and namespace. */
+  cli: (...args: string[]) => Promise<Run>;
+  /** `hookbus audit verify --key <sealKey's public key> <extra>`. */
+  verify: (...extra: string[]) => Promise<Run>;
+}
+
+/**
+ * `sessionPipeline`, then (unless `sealed` is false) a sealer that has sealed the whole session.
+ * Call it inside a test: its sealers and pipeline are stopped when the test ends, pass or fail.
+ */
+export async function auditedSession(
+  url: string,
+  options: SessionOptions & { sealed?: boolean } = {},
+): Promise<AuditedSession> {
+  const { p, entries } = await sessionPipeline(url, options);
+  const sealers: Sealer[] = [];
+  onTestFinished(async () => {
+    for (const sealer of sealers) await sealer.stop().catch(() => {});
+    await p.stop();
+  });
+  const addSealer = async (sealerOptions?: Parameters<typeof sealerFor>[1]) => {
+    const sealer = await sealerFor(p.bus, sealerOptions);
+    sealers.push(sealer);
+    return sealer;
+  };
+  let sealer: Sealer | undefined;
+  if (options.sealed !== false) {
+    sealer = await addSealer();
+    await sealedUpToNow(p.bus);
+  }
+  const cli = (...args: string[]) => hookbus(url, p.namespace, ...args);
+  return {
+    p,
+    entries,
+    sealer,
+    addSealer,
+    cli,
+    verify: (...extra) => cli("audit", "verify", "--key", sealKey.publicKey, ...extra),
+  };
 }

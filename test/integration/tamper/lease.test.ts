@@ -6,7 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { Kvm } from "@nats-io/kv";
 import { useNatsServer } from "../pipeline/harness.js";
-import { hookbus, sealKey, sealedUpToNow, sealerFor, sessionPipeline } from "./harness.js";
+import { auditedSession, sealKey } from "./harness.js";
 import { createSealKey, sealKeyFromSeed } from "../../../src/log/seal/keys.js";
 import { leaseBucketName, leaseClaimBytes } from "../../../src/sealer/lease.js";
 import type { VerifyReport } from "../../../src/audit/verify.js";
@@ -15,24 +15,15 @@ const nats = useNatsServer();
 
 describe("the sealer lease in audit verify", () => {
   it("is no finding with an honest sealer, and a finding when a non-sealer key holds it", async () => {
-    const { p } = await sessionPipeline(nats.url(), { editable: false });
+    const { p, sealer, cli } = await auditedSession(nats.url(), { editable: false });
     const verify = async (...keys: string[]) => {
-      const run = await hookbus(
-        nats.url(),
-        p.namespace,
-        "audit",
-        "verify",
-        "--json",
-        ...keys.flatMap((k) => ["--key", k]),
-      );
+      const run = await cli("audit", "verify", "--json", ...keys.flatMap((k) => ["--key", k]));
       return { code: run.code, report: JSON.parse(run.stdout) as VerifyReport };
     };
-    const sealer = await sealerFor(p.bus);
-    await sealedUpToNow(p.bus);
     const honest = await verify(sealKey.publicKey);
     expect(honest.report.findings).toEqual([]);
     expect(honest.code).toBe(0);
-    await sealer.stop(); // released: an expired lease is no finding either
+    await sealer!.stop(); // released: an expired lease is no finding either
     expect((await verify(sealKey.publicKey)).code).toBe(0);
 
     // The attacker writes the lease bucket: its own key, signed correctly by that key.
@@ -58,20 +49,12 @@ describe("the sealer lease in audit verify", () => {
     const unkeyed = await verify(sealKey.publicKey);
     expect(unkeyed.report.findings[0]?.reason).toBe("unkeyed-lease");
     // Without trusted keys there is nothing to hold the lease's key against: not checked.
-    const selfDeclared = await hookbus(nats.url(), p.namespace, "audit", "verify");
+    const selfDeclared = await cli("audit", "verify");
     expect(selfDeclared.code).toBe(0);
 
     // The human report names it.
-    const text = await hookbus(
-      nats.url(),
-      p.namespace,
-      "audit",
-      "verify",
-      "--key",
-      sealKey.publicKey,
-    );
+    const text = await cli("audit", "verify", "--key", sealKey.publicKey);
     expect(text.stdout).toMatch(/^lease {8}the sealer lease is held by "evil" for \d+ s more/m);
     expect(text.stdout).toContain("1 about the sealer lease");
-    await p.stop();
   });
 });

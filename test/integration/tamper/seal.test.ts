@@ -7,16 +7,7 @@ import { describe, expect, it } from "vitest";
 import { SealBatch } from "../../../src/log/seal/batch.js";
 import { connectTo } from "../../support/nats.js";
 import { useNatsServer } from "../pipeline/harness.js";
-import {
-  publishRaw,
-  hookbus,
-  run,
-  sealKey,
-  sealedUpToNow,
-  sealerFor,
-  sessionPipeline,
-  SESSION,
-} from "./harness.js";
+import { auditedSession, publishRaw, run, sealKey, sealedUpToNow, SESSION } from "./harness.js";
 import { readSealLag } from "../../../src/sealer/lag.js";
 import { sealStreamName } from "../../../src/log/seal/batch.js";
 import { startSealer } from "../../../src/sealer/sealer.js";
@@ -26,103 +17,81 @@ const nats = useNatsServer();
 
 describe("the sealer", () => {
   it("seals every record in signed batches; verify is clean and the CLI exits 0", async () => {
-    const { p, entries } = await sessionPipeline(nats.url(), { calls: 4, editable: false });
-    const sealer = await sealerFor(p.bus);
-    try {
-      await sealedUpToNow(p.bus);
-      const report = await verifyLog(p.bus, { keys: [sealKey.publicKey] });
-      expect(report.findings).toEqual([]);
-      expect(report.ok).toBe(true);
-      expect(report.records).toBe(entries.length);
-      expect(report.sealed).toBe(entries.length);
-      expect(report.unsealed.records).toBe(0);
-      expect(report.batches).toBeGreaterThanOrEqual(Math.ceil(entries.length / 4));
-      const lag = sealer.lag();
-      expect(lag).toMatchObject({ records: 0, active: true });
-      expect(lag.sealedSeq).toBe(entries.at(-1)!.seq);
+    const { p, entries, sealer, verify } = await auditedSession(nats.url(), {
+      calls: 4,
+      editable: false,
+    });
+    const report = await verifyLog(p.bus, { keys: [sealKey.publicKey] });
+    expect(report.findings).toEqual([]);
+    expect(report.ok).toBe(true);
+    expect(report.records).toBe(entries.length);
+    expect(report.sealed).toBe(entries.length);
+    expect(report.unsealed.records).toBe(0);
+    expect(report.batches).toBeGreaterThanOrEqual(Math.ceil(entries.length / 4));
+    const lag = sealer!.lag();
+    expect(lag).toMatchObject({ records: 0, active: true });
+    expect(lag.sealedSeq).toBe(entries.at(-1)!.seq);
 
-      // Each batch is on the seal stream as a valid SealBatch naming its session's records.
-      const first = await p.bus.jsm.streams.getMessage(sealStreamName(p.subjects), { seq: 1 });
-      const batch = SealBatch.parse(first!.json());
-      expect(batch).toMatchObject({ index: 1, prev: null, fromSeq: 1 });
+    // Each batch is on the seal stream as a valid SealBatch naming its session's records.
+    const first = await p.bus.jsm.streams.getMessage(sealStreamName(p.subjects), { seq: 1 });
+    const batch = SealBatch.parse(first!.json());
+    expect(batch).toMatchObject({ index: 1, prev: null, fromSeq: 1 });
 
-      const cli = await hookbus(
-        nats.url(),
-        p.namespace,
-        "audit",
-        "verify",
-        "--key",
-        sealKey.publicKey,
-      );
-      expect(cli.code).toBe(0);
-      expect(cli.stdout).toMatch(/^OK: 9 record\(s\) .* 9 checked against \d+ seal batch/m);
-      const bySession = await hookbus(
-        nats.url(),
-        p.namespace,
-        "audit",
-        "verify",
-        "--session",
-        SESSION,
-        "--key",
-        sealKey.publicKey,
-      );
-      expect(bySession.code).toBe(0);
-    } finally {
-      await sealer.stop();
-      await p.stop();
-    }
+    const cli = await verify();
+    expect(cli.code).toBe(0);
+    expect(cli.stdout).toMatch(/^OK: 9 record\(s\) .* 9 checked against \d+ seal batch/m);
+    const bySession = await verify("--session", SESSION);
+    expect(bySession.code).toBe(0);
   });
 
   it("reports records newer than the last seal as unsealed, not as tampering", async () => {
-    const { p, entries } = await sessionPipeline(nats.url(), { calls: 1, editable: false });
+    const { p, entries, verify } = await auditedSession(nats.url(), {
+      calls: 1,
+      editable: false,
+      sealed: false,
+    });
     const report = await verifyLog(p.bus, { keys: [sealKey.publicKey] });
     expect(report.ok).toBe(true);
     expect(report.unsealed).toMatchObject({ records: entries.length, fromSeq: entries[0]!.seq });
-    const cli = await hookbus(
-      nats.url(),
-      p.namespace,
-      "audit",
-      "verify",
-      "--key",
-      sealKey.publicKey,
-    );
+    const cli = await verify();
     expect(cli.code).toBe(0);
     expect(cli.stdout).toMatch(
       /UNSEALED: no seal batch .* the log predates the sealer or no sealer has run/,
     );
     expect((await readSealLag(p.bus)).records).toBe(entries.length);
-    await p.stop();
   });
 
   it("one of two sealers seals; the standby takes over when it stops, and the seal stream stays one chain", async () => {
-    const { p } = await sessionPipeline(nats.url(), { calls: 2, editable: false });
-    const a = await sealerFor(p.bus, { id: "sealer-a", leaseTtlMs: 1000 });
-    const b = await sealerFor(p.bus, { id: "sealer-b", leaseTtlMs: 1000 });
-    try {
-      await sealedUpToNow(p.bus);
-      expect([a.lag().active, b.lag().active].filter(Boolean)).toHaveLength(1);
-      const [active, standby] = a.lag().active ? [a, b] : [b, a];
-      await active.stop();
-      for (let i = 0; i < 3; i++) {
-        await p.client.call("before_response_emit", run(), {
-          content: `more ${i}`,
-          allContent: [],
-        });
-      }
-      await sealedUpToNow(p.bus);
-      expect(standby.lag().active).toBe(true);
-      const report = await verifyLog(p.bus, { keys: [sealKey.publicKey] });
-      expect(report.findings).toEqual([]);
-      expect(report.unsealed.records).toBe(0);
-    } finally {
-      await a.stop();
-      await b.stop();
-      await p.stop();
+    const { p, addSealer } = await auditedSession(nats.url(), {
+      calls: 2,
+      editable: false,
+      sealed: false,
+    });
+    const a = await addSealer({ id: "sealer-a", leaseTtlMs: 1000 });
+    const b = await addSealer({ id: "sealer-b", leaseTtlMs: 1000 });
+    await sealedUpToNow(p.bus);
+    expect([a.lag().active, b.lag().active].filter(Boolean)).toHaveLength(1);
+    const [active, standby] = a.lag().active ? [a, b] : [b, a];
+    await active.stop();
+    for (let i = 0; i < 3; i++) {
+      await p.client.call("before_response_emit", run(), {
+        content: `more ${i}`,
+        allContent: [],
+      });
     }
+    await sealedUpToNow(p.bus);
+    expect(standby.lag().active).toBe(true);
+    const report = await verifyLog(p.bus, { keys: [sealKey.publicKey] });
+    expect(report.findings).toEqual([]);
+    expect(report.unsealed.records).toBe(0);
   });
 
   it("seals a log written before the sealer (records with per-record chain fields) and verify says so", async () => {
-    const { p, entries } = await sessionPipeline(nats.url(), { calls: 1, editable: false });
+    const { p, entries, addSealer, verify } = await auditedSession(nats.url(), {
+      calls: 1,
+      editable: false,
+      sealed: false,
+    });
     // Records as the pre-sealer coordinators wrote them: a `chain` link in each.
     const model = entries[0]!;
     for (let i = 1; i <= 3; i++) {
@@ -132,32 +101,24 @@ describe("the sealer", () => {
         chain: { index: i, prev: i === 1 ? null : "a".repeat(64), hash: "b".repeat(64) },
       });
     }
-    const sealer = await sealerFor(p.bus);
-    try {
-      await sealedUpToNow(p.bus);
-      const report = await verifyLog(p.bus, { keys: [sealKey.publicKey] });
-      expect(report.findings).toEqual([]);
-      expect(report.legacyChained).toBe(3);
-      const cli = await hookbus(
-        nats.url(),
-        p.namespace,
-        "audit",
-        "verify",
-        "--key",
-        sealKey.publicKey,
-      );
-      expect(cli.code).toBe(0);
-      expect(cli.stdout).toMatch(
-        /3 record\(s\) carry per-record chain fields from before the sealer/,
-      );
-    } finally {
-      await sealer.stop();
-      await p.stop();
-    }
+    await addSealer();
+    await sealedUpToNow(p.bus);
+    const report = await verifyLog(p.bus, { keys: [sealKey.publicKey] });
+    expect(report.findings).toEqual([]);
+    expect(report.legacyChained).toBe(3);
+    const cli = await verify();
+    expect(cli.code).toBe(0);
+    expect(cli.stdout).toMatch(
+      /3 record\(s\) carry per-record chain fields from before the sealer/,
+    );
   });
 
   it("a standby takes over when the active sealer dies without giving up its lease", async () => {
-    const { p } = await sessionPipeline(nats.url(), { calls: 1, editable: false });
+    const { p, addSealer } = await auditedSession(nats.url(), {
+      calls: 1,
+      editable: false,
+      sealed: false,
+    });
     const doomedNc = await connectTo(nats.url(), "doomed-sealer");
     const doomed = await startSealer({
       nc: doomedNc,
@@ -167,7 +128,7 @@ describe("the sealer", () => {
       maxDelayMs: 20,
     });
     await sealedUpToNow(p.bus);
-    const standby = await sealerFor(p.bus, { id: "standby", leaseTtlMs: 800 });
+    const standby = await addSealer({ id: "standby", leaseTtlMs: 800 });
     try {
       expect(doomed.lag().active).toBe(true);
       expect(standby.lag().active).toBe(false);
@@ -180,8 +141,6 @@ describe("the sealer", () => {
       expect(report.unsealed.records).toBe(0);
     } finally {
       await doomed.stop().catch(() => {});
-      await standby.stop();
-      await p.stop();
     }
   });
 });

@@ -6,26 +6,14 @@
 import { describe, expect, it } from "vitest";
 import { until } from "../../support/wait.js";
 import { useNatsServer } from "../pipeline/harness.js";
-import {
-  hookbus,
-  sealKey,
-  sealedUpToNow,
-  sealerFor,
-  sessionPipeline,
-  toolCtx,
-  toolEvent,
-} from "./harness.js";
+import { auditedSession, sealedUpToNow, toolCtx, toolEvent } from "./harness.js";
 
 const nats = useNatsServer();
 
 describe("a stalled sealer", () => {
   it("is a finding: a record removed while sealing was stopped no longer passes verify", async () => {
-    const { p } = await sessionPipeline(nats.url());
-    let sealer = await sealerFor(p.bus);
-    await sealedUpToNow(p.bus);
-    await sealer.stop(); // the attacker holds the lease: nothing is sealed from here on
-    const verify = (...extra: string[]) =>
-      hookbus(nats.url(), p.namespace, "audit", "verify", "--key", sealKey.publicKey, ...extra);
+    const { p, sealer, addSealer, verify } = await auditedSession(nats.url());
+    await sealer!.stop(); // the attacker holds the lease: nothing is sealed from here on
     expect((await verify("--max-seal-delay", "1s")).code).toBe(0);
 
     const blocked = await p.client.call(
@@ -49,9 +37,9 @@ describe("a stalled sealer", () => {
     expect(unsealed.code).toBe(1);
     expect(unsealed.stdout).toMatch(/^stalled .*are unsealed, the oldest for \d+ s \(bound 1 s\)/m);
 
-    sealer = await sealerFor(p.bus);
+    const resumed = await addSealer();
     await sealedUpToNow(p.bus);
-    await sealer.stop();
+    await resumed.stop();
     const resealed = await verify("--max-seal-delay", "1s");
     expect(resealed.code).toBe(1);
     expect(resealed.stdout).toContain(`seq ${later.recordSeq!} `);
@@ -59,6 +47,5 @@ describe("a stalled sealer", () => {
     expect(resealed.stdout).toMatch(/^STALLED: nothing found altered/m);
     // The default bound (50 s) is not reached in this test: the same log verifies clean.
     expect((await verify()).code).toBe(0);
-    await p.stop();
   });
 });

@@ -72,6 +72,39 @@ describe("Claude Code hook input", () => {
     expect(stop.event).toMatchObject({ content: "second", allContent: ["first", "second"] });
   });
 
+  it("observes SessionStart and SessionEnd as session_start and session_end, and a failed tool as after_tool_call", () => {
+    const session = "3f0c8a2e-5b1d-4c1e-9a57-2d1f0b6e8c41";
+    expect(planFor(input("session-start.json", "SessionStart"), options)).toMatchObject({
+      kind: "observe",
+      hook: "session_start",
+      context: { sessionKey: session, runId: session, channel: "claude-code" },
+      event: { sessionId: session, source: "startup" },
+    });
+    const end = parseHookInput(
+      JSON.stringify({ session_id: session, hook_event_name: "SessionEnd", reason: "logout" }),
+    );
+    expect(planFor(end, options)).toMatchObject({
+      kind: "observe",
+      hook: "session_end",
+      event: { sessionId: session, reason: "logout" },
+    });
+    const failed = parseHookInput(
+      JSON.stringify({
+        session_id: session,
+        hook_event_name: "PostToolUseFailure",
+        tool_name: "Bash",
+        tool_input: { command: "make" },
+        tool_use_id: "toolu_1",
+        error: "exit status 2",
+      }),
+    );
+    expect(planFor(failed, options)).toMatchObject({
+      kind: "observe",
+      hook: "after_tool_call",
+      event: { toolName: "Bash", toolCallId: "toolu_1", error: "exit status 2" },
+    });
+  });
+
   it("refuses what is not a Claude Code payload with a coded error", () => {
     expect(() => parseHookInput("not json")).toThrow(
       expect.objectContaining({ code: "HOOKBUS_BAD_MESSAGE" }),
