@@ -279,10 +279,14 @@ describe("the settings Claude Code users paste", () => {
     expect(Object.keys(settings.hooks).sort()).toEqual([...CLAUDE_CODE_EVENTS].sort());
   });
 
-  it("templates/init's Claude Code snippet runs the fast hook", () => {
-    check(
-      JSON.parse(readFileSync(root("templates/init/agents/claude-code.json"), "utf8")) as Settings,
-    );
+  it("templates/init's Claude Code snippet runs the fast hook for every event it maps", () => {
+    const settings = JSON.parse(
+      readFileSync(root("templates/init/agents/claude-code.json"), "utf8"),
+    ) as Settings;
+    check(settings);
+    // A starter that registered only PreToolUse would get no redaction of MCP output, no Stop gate
+    // and no observations.
+    expect(Object.keys(settings.hooks).sort()).toEqual([...CLAUDE_CODE_EVENTS].sort());
   });
 
   it("the command is a bin of the package, so npm links it into node_modules/.bin", () => {
