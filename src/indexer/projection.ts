@@ -6,7 +6,7 @@
  */
 import type { ParsedAuditSubject } from "../bus/subjects.js";
 import { isLocalRefusal } from "../log/observation-outcome.js";
-import { scanRecord } from "./record-scan.js";
+import { scanRecord, type Shape } from "./record-scan.js";
 
 export interface RecordRow {
   seq: number;
@@ -157,26 +157,29 @@ export function projectRecord(message: StoredMessage, decoded: unknown, text?: s
   return projectFields(message, record, storableAsIs(text) ? text : jsonForPg(record));
 }
 
-/** The top-level fields the projection reads (and `event`, for an observation's refusal). */
-const READ_FIELDS: ReadonlySet<string> = new Set([
-  "kind",
-  "hook",
-  "context",
-  "decision",
-  "shadow",
-  "receivedAt",
-  "publishedAt",
-  "decidedAt",
-  "latencyMs",
-  "callId",
-  "eventId",
-  "registryRevision",
-  "outcomes",
-  "policy",
-  "version",
-  "wouldHaveBlocked",
-]);
-const LOCATED_FIELDS: ReadonlySet<string> = new Set(["event"]);
+/** What the projection reads of a record (record-scan.ts): the rest is stored, not parsed. */
+const READ: Shape = {
+  kind: true,
+  hook: true,
+  context: { runId: true },
+  decision: { blockedBy: true },
+  shadow: { changed: true },
+  receivedAt: true,
+  publishedAt: true,
+  decidedAt: true,
+  latencyMs: true,
+  callId: true,
+  eventId: true,
+  registryRevision: true,
+  outcomes: {
+    each: { policy: true, version: true, mode: true, status: true, effect: true, latencyMs: true },
+  },
+  policy: true,
+  version: true,
+  wouldHaveBlocked: true,
+  // An observation's refusal (refusedBy).
+  event: { blocked: true, blockSource: true, blockedBy: true },
+};
 
 /**
  * The rows of a plain-JSON record from its stored bytes, reading only the fields the columns need
@@ -189,12 +192,9 @@ export function projectBytes(
   bytes: Uint8Array,
   maxDepth: number,
 ): Projection | undefined {
-  const scanned = scanRecord(bytes, maxDepth, READ_FIELDS, LOCATED_FIELDS);
+  const scanned = scanRecord(bytes, maxDepth, READ);
   if (scanned === undefined || scanned.escapes) return undefined;
-  const { fields } = scanned;
-  if (fields.kind === "observation" && fields.hook === "after_tool_call")
-    fields.event = scanned.parse("event");
-  return projectFields(message, fields, bytes);
+  return projectFields(message, scanned.fields, bytes);
 }
 
 function projectFields(

@@ -1,6 +1,6 @@
 /**
- * Reading only the top-level fields of a stored record that the index's columns need, in one
- * pass over its bytes, without parsing the rest (the event, the verdicts' mutations).
+ * Reading only the fields of a stored record that the index's columns need, in one pass over its
+ * bytes, without parsing the rest (the event, the verdicts and their mutations).
  *
  * Trust boundary: the log is written only by coordinators (the permission matrix gives no one
  * else publish rights on `<ns>.audit.>`), which build each record with JSON.stringify from parts
@@ -25,11 +25,229 @@ const COLON = 0x3a;
 const COMMA = 0x2c;
 const LETTER_U = 0x75;
 
+/**
+ * What to read of an object: per key, `true` (its value, parsed), the fields of an object (a
+ * nested shape), or `{ each }` (an array: of each object in it, those fields). A value of another
+ * type than the shape expects is parsed whole, as JSON.parse would give it.
+ */
+export interface Shape {
+  readonly [key: string]: true | Shape | { readonly each: Shape };
+}
+
+type Field = { name: string; key: Buffer; read: true | Compiled | { each: Compiled } };
+/** A shape's keys by byte length, compared without building a string per key. */
+type Compiled = Map<number, Field[]>;
+
+const compiledShapes = new WeakMap<Shape, Compiled>();
+
+function compile(shape: Shape): Compiled {
+  let compiled = compiledShapes.get(shape);
+  if (compiled !== undefined) return compiled;
+  compiled = new Map();
+  for (const [name, read] of Object.entries(shape)) {
+    const key = Buffer.from(name, "utf8");
+    const field: Field = {
+      name,
+      key,
+      read:
+        read === true
+          ? true
+          : "each" in read && typeof read.each === "object"
+            ? { each: compile(read.each) }
+            : compile(read),
+    };
+    const same = compiled.get(key.length) ?? [];
+    same.push(field);
+    compiled.set(key.length, same);
+  }
+  compiledShapes.set(shape, compiled);
+  return compiled;
+}
+
+function isSpace(b: number): boolean {
+  return b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09;
+}
+
+/** Thrown inside a pass: the record cannot be read this way (decode it in full). */
+const UNREADABLE = new Error("unreadable by the scan");
+
+/** One pass over one record; `i` is the next byte to read. */
+class Pass {
+  /** Whether some string holds a `\u` escape. */
+  escapes = false;
+  /** Whether the last string read held a backslash. */
+  backslash = false;
+  i = 0;
+  readonly text: Buffer;
+
+  constructor(
+    readonly bytes: Uint8Array,
+    readonly maxDepth: number,
+  ) {
+    this.text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  }
+
+  space(): void {
+    const b = this.bytes;
+    while (this.i < b.length && isSpace(b[this.i]!)) this.i++;
+  }
+
+  expect(byte: number): void {
+    if (this.bytes[this.i] !== byte) throw UNREADABLE;
+    this.i++;
+  }
+
+  /** At an opening quote: past the closing one. */
+  string(): void {
+    const b = this.bytes;
+    this.backslash = false;
+    for (let i = this.i + 1; i < b.length; i++) {
+      const c = b[i]!;
+      if (c === QUOTE) {
+        this.i = i + 1;
+        return;
+      }
+      if (c === BACKSLASH) {
+        this.backslash = true;
+        if (b[i + 1] === LETTER_U) this.escapes = true;
+        i++;
+      }
+    }
+    throw UNREADABLE;
+  }
+
+  /** At an opening brace or bracket at nesting `depth`: past its close, unread. */
+  skipNested(depth: number): void {
+    const b = this.bytes;
+    let level = 0;
+    while (this.i < b.length) {
+      const c = b[this.i]!;
+      if (c === QUOTE) {
+        this.string();
+        continue;
+      }
+      if (c === OPEN_BRACE || c === OPEN_BRACKET) {
+        if (depth + ++level > this.maxDepth) throw UNREADABLE;
+      } else if ((c === CLOSE_BRACE || c === CLOSE_BRACKET) && --level === 0) {
+        this.i++;
+        return;
+      }
+      this.i++;
+    }
+    throw UNREADABLE;
+  }
+
+  /** At a value at nesting `depth` (of its container): past it, unread. */
+  skip(depth: number): void {
+    const b = this.bytes;
+    const c = b[this.i];
+    if (c === QUOTE) return this.string();
+    if (c === OPEN_BRACE || c === OPEN_BRACKET) return this.skipNested(depth);
+    const start = this.i;
+    while (this.i < b.length) {
+      const d = b[this.i]!;
+      if (d === COMMA || d === CLOSE_BRACE || d === CLOSE_BRACKET || isSpace(d)) break;
+      this.i++;
+    }
+    if (this.i === start) throw UNREADABLE;
+  }
+
+  /** At a value: past it, parsed (a string without a backslash without JSON.parse). */
+  parse(depth: number): unknown {
+    const start = this.i;
+    this.backslash = true;
+    this.skip(depth);
+    try {
+      if (!this.backslash && this.text[start] === QUOTE)
+        return this.text.toString("utf8", start + 1, this.i - 1);
+      return JSON.parse(this.text.toString("utf8", start, this.i));
+    } catch {
+      throw UNREADABLE;
+    }
+  }
+
+  /** At a value to read as `read` (its container at nesting `depth`): past it, read. */
+  read(read: Field["read"], depth: number): unknown {
+    const c = this.bytes[this.i];
+    if (read === true) return this.parse(depth);
+    if (read instanceof Map)
+      return c === OPEN_BRACE ? this.object(read, depth + 1) : this.parse(depth);
+    return c === OPEN_BRACKET ? this.array(read.each, depth + 1) : this.parse(depth);
+  }
+
+  /** At `{` at nesting `depth`: past its `}`, with the fields `shape` names. */
+  object(shape: Compiled, depth: number): Record<string, unknown> {
+    if (depth > this.maxDepth) throw UNREADABLE;
+    const out: Record<string, unknown> = {};
+    this.i++;
+    this.space();
+    if (this.bytes[this.i] === CLOSE_BRACE) {
+      this.i++;
+      return out;
+    }
+    for (;;) {
+      if (this.bytes[this.i] !== QUOTE) throw UNREADABLE;
+      const keyStart = this.i + 1;
+      this.string();
+      // A key with an escape is left to the full decode (no field the index reads has one).
+      if (this.backslash) throw UNREADABLE;
+      const field = this.field(shape, keyStart, this.i - 1);
+      this.space();
+      this.expect(COLON);
+      this.space();
+      if (field === undefined) this.skip(depth);
+      else out[field.name] = this.read(field.read, depth);
+      this.space();
+      if (this.bytes[this.i] === CLOSE_BRACE) {
+        this.i++;
+        return out;
+      }
+      this.expect(COMMA);
+      this.space();
+    }
+  }
+
+  /** At `[` at nesting `depth`: past its `]`, each object read as `shape`, anything else parsed. */
+  array(shape: Compiled, depth: number): unknown[] {
+    if (depth > this.maxDepth) throw UNREADABLE;
+    const out: unknown[] = [];
+    this.i++;
+    this.space();
+    if (this.bytes[this.i] === CLOSE_BRACKET) {
+      this.i++;
+      return out;
+    }
+    for (;;) {
+      out.push(
+        this.bytes[this.i] === OPEN_BRACE ? this.object(shape, depth + 1) : this.parse(depth),
+      );
+      this.space();
+      if (this.bytes[this.i] === CLOSE_BRACKET) {
+        this.i++;
+        return out;
+      }
+      this.expect(COMMA);
+      this.space();
+    }
+  }
+
+  /** The field of `shape` whose key is the bytes from `start` to `end`, if any. */
+  field(shape: Compiled, start: number, end: number): Field | undefined {
+    const candidates = shape.get(end - start);
+    if (candidates === undefined) return undefined;
+    const b = this.bytes;
+    for (const field of candidates) {
+      let k = 0;
+      while (k < field.key.length && field.key[k] === b[start + k]) k++;
+      if (k === field.key.length) return field;
+    }
+    return undefined;
+  }
+}
+
 export interface ScannedRecord {
-  /** The fields asked for that the record has, parsed (the last one when a key repeats). */
+  /** The fields `shape` names that the record has (the last one when a key repeats). */
   fields: Record<string, unknown>;
-  /** A field asked to be located only, parsed now (undefined when absent or not JSON). */
-  parse(key: string): unknown;
   /**
    * Whether some string holds a `\u` escape: then the text may hold what jsonb refuses (a NUL, a
    * lone surrogate), and the record must be written again (projection.ts, jsonForPg).
@@ -37,142 +255,26 @@ export interface ScannedRecord {
   escapes: boolean;
 }
 
-function isSpace(b: number): boolean {
-  return b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09;
-}
-
-/** A pass over one record: `i` is the next byte to read; -1 from a step means "cannot read". */
-class Pass {
-  escapes = false;
-  /** Whether the last string read held a backslash. */
-  backslash = false;
-  constructor(
-    readonly bytes: Uint8Array,
-    readonly maxDepth: number,
-  ) {}
-
-  space(i: number): number {
-    while (i < this.bytes.length && isSpace(this.bytes[i]!)) i++;
-    return i;
-  }
-
-  /** `i` at an opening quote: the index after the closing one. */
-  string(i: number): number {
-    const b = this.bytes;
-    this.backslash = false;
-    for (i++; i < b.length; i++) {
-      const c = b[i]!;
-      if (c === QUOTE) return i + 1;
-      if (c === BACKSLASH) {
-        this.backslash = true;
-        if (b[i + 1] === LETTER_U) this.escapes = true;
-        i++;
-      }
-    }
-    return -1;
-  }
-
-  /** `i` at an opening brace or bracket at nesting `depth`: the index after its close. */
-  nested(i: number, depth: number): number {
-    const b = this.bytes;
-    let level = 0;
-    while (i < b.length) {
-      const c = b[i]!;
-      if (c === QUOTE) {
-        i = this.string(i);
-        if (i < 0) return -1;
-        continue;
-      }
-      if (c === OPEN_BRACE || c === OPEN_BRACKET) {
-        if (depth + ++level > this.maxDepth) return -1;
-      } else if (c === CLOSE_BRACE || c === CLOSE_BRACKET) {
-        if (--level === 0) return i + 1;
-      }
-      i++;
-    }
-    return -1;
-  }
-
-  /** `i` at a value of the top-level object: the index after it. */
-  value(i: number): number {
-    const b = this.bytes;
-    const c = b[i];
-    this.backslash = true;
-    if (c === QUOTE) return this.string(i);
-    if (c === OPEN_BRACE || c === OPEN_BRACKET) return this.nested(i, 1);
-    const start = i;
-    while (i < b.length) {
-      const d = b[i]!;
-      if (d === COMMA || d === CLOSE_BRACE || d === CLOSE_BRACKET || isSpace(d)) break;
-      i++;
-    }
-    return i > start ? i : -1;
-  }
-}
-
 /**
- * The value between `start` and `end`; a string without a backslash (`plain`) is read without
- * JSON.parse. Undefined when it is not JSON.
- */
-function parseValue(text: Buffer, start: number, end: number, plain: boolean): unknown {
-  try {
-    if (plain && text[start] === QUOTE) return text.toString("utf8", start + 1, end - 1);
-    return JSON.parse(text.toString("utf8", start, end));
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * The top-level fields `wanted` of the record in `bytes`, parsed, and those in `located` found
- * (to be parsed only when asked for); undefined when this pass cannot read the record (then
- * decode it in full). `maxDepth` bounds nesting as a full decode does.
+ * The fields `shape` names of the JSON object in `bytes`, or undefined when this pass cannot read
+ * it (then decode it in full). `maxDepth` bounds nesting as a full decode does.
  */
 export function scanRecord(
   bytes: Uint8Array,
   maxDepth: number,
-  wanted: ReadonlySet<string>,
-  located: ReadonlySet<string> = new Set(),
+  shape: Shape,
 ): ScannedRecord | undefined {
   if (maxDepth < 1 || !isUtf8(bytes)) return undefined;
-  const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const pass = new Pass(bytes, maxDepth);
-  const fields: Record<string, unknown> = {};
-  const found = new Map<string, [number, number, boolean]>();
-  const done = (at: number): ScannedRecord | undefined =>
-    pass.space(at) !== bytes.length
-      ? undefined
-      : {
-          fields,
-          escapes: pass.escapes,
-          parse: (key) => {
-            const where = found.get(key);
-            return where === undefined ? undefined : parseValue(text, ...where);
-          },
-        };
-  let i = pass.space(0);
-  if (bytes[i] !== OPEN_BRACE) return undefined;
-  i = pass.space(i + 1);
-  if (bytes[i] === CLOSE_BRACE) return done(i + 1);
-  for (;;) {
-    if (bytes[i] !== QUOTE) return undefined;
-    const keyEnd = pass.string(i);
-    // A key with an escape is left to the full decode (no field the index reads has one).
-    if (keyEnd < 0 || pass.backslash) return undefined;
-    const key = text.toString("latin1", i + 1, keyEnd - 1);
-    i = pass.space(keyEnd);
-    if (bytes[i] !== COLON) return undefined;
-    const start = pass.space(i + 1);
-    const stop = pass.value(start);
-    if (stop < 0) return undefined;
-    if (wanted.has(key)) {
-      const value = parseValue(text, start, stop, !pass.backslash);
-      if (value === undefined) return undefined;
-      fields[key] = value;
-    } else if (located.has(key)) found.set(key, [start, stop, !pass.backslash]);
-    i = pass.space(stop);
-    if (bytes[i] === CLOSE_BRACE) return done(i + 1);
-    if (bytes[i] !== COMMA) return undefined;
-    i = pass.space(i + 1);
+  try {
+    pass.space();
+    if (bytes[pass.i] !== OPEN_BRACE) return undefined;
+    const fields = pass.object(compile(shape), 1);
+    pass.space();
+    if (pass.i !== bytes.length) return undefined;
+    return { fields, escapes: pass.escapes };
+  } catch (error) {
+    if (error === UNREADABLE) return undefined;
+    throw error;
   }
 }
