@@ -34,8 +34,8 @@ export interface Shape {
   readonly [key: string]: true | Shape | { readonly each: Shape };
 }
 
-type Field = { name: string; key: Buffer; read: true | Compiled | { each: Compiled } };
-/** A shape's keys by byte length, compared without building a string per key. */
+type Field = { name: string; read: true | Compiled | { each: Compiled } };
+/** A shape's keys by length, compared without building a string per key. */
 type Compiled = Map<number, Field[]>;
 
 const compiledShapes = new WeakMap<Shape, Compiled>();
@@ -45,10 +45,8 @@ function compile(shape: Shape): Compiled {
   if (compiled !== undefined) return compiled;
   compiled = new Map();
   for (const [name, read] of Object.entries(shape)) {
-    const key = Buffer.from(name, "utf8");
     const field: Field = {
       name,
-      key,
       read:
         read === true
           ? true
@@ -56,9 +54,9 @@ function compile(shape: Shape): Compiled {
             ? { each: compile(read.each) }
             : compile(read),
     };
-    const same = compiled.get(key.length) ?? [];
+    const same = compiled.get(name.length) ?? [];
     same.push(field);
-    compiled.set(key.length, same);
+    compiled.set(name.length, same);
   }
   compiledShapes.set(shape, compiled);
   return compiled;
@@ -77,39 +75,50 @@ class Pass {
   escapes = false;
   /** Whether the last string read held a backslash. */
   backslash = false;
+  /** Where the next backslash is at or after (stale when below `i`; Infinity: none). */
+  private nextBackslash = -1;
   i = 0;
-  readonly text: Buffer;
-
   constructor(
-    readonly bytes: Uint8Array,
+    /** The record decoded (its structure is ASCII: indexes into the text work as into bytes). */
+    readonly text: string,
     readonly maxDepth: number,
-  ) {
-    this.text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  }
+  ) {}
 
   space(): void {
-    const b = this.bytes;
-    while (this.i < b.length && isSpace(b[this.i]!)) this.i++;
+    const t = this.text;
+    while (this.i < t.length && isSpace(t.charCodeAt(this.i))) this.i++;
   }
 
   expect(byte: number): void {
-    if (this.bytes[this.i] !== byte) throw UNREADABLE;
+    if (this.text.charCodeAt(this.i) !== byte) throw UNREADABLE;
     this.i++;
   }
 
   /** At an opening quote: past the closing one. */
   string(): void {
-    const b = this.bytes;
+    const t = this.text;
     this.backslash = false;
-    for (let i = this.i + 1; i < b.length; i++) {
-      const c = b[i]!;
+    // Most strings (most records) hold no backslash: then the closing quote is the next quote,
+    // found natively rather than character by character.
+    if (this.nextBackslash < this.i) {
+      const at = t.indexOf("\\", this.i);
+      this.nextBackslash = at < 0 ? Infinity : at;
+    }
+    const close = t.indexOf('"', this.i + 1);
+    if (close < 0) throw UNREADABLE;
+    if (close < this.nextBackslash) {
+      this.i = close + 1;
+      return;
+    }
+    for (let i = this.i + 1; i < t.length; i++) {
+      const c = t.charCodeAt(i);
       if (c === QUOTE) {
         this.i = i + 1;
         return;
       }
       if (c === BACKSLASH) {
         this.backslash = true;
-        if (b[i + 1] === LETTER_U) this.escapes = true;
+        if (t.charCodeAt(i + 1) === LETTER_U) this.escapes = true;
         i++;
       }
     }
@@ -118,10 +127,10 @@ class Pass {
 
   /** At an opening brace or bracket at nesting `depth`: past its close, unread. */
   skipNested(depth: number): void {
-    const b = this.bytes;
+    const t = this.text;
     let level = 0;
-    while (this.i < b.length) {
-      const c = b[this.i]!;
+    while (this.i < t.length) {
+      const c = t.charCodeAt(this.i);
       if (c === QUOTE) {
         this.string();
         continue;
@@ -139,13 +148,13 @@ class Pass {
 
   /** At a value at nesting `depth` (of its container): past it, unread. */
   skip(depth: number): void {
-    const b = this.bytes;
-    const c = b[this.i];
+    const t = this.text;
+    const c = t.charCodeAt(this.i);
     if (c === QUOTE) return this.string();
     if (c === OPEN_BRACE || c === OPEN_BRACKET) return this.skipNested(depth);
     const start = this.i;
-    while (this.i < b.length) {
-      const d = b[this.i]!;
+    while (this.i < t.length) {
+      const d = t.charCodeAt(this.i);
       if (d === COMMA || d === CLOSE_BRACE || d === CLOSE_BRACKET || isSpace(d)) break;
       this.i++;
     }
@@ -158,9 +167,9 @@ class Pass {
     this.backslash = true;
     this.skip(depth);
     try {
-      if (!this.backslash && this.text[start] === QUOTE)
-        return this.text.toString("utf8", start + 1, this.i - 1);
-      return JSON.parse(this.text.toString("utf8", start, this.i));
+      if (!this.backslash && this.text.charCodeAt(start) === QUOTE)
+        return this.text.slice(start + 1, this.i - 1);
+      return JSON.parse(this.text.slice(start, this.i));
     } catch {
       throw UNREADABLE;
     }
@@ -168,7 +177,7 @@ class Pass {
 
   /** At a value to read as `read` (its container at nesting `depth`): past it, read. */
   read(read: Field["read"], depth: number): unknown {
-    const c = this.bytes[this.i];
+    const c = this.text.charCodeAt(this.i);
     if (read === true) return this.parse(depth);
     if (read instanceof Map)
       return c === OPEN_BRACE ? this.object(read, depth + 1) : this.parse(depth);
@@ -181,12 +190,12 @@ class Pass {
     const out: Record<string, unknown> = {};
     this.i++;
     this.space();
-    if (this.bytes[this.i] === CLOSE_BRACE) {
+    if (this.text.charCodeAt(this.i) === CLOSE_BRACE) {
       this.i++;
       return out;
     }
     for (;;) {
-      if (this.bytes[this.i] !== QUOTE) throw UNREADABLE;
+      if (this.text.charCodeAt(this.i) !== QUOTE) throw UNREADABLE;
       const keyStart = this.i + 1;
       this.string();
       // A key with an escape is left to the full decode (no field the index reads has one).
@@ -198,7 +207,7 @@ class Pass {
       if (field === undefined) this.skip(depth);
       else out[field.name] = this.read(field.read, depth);
       this.space();
-      if (this.bytes[this.i] === CLOSE_BRACE) {
+      if (this.text.charCodeAt(this.i) === CLOSE_BRACE) {
         this.i++;
         return out;
       }
@@ -213,16 +222,18 @@ class Pass {
     const out: unknown[] = [];
     this.i++;
     this.space();
-    if (this.bytes[this.i] === CLOSE_BRACKET) {
+    if (this.text.charCodeAt(this.i) === CLOSE_BRACKET) {
       this.i++;
       return out;
     }
     for (;;) {
       out.push(
-        this.bytes[this.i] === OPEN_BRACE ? this.object(shape, depth + 1) : this.parse(depth),
+        this.text.charCodeAt(this.i) === OPEN_BRACE
+          ? this.object(shape, depth + 1)
+          : this.parse(depth),
       );
       this.space();
-      if (this.bytes[this.i] === CLOSE_BRACKET) {
+      if (this.text.charCodeAt(this.i) === CLOSE_BRACKET) {
         this.i++;
         return out;
       }
@@ -231,15 +242,16 @@ class Pass {
     }
   }
 
-  /** The field of `shape` whose key is the bytes from `start` to `end`, if any. */
+  /** The field of `shape` whose key is the text from `start` to `end`, if any. */
   field(shape: Compiled, start: number, end: number): Field | undefined {
     const candidates = shape.get(end - start);
     if (candidates === undefined) return undefined;
-    const b = this.bytes;
+    const t = this.text;
     for (const field of candidates) {
+      const { name } = field;
       let k = 0;
-      while (k < field.key.length && field.key[k] === b[start + k]) k++;
-      if (k === field.key.length) return field;
+      while (k < name.length && name.charCodeAt(k) === t.charCodeAt(start + k)) k++;
+      if (k === name.length) return field;
     }
     return undefined;
   }
@@ -265,13 +277,14 @@ export function scanRecord(
   shape: Shape,
 ): ScannedRecord | undefined {
   if (maxDepth < 1 || !isUtf8(bytes)) return undefined;
-  const pass = new Pass(bytes, maxDepth);
+  const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("utf8");
+  const pass = new Pass(text, maxDepth);
   try {
     pass.space();
-    if (bytes[pass.i] !== OPEN_BRACE) return undefined;
+    if (text.charCodeAt(pass.i) !== OPEN_BRACE) return undefined;
     const fields = pass.object(compile(shape), 1);
     pass.space();
-    if (pass.i !== bytes.length) return undefined;
+    if (pass.i !== text.length) return undefined;
     return { fields, escapes: pass.escapes };
   } catch (error) {
     if (error === UNREADABLE) return undefined;
