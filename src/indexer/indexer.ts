@@ -151,7 +151,7 @@ function plainJson(msg: JsMsg): boolean {
 
 /**
  * The rows of one stored message. A plain JSON record within the size bound is read in one pass
- * over its bytes, only the fields the columns need (projectBytes; record-scan.ts says why that is
+ * over its text, only the fields the columns need (projectBytes; record-scan.ts says why that is
  * safe), without a promise; any other (gzip, a blob, one the pass cannot read) is decoded in full.
  */
 function project(bus: Bus, msg: JsMsg): Projection | Promise<Projection> {

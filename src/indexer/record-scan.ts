@@ -1,6 +1,8 @@
 /**
  * Reading only the fields of a stored record that the index's columns need, in one pass over its
- * bytes, without parsing the rest (the event, the verdicts and their mutations).
+ * text (its UTF-8 bytes decoded once), without parsing the rest (the event, the verdicts and their
+ * mutations): a string is skipped by a native search for its closing quote when no backslash is
+ * ahead, and the values asked for are sliced from the text.
  *
  * Trust boundary: the log is written only by coordinators (the permission matrix gives no one
  * else publish rights on `<ns>.audit.>`), which build each record with JSON.stringify from parts
