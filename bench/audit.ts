@@ -7,6 +7,8 @@
  * p99 without them (interleaved rounds, on the same server and log). The LAST line is:
  *   audit: records=… index_rps=… session_p99_ms=… decision_p99_ratio_under_audit=…
  * BENCH_AUDIT_WRITERS sets the indexer's concurrent batch writers (default 2).
+ * BENCH_AUDIT_INDEX_ONLY=1 stops after indexing (for A/B runs of the indexer alone); its last line
+ * is then `audit: records=… index_rps=… node_us_per_record=… pg_us_per_record=…`.
  */
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
@@ -47,6 +49,7 @@ const WRITERS =
   process.env.BENCH_AUDIT_WRITERS === undefined
     ? undefined
     : Number(process.env.BENCH_AUDIT_WRITERS);
+const INDEX_ONLY = process.env.BENCH_AUDIT_INDEX_ONLY === "1";
 const NAMESPACE = "bench-audit";
 
 function percentile(xs: number[], p: number): number {
@@ -147,11 +150,16 @@ async function main(): Promise<void> {
     // CPU per record is steadier than records/s on a shared machine: what the indexer would
     // reach with the cores to itself is about (cores × 10^6) / (node + postgres µs per record).
     const perRecord = (ms: number) => ((ms * 1000) / RECORDS).toFixed(1);
-    console.log(
-      `indexer cpu: node ${perRecord((cpu.user + cpu.system) / 1000)} µs/record, postgres backends ${
-        pgCpu0 === undefined || pgCpu1 === undefined ? "n/a" : perRecord(pgCpu1 - pgCpu0)
-      } µs/record`,
-    );
+    const nodeUs = perRecord((cpu.user + cpu.system) / 1000);
+    const pgUs = pgCpu0 === undefined || pgCpu1 === undefined ? "n/a" : perRecord(pgCpu1 - pgCpu0);
+    console.log(`indexer cpu: node ${nodeUs} µs/record, postgres backends ${pgUs} µs/record`);
+    if (INDEX_ONLY) {
+      await indexer.stop();
+      console.log(
+        `audit: records=${RECORDS} index_rps=${indexRps} node_us_per_record=${nodeUs} pg_us_per_record=${pgUs}`,
+      );
+      return;
+    }
     await pool.query("ANALYZE");
 
     const random = () => Math.floor(Math.random() * SESSIONS);

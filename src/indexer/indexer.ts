@@ -18,7 +18,13 @@ import {
 } from "../bus/durable-check.js";
 import { assertIndexSchema } from "./migrate.js";
 import type { PgPool } from "./pg.js";
-import { invalidProjection, projectRecord, type Projection } from "./projection.js";
+import {
+  invalidProjection,
+  projectBytes,
+  projectRecord,
+  type Projection,
+  type StoredMessage,
+} from "./projection.js";
 import { BatchWriter, type IndexerStats } from "./batch-writer.js";
 import { isConsumerNotFound } from "../bus/streams.js";
 
@@ -143,7 +149,12 @@ function plainJson(msg: JsMsg): boolean {
   return encoding === undefined || encoding === "" || encoding === "json";
 }
 
-async function project(bus: Bus, msg: JsMsg): Promise<Projection> {
+/**
+ * The rows of one stored message. A plain JSON record within the size bound is read in one pass
+ * over its text, only the fields the columns need (projectBytes; record-scan.ts says why that is
+ * safe), without a promise; any other (gzip, a blob, one the pass cannot read) is decoded in full.
+ */
+function project(bus: Bus, msg: JsMsg): Projection | Promise<Projection> {
   const storedAt = new Date(Math.floor(msg.info.timestampNanos / 1e6));
   let address;
   try {
@@ -152,9 +163,24 @@ async function project(bus: Bus, msg: JsMsg): Promise<Projection> {
     address = { agentId: "", sessionKey: "", hook: "", kind: "error" as const };
   }
   const stored = { seq: msg.seq, subject: msg.subject, storedAt, address };
+  const plain = plainJson(msg);
+  const { limits } = bus.codec;
+  if (plain && msg.data.length <= limits.maxEncodedBytes) {
+    const projection = projectBytes(stored, msg.data, limits.maxDepth);
+    if (projection !== undefined) return projection;
+  }
+  return decodeAndProject(bus, msg, stored, plain);
+}
+
+async function decodeAndProject(
+  bus: Bus,
+  msg: JsMsg,
+  stored: StoredMessage,
+  plain: boolean,
+): Promise<Projection> {
   try {
     const decoded = await bus.codec.decodeMessage(msg);
-    return projectRecord(stored, decoded, plainJson(msg) ? msg.string() : undefined);
+    return projectRecord(stored, decoded, plain ? msg.string() : undefined);
   } catch (error) {
     const code = (error as { code?: string })?.code ?? "HOOKBUS_BAD_MESSAGE";
     return invalidProjection(stored, `${code}: ${String((error as Error)?.message ?? error)}`);
@@ -201,7 +227,8 @@ async function consumeInto(
   writer: BatchWriter,
 ): Promise<void> {
   for await (const msg of messages) {
-    const projection = await project(bus, msg);
+    const projected = project(bus, msg);
+    const projection = projected instanceof Promise ? await projected : projected;
     // Caught up (nothing more waiting) or a full batch: write now.
     writer.add(msg, projection, msg.info.pending === 0);
     // Back-pressure: with every writer busy, wait for one (the consumer buffers at most

@@ -6,6 +6,7 @@
  */
 import type { ParsedAuditSubject } from "../bus/subjects.js";
 import { isLocalRefusal } from "../log/observation-outcome.js";
+import { scanRecord, type Shape } from "./record-scan.js";
 
 export interface RecordRow {
   seq: number;
@@ -25,8 +26,11 @@ export interface RecordRow {
   latencyMs: number | null;
   shadowChanged: boolean;
   indexError: string | null;
-  /** The record as JSON text (NUL characters replaced: jsonb cannot hold them); null when invalid. */
-  recordJson: string | null;
+  /**
+   * The record as JSON text (NUL characters replaced: jsonb cannot hold them), or its stored UTF-8
+   * bytes when they hold nothing jsonb refuses; null when invalid.
+   */
+  recordJson: string | Uint8Array | null;
 }
 
 export interface PolicyRow {
@@ -150,6 +154,54 @@ export function projectRecord(message: StoredMessage, decoded: unknown, text?: s
   const record = obj(decoded);
   if (record === undefined)
     return invalidProjection(message, "HOOKBUS_BAD_MESSAGE: the record is not a JSON object");
+  return projectFields(message, record, storableAsIs(text) ? text : jsonForPg(record));
+}
+
+/** What the projection reads of a record (record-scan.ts): the rest is stored, not parsed. */
+const READ: Shape = {
+  kind: true,
+  hook: true,
+  context: { runId: true },
+  decision: { blockedBy: true },
+  shadow: { changed: true },
+  receivedAt: true,
+  publishedAt: true,
+  decidedAt: true,
+  latencyMs: true,
+  callId: true,
+  eventId: true,
+  registryRevision: true,
+  outcomes: {
+    each: { policy: true, version: true, mode: true, status: true, effect: true, latencyMs: true },
+  },
+  policy: true,
+  version: true,
+  wouldHaveBlocked: true,
+  // An observation's refusal (refusedBy).
+  event: { blocked: true, blockSource: true, blockedBy: true },
+};
+
+/**
+ * The rows of a plain-JSON record from its stored bytes, reading only the fields the columns need
+ * (record-scan.ts: the trust boundary); the bytes are stored as they are. Undefined when the
+ * record must be decoded in full instead: the scan cannot read it, or it holds a `\u` escape
+ * (which may stand for what jsonb refuses). `maxDepth`: the codec's depth bound.
+ */
+export function projectBytes(
+  message: StoredMessage,
+  bytes: Uint8Array,
+  maxDepth: number,
+): Projection | undefined {
+  const scanned = scanRecord(bytes, maxDepth, READ);
+  if (scanned === undefined || scanned.escapes) return undefined;
+  return projectFields(message, scanned.fields, bytes);
+}
+
+function projectFields(
+  message: StoredMessage,
+  record: Obj,
+  recordJson: string | Uint8Array,
+): Projection {
   const context = obj(record.context) ?? {};
   const decision = obj(record.decision);
   const shadow = obj(record.shadow);
@@ -181,7 +233,7 @@ export function projectRecord(message: StoredMessage, decoded: unknown, text?: s
       latencyMs,
       shadowChanged: shadow?.changed === true,
       indexError: null,
-      recordJson: storableAsIs(text) ? text : jsonForPg(record),
+      recordJson,
     },
     policies: policyRows(message.seq, record),
   };

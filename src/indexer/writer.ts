@@ -1,8 +1,8 @@
 /**
- * Writing a batch of projections: one transaction, two multi-row inserts (records as one JSON
- * array, policy rows as one array per column: a batch of any size is one statement with a fixed
- * number of parameters), and
- * ON CONFLICT DO NOTHING, so a redelivered or replayed record is written once.
+ * Writing a batch of projections: one transaction; the records, then the policy rows, COPYed in
+ * binary form into staging tables and inserted from there with ON CONFLICT DO NOTHING, so a
+ * redelivered or replayed record is written once. A batch of any size is two COPY streams and a
+ * fixed number of statements.
  *
  * The per-minute rollups (migrations/002) count only what the inserts RETURN, i.e. the rows
  * they really added: a record another indexer (or an earlier delivery) wrote is neither stored
@@ -12,24 +12,44 @@
  * them grouped by minute, hook and outcome: a handful of rows). Keys are upserted in key order, policies' before records', so writers that share
  * minutes wait for each other instead of deadlocking.
  */
-import { inTransaction, type PgPool } from "./pg.js";
+import { Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import { from as copyFrom } from "pg-copy-streams";
+import { inTransaction, type PgClient, type PgPool } from "./pg.js";
 import type { ParsedAuditSubject } from "../bus/subjects.js";
-import { invalidProjection, pgSafeJson, type Projection } from "./projection.js";
+import { CopyRows } from "./copy-binary.js";
+import { invalidProjection, type Projection } from "./projection.js";
+
+/**
+ * Staging tables, one pair per connection (temporary, emptied at every commit): a batch is
+ * COPYed into them in binary form, then inserted from them with ON CONFLICT DO NOTHING (COPY
+ * itself cannot skip existing keys). The registry revision is staged as text and cast on insert,
+ * so a value no bigint holds is refused by PostgreSQL as before (a data error: writeBatchIsolating).
+ */
+const CREATE_STAGE = `
+CREATE TEMP TABLE IF NOT EXISTS hookbus_stage_records (seq bigint, subject text,
+  stored_at timestamptz, kind text, outcome text, agent_id text, session_key text, run_id text,
+  hook text, call_id text, blocked_by text, registry_revision text, received_at timestamptz,
+  decided_at timestamptz, latency_ms float8, shadow_changed boolean, index_error text,
+  record jsonb) ON COMMIT DELETE ROWS;
+CREATE TEMP TABLE IF NOT EXISTS hookbus_stage_policies (seq bigint, policy text, version text,
+  mode text, status text, effect text, latency_ms float8, minute bigint) ON COMMIT DELETE ROWS`;
+
+// pg_temp named: never a table of that name elsewhere on the search path.
+const COPY_RECORDS = "COPY pg_temp.hookbus_stage_records FROM STDIN (FORMAT binary)";
+const COPY_POLICIES = "COPY pg_temp.hookbus_stage_policies FROM STDIN (FORMAT binary)";
 
 // Returns the rows it added grouped as the rollup counts them (a handful of rows, not one per
-// record); the rollup itself is upserted last (see above).
+// record); the rollup itself is upserted last (see above). In sequence order (see batch-writer).
 const INSERT_RECORDS = `
 WITH added AS (
 INSERT INTO hookbus_records (ns, seq, subject, stored_at, kind, outcome, agent_id, session_key,
   run_id, hook, call_id, blocked_by, registry_revision, received_at, decided_at, latency_ms,
   shadow_changed, index_error, record)
 SELECT $1, x.seq, x.subject, x.stored_at, x.kind, x.outcome, x.agent_id, x.session_key, x.run_id,
-  x.hook, x.call_id, x.blocked_by, x.registry_revision, x.received_at, x.decided_at, x.latency_ms,
-  x.shadow_changed, x.index_error, x.record
-FROM json_to_recordset($2::json) AS x(seq bigint, subject text, stored_at timestamptz,
-  kind text, outcome text, agent_id text, session_key text, run_id text, hook text, call_id text,
-  blocked_by text, registry_revision bigint, received_at timestamptz, decided_at timestamptz,
-  latency_ms float8, shadow_changed boolean, index_error text, record jsonb)
+  x.hook, x.call_id, x.blocked_by, x.registry_revision::bigint, x.received_at, x.decided_at,
+  x.latency_ms, x.shadow_changed, x.index_error, x.record
+FROM pg_temp.hookbus_stage_records x ORDER BY x.seq
 ON CONFLICT (ns, seq) DO NOTHING
 RETURNING stored_at, hook, outcome, kind
 )
@@ -37,50 +57,71 @@ SELECT floor(extract(epoch FROM stored_at) / 60)::bigint * 60 AS minute, hook, o
   kind = 'invalid' AS invalid, count(*)::int AS n
 FROM added GROUP BY 1, 2, 3, 4`;
 
-/**
- * The batch as ONE JSON array (PostgreSQL parses it once, faster than an array parameter per
- * column); each record's JSON text is spliced in as it is, not parsed and stringified again.
- */
-function recordsJson(batch: readonly Projection[]): string {
-  const rows = batch.map(({ record: r }) => {
-    // The text columns come from the record too (run id, call id, blocked by): made safe for
-    // PostgreSQL's JSON-to-text conversion like the record itself.
-    const columns = pgSafeJson(
-      JSON.stringify({
-        seq: r.seq,
-        subject: r.subject,
-        stored_at: r.storedAt,
-        kind: r.kind,
-        outcome: r.outcome,
-        agent_id: r.agentId,
-        session_key: r.sessionKey,
-        run_id: r.runId,
-        hook: r.hook,
-        call_id: r.callId,
-        blocked_by: r.blockedBy,
-        registry_revision: r.registryRevision,
-        received_at: r.receivedAt,
-        decided_at: r.decidedAt,
-        latency_ms: r.latencyMs,
-        shadow_changed: r.shadowChanged,
-        index_error: r.indexError,
-      }),
-    );
-    return `${columns.slice(0, -1)},"record":${r.recordJson ?? "null"}}`;
-  });
-  return `[${rows.join(",")}]`;
+/** The batch's record rows as one binary COPY stream; a record's stored bytes go in as they are. */
+function recordRows(batch: readonly Projection[]): Buffer {
+  let expected = 64;
+  for (const { record } of batch) expected += 400 + (record.recordJson?.length ?? 0);
+  const rows = new CopyRows(expected);
+  for (const { record: r } of batch) {
+    rows.row(18);
+    rows.int8(r.seq);
+    rows.text(r.subject);
+    rows.timestamptz(r.storedAt);
+    rows.text(r.kind);
+    rows.text(r.outcome);
+    rows.text(r.agentId);
+    rows.text(r.sessionKey);
+    rows.text(r.runId);
+    rows.text(r.hook);
+    rows.text(r.callId);
+    rows.text(r.blockedBy);
+    rows.text(r.registryRevision === null ? null : String(r.registryRevision));
+    rows.timestamptz(r.receivedAt);
+    rows.timestamptz(r.decidedAt);
+    rows.float8(r.latencyMs);
+    rows.bool(r.shadowChanged);
+    rows.text(r.indexError);
+    rows.jsonb(r.recordJson);
+  }
+  return rows.finish();
+}
+
+/** The batch's policy rows as one binary COPY stream (undefined when it has none). */
+function policyRows(batch: readonly Projection[]): Buffer | undefined {
+  let count = 0;
+  for (const p of batch) count += p.policies.length;
+  if (count === 0) return undefined;
+  const rows = new CopyRows(64 + 160 * count);
+  for (const { record, policies } of batch) {
+    const minute = minuteOf(record.storedAt);
+    for (const p of policies) {
+      rows.row(8);
+      rows.int8(p.seq);
+      rows.text(p.policy);
+      rows.text(p.version);
+      rows.text(p.mode);
+      rows.text(p.status);
+      rows.text(p.effect);
+      rows.float8(p.latencyMs);
+      rows.int8(minute);
+    }
+  }
+  return rows.finish();
+}
+
+async function copyInto(client: PgClient, command: string, rows: Buffer): Promise<void> {
+  await pipeline(Readable.from([rows]), client.query(copyFrom(command)));
 }
 
 // Minutes are epoch seconds computed in JavaScript from the stored time's milliseconds (exact:
 // the same UTC minute as hookbus_minute()), so no Date is serialised per row.
 const minuteOf = (t: Date) => Math.floor(t.getTime() / 60_000) * 60;
 
-// $9: the minute of each policy row's record. A batch may hold one record twice (redelivered
-// while its first delivery waited), so minutes are joined back DISTINCT by sequence.
+// A batch may hold one record twice (redelivered while its first delivery waited), so minutes
+// are joined back DISTINCT by sequence.
 const INSERT_POLICIES = `
 WITH given AS (
-SELECT * FROM unnest($2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
-  $8::float8[], $9::bigint[]) AS x(seq, policy, version, mode, status, effect, latency_ms, minute)
+SELECT * FROM pg_temp.hookbus_stage_policies ORDER BY seq, policy
 ), added AS (
 INSERT INTO hookbus_policy_outcomes (ns, seq, policy, version, mode, status, effect, latency_ms)
 SELECT $1, seq, policy, version, mode, status, effect, latency_ms FROM given
@@ -101,6 +142,9 @@ FROM unnest($2::bigint[], $3::text[], $4::text[], $5::bigint[]) AS x(minute, hoo
 ORDER BY 2, 3, 4
 ON CONFLICT (ns, minute, hook, outcome) DO UPDATE SET records = m.records + EXCLUDED.records`;
 
+/** Connections whose staging tables exist (created by a transaction that committed). */
+const staged = new WeakSet<PgClient>();
+
 /** Writes the batch and commits; resolves to the number of records that were new. */
 export async function writeBatch(
   pool: PgPool,
@@ -108,19 +152,18 @@ export async function writeBatch(
   batch: readonly Projection[],
 ): Promise<number> {
   if (batch.length === 0) return 0;
-  const p = batch.flatMap((x) => x.policies);
-  const minutes = batch.flatMap((x) => {
-    const minute = minuteOf(x.record.storedAt);
-    return x.policies.map(() => minute);
-  });
-  return inTransaction(pool, async (client) => {
-    const added = await client.query<AddedCount>(INSERT_RECORDS, [namespace, recordsJson(batch)]);
-    if (p.length > 0)
-      await client.query(INSERT_POLICIES, [
-        namespace,
-        ...columns(p, ["seq", "policy", "version", "mode", "status", "effect", "latencyMs"]),
-        minutes,
-      ]);
+  const records = recordRows(batch);
+  const policies = policyRows(batch);
+  let used: PgClient | undefined;
+  const n = await inTransaction(pool, async (client) => {
+    if (!staged.has(client)) await client.query(CREATE_STAGE);
+    used = client;
+    await copyInto(client, COPY_RECORDS, records);
+    const added = await client.query<AddedCount>(INSERT_RECORDS, [namespace]);
+    if (policies !== undefined) {
+      await copyInto(client, COPY_POLICIES, policies);
+      await client.query(INSERT_POLICIES, [namespace]);
+    }
     const counted = added.rows.filter((x) => !x.invalid);
     if (counted.length > 0)
       await client.query(COUNT_RECORDS, [
@@ -129,6 +172,8 @@ export async function writeBatch(
       ]);
     return added.rows.reduce((sum, x) => sum + x.n, 0);
   });
+  if (used !== undefined) staged.add(used);
+  return n;
 }
 
 /** Rows as one array per column (the `unnest` parameters), in the order of `keys`. */

@@ -73,4 +73,35 @@ describe("hookbus indexer and records PostgreSQL refuses", () => {
     expect(rows.rows.filter((r) => r.kind === "invalid")).toHaveLength(1);
     expect(indexer.stats).toMatchObject({ indexed: 9, invalid: 1 });
   }, 120_000);
+
+  it("a record whose unread part is not JSON is refused by PostgreSQL and indexed as invalid, and the batch goes on", async () => {
+    // The indexer reads only the fields its columns need (record-scan.ts); the rest is checked by
+    // PostgreSQL's jsonb parser when the batch is copied in.
+    const namespace = uniqueNamespace("idxunread");
+    const bus = await Bus.open(await nats.connect(), { namespace });
+    await publishSyntheticLog(bus, { records: 3, sessions: 3, agents: 1 });
+    const { record, agentId, sessionKey, kind } = syntheticRecord(3, { sessions: 3, agents: 1 });
+    const text = JSON.stringify({ ...record, event: { x: "PLACEHOLDER" } });
+    await bus.js.publish(
+      bus.subjects.audit(agentId, sessionKey, "before_tool_call", kind),
+      new TextEncoder().encode(text.replace('"PLACEHOLDER"', "tru")),
+    );
+    await publishSyntheticLog(bus, { records: 3, sessions: 3, agents: 1 }, 4);
+
+    const { pool } = await postgres.database();
+    const indexer = await startIndexer({ bus, pool, batchSize: 100, ackWaitMs: 120_000 });
+    running.push(indexer);
+    await until(async () => (await indexer.lag()).records === 0, 60_000, "index caught up");
+    const rows = await pool.query<{ seq: number; kind: string; index_error: string | null }>(
+      "SELECT seq::int, kind, index_error FROM hookbus_records WHERE ns = $1 ORDER BY seq",
+      [namespace],
+    );
+    expect(rows.rows.map((r) => r.seq)).toEqual([1, 2, 3, 4, 5, 6, 7]);
+    expect(rows.rows[3]).toMatchObject({
+      kind: "invalid",
+      index_error: expect.stringMatching(/^HOOKBUS_INDEX_REJECTED: .*json/) as string,
+    });
+    expect(rows.rows.filter((r) => r.kind === "invalid")).toHaveLength(1);
+    expect(indexer.stats).toMatchObject({ indexed: 7, invalid: 1 });
+  }, 120_000);
 });

@@ -35,7 +35,7 @@ describe("projectRecord", () => {
         latencyMs: null,
       },
     ]);
-    expect(JSON.parse(p.record.recordJson!)).toMatchObject({ newField: { nested: true } });
+    expect(JSON.parse(p.record.recordJson as string)).toMatchObject({ newField: { nested: true } });
   });
 
   it("takes agent, session, hook and outcome from the subject, not from the body", () => {
