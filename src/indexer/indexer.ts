@@ -8,6 +8,7 @@
 import { AckPolicy, DeliverPolicy, type ConsumerMessages, type JsMsg } from "@nats-io/jetstream";
 import { nanos } from "@nats-io/transport-node";
 import type { Bus } from "../bus/bus.js";
+import { RECORD_DEPTH_ALLOWANCE, RECORD_SIZE_FACTOR } from "../bus/codec.js";
 import { Header } from "../bus/headers.js";
 import { HookbusError } from "../foundation/errors.js";
 import { assertLogExists } from "../log/reader.js";
@@ -164,9 +165,11 @@ function project(bus: Bus, msg: JsMsg): Projection | Promise<Projection> {
   }
   const stored = { seq: msg.seq, subject: msg.subject, storedAt, address };
   const plain = plainJson(msg);
+  // A record is read with the room the log gives records (the codec's record allowance): a call
+  // near the depth or size bound makes a record deeper and larger than the call.
   const { limits } = bus.codec;
-  if (plain && msg.data.length <= limits.maxEncodedBytes) {
-    const projection = projectBytes(stored, msg.data, limits.maxDepth);
+  if (plain && msg.data.length <= limits.maxEncodedBytes * RECORD_SIZE_FACTOR) {
+    const projection = projectBytes(stored, msg.data, limits.maxDepth + RECORD_DEPTH_ALLOWANCE);
     if (projection !== undefined) return projection;
   }
   return decodeAndProject(bus, msg, stored, plain);
@@ -179,7 +182,7 @@ async function decodeAndProject(
   plain: boolean,
 ): Promise<Projection> {
   try {
-    const decoded = await bus.codec.decodeMessage(msg);
+    const decoded = await bus.codec.decodeMessage(msg, { record: true });
     return projectRecord(stored, decoded, plain ? msg.string() : undefined);
   } catch (error) {
     const code = (error as { code?: string })?.code ?? "HOOKBUS_BAD_MESSAGE";

@@ -7,7 +7,7 @@
  */
 import { afterAll, describe, expect, it } from "vitest";
 import { Bus } from "../../../src/bus/bus.js";
-import { bodyHeaders } from "../../../src/bus/codec.js";
+import { RECORD_DEPTH_ALLOWANCE, bodyHeaders } from "../../../src/bus/codec.js";
 import { startIndexer, type Indexer } from "../../../src/indexer/index.js";
 import { publishSyntheticLog, syntheticRecord } from "../../support/synthetic-log.js";
 import { uniqueNamespace, useNatsServer } from "../../support/nats.js";
@@ -103,5 +103,33 @@ describe("hookbus indexer and records PostgreSQL refuses", () => {
     });
     expect(rows.rows.filter((r) => r.kind === "invalid")).toHaveLength(1);
     expect(indexer.stats).toMatchObject({ indexed: 7, invalid: 1 });
+  }, 120_000);
+  it("a record as deep as the log allows records to be is indexed, not refused", async () => {
+    // A call at the depth bound makes a record a few levels deeper: the log reader reads records
+    // with the codec's record allowance, and so must the indexer.
+    const namespace = uniqueNamespace("idxdeep");
+    const bus = await Bus.open(await nats.connect(), { namespace });
+    await publishSyntheticLog(bus, { records: 1, sessions: 1, agents: 1 });
+    const { record, agentId, sessionKey, kind } = syntheticRecord(1, { sessions: 1, agents: 1 });
+    const depth = bus.codec.limits.maxDepth + RECORD_DEPTH_ALLOWANCE - 2;
+    let deep: unknown = "bottom";
+    for (let level = 2; level < depth; level++) deep = { d: deep };
+    await bus.js.publish(
+      bus.subjects.audit(agentId, sessionKey, "before_tool_call", kind),
+      new TextEncoder().encode(JSON.stringify({ ...record, event: deep })),
+    );
+
+    const { pool } = await postgres.database();
+    const indexer = await startIndexer({ bus, pool, batchSize: 100, ackWaitMs: 120_000 });
+    running.push(indexer);
+    await until(async () => (await indexer.lag()).records === 0, 60_000, "index caught up");
+    const rows = await pool.query<{ kind: string; index_error: string | null }>(
+      "SELECT kind, index_error FROM hookbus_records WHERE ns = $1 ORDER BY seq",
+      [namespace],
+    );
+    expect(rows.rows).toEqual([
+      { kind: "decision", index_error: null },
+      { kind: "decision", index_error: null },
+    ]);
   }, 120_000);
 });
