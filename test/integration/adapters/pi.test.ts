@@ -168,12 +168,15 @@ describe("hookbus/pi on a pi Agent", () => {
       },
       () => agent.prompt("who can help?"),
     );
+    // before_agent_reply has no policy here: allowed locally (fast path), and still reported.
     expect(seen.map((e) => e.hook)).toEqual([
+      "before_agent_reply",
       "before_llm_call",
       "after_llm_call",
       "before_response_emit",
     ]);
-    expect(seen[2]!.decision).toMatchObject({
+    expect(seen[0]!.source).toBe("fast-path");
+    expect(seen[3]!.decision).toMatchObject({
       outcome: "modify",
       decidedBy: { content: ["redact-email"] },
     });
