@@ -1,10 +1,16 @@
 /**
- * The Vercel AI SDK language-model middleware: before_llm_call, after_llm_call and (for the
- * run's final text) before_response_emit, for `generateText`, `streamText` and every step of
- * their tool loops. Use it with `wrapLanguageModel({ model, middleware: hookbusMiddleware() })`
- * and wrap the tools with `hookbusTools` (src/adapters/ai/tools.ts): the middleware decides, the
- * tools wrapper enforces at execution.
+ * The Vercel AI SDK language-model middleware: before_agent_reply (once per run),
+ * before_llm_call, llm_input/llm_output, after_llm_call and (for the run's final text)
+ * before_response_emit, for `generateText`, `streamText` and every step of their tool loops. Use
+ * it with `wrapLanguageModel({ model, middleware: hookbusMiddleware() })` and wrap the tools with
+ * `hookbusTools` (src/adapters/ai/tools.ts): the middleware decides, the tools wrapper enforces
+ * at execution.
  *
+ * - before_agent_reply (`transformParams`, the run's first LLM call, when the prompt ends with the
+ *   user's message): a policy's reply is the call's answer (`wrapGenerate`/`wrapStream` return it
+ *   as one text, or a stream of one text delta) and the model is never called.
+ * - llm_input as the call is sent, llm_output as its answer arrived (a stream's at its `finish`
+ *   part): observed, fire and forget.
  * - before_llm_call (`transformParams`): the prompt and the tools offered; a decision's
  *   messages, system prompt and tool narrowing are applied to the call. The run remembers which
  *   tools were offered: a call to a removed tool is still refused when executed.

@@ -1,7 +1,13 @@
 /**
- * The OpenAI Agents SDK `Model` wrapper: before_llm_call, after_llm_call and (for a final
- * response) before_response_emit around any Model, for `getResponse` and `getStreamedResponse`.
+ * The OpenAI Agents SDK `Model` wrapper: before_agent_reply (once per run), before_llm_call,
+ * llm_input/llm_output, after_llm_call and (for a final response) before_response_emit around
+ * any Model, for `getResponse` and `getStreamedResponse`.
  *
+ * - before_agent_reply: the run's first model call, when its input ends with the user's message;
+ *   a policy's reply is the response (src/adapters/openai-agents/loop.ts) and the model is never
+ *   called.
+ * - llm_input as the request is sent, llm_output as the response arrived: observed, fire and
+ *   forget.
  * - before_llm_call: the request's conversation (Responses-API items), instructions, tools and
  *   handoffs; a decision's messages, system prompt and tool narrowing are applied to the request
  *   (a tool choice that names a removed tool becomes "none"). The run remembers which tools were

@@ -1,7 +1,10 @@
 /**
  * The model side of `hookbus/pi`: a wrapped `streamFn` that puts every LLM call of a pi agent
- * through before_llm_call, after_llm_call and (for the final answer) before_response_emit.
+ * through before_llm_call, after_llm_call and (for the final answer) before_response_emit,
+ * observes it (llm_input, llm_output), and asks before_agent_reply where pi's loop starts.
  *
+ * - before_agent_reply: the run's first LLM call, when the context ends with the user's message
+ *   (`agent.prompt`); a policy's reply is pi's finished message and the model is never called.
  * - before_llm_call: the context pi sends (messages, system prompt, tools). A decision's
  *   messages and system prompt replace the context's; tool narrowing filters the tools offered.
  *   The run remembers what was offered: pi executes any tool of the agent the model calls, so a
