@@ -1,10 +1,16 @@
 /**
- * The Vercel AI SDK language-model middleware: before_llm_call, after_llm_call and (for the
- * run's final text) before_response_emit, for `generateText`, `streamText` and every step of
- * their tool loops. Use it with `wrapLanguageModel({ model, middleware: hookbusMiddleware() })`
- * and wrap the tools with `hookbusTools` (src/adapters/ai/tools.ts): the middleware decides, the
- * tools wrapper enforces at execution.
+ * The Vercel AI SDK language-model middleware: before_agent_reply (once per run),
+ * before_llm_call, llm_input/llm_output, after_llm_call and (for the run's final text)
+ * before_response_emit, for `generateText`, `streamText` and every step of their tool loops. Use
+ * it with `wrapLanguageModel({ model, middleware: hookbusMiddleware() })` and wrap the tools with
+ * `hookbusTools` (src/adapters/ai/tools.ts): the middleware decides, the tools wrapper enforces
+ * at execution.
  *
+ * - before_agent_reply (`transformParams`, the run's first LLM call, when the prompt ends with the
+ *   user's message): a policy's reply is the call's answer (`wrapGenerate`/`wrapStream` return it
+ *   as one text, or a stream of one text delta) and the model is never called.
+ * - llm_input as the call is sent, llm_output as its answer arrived (a stream's at its `finish`
+ *   part): observed, fire and forget.
  * - before_llm_call (`transformParams`): the prompt and the tools offered; a decision's
  *   messages, system prompt and tool narrowing are applied to the call. The run remembers which
  *   tools were offered: a call to a removed tool is still refused when executed.
@@ -22,6 +28,8 @@
 import type { LanguageModelMiddleware } from "ai";
 import type { Decision } from "../../catalog/catalog.js";
 import { askAfterLlmCall, decideLlmCall, parseToolArguments } from "../core/llm-call.js";
+import { decideAgentReply, lastUserText } from "../core/agent-reply.js";
+import { observeLlmInput, observeLlmOutput, type LlmUsage } from "../core/llm-observe.js";
 import { decideResponse } from "../core/response.js";
 import { requireHookbusRun, type HookbusRun } from "../core/run.js";
 import { settleDenials } from "./approval.js";
@@ -50,22 +58,36 @@ export interface HookbusMiddlewareOptions {
 /** A language-model middleware that routes every LLM call of a hookbus run through hookbus. */
 export function hookbusMiddleware(options: HookbusMiddlewareOptions = {}): LanguageModelMiddleware {
   const responseEmit = options.responseEmit !== false;
+  // The calls a policy's before_agent_reply answered: transformParams marks the params it
+  // returns, and the wrap of the same call answers with the reply instead of calling the model.
+  const replies = new WeakMap<CallOptions, string>();
   return {
     specificationVersion: "v4",
     transformParams: async ({ params, model }) => {
       const run = requireHookbusRun("hookbusMiddleware (transformParams)");
       // The app's denials of held calls reach hookbus here: the SDK hands them to the model.
       await settleDenials(run, params.prompt);
-      return beforeLlmCall(run, params, model);
+      const reply = await decideAgentReply(run, lastUserText(params.prompt));
+      if (reply === undefined) return beforeLlmCall(run, params, model);
+      const marked = { ...params };
+      replies.set(marked, reply);
+      return marked;
     },
-    wrapGenerate: async ({ doGenerate, model }) => {
+    wrapGenerate: async ({ doGenerate, params, model }) => {
       const run = requireHookbusRun("hookbusMiddleware (wrapGenerate)");
+      const reply = replies.get(params);
+      if (reply !== undefined) return replyResult(reply);
+      observeLlmInput(run, { messages: params.prompt, ...modelFields(model) });
       const result = await doGenerate();
+      observeGenerated(run, result, model);
       return { ...result, content: await decideContent(run, result.content, model, responseEmit) };
     },
-    wrapStream: async ({ doStream, model }) => {
+    wrapStream: async ({ doStream, params, model }) => {
       // Captured now: stream callbacks may run outside the run's async context.
       const run = requireHookbusRun("hookbusMiddleware (wrapStream)");
+      const reply = replies.get(params);
+      if (reply !== undefined) return { stream: replyStream(reply) };
+      observeLlmInput(run, { messages: params.prompt, ...modelFields(model) });
       const result = await doStream();
       return {
         ...result,
@@ -73,6 +95,64 @@ export function hookbusMiddleware(options: HookbusMiddlewareOptions = {}): Langu
       };
     },
   };
+}
+
+const NO_USAGE: GenerateResult["usage"] = {
+  inputTokens: { total: 0, noCache: 0, cacheRead: 0, cacheWrite: 0 },
+  outputTokens: { total: 0, text: 0, reasoning: 0 },
+};
+
+/** A policy's reply as the model's whole answer: one text, no tool calls, no tokens used. */
+function replyResult(text: string): GenerateResult {
+  return {
+    content: [{ type: "text", text }],
+    finishReason: { unified: "stop", raw: undefined },
+    usage: NO_USAGE,
+    warnings: [],
+  };
+}
+
+/** A policy's reply as a model's stream: one text block, then the end of the step. */
+function replyStream(text: string): ReadableStream<StreamPart> {
+  const parts: StreamPart[] = [
+    { type: "stream-start", warnings: [] },
+    { type: "text-start", id: "hookbus-reply" },
+    { type: "text-delta", id: "hookbus-reply", delta: text },
+    { type: "text-end", id: "hookbus-reply" },
+    { type: "finish", finishReason: { unified: "stop", raw: undefined }, usage: NO_USAGE },
+  ];
+  return new ReadableStream({
+    start(controller) {
+      for (const part of parts) controller.enqueue(part);
+      controller.close();
+    },
+  });
+}
+
+/** The catalog's token counts of an AI SDK usage. */
+function llmUsage(usage: GenerateResult["usage"]): LlmUsage {
+  const { inputTokens, outputTokens } = usage;
+  const total =
+    inputTokens.total === undefined || outputTokens.total === undefined
+      ? undefined
+      : inputTokens.total + outputTokens.total;
+  return {
+    input: inputTokens.total,
+    output: outputTokens.total,
+    cacheRead: inputTokens.cacheRead,
+    cacheWrite: inputTokens.cacheWrite,
+    total,
+  };
+}
+
+function observeGenerated(run: HookbusRun, result: GenerateResult, model: Model): void {
+  const content = result.content;
+  observeLlmOutput(run, {
+    text: textOf(content),
+    toolCalls: toolCallInputs(toolCallsOf(content)),
+    usage: llmUsage(result.usage),
+    ...modelFields(model),
+  });
 }
 
 function modelFields(model: Model): { model: string; provider: string } {
@@ -138,6 +218,22 @@ function toolCallsOf(content: readonly Content[]): ToolCallContent[] {
   );
 }
 
+/** The model's tool calls as hookbus events carry them. */
+function toolCallInputs(calls: readonly ToolCallContent[]) {
+  return calls.map((call) => ({
+    id: call.toolCallId,
+    name: call.toolName,
+    arguments: parseToolArguments(call.input),
+  }));
+}
+
+function textOf(content: readonly Content[]): string {
+  return content
+    .filter((p): p is Extract<Content, { type: "text" }> => p.type === "text")
+    .map((p) => p.text)
+    .join("");
+}
+
 /** Ask after_llm_call for these tool calls (see askAfterLlmCall in the core). */
 function askAfterLlm(
   run: HookbusRun,
@@ -146,11 +242,7 @@ function askAfterLlm(
   model: Model,
 ): Promise<unknown> {
   return askAfterLlmCall(run, {
-    toolCalls: calls.map((call) => ({
-      id: call.toolCallId,
-      name: call.toolName,
-      arguments: parseToolArguments(call.input),
-    })),
+    toolCalls: toolCallInputs(calls),
     ...(text === "" ? {} : { response: text }),
     ...modelFields(model),
   });
@@ -163,10 +255,7 @@ async function decideContent(
   responseEmit: boolean,
 ): Promise<Content[]> {
   const calls = toolCallsOf(content);
-  const text = content
-    .filter((p): p is Extract<Content, { type: "text" }> => p.type === "text")
-    .map((p) => p.text)
-    .join("");
+  const text = textOf(content);
   await askAfterLlm(run, calls, text, model);
   if (calls.length > 0 || !responseEmit || text === "") {
     if (text !== "") run.addText(text);
@@ -198,11 +287,14 @@ function holdUntilDecided(
   const held: StreamPart[] = [];
   const calls: ToolCallContent[] = [];
   let text = "";
+  let usage: LlmUsage | undefined;
   let released = false;
 
   const release = async (controller: TransformStreamDefaultController<StreamPart>) => {
     if (released) return;
     released = true;
+    const toolCalls = toolCallInputs(calls);
+    observeLlmOutput(run, { text, toolCalls, usage, ...modelFields(model) });
     await askAfterLlm(run, calls, text, model);
     if (calls.length > 0 || !responseEmit || text === "") {
       if (text !== "") run.addText(text);
@@ -239,6 +331,7 @@ function holdUntilDecided(
           }
           return;
         case "finish":
+          usage = llmUsage(part.usage);
           await release(controller);
           controller.enqueue(part);
           return;

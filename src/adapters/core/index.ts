@@ -54,3 +54,11 @@ export {
 } from "./llm-call.js";
 export { decideResponse } from "./response.js";
 export { askHook, type AskHookOptions } from "./decide.js";
+export { decideAgentReply, lastUserText } from "./agent-reply.js";
+export {
+  observeLlmInput,
+  observeLlmOutput,
+  type LlmInputFields,
+  type LlmOutputFields,
+  type LlmUsage,
+} from "./llm-observe.js";

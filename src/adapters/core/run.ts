@@ -18,6 +18,7 @@ import type { NatsConnection } from "@nats-io/transport-node";
 import type { HookbusClient } from "../../agent/client.js";
 import type { DecisionSource } from "../../agent/types.js";
 import type { Decision, ModifyingHookName } from "../../catalog/catalog.js";
+import type { HookContextInput, HookEventInput } from "../../catalog/input.js";
 import { HookbusError } from "../../foundation/errors.js";
 import { checkIdLimit, DEFAULT_LIMITS, limitExceeded } from "../../foundation/limits.js";
 
@@ -53,6 +54,17 @@ export interface HookbusRunOptions {
    * true. Fire and forget: a failed observation is logged on the client's logger, never thrown.
    */
   agentEnd?: boolean;
+  /**
+   * Ask before_agent_reply before the run's first LLM call, when the run starts with a user's
+   * message: a policy's reply ends the run with that reply and the model is never called.
+   * Default true; turn it off when the app asks before_agent_reply itself.
+   */
+  agentReply?: boolean;
+  /**
+   * Observe `llm_input` as each LLM call is sent and `llm_output` as its answer arrives. Default
+   * true. Fire and forget, like `agent_end`: a failed observation is logged, never thrown.
+   */
+  llmObservations?: boolean;
 }
 
 /** Where a decision an adapter reports came from: the client's sources, or the adapter itself. */
@@ -90,6 +102,9 @@ export interface FrameworkApprovals {
   from?: string;
 }
 
+/** The observations of a run as a whole (the tool observations carry a tool's context). */
+type RunObservation = "agent_end" | "llm_input" | "llm_output";
+
 /** The context every call of the run carries. */
 export interface RunIdentity {
   agentId: string;
@@ -119,6 +134,11 @@ export class HookbusRun {
    */
   private readonly decided = new Map<string, Promise<unknown>>();
   private readonly onDecision: DecisionCallback | undefined;
+  /**
+   * Whether the adapter asks before_agent_reply and observes the LLM calls (the run's options).
+   * @internal Adapters' plumbing.
+   */
+  readonly asks: Readonly<{ agentReply: boolean; llmObservations: boolean }>;
 
   constructor(options: HookbusRunOptions) {
     const runId = options.runId ?? randomUUID();
@@ -132,6 +152,26 @@ export class HookbusRun {
     });
     this.approvals = options.approvals;
     this.onDecision = options.onDecision;
+    this.asks = Object.freeze({
+      agentReply: options.agentReply !== false,
+      llmObservations: options.llmObservations !== false,
+    });
+  }
+
+  /**
+   * Publish an observation of this run, fire and forget: it never delays or fails the run (a
+   * failure is logged on the client's logger, `what` saying what was lost).
+   * @internal Adapters' plumbing: the core observes agent_end, llm_input and llm_output.
+   */
+  observe<H extends RunObservation>(hook: H, event: HookEventInput<H>, what: string): void {
+    // observe() never throws: what fails (validation, the log away) rejects.
+    // A run hook's context is the run's (RunContext), whichever H is.
+    const context = this.context as HookContextInput<H>;
+    this.client
+      .observe(hook, context, event)
+      .catch((failure: unknown) =>
+        this.client.log.warn({ err: failure, hook, runId: this.context.runId }, what),
+      );
   }
 
   /**
@@ -253,14 +293,11 @@ function observeAgentEnd(
   const error = ended.success
     ? {}
     : { error: ended.error instanceof Error ? ended.error.message : String(ended.error) };
-  run.client
-    .observe("agent_end", run.context, { success: ended.success, ...error, durationMs })
-    .catch((failure: unknown) =>
-      run.client.log.warn(
-        { err: failure, runId: run.context.runId },
-        "agent_end was not recorded; the run's outcome stands",
-      ),
-    );
+  run.observe(
+    "agent_end",
+    { success: ended.success, ...error, durationMs },
+    "agent_end was not recorded; the run's outcome stands",
+  );
 }
 
 /** The run this code executes in, if any. */

@@ -1,7 +1,13 @@
 /**
- * The OpenAI Agents SDK `Model` wrapper: before_llm_call, after_llm_call and (for a final
- * response) before_response_emit around any Model, for `getResponse` and `getStreamedResponse`.
+ * The OpenAI Agents SDK `Model` wrapper: before_agent_reply (once per run), before_llm_call,
+ * llm_input/llm_output, after_llm_call and (for a final response) before_response_emit around
+ * any Model, for `getResponse` and `getStreamedResponse`.
  *
+ * - before_agent_reply: the run's first model call, when its input ends with the user's message;
+ *   a policy's reply is the response (src/adapters/openai-agents/loop.ts) and the model is never
+ *   called.
+ * - llm_input as the request is sent, llm_output as the response arrived: observed, fire and
+ *   forget.
  * - before_llm_call: the request's conversation (Responses-API items), instructions, tools and
  *   handoffs; a decision's messages, system prompt and tool narrowing are applied to the request
  *   (a tool choice that names a removed tool becomes "none"). The run remembers which tools were
@@ -32,6 +38,7 @@ import { gateToolCall, toolResultText } from "../core/tool-call.js";
 import { denyToolApproval } from "../core/approval.js";
 import { OPENAI_AGENTS_FROM } from "./tools.js";
 import { decideResponse } from "../core/response.js";
+import { agentReply, observeRequest, observeResponse, replyResponse, replyStream } from "./loop.js";
 import { requireHookbusRun, type HookbusRun } from "../core/run.js";
 import {
   afterLlmCallFields,
@@ -93,7 +100,12 @@ class HookbusModel implements Model {
 
   async getResponse(request: ModelRequest): Promise<ModelResponse> {
     const run = requireHookbusRun("hookbusModel (getResponse)");
-    const response = await this.inner.getResponse(await this.beforeLlmCall(run, request));
+    const reply = await agentReply(run, request);
+    if (reply !== undefined) return replyResponse(reply);
+    const sent = await this.beforeLlmCall(run, request);
+    observeRequest(run, sent, this.modelFields);
+    const response = await this.inner.getResponse(sent);
+    observeResponse(run, response.output, response.usage, this.modelFields);
     const decided = await this.decideOutput(run, response.output, handoffNames(request));
     return decided.changedText === undefined ? response : { ...response, output: decided.output };
   }
@@ -101,10 +113,15 @@ class HookbusModel implements Model {
   async *getStreamedResponse(request: ModelRequest): AsyncIterable<StreamEvent> {
     // Captured now, before the first event: the stream is the run's for its whole life.
     const run = requireHookbusRun("hookbusModel (getStreamedResponse)");
+    const reply = await agentReply(run, request);
+    if (reply !== undefined) {
+      yield* replyStream(reply);
+      return;
+    }
+    const sent = await this.beforeLlmCall(run, request);
+    observeRequest(run, sent, this.modelFields);
     const held: StreamEvent[] = [];
-    for await (const event of this.inner.getStreamedResponse(
-      await this.beforeLlmCall(run, request),
-    )) {
+    for await (const event of this.inner.getStreamedResponse(sent)) {
       if (event.type === "response_started") {
         yield event;
       } else if (event.type !== "response_done") {
@@ -119,6 +136,7 @@ class HookbusModel implements Model {
       } else {
         // The stream's items are the same Responses-API items, typed by another schema.
         const output = event.response.output as AgentOutputItem[];
+        observeResponse(run, output, event.response.usage, this.modelFields);
         const decided = await this.decideOutput(run, output, handoffNames(request));
         yield* released(held, decided.changedText);
         held.length = 0;

@@ -1,7 +1,10 @@
 /**
  * The model side of `hookbus/pi`: a wrapped `streamFn` that puts every LLM call of a pi agent
- * through before_llm_call, after_llm_call and (for the final answer) before_response_emit.
+ * through before_llm_call, after_llm_call and (for the final answer) before_response_emit,
+ * observes it (llm_input, llm_output), and asks before_agent_reply where pi's loop starts.
  *
+ * - before_agent_reply: the run's first LLM call, when the context ends with the user's message
+ *   (`agent.prompt`); a policy's reply is pi's finished message and the model is never called.
  * - before_llm_call: the context pi sends (messages, system prompt, tools). A decision's
  *   messages and system prompt replace the context's; tool narrowing filters the tools offered.
  *   The run remembers what was offered: pi executes any tool of the agent the model calls, so a
@@ -31,8 +34,10 @@ import type {
 import type { Decision } from "../../catalog/catalog.js";
 import { toolDefinitionName } from "../../catalog/common.js";
 import { isHookbusError } from "../../foundation/errors.js";
+import { decideAgentReply, lastUserText } from "../core/agent-reply.js";
 import { askHook } from "../core/decide.js";
 import { decideAfterLlmCall } from "../core/llm-call.js";
+import { observeLlmInput, observeLlmOutput, type LlmUsage } from "../core/llm-observe.js";
 import { importPeer } from "../core/peer.js";
 import { decideResponse } from "../core/response.js";
 import { requireHookbusRun, type HookbusRun } from "../core/run.js";
@@ -71,20 +76,30 @@ async function decidedCall(
   responseEmit: boolean,
 ): Promise<Terminal> {
   const run = requireHookbusRun("hookbus/pi (streamFn)");
+  // pi's loop starts with this call: a policy's reply answers instead of the model.
+  const reply = await decideAgentReply(run, lastUserText(context.messages));
+  if (reply !== undefined) return replyTerminal(model, reply);
   const iteration = run.llmCalls++;
+  const fields = { model: model.id, provider: model.provider };
   const sent = await beforeLlmCall(run, model, context, iteration);
+  observeLlmInput(run, { messages: sent.messages, systemPrompt: sent.systemPrompt, ...fields });
   const terminal = await finalEvent(await inner(model, sent, options));
   // A failed or aborted answer ends pi's loop; its partial text was never checked.
   if (terminal.type === "error") return { ...terminal, error: { ...terminal.error, content: [] } };
 
   const message = terminal.message;
   const calls = message.content.filter((block): block is ToolCall => block.type === "toolCall");
+  const toolCalls = calls.map((call) => ({
+    id: call.id,
+    name: call.name,
+    arguments: call.arguments,
+  }));
   const text = textOf(message);
+  observeLlmOutput(run, { text, toolCalls, usage: llmUsage(message.usage), ...fields });
   await decideAfterLlmCall(run, {
-    toolCalls: calls.map((call) => ({ id: call.id, name: call.name, arguments: call.arguments })),
+    toolCalls,
     ...(text === "" ? {} : { response: text }),
-    model: model.id,
-    provider: model.provider,
+    ...fields,
     iteration,
   });
   if (calls.length > 0 || !responseEmit || text === "") {
@@ -177,6 +192,35 @@ const EMPTY_USAGE: AssistantMessage["usage"] = {
   totalTokens: 0,
   cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
 };
+
+/** pi's token counts as the catalog's `usage` has them. */
+function llmUsage(usage: AssistantMessage["usage"]): LlmUsage {
+  return {
+    input: usage.input,
+    output: usage.output,
+    cacheRead: usage.cacheRead,
+    cacheWrite: usage.cacheWrite,
+    total: usage.totalTokens,
+  };
+}
+
+/** A policy's reply as pi's finished assistant message: the model was not called. */
+function replyTerminal(model: AnyModel, text: string): Terminal {
+  return {
+    type: "done",
+    reason: "stop",
+    message: {
+      role: "assistant",
+      content: [{ type: "text", text }],
+      api: model.api,
+      provider: model.provider,
+      model: model.id,
+      usage: EMPTY_USAGE,
+      stopReason: "stop",
+      timestamp: Date.now(),
+    },
+  };
+}
 
 /** What pi is told when hookbus refused or could not decide: its own error message shape. */
 export function describeError(error: unknown): string {

@@ -4,11 +4,11 @@
  *
  * The policies are the issue's acceptance matrix (./policies.ts).
  */
-import { generateText, stepCountIs, streamText, tool, wrapLanguageModel } from "ai";
+import { generateText, stepCountIs, streamText, tool } from "ai";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { isHookbusError, type Policy } from "../../../src/index.js";
-import { hookbusMiddleware, hookbusTools, withHookbusRun } from "../../../src/adapters/ai/index.js";
+import { hookbusTools, withHookbusRun } from "../../../src/adapters/ai/index.js";
 import { gate } from "../../support/wait.js";
 import { useNatsServer } from "../pipeline/harness.js";
 import {
@@ -19,7 +19,7 @@ import {
   hideDeleteAll,
   policyPipeline,
 } from "./policies.js";
-import { scriptedModel, type ScriptedStep } from "./scripted-model.js";
+import { hookbusScriptedModel, type ScriptedStep } from "./scripted-model.js";
 
 const nats = useNatsServer();
 
@@ -71,10 +71,7 @@ function recordingTools() {
   return { ran, tools: hookbusTools(tools) };
 }
 
-function agent(steps: ScriptedStep[]) {
-  const base = scriptedModel(steps);
-  return { base, model: wrapLanguageModel({ model: base, middleware: hookbusMiddleware() }) };
-}
+const agent = hookbusScriptedModel;
 
 const fourLookups: ScriptedStep = {
   calls: ["a", "b", "c", "d"].map((w, i) => ({

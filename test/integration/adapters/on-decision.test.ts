@@ -6,7 +6,7 @@
  */
 import { Agent, Runner, setTracingDisabled, tool as agentsTool } from "@openai/agents";
 import { assistantMessage, functionCall, ScriptedModel } from "@openai/agents/testing";
-import { generateText, stepCountIs, tool, wrapLanguageModel } from "ai";
+import { generateText, stepCountIs, tool } from "ai";
 import { describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import * as ai from "../../../src/adapters/ai/index.js";
@@ -23,7 +23,7 @@ import {
   pipelineOn,
   toolRuns,
 } from "./policies.js";
-import { scriptedModel } from "./scripted-model.js";
+import { hookbusScriptedModel, type ScriptedStep } from "./scripted-model.js";
 
 const nats = useNatsServer();
 const pipeline = pipelineOn(nats);
@@ -59,8 +59,7 @@ function aiTools(ran: ReturnType<typeof toolRuns>) {
   });
 }
 
-const aiModel = (steps: Parameters<typeof scriptedModel>[0]) =>
-  wrapLanguageModel({ model: scriptedModel(steps), middleware: ai.hookbusMiddleware() });
+const aiModel = (steps: ScriptedStep[]) => hookbusScriptedModel(steps).model;
 
 const of = (events: HookbusDecisionEvent[], hook: string) => events.filter((e) => e.hook === hook);
 

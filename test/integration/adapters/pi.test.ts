@@ -11,17 +11,8 @@ import {
   type AgentTool,
   type BeforeToolCallContext,
 } from "@mariozechner/pi-agent-core";
-import {
-  fauxAssistantMessage,
-  fauxText,
-  fauxToolCall,
-  registerFauxProvider,
-  Type,
-  type Context,
-  type FauxProviderRegistration,
-  type Message,
-} from "@mariozechner/pi-ai";
-import { afterEach, describe, expect, it } from "vitest";
+import { Type } from "@mariozechner/pi-ai";
+import { describe, expect, it } from "vitest";
 import { definePolicy, type Policy } from "../../../src/index.js";
 import {
   attachHookbus,
@@ -38,50 +29,14 @@ import {
   hideDeleteAll,
   policyPipeline,
 } from "./policies.js";
+import { useScriptedPiModels, type PiStep } from "./pi-model.js";
 
 const nats = useNatsServer();
 
 const pipeline = (policies?: Policy[], clientTimeoutMs?: number) =>
   policyPipeline(nats.url(), policies, clientTimeoutMs);
 
-interface Call {
-  id: string;
-  name: string;
-  args: Record<string, unknown>;
-}
-interface Step {
-  text?: string;
-  calls?: Call[];
-}
-
-const providers: FauxProviderRegistration[] = [];
-afterEach(() => {
-  for (const provider of providers.splice(0)) provider.unregister();
-});
-
-/**
- * pi-ai's faux provider answering call N with `steps[N]` (past the end: pi's error message, so a
- * loop longer than scripted fails the test). `seen` records what each call was sent.
- */
-function scriptedModel(steps: Step[]) {
-  const faux = registerFauxProvider({ provider: "scripted" });
-  providers.push(faux);
-  const seen: { messages: Message[]; tools: string[] }[] = [];
-  faux.setResponses(
-    steps.map((step) => (context: Context) => {
-      seen.push({
-        messages: JSON.parse(JSON.stringify(context.messages)) as Message[],
-        tools: (context.tools ?? []).map((t) => t.name),
-      });
-      const calls = (step.calls ?? []).map((c) => fauxToolCall(c.name, c.args, { id: c.id }));
-      return fauxAssistantMessage(
-        [...(step.text === undefined ? [] : [fauxText(step.text)]), ...calls],
-        { stopReason: calls.length > 0 ? "toolUse" : "stop" },
-      );
-    }),
-  );
-  return { model: faux.getModel(), seen };
-}
+const scriptedModel = useScriptedPiModels();
 
 type Ran = Record<"exec" | "read_file" | "lookup" | "delete_all", unknown[]>;
 
@@ -121,7 +76,7 @@ function recordingTools(lookup: (word: string) => Promise<void> | void = () => {
 }
 
 /** A pi Agent with hookbus attached, and every event it emitted (what a UI would show). */
-function piAgent(steps: Step[], tools: AgentTool[] = recordingTools().tools) {
+function piAgent(steps: PiStep[], tools: AgentTool[] = recordingTools().tools) {
   const { model, seen } = scriptedModel(steps);
   const agent = new Agent({ initialState: { model, systemPrompt: "You help.", tools } });
   attachHookbus(agent);
@@ -146,7 +101,7 @@ function resultText(result: { content: { type: string; text?: string }[] }): str
   return result.content.map((b) => b.text ?? "").join("");
 }
 
-const fourLookups: Step = {
+const fourLookups: PiStep = {
   calls: ["a", "b", "c", "d"].map((word, i) => ({
     id: `call-${i + 1}`,
     name: "lookup",
@@ -168,12 +123,15 @@ describe("hookbus/pi on a pi Agent", () => {
       },
       () => agent.prompt("who can help?"),
     );
+    // before_agent_reply has no policy here: allowed locally (fast path), and still reported.
     expect(seen.map((e) => e.hook)).toEqual([
+      "before_agent_reply",
       "before_llm_call",
       "after_llm_call",
       "before_response_emit",
     ]);
-    expect(seen[2]!.decision).toMatchObject({
+    expect(seen[0]!.source).toBe("fast-path");
+    expect(seen[3]!.decision).toMatchObject({
       outcome: "modify",
       decidedBy: { content: ["redact-email"] },
     });

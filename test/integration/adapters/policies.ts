@@ -66,13 +66,30 @@ export const blockSecrets = definePolicy({
   },
 });
 
+/** The office hours bot: answers a greeting itself; fails (refusing, when fail-closed) on "forbidden". */
+export const doorman = definePolicy({
+  name: "doorman",
+  hooks: {
+    before_agent_reply: (event) => {
+      if (event.cleanedBody.includes("forbidden")) throw new Error("the doorman cannot tell");
+      return event.cleanedBody.startsWith("hello")
+        ? { reply: { text: "Hi! The office opens at 9." }, reason: "greeting" }
+        : undefined;
+    },
+  },
+});
+
 export const basePolicies: Policy[] = [noExec, safePath, redactEmail, maxThreeCalls];
 
-/** A coordinator and one worker per policy (priority in list order) on the server at `url`. */
+/**
+ * A coordinator and one worker per policy (priority in list order) on the server at `url`; the
+ * policies named in `failClosed` are registered fail-closed (a failure blocks).
+ */
 export function policyPipeline(
   url: string,
   policies: Policy[] = basePolicies,
   clientTimeoutMs?: number,
+  failClosed: readonly string[] = [],
 ): Promise<Pipeline> {
   return startPipeline(url, {
     ...(clientTimeoutMs === undefined ? {} : { clientTimeoutMs }),
@@ -81,6 +98,7 @@ export function policyPipeline(
         name: p.name,
         hooks: Object.keys(p.hooks),
         priority: 100 + i,
+        ...(failClosed.includes(p.name) ? { failMode: "fail-closed" as const } : {}),
       })),
     },
     policies,
@@ -94,8 +112,11 @@ export function beforeToolCallRecords(p: Pipeline): Promise<DecisionRecord[]> {
 
 /** `policyPipeline` on a test file's NATS server. */
 export function pipelineOn(nats: { url: () => string }) {
-  return (policies?: Policy[], clientTimeoutMs?: number): Promise<Pipeline> =>
-    policyPipeline(nats.url(), policies, clientTimeoutMs);
+  return (
+    policies?: Policy[],
+    clientTimeoutMs?: number,
+    failClosed?: readonly string[],
+  ): Promise<Pipeline> => policyPipeline(nats.url(), policies, clientTimeoutMs, failClosed);
 }
 
 /** Where the test tools record the inputs they actually ran with. */

@@ -3,7 +3,9 @@
  * MockLanguageModelV4 (from `ai/test`), answering each call with the next scripted step, as a
  * whole result (generateText) or as stream parts (streamText). A step is text, tool calls, or both.
  */
+import { wrapLanguageModel } from "ai";
 import { MockLanguageModelV4, convertArrayToReadableStream } from "ai/test";
+import { hookbusMiddleware } from "../../../src/adapters/ai/index.js";
 
 export interface ScriptedCall {
   id: string;
@@ -83,4 +85,13 @@ export function scriptedModel(steps: ScriptedStep[]) {
       });
     },
   });
+}
+
+/**
+ * `scriptedModel(steps)` (`base`: its calls are `base.doGenerateCalls` and `base.doStreamCalls`)
+ * wrapped in hookbus's middleware (`model`), as an app wires it.
+ */
+export function hookbusScriptedModel(steps: ScriptedStep[]) {
+  const base = scriptedModel(steps);
+  return { base, model: wrapLanguageModel({ model: base, middleware: hookbusMiddleware() }) };
 }

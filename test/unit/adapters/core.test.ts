@@ -10,6 +10,8 @@ import { HookbusClient } from "../../../src/agent/index.js";
 import {
   closeSharedHookbusClient,
   currentHookbusRun,
+  decideAgentReply,
+  lastUserText,
   MAX_SHARED_CLIENTS,
   requireHookbusRun,
   runGatedToolCall,
@@ -37,7 +39,7 @@ function clientWith(decisions: Partial<Record<ModifyingHookName, Record<string, 
       policies: [
         {
           name: "p",
-          hooks: ["after_llm_call", "before_tool_call", "before_tool_result"],
+          hooks: ["before_agent_reply", "after_llm_call", "before_tool_call", "before_tool_result"],
           priority: 1,
           timeoutMs: 1000,
           mode: "enforce",
@@ -163,5 +165,50 @@ describe("sharedHookbusClient", () => {
       isHookbusError((refused[0] as PromiseRejectedResult).reason, "HOOKBUS_LIMIT_EXCEEDED"),
     ).toBe(true);
     for (const k of keys) await closeSharedHookbusClient(k);
+  });
+});
+
+describe("before_agent_reply in the run core", () => {
+  it("reads the user's message from any framework's shape; another last message is no user turn", () => {
+    expect(
+      lastUserText([
+        { role: "system", content: "s" },
+        { role: "user", content: "hi" },
+      ]),
+    ).toBe("hi");
+    // AI SDK and pi text parts, OpenAI Responses input_text parts; images add no text.
+    const parts = [
+      { type: "text", text: "look at " },
+      { type: "image", data: "..." },
+      { type: "input_text", text: "this" },
+    ];
+    expect(lastUserText([{ role: "user", content: parts }])).toBe("look at this");
+    expect(
+      lastUserText([
+        { role: "user", content: "q" },
+        { role: "tool", content: [] },
+      ]),
+    ).toBe(undefined);
+    expect(lastUserText([{ type: "function_call_result" }])).toBe(undefined);
+    expect(lastUserText([])).toBe(undefined);
+  });
+
+  it("asks once per run, only for a run that starts with the user's message, unless turned off", async () => {
+    const reply = {
+      outcome: "reply",
+      reply: { text: "hello yourself" },
+      decidedBy: { reply: ["g"] },
+    };
+    const { client, asked } = clientWith({ before_agent_reply: reply });
+    const ask = (options: { agentReply?: boolean }, texts: (string | undefined)[]) =>
+      withHookbusRun({ client, agentId: "a", sessionKey: "s", ...options }, async (run) => {
+        const answers: (string | undefined)[] = [];
+        for (const text of texts) answers.push(await decideAgentReply(run, text));
+        return answers;
+      });
+    expect(await ask({}, ["hi", "hi again"])).toEqual(["hello yourself", undefined]);
+    expect(await ask({}, [undefined, "hi"])).toEqual([undefined, undefined]);
+    expect(await ask({ agentReply: false }, ["hi"])).toEqual([undefined]);
+    expect(asked).toEqual(["before_agent_reply"]);
   });
 });
