@@ -276,9 +276,7 @@ export class CallHandler {
    * Every policy of the hook: Cedar sets evaluated here, workers asked in parallel, each within
    * its timeout and the call's budget. A hook with only Cedar policies makes no round trip.
    */
-  private askPolicies(
-    call: AdmittedCall,
-  ): PolicyOutcomeInput[] | Promise<PolicyOutcomeInput[]> {
+  private askPolicies(call: AdmittedCall): PolicyOutcomeInput[] | Promise<PolicyOutcomeInput[]> {
     const all = call.snapshot.policiesFor(call.hook);
     if (!all.some(isCedarPolicy)) return this.askWorkers(call, all);
     return this.askBoth(call, all.filter(isCedarPolicy), all);
