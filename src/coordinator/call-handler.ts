@@ -289,10 +289,11 @@ export class CallHandler {
     all: readonly RegistryPolicy[],
   ): Promise<PolicyOutcomeInput[]> {
     const workers = all.filter((p) => !isCedarPolicy(p));
-    const [declared, asked] = await Promise.all([
-      this.cedar.evaluate(cedar, call, call.snapshot),
-      this.askWorkers(call, workers),
-    ]);
+    const evaluated = this.cedar.evaluate(cedar, call, call.snapshot);
+    // Started now (after the Cedar side, as before); a synchronous failure becomes a rejection
+    // beside the Cedar promise, so Promise.all still handles that one whatever it does.
+    const asking = (async () => this.askWorkers(call, workers))();
+    const [declared, asked] = await Promise.all([evaluated, asking]);
     return declared.length === 0 ? asked : [...declared, ...asked];
   }
 
