@@ -37,7 +37,6 @@ export default tseslint.config(
       "src/adapters/mcp/gateway.ts",
       "src/adapters/mcp/serve.ts",
       "src/adapters/openclaw/plugin.ts",
-      "src/agent/resend.ts",
       "src/auth/permissions.ts",
       "src/indexer/telemetry.ts",
       "src/sealer/sealer.ts",

@@ -50,114 +50,189 @@ export interface ResendRequest {
   logger?: Logger;
 }
 
-type AttemptResult =
-  { kind: "reply"; msg: Msg } | { kind: "error"; error: unknown } | { kind: "reconnected" };
+/** How an attempt ended: its reply, its failure, or the connection came back first. */
+type AttemptResult = Msg | AttemptFailed | typeof RECONNECTED;
 
-export async function requestWithResend(nc: NatsConnection, request: ResendRequest): Promise<Msg> {
-  const { subject, deadline, what } = request;
-  const details = request.details ?? {};
-  const watch = ConnectionWatch.of(nc);
-  const started = Date.now();
-  let window = request.firstAttemptMs ?? FIRST_ATTEMPT_MS;
-  let retries = 0;
-  let attempts = 0;
-  let lastError: unknown;
+class AttemptFailed {
+  constructor(readonly error: unknown) {}
+}
+
+const RECONNECTED = Symbol("reconnected");
+
+/** Send the request again at once (the connection came back, or an attempt's window ended). */
+const AT_ONCE = -1;
+
+/**
+ * One attempt: the request on the connection's shared inbox (not nc.request, see
+ * src/bus/reply-inbox.ts), raced against the connection's next reconnect. One promise per
+ * attempt, not a Promise.race of three (this is on every agent call).
+ */
+function attempt(
+  nc: NatsConnection,
+  watch: ConnectionWatch,
+  request: ResendRequest,
+  remaining: number,
+  timeout: number,
+): Promise<AttemptResult> {
+  const sent = ReplyInbox.of(nc).request(request.subject, request.data, {
+    timeout,
+    headers: request.headers(remaining),
+  });
+  return new Promise<AttemptResult>((resolve) => {
+    const wake = () => resolve(RECONNECTED);
+    watch.wakeAtReconnect(wake);
+    // Settles after a reconnect too (then the attempt is over and this changes nothing).
+    sent.then(
+      (msg) => {
+        watch.forget(wake);
+        resolve(msg);
+      },
+      (error: unknown) => {
+        watch.forget(wake);
+        resolve(new AttemptFailed(error));
+      },
+    );
+  });
+}
+
+/** A request's attempts so far, and what its errors say about them. */
+class Attempts {
+  readonly started = Date.now();
+  /** Whether the connection dropped at any point: a deadline passed then is "unavailable". */
+  readonly dropsBefore: number;
+  window: number;
+  retries = 0;
+  count = 0;
+  lastError: unknown;
   /** Attempts the server answered with "no responders". */
-  let noResponders = 0;
-  // Whether the connection dropped at any point: a deadline passed then is "unavailable".
-  const dropsBefore = watch.disconnects;
+  noResponders = 0;
 
-  const unavailable = (why: string, cause?: unknown) =>
-    new HookbusError(
+  constructor(
+    readonly request: ResendRequest,
+    readonly watch: ConnectionWatch,
+  ) {
+    this.dropsBefore = watch.disconnects;
+    this.window = request.firstAttemptMs ?? FIRST_ATTEMPT_MS;
+  }
+
+  unavailable(why: string, cause?: unknown): HookbusError {
+    const { request } = this;
+    return new HookbusError(
       request.unavailableCode ?? "HOOKBUS_COORDINATOR_UNAVAILABLE",
-      `${what}: ${why} (${attempts} attempts over ${Date.now() - started} ms)${request.hint ?? ""}`,
-      { ...details, subject, attempts },
+      `${request.what}: ${why} (${this.count} attempts over ${Date.now() - this.started} ms)${request.hint ?? ""}`,
+      { ...(request.details ?? {}), subject: request.subject, attempts: this.count },
       cause,
     );
+  }
 
-  for (let attempt = 0; ; attempt++) {
-    const remaining = Math.floor(deadline - Date.now());
-    if (remaining < 1) {
-      if (!watch.connected || watch.disconnects !== dropsBefore) {
-        throw unavailable("the NATS connection was down and the deadline passed", lastError);
-      }
-      // The server said no one listens, and no one answered since: unavailable, not slow (on a
-      // loaded machine the last attempt's "no responders" can come after its window closed).
-      if (noResponders > 0) {
-        throw unavailable(`nobody answered on ${subject} before the deadline`, lastError);
-      }
-      throw new HookbusError(
-        request.timeoutCode ?? "HOOKBUS_CALL_TIMEOUT",
-        `${what}: no answer before the deadline`,
-        details,
-        lastError,
+  /** The deadline passed with no answer: unavailable when the connection dropped, else a timeout. */
+  deadlinePassed(): HookbusError {
+    const { request, watch } = this;
+    if (!watch.connected || watch.disconnects !== this.dropsBefore) {
+      return this.unavailable(
+        "the NATS connection was down and the deadline passed",
+        this.lastError,
       );
     }
-    const timeout = Math.min(remaining, window);
-    const reconnect = watch.nextReconnect();
-    attempts++;
-    // The connection's shared inbox, not nc.request (see src/bus/reply-inbox.ts).
-    const sent = ReplyInbox.of(nc).request(subject, request.data, {
-      timeout,
-      headers: request.headers(remaining),
-    });
-    let result: AttemptResult;
-    try {
-      result = await Promise.race([
-        sent.then(
-          (msg): AttemptResult => ({ kind: "reply", msg }),
-          (error: unknown): AttemptResult => ({ kind: "error", error }),
-        ),
-        reconnect.promise.then((): AttemptResult => ({ kind: "reconnected" })),
-      ]);
-    } finally {
-      reconnect.cancel();
+    // The server said no one listens, and no one answered since: unavailable, not slow (on a
+    // loaded machine the last attempt's "no responders" can come after its window closed).
+    if (this.noResponders > 0) {
+      return this.unavailable(
+        `nobody answered on ${request.subject} before the deadline`,
+        this.lastError,
+      );
     }
-    if (result.kind === "reply") {
-      const code = result.msg.headers?.get(Header.ErrorCode) ?? "";
-      if (!RETRY_CODES.has(code)) return result.msg;
-      // That responder is full: another of its queue group may have room. The last such
-      // answer is the caller's if the deadline leaves no room for one more attempt.
-      const pause = pauseBeforeRetry(retries++, deadline);
-      if (pause === undefined || deadline - Date.now() - pause < MIN_ATTEMPT_MS) return result.msg;
-      await sleep(pause);
-      continue;
-    }
-    if (result.kind === "reconnected") {
-      // The request may have been lost with the old connection: send it again now.
-      sent.catch(() => {});
-      request.logger?.debug({ subject, attempt }, "reconnected; re-sending");
-      continue;
-    }
-    const { error } = result;
-    lastError = error;
+    return new HookbusError(
+      request.timeoutCode ?? "HOOKBUS_CALL_TIMEOUT",
+      `${request.what}: no answer before the deadline`,
+      request.details ?? {},
+      this.lastError,
+    );
+  }
+
+  /**
+   * A reply is the caller's, unless its responder is full: another of its queue group may have
+   * room, so the pause before the next attempt. The last such answer is the caller's if the
+   * deadline leaves no room for one more attempt.
+   */
+  afterReply(msg: Msg): Msg | number {
+    const code = msg.headers?.get(Header.ErrorCode) ?? "";
+    if (!RETRY_CODES.has(code)) return msg;
+    const { deadline } = this.request;
+    const pause = pauseBeforeRetry(this.retries++, deadline);
+    if (pause === undefined || deadline - Date.now() - pause < MIN_ATTEMPT_MS) return msg;
+    return pause;
+  }
+
+  /** A failed attempt: the pause before the next one (AT_ONCE: none), or the error to throw. */
+  afterError(error: unknown): number {
+    const { request } = this;
+    this.lastError = error;
     if (error instanceof HookbusError) throw error;
     if (error instanceof ClosedConnectionError || error instanceof DrainingConnectionError) {
-      throw unavailable("the NATS connection is closed", error);
+      throw this.unavailable("the NATS connection is closed", error);
     }
     if (error instanceof TimeoutError) {
       // The window ended: the responder may have died with the request. Ask again, for longer.
-      window *= 2;
-      continue;
+      this.window *= 2;
+      return AT_ONCE;
     }
     if (!(error instanceof RequestError)) {
       throw new HookbusError(
         "HOOKBUS_INTERNAL",
-        `${what}: request failed: ${String(error)}`,
-        details,
+        `${request.what}: request failed: ${String(error)}`,
+        request.details ?? {},
         error,
       );
     }
     // No responders (restarting, or none deployed): retry while the deadline allows.
-    noResponders++;
-    const pause = pauseBeforeRetry(retries++, deadline);
-    if (pause === undefined || deadline - Date.now() - pause < MIN_ATTEMPT_MS) {
-      throw unavailable(
-        `nobody answered on ${subject}` + (watch.connected ? "" : " (the NATS connection is down)"),
+    this.noResponders++;
+    const pause = pauseBeforeRetry(this.retries++, request.deadline);
+    if (pause === undefined || request.deadline - Date.now() - pause < MIN_ATTEMPT_MS) {
+      throw this.unavailable(
+        `nobody answered on ${request.subject}` +
+          (this.watch.connected ? "" : " (the NATS connection is down)"),
         error,
       );
     }
-    request.logger?.debug({ subject, attempt, err: error }, "no responder yet; retrying");
-    await sleep(pause);
+    request.logger?.debug(
+      { subject: request.subject, attempt: this.count - 1, err: error },
+      "no responder yet; retrying",
+    );
+    return pause;
+  }
+
+  /** The request may have been lost with the old connection: send it again now. */
+  afterReconnect(): number {
+    this.request.logger?.debug(
+      { subject: this.request.subject, attempt: this.count - 1 },
+      "reconnected; re-sending",
+    );
+    return AT_ONCE;
+  }
+}
+
+export async function requestWithResend(nc: NatsConnection, request: ResendRequest): Promise<Msg> {
+  const attempts = new Attempts(request, ConnectionWatch.of(nc));
+  for (;;) {
+    const remaining = Math.floor(request.deadline - Date.now());
+    if (remaining < 1) throw attempts.deadlinePassed();
+    attempts.count++;
+    const result = await attempt(
+      nc,
+      attempts.watch,
+      request,
+      remaining,
+      Math.min(remaining, attempts.window),
+    );
+    let pause: number;
+    if (result === RECONNECTED) pause = attempts.afterReconnect();
+    else if (result instanceof AttemptFailed) pause = attempts.afterError(result.error);
+    else {
+      const answered = attempts.afterReply(result);
+      if (typeof answered !== "number") return answered;
+      pause = answered;
+    }
+    if (pause !== AT_ONCE) await sleep(pause);
   }
 }

@@ -72,6 +72,18 @@ export class ConnectionWatch {
     return { promise, cancel: () => this.onReconnect.delete(wake) };
   }
 
+  /**
+   * Calls `wake` once at the next reconnect, unless `forget(wake)` comes first: nextReconnect
+   * without its promise and closures, for a waiter on every request.
+   */
+  wakeAtReconnect(wake: () => void): void {
+    this.onReconnect.add(wake);
+  }
+
+  forget(wake: () => void): void {
+    this.onReconnect.delete(wake);
+  }
+
   /** Calls `listener` at every change until the returned function is called. */
   onChange(listener: (change: ConnectionChange) => void): () => void {
     this.listeners.add(listener);

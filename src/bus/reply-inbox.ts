@@ -132,10 +132,9 @@ export class ReplyInbox {
   }
 
   private publish(token: string, entry: Pending, data: Uint8Array, headers?: MsgHdrs): void {
-    this.nc.publish(entry.subject, data, {
-      reply: `${this.prefix}.${token}`,
-      ...(headers === undefined ? {} : { headers }),
-    });
+    const reply = `${this.prefix}.${token}`;
+    // No spread: this runs for every request (agent calls, policy asks).
+    this.nc.publish(entry.subject, data, headers === undefined ? { reply } : { reply, headers });
   }
 
   /** While no reply came, publish the request again every `everyMs`. */

@@ -22,6 +22,7 @@ import type { PolicyOutcomeInput } from "../merge/outcome.js";
 import type { RegistrySnapshot } from "../registry/snapshot.js";
 import type { RegistryPolicy } from "../registry/document.js";
 import { callRequestValidator } from "../bus/compiled-validators.js";
+import type { EncodedBody } from "../bus/codec.js";
 import { traced, type CallTelemetry } from "./telemetry.js";
 import { recordFailure, toWireError } from "./failure-record.js";
 import { replyToAgent } from "./reply.js";
@@ -92,15 +93,18 @@ interface Arrival {
   /** The registry revision the call is decided under (read once, at arrival). */
   snapshot: RegistrySnapshot;
   address: AgentAddress;
-  raw?: Record<string, unknown>;
-  request?: CallRequest;
-  digest?: string;
+  raw: Record<string, unknown> | undefined;
+  request: CallRequest | undefined;
+  digest: string | undefined;
   /** The call's scoped id (late-verdict bookkeeping, approvals): agents may share callIds. */
-  callKey?: string;
+  callKey: string | undefined;
 }
 
 /** One call past its checks (rate, body, identity, ids, schemas), on its way to a decision. */
-interface AdmittedCall extends Arrival {
+interface AdmittedCall extends Pick<
+  Arrival,
+  "msg" | "receivedAt" | "deadline" | "snapshot" | "address"
+> {
   callId: string;
   hook: ModifyingHookName;
   context: HookContext<ModifyingHookName>;
@@ -132,12 +136,17 @@ export class CallHandler {
       DEFAULT_CALL_TIMEOUT_MS,
       this.limits.maxCallTimeoutMs,
     );
+    // Every field from the start: one shape for every call, filled in as the checks pass.
     const arrival: Arrival = {
       msg,
       receivedAt,
       deadline: receivedAt.getTime() + timeoutMs,
       snapshot: this.deps.registry(),
       address: addressOf(msg.subject, this.limits),
+      raw: undefined,
+      request: undefined,
+      digest: undefined,
+      callKey: undefined,
     };
     try {
       const admitted = this.admit(arrival);
@@ -189,8 +198,13 @@ export class CallHandler {
       sessionKey,
       request.callId,
     ));
+    // Spelled out, not spread from `arrival`: a spread copies field by field into a new shape.
     return {
-      ...arrival,
+      msg: arrival.msg,
+      receivedAt: arrival.receivedAt,
+      deadline: arrival.deadline,
+      snapshot: arrival.snapshot,
+      address,
       callId: request.callId,
       hook,
       context,
@@ -230,10 +244,9 @@ export class CallHandler {
   private async decide(call: AdmittedCall): Promise<void> {
     // A stopped agent or tool: decided here, before any worker is asked (docs/operations.md).
     const stopped = emergencyStopReason(this.deps.stops?.(), call);
-    const outcomes =
-      stopped === undefined
-        ? await this.askPolicies(call)
-        : [emergencyStopOutcome(call.hook, stopped)];
+    const asked =
+      stopped === undefined ? this.askPolicies(call) : [emergencyStopOutcome(call.hook, stopped)];
+    const outcomes = asked instanceof Promise ? await asked : asked;
     // The asker built every outcome itself (registry fields, validated reply parts); only the
     // verdicts crossed the network, and the merge validates those against the hook's schema.
     const result = mergeOutcomes(call.hook, call.event, outcomes, {
@@ -263,38 +276,65 @@ export class CallHandler {
    * Every policy of the hook: Cedar sets evaluated here, workers asked in parallel, each within
    * its timeout and the call's budget. A hook with only Cedar policies makes no round trip.
    */
-  private async askPolicies(call: AdmittedCall): Promise<PolicyOutcomeInput[]> {
+  private askPolicies(call: AdmittedCall): PolicyOutcomeInput[] | Promise<PolicyOutcomeInput[]> {
     const all = call.snapshot.policiesFor(call.hook);
-    const cedar = all.filter(isCedarPolicy);
-    if (cedar.length === 0) return this.askWorkers(call, all);
+    if (!all.some(isCedarPolicy)) return this.askWorkers(call, all);
+    return this.askBoth(call, all.filter(isCedarPolicy), all);
+  }
+
+  /** Cedar sets and workers side by side, the Cedar outcomes first. */
+  private async askBoth(
+    call: AdmittedCall,
+    cedar: readonly (RegistryPolicy & { cedar: string })[],
+    all: readonly RegistryPolicy[],
+  ): Promise<PolicyOutcomeInput[]> {
     const workers = all.filter((p) => !isCedarPolicy(p));
-    const [declared, asked] = await Promise.all([
-      this.cedar.evaluate(cedar, call, call.snapshot),
-      this.askWorkers(call, workers),
-    ]);
+    const evaluated = this.cedar.evaluate(cedar, call, call.snapshot);
+    // Started now (after the Cedar side, as before); a synchronous failure becomes a rejection
+    // beside the Cedar promise, so Promise.all still handles that one whatever it does.
+    const asking = (async () => this.askWorkers(call, workers))();
+    const [declared, asked] = await Promise.all([evaluated, asking]);
     return declared.length === 0 ? asked : [...declared, ...asked];
   }
 
-  private async askWorkers(
+  /**
+   * Not async: its promise is Promise.all's own (an async wrapper around a returned promise adds
+   * a promise and three microtask turns per call). Asynchronous only when the body needs a blob.
+   */
+  private askWorkers(
     call: AdmittedCall,
     policies: readonly RegistryPolicy[],
-  ): Promise<PolicyOutcomeInput[]> {
-    const { bus, asker } = this.deps;
-    const { hook, callId, callKey, context, event, deadline, snapshot } = call;
+  ): PolicyOutcomeInput[] | Promise<PolicyOutcomeInput[]> {
     if (policies.length === 0) return [];
+    const { hook, callId, context, event, deadline } = call;
     const budget = Math.max(
       1,
       deadline - Date.now() - reserveFor(deadline - call.receivedAt.getTime()),
     );
-    this.deps.onCallStarted?.(callKey, context, event, snapshot);
+    this.deps.onCallStarted?.(call.callKey, context, event, call.snapshot);
     // One body for every policy: a large event is encoded (and stored as a blob) once per call.
-    const encoding = bus.codec.encodeNow({ callId, hook, context, event } satisfies PolicyRequest, {
-      deadline,
-    });
-    const body = encoding instanceof Promise ? await encoding : encoding;
+    const encoding = this.deps.bus.codec.encodeNow(
+      { callId, hook, context, event } satisfies PolicyRequest,
+      { deadline },
+    );
+    return encoding instanceof Promise
+      ? encoding.then((body) => this.askEach(call, policies, body, budget))
+      : this.askEach(call, policies, encoding, budget);
+  }
+
+  /** Every worker policy in parallel, each within its timeout and the call's budget. */
+  private askEach(
+    call: AdmittedCall,
+    policies: readonly RegistryPolicy[],
+    body: EncodedBody,
+    budget: number,
+  ): Promise<PolicyOutcomeInput[]> {
+    const { asker } = this.deps;
+    const { hook, callId, callKey } = call;
+    const telemetry = traced(this.deps.telemetry);
     return Promise.all(
       policies.map((policy) =>
-        traced(this.deps.telemetry).askPolicy(policy.name, hook, () =>
+        telemetry.askPolicy(policy.name, hook, () =>
           asker.ask({
             callId,
             callKey,

@@ -26,12 +26,17 @@ export class WorkInFlight {
     return this.work.size >= this.max;
   }
 
+  /**
+   * `work` never rejects (its handler's failures are caught before it gets here). `then`, not
+   * `finally`: finally adds two closures and a promise per call for the same callback.
+   */
   track(work: Promise<void>, done?: () => void): void {
     this.work.add(work);
-    void work.finally(() => {
+    const over = () => {
       done?.();
       this.work.delete(work);
-    });
+    };
+    void work.then(over, over);
   }
 
   /** Resolves when everything in flight now has settled. */

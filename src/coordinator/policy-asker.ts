@@ -91,14 +91,18 @@ export class PolicyAsker {
   ask(request: AskRequest): Promise<PolicyOutcomeInput> {
     const token = (++this.counter).toString(36);
     return new Promise((resolve) => {
+      const timer = setTimeout(() => this.expire(token), request.timeoutMs);
+      const startedAt = performance.now();
+      const headers = this.headersFor(request);
+      // Every field in the literal: a field added later costs each ask a property store.
       const entry: Pending = {
         request,
-        startedAt: performance.now(),
+        startedAt,
         settle: resolve,
-        timer: setTimeout(() => this.expire(token), request.timeoutMs),
+        timer,
+        headers,
       };
       this.pending.set(token, entry);
-      const headers = (entry.headers = this.headersFor(request));
       try {
         this.publish(token, request, headers);
       } catch (error) {
