@@ -40,7 +40,6 @@ export default tseslint.config(
       "src/agent/resend.ts",
       "src/auth/permissions.ts",
       "src/indexer/telemetry.ts",
-      "src/sealer/sealer.ts",
     ],
     rules: { "max-lines-per-function": "off" },
   },
