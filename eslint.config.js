@@ -39,7 +39,6 @@ export default tseslint.config(
       "src/adapters/openclaw/plugin.ts",
       "src/agent/resend.ts",
       "src/auth/permissions.ts",
-      "src/indexer/telemetry.ts",
     ],
     rules: { "max-lines-per-function": "off" },
   },
