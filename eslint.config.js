@@ -38,7 +38,6 @@ export default tseslint.config(
       "src/adapters/mcp/serve.ts",
       "src/adapters/openclaw/plugin.ts",
       "src/agent/resend.ts",
-      "src/auth/permissions.ts",
     ],
     rules: { "max-lines-per-function": "off" },
   },
