@@ -7,7 +7,7 @@
  * Wildcards in permissions are whole tokens only, so anything scoped to a name (an agent's token,
  * a policy's consumers) is spelled out per name.
  */
-import type { AuthUser } from "./description.js";
+import type { AuthRole, AuthUser } from "./description.js";
 import { inboxPrefixFor } from "./inbox.js";
 import { encodeToken } from "../bus/tokens.js";
 import { OBSERVATIONAL_HOOK_NAMES } from "../catalog/catalog.js";
@@ -125,187 +125,238 @@ export function permissionsFor(
   };
 }
 
-function grantsFor(namespace: string, user: AuthUser): Omit<Permissions, "denyPublish"> {
+type Grants = Omit<Permissions, "denyPublish">;
+
+/** The names one namespace's grants are spelled with. */
+interface Scope {
+  ns: string;
+  s: Subjects;
+  /** The user's own reply inbox. */
+  inbox: string;
+  log: string;
+  blobs: string;
+  seals: string;
+  /**
+   * Coordinators' signature batches (src/log/sign/batch.ts): written by coordinators, read by the
+   * sealer and auditors.
+   */
+  sigs: string;
+  /** Discovery (src/observability/discovery.ts): `<ns>.discover` and `<ns>.discover.<role>`. */
+  discover: string[];
+}
+
+function scopeFor(namespace: string, user: AuthUser): Scope {
   const s = new Subjects(namespace);
   const ns = namespace;
-  const inbox = `${inboxPrefixFor(namespace, user.role, user.name)}.>`;
-  const log = s.logStream;
-  const blobs = s.blobStream;
-  const seals = `${ns.toUpperCase()}_SEALS`;
-  // Coordinators' signature batches (src/log/sign/batch.ts): written by coordinators, read by the
-  // sealer and auditors.
-  const sigs = `${ns.toUpperCase()}_SIGNATURES`;
-  // Discovery (src/observability/discovery.ts): `<ns>.discover` and `<ns>.discover.<role>`.
-  const discover = [`${ns}.discover`, `${ns}.discover.*`];
-  switch (user.role) {
-    case "agent": {
-      const token = encodeToken(user.name);
-      return {
-        publish: [
-          ...COMMON,
-          `${ns}.call.${token}.*`,
-          `${ns}.observe.${token}.*`,
-          // The state of its own pending approvals only (the coordinator checks the token too).
-          `${ns}.approvals.status.${token}`,
-          // Its own large bodies only: written under its token (a large event), read by subject
-          // (never by sequence, which names no owner).
-          `${ns}.blob.${token}.>`,
-          `${JS}.DIRECT.GET.${blobs}.${ns}.blob.${token}.>`,
-          // The registry, read-only, for the fast path and redaction rules.
-          ...kvRead(s.registryBucket),
-        ],
-        subscribe: [inbox],
-        allowResponses: false,
-      };
-    }
-    case "worker": {
-      const policy = user.name;
-      // One durable per observed hook (src/worker/observer.ts), filtered to that observational
-      // hook: its observations (`observed`, refusals `block`) and its rejected observations.
-      const observers = OBSERVATIONAL_HOOK_NAMES.flatMap((hook) => {
-        const durable = observerDurable(ns, policy, hook);
-        return [
-          `${JS}.CONSUMER.CREATE.${log}.${durable}.${ns}.audit.*.*.${hook}.*`,
-          `${JS}.CONSUMER.INFO.${log}.${durable}`,
-          `${JS}.CONSUMER.MSG.NEXT.${log}.${durable}`,
-          `$JS.ACK.${log}.${durable}.>`,
-        ];
-      });
-      return {
-        publish: [
-          ...COMMON,
-          // Session state: written only under this policy's keys.
-          `${JS}.STREAM.INFO.KV_${s.stateBucket}`,
-          `${JS}.STREAM.CREATE.KV_${s.stateBucket}`,
-          `${JS}.STREAM.MSG.GET.KV_${s.stateBucket}`,
-          `${JS}.DIRECT.GET.KV_${s.stateBucket}.$KV.${s.stateBucket}.${policy}.>`,
-          `$KV.${s.stateBucket}.${policy}.>`,
-          // Large policy requests arrive as blob references (any agent's: the policy sees all calls);
-          // a large verdict is stored under the shared owner.
-          `${ns}.blob.=shared.>`,
-          `${JS}.STREAM.MSG.GET.${blobs}`,
-          `${JS}.DIRECT.GET.${blobs}.>`,
-          ...observers,
-        ],
-        subscribe: [`${ns}.policy.${policy}.* ${s.policyQueue(policy)}`, inbox, ...discover],
-        allowResponses: true,
-      };
-    }
-    case "coordinator":
-      return {
-        publish: [
-          ...COMMON,
-          `${ns}.policy.*.*`,
-          `${ns}.audit.>`,
-          `${ns}.blob.>`,
-          `${JS}.STREAM.INFO.${log}`,
-          `${JS}.STREAM.CREATE.${log}`,
-          `${JS}.STREAM.MSG.GET.${log}`,
-          `${JS}.DIRECT.GET.${log}.>`,
-          `${JS}.STREAM.INFO.${blobs}`,
-          `${JS}.STREAM.CREATE.${blobs}`,
-          `${JS}.STREAM.MSG.GET.${blobs}`,
-          `${JS}.DIRECT.GET.${blobs}.>`,
-          `${ns}.signatures`,
-          `${JS}.STREAM.INFO.${sigs}`,
-          `${JS}.STREAM.CREATE.${sigs}`,
-          ...kvRead(s.registryBucket),
-          // Approval requests: opened, answered and settled by compare-and-set.
-          ...kvWrite(s.approvalsBucket),
-          `${JS}.CONSUMER.INFO.KV_${s.approvalsBucket}.*`,
-          // Liveness checks ask workers (src/observability/liveness-check.ts).
-          ...discover,
-        ],
-        subscribe: [
-          `${ns}.call.*.* ${s.coordinatorQueue}`,
-          `${ns}.observe.*.* ${s.coordinatorQueue}`,
-          `${ns}.approvals.answer.*.* ${s.coordinatorQueue}`,
-          `${ns}.approvals.status.* ${s.coordinatorQueue}`,
-          inbox,
-          ...discover,
-        ],
-        allowResponses: true,
-      };
-    case "operator":
-      return {
-        // `hookbus registry` and `hookbus status` (the registry and one discovery round).
-        publish: [...COMMON, ...kvWrite(s.registryBucket), ...discover],
-        subscribe: [inbox],
-        allowResponses: false,
-      };
-    case "auditor":
-      return {
-        publish: [
-          ...COMMON,
-          ...streamRead(log),
-          ...streamRead(blobs),
-          ...streamRead(seals),
-          ...streamRead(sigs),
-          ...kvRead(`${ns}_seal_heads`),
-          // `audit verify --key` checks who holds the sealer's lease (read only: never take it).
-          ...kvRead(`${ns}_sealer`),
-          ...kvRead(s.registryBucket),
-          // `hookbus status`, read-only.
-          ...discover,
-        ],
-        subscribe: [inbox],
-        allowResponses: false,
-      };
-    case "sealer":
-      // src/sealer/: reads the log with an ordered consumer (no acks), appends to `<NS>_SEALS`
-      // on `<ns>.seals`, and keeps its lease and the sessions' heads in two KV buckets.
-      return {
-        publish: [
-          ...COMMON,
-          `${JS}.STREAM.INFO.${log}`,
-          `${JS}.STREAM.MSG.GET.${log}`,
-          `${JS}.CONSUMER.CREATE.${log}.*`,
-          `${JS}.CONSUMER.CREATE.${log}.*.>`,
-          `${JS}.CONSUMER.MSG.NEXT.${log}.*`,
-          `${JS}.STREAM.INFO.${seals}`,
-          `${JS}.STREAM.CREATE.${seals}`,
-          `${JS}.STREAM.MSG.GET.${seals}`,
-          `${ns}.seals`,
-          ...streamRead(sigs),
-          ...kvWrite(`${ns}_seal_heads`),
-          ...kvWrite(`${ns}_sealer`),
-        ],
-        subscribe: [inbox],
-        allowResponses: false,
-      };
-    case "approver": {
-      // Answers under its own name only (the subject is the proof of who answered), for no group
-      // or for the groups it is in; reads the requests. Nothing else: no log, no registry.
-      const token = encodeToken(user.name);
-      return {
-        publish: [
-          ...COMMON,
-          `${ns}.approvals.answer.${token}.-`,
-          ...(user.groups ?? []).map((group) => `${ns}.approvals.answer.${token}.${group}`),
-          ...kvList(s.approvalsBucket),
-        ],
-        subscribe: [inbox],
-        allowResponses: false,
-      };
-    }
-    case "indexer": {
-      // src/indexer/: one durable consumer on the log shared by every indexer of the namespace.
-      const durable = `${ns}-indexer`;
-      return {
-        publish: [
-          ...COMMON,
-          `${JS}.STREAM.INFO.${log}`,
-          `${JS}.STREAM.MSG.GET.${log}`,
-          `${JS}.CONSUMER.CREATE.${log}.${durable}`,
-          `${JS}.CONSUMER.CREATE.${log}.${durable}.>`,
-          `${JS}.CONSUMER.INFO.${log}.${durable}`,
-          `${JS}.CONSUMER.MSG.NEXT.${log}.${durable}`,
-          `$JS.ACK.${log}.${durable}.>`,
-          ...streamRead(blobs),
-        ],
-        subscribe: [inbox],
-        allowResponses: false,
-      };
-    }
-  }
+  return {
+    ns,
+    s,
+    inbox: `${inboxPrefixFor(namespace, user.role, user.name)}.>`,
+    log: s.logStream,
+    blobs: s.blobStream,
+    seals: `${ns.toUpperCase()}_SEALS`,
+    sigs: `${ns.toUpperCase()}_SIGNATURES`,
+    discover: [`${ns}.discover`, `${ns}.discover.*`],
+  };
 }
+
+function grantsFor(namespace: string, user: AuthUser): Grants {
+  return ROLE_GRANTS[user.role](scopeFor(namespace, user), user);
+}
+
+function agentGrants({ ns, s, inbox, blobs }: Scope, user: AuthUser): Grants {
+  const token = encodeToken(user.name);
+  return {
+    publish: [
+      ...COMMON,
+      `${ns}.call.${token}.*`,
+      `${ns}.observe.${token}.*`,
+      // The state of its own pending approvals only (the coordinator checks the token too).
+      `${ns}.approvals.status.${token}`,
+      // Its own large bodies only: written under its token (a large event), read by subject
+      // (never by sequence, which names no owner).
+      `${ns}.blob.${token}.>`,
+      `${JS}.DIRECT.GET.${blobs}.${ns}.blob.${token}.>`,
+      // The registry, read-only, for the fast path and redaction rules.
+      ...kvRead(s.registryBucket),
+    ],
+    subscribe: [inbox],
+    allowResponses: false,
+  };
+}
+
+function workerGrants({ ns, s, inbox, log, blobs, discover }: Scope, user: AuthUser): Grants {
+  const policy = user.name;
+  // One durable per observed hook (src/worker/observer.ts), filtered to that observational
+  // hook: its observations (`observed`, refusals `block`) and its rejected observations.
+  const observers = OBSERVATIONAL_HOOK_NAMES.flatMap((hook) => {
+    const durable = observerDurable(ns, policy, hook);
+    return [
+      `${JS}.CONSUMER.CREATE.${log}.${durable}.${ns}.audit.*.*.${hook}.*`,
+      `${JS}.CONSUMER.INFO.${log}.${durable}`,
+      `${JS}.CONSUMER.MSG.NEXT.${log}.${durable}`,
+      `$JS.ACK.${log}.${durable}.>`,
+    ];
+  });
+  return {
+    publish: [
+      ...COMMON,
+      // Session state: written only under this policy's keys.
+      `${JS}.STREAM.INFO.KV_${s.stateBucket}`,
+      `${JS}.STREAM.CREATE.KV_${s.stateBucket}`,
+      `${JS}.STREAM.MSG.GET.KV_${s.stateBucket}`,
+      `${JS}.DIRECT.GET.KV_${s.stateBucket}.$KV.${s.stateBucket}.${policy}.>`,
+      `$KV.${s.stateBucket}.${policy}.>`,
+      // Large policy requests arrive as blob references (any agent's: the policy sees all calls);
+      // a large verdict is stored under the shared owner.
+      `${ns}.blob.=shared.>`,
+      `${JS}.STREAM.MSG.GET.${blobs}`,
+      `${JS}.DIRECT.GET.${blobs}.>`,
+      ...observers,
+    ],
+    subscribe: [`${ns}.policy.${policy}.* ${s.policyQueue(policy)}`, inbox, ...discover],
+    allowResponses: true,
+  };
+}
+
+function coordinatorGrants({ ns, s, inbox, log, blobs, sigs, discover }: Scope): Grants {
+  return {
+    publish: [
+      ...COMMON,
+      `${ns}.policy.*.*`,
+      `${ns}.audit.>`,
+      `${ns}.blob.>`,
+      `${JS}.STREAM.INFO.${log}`,
+      `${JS}.STREAM.CREATE.${log}`,
+      `${JS}.STREAM.MSG.GET.${log}`,
+      `${JS}.DIRECT.GET.${log}.>`,
+      `${JS}.STREAM.INFO.${blobs}`,
+      `${JS}.STREAM.CREATE.${blobs}`,
+      `${JS}.STREAM.MSG.GET.${blobs}`,
+      `${JS}.DIRECT.GET.${blobs}.>`,
+      `${ns}.signatures`,
+      `${JS}.STREAM.INFO.${sigs}`,
+      `${JS}.STREAM.CREATE.${sigs}`,
+      ...kvRead(s.registryBucket),
+      // Approval requests: opened, answered and settled by compare-and-set.
+      ...kvWrite(s.approvalsBucket),
+      `${JS}.CONSUMER.INFO.KV_${s.approvalsBucket}.*`,
+      // Liveness checks ask workers (src/observability/liveness-check.ts).
+      ...discover,
+    ],
+    subscribe: [
+      `${ns}.call.*.* ${s.coordinatorQueue}`,
+      `${ns}.observe.*.* ${s.coordinatorQueue}`,
+      `${ns}.approvals.answer.*.* ${s.coordinatorQueue}`,
+      `${ns}.approvals.status.* ${s.coordinatorQueue}`,
+      inbox,
+      ...discover,
+    ],
+    allowResponses: true,
+  };
+}
+
+function operatorGrants({ s, inbox, discover }: Scope): Grants {
+  return {
+    // `hookbus registry` and `hookbus status` (the registry and one discovery round).
+    publish: [...COMMON, ...kvWrite(s.registryBucket), ...discover],
+    subscribe: [inbox],
+    allowResponses: false,
+  };
+}
+
+function auditorGrants({ ns, s, inbox, log, blobs, seals, sigs, discover }: Scope): Grants {
+  return {
+    publish: [
+      ...COMMON,
+      ...streamRead(log),
+      ...streamRead(blobs),
+      ...streamRead(seals),
+      ...streamRead(sigs),
+      ...kvRead(`${ns}_seal_heads`),
+      // `audit verify --key` checks who holds the sealer's lease (read only: never take it).
+      ...kvRead(`${ns}_sealer`),
+      ...kvRead(s.registryBucket),
+      // `hookbus status`, read-only.
+      ...discover,
+    ],
+    subscribe: [inbox],
+    allowResponses: false,
+  };
+}
+
+/**
+ * src/sealer/: reads the log with an ordered consumer (no acks), appends to `<NS>_SEALS` on
+ * `<ns>.seals`, and keeps its lease and the sessions' heads in two KV buckets.
+ */
+function sealerGrants({ ns, inbox, log, seals, sigs }: Scope): Grants {
+  return {
+    publish: [
+      ...COMMON,
+      `${JS}.STREAM.INFO.${log}`,
+      `${JS}.STREAM.MSG.GET.${log}`,
+      `${JS}.CONSUMER.CREATE.${log}.*`,
+      `${JS}.CONSUMER.CREATE.${log}.*.>`,
+      `${JS}.CONSUMER.MSG.NEXT.${log}.*`,
+      `${JS}.STREAM.INFO.${seals}`,
+      `${JS}.STREAM.CREATE.${seals}`,
+      `${JS}.STREAM.MSG.GET.${seals}`,
+      `${ns}.seals`,
+      ...streamRead(sigs),
+      ...kvWrite(`${ns}_seal_heads`),
+      ...kvWrite(`${ns}_sealer`),
+    ],
+    subscribe: [inbox],
+    allowResponses: false,
+  };
+}
+
+/**
+ * Answers under its own name only (the subject is the proof of who answered), for no group or for
+ * the groups it is in; reads the requests. Nothing else: no log, no registry.
+ */
+function approverGrants({ ns, s, inbox }: Scope, user: AuthUser): Grants {
+  const token = encodeToken(user.name);
+  return {
+    publish: [
+      ...COMMON,
+      `${ns}.approvals.answer.${token}.-`,
+      ...(user.groups ?? []).map((group) => `${ns}.approvals.answer.${token}.${group}`),
+      ...kvList(s.approvalsBucket),
+    ],
+    subscribe: [inbox],
+    allowResponses: false,
+  };
+}
+
+/** src/indexer/: one durable consumer on the log shared by every indexer of the namespace. */
+function indexerGrants({ ns, inbox, log, blobs }: Scope): Grants {
+  const durable = `${ns}-indexer`;
+  return {
+    publish: [
+      ...COMMON,
+      `${JS}.STREAM.INFO.${log}`,
+      `${JS}.STREAM.MSG.GET.${log}`,
+      `${JS}.CONSUMER.CREATE.${log}.${durable}`,
+      `${JS}.CONSUMER.CREATE.${log}.${durable}.>`,
+      `${JS}.CONSUMER.INFO.${log}.${durable}`,
+      `${JS}.CONSUMER.MSG.NEXT.${log}.${durable}`,
+      `$JS.ACK.${log}.${durable}.>`,
+      ...streamRead(blobs),
+    ],
+    subscribe: [inbox],
+    allowResponses: false,
+  };
+}
+
+/** Each role's grants, by role: a table, so a new role without grants is a compile error. */
+const ROLE_GRANTS: Record<AuthRole, (scope: Scope, user: AuthUser) => Grants> = {
+  agent: agentGrants,
+  worker: workerGrants,
+  coordinator: coordinatorGrants,
+  operator: operatorGrants,
+  auditor: auditorGrants,
+  sealer: sealerGrants,
+  approver: approverGrants,
+  indexer: indexerGrants,
+};

@@ -8,7 +8,7 @@ import { collectDefaultMetrics, Counter, Gauge, Registry } from "prom-client";
 import { followConnection } from "../observability/connection-state.js";
 import type { Readiness } from "../observability/http.js";
 import type { ObservableService } from "../observability/service-http.js";
-import type { IndexLag, Indexer } from "./indexer.js";
+import type { IndexLag, Indexer, IndexerStats } from "./indexer.js";
 import { beforeDeadline } from "../foundation/deadline.js";
 
 /** A scrape never waits longer than this for the lag (the last value is shown meanwhile). */
@@ -35,19 +35,11 @@ async function readMismatch(indexer: Indexer): Promise<boolean> {
   }
 }
 
-export function indexerTelemetry(
-  indexer: Indexer,
-  nc: NatsConnection,
-  id = indexer.consumer,
-): IndexerTelemetry {
-  const registry = new Registry();
-  registry.setDefaultLabels({ role: "indexer", instance_id: id });
-  collectDefaultMetrics({ register: registry, prefix: "hookbus_" });
-  const connection = followConnection(nc);
+/** The lag gauges: one bounded read per scrape (a slow server shows the previous value, not a hang). */
+function lagGauges(registry: Registry, indexer: Indexer): () => IndexLag | undefined {
   let lag: IndexLag | undefined;
   let lagError = false;
 
-  // One read per scrape at most, bounded: a slow server shows the previous value, not a hang.
   async function readLag(): Promise<void> {
     try {
       lag = await beforeDeadline(
@@ -89,6 +81,11 @@ export function indexerTelemetry(
       this.set(lagError ? 1 : 0);
     },
   });
+  return () => lag;
+}
+
+/** Whether the durable differs from the indexer's, read at scrape (the last reading stands). */
+function mismatchGauge(registry: Registry, indexer: Indexer): () => boolean {
   let mismatch = false;
   new Gauge({
     name: "hookbus_consumer_config_mismatch",
@@ -99,6 +96,11 @@ export function indexerTelemetry(
       this.set(mismatch ? 1 : 0);
     },
   });
+  return () => mismatch;
+}
+
+/** The indexer's own counts, as counters. */
+function statCounters(registry: Registry, stats: Readonly<IndexerStats>): void {
   const counted = (name: string, help: string, value: () => number) =>
     new Counter({
       name,
@@ -109,7 +111,6 @@ export function indexerTelemetry(
         this.inc(value());
       },
     });
-  const { stats } = indexer;
   counted(
     "hookbus_indexer_records_indexed_total",
     "Records this indexer wrote.",
@@ -131,17 +132,31 @@ export function indexerTelemetry(
     "Failed batch writes (each retried; nothing is acked until it commits).",
     () => stats.writeFailures,
   );
+}
+
+export function indexerTelemetry(
+  indexer: Indexer,
+  nc: NatsConnection,
+  id = indexer.consumer,
+): IndexerTelemetry {
+  const registry = new Registry();
+  registry.setDefaultLabels({ role: "indexer", instance_id: id });
+  collectDefaultMetrics({ register: registry, prefix: "hookbus_" });
+  const connection = followConnection(nc);
+  const lastLag = lagGauges(registry, indexer);
+  const mismatch = mismatchGauge(registry, indexer);
+  statCounters(registry, indexer.stats);
 
   return {
     metrics: registry,
-    lastLag: () => lag,
+    lastLag,
     ready(): Readiness {
       const reasons: string[] = [];
       if (!connection.connected()) reasons.push("not connected to NATS");
       if (indexer.writeFailing())
         reasons.push("index writes are failing (PostgreSQL unreachable or refusing): see the log");
       if (indexer.stopped()) reasons.push("stopping");
-      if (mismatch)
+      if (mismatch())
         reasons.push(
           "its durable consumer was altered by someone else (HOOKBUS_CONSUMER_MISMATCH)",
         );

@@ -106,6 +106,8 @@ function toolFields(input: ToolInput) {
   };
 }
 
+type InputOf<E extends ClaudeCodeEventName> = Extract<ClaudeCodeHookInput, { hook_event_name: E }>;
+
 /** `texts`: the assistant texts of the turn, for Stop (from the input or the transcript). */
 export function planFor(
   input: ClaudeCodeHookInput,
@@ -114,21 +116,38 @@ export function planFor(
 ): Plan {
   switch (input.hook_event_name) {
     case "PreToolUse":
+    case "PostToolUse":
+    case "PostToolUseFailure":
+      return toolPlan(input, options);
+    case "UserPromptSubmit":
+    case "Stop":
+      return turnPlan(input, options, texts);
+    case "SessionStart":
+    case "SessionEnd":
+      return sessionPlan(input, options);
+  }
+}
+
+/** A tool about to run (gated), or one that ran (its MCP output reviewed, else observed). */
+function toolPlan(
+  input: InputOf<"PreToolUse" | "PostToolUse" | "PostToolUseFailure">,
+  options: MappingOptions,
+): Plan {
+  const context = contextOf(input, options, input.tool_use_id);
+  switch (input.hook_event_name) {
+    case "PreToolUse":
       return {
         kind: "decide",
         hook: "before_tool_call",
-        context: contextOf(input, options, input.tool_use_id),
-        event: {
-          ...toolFields(input),
-          ...whereFields(input),
-        },
+        context,
+        event: { ...toolFields(input), ...whereFields(input) },
       };
     case "PostToolUse":
       if (isMcpTool(input.tool_name))
         return {
           kind: "decide",
           hook: "before_tool_result",
-          context: contextOf(input, options, input.tool_use_id),
+          context,
           event: {
             ...toolFields(input),
             result: input.tool_response,
@@ -139,18 +158,14 @@ export function planFor(
       return {
         kind: "observe",
         hook: "after_tool_call",
-        context: contextOf(input, options, input.tool_use_id),
-        event: {
-          ...toolFields(input),
-          result: input.tool_response,
-          ...whereFields(input),
-        },
+        context,
+        event: { ...toolFields(input), result: input.tool_response, ...whereFields(input) },
       };
     case "PostToolUseFailure":
       return {
         kind: "observe",
         hook: "after_tool_call",
-        context: contextOf(input, options, input.tool_use_id),
+        context,
         event: {
           ...toolFields(input),
           error:
@@ -158,46 +173,55 @@ export function planFor(
           ...whereFields(input),
         },
       };
-    case "UserPromptSubmit":
-      return {
-        kind: "decide",
-        hook: "before_agent_reply",
-        context: contextOf(input, options),
-        event: { cleanedBody: input.prompt, ...whereFields(input) },
-      };
-    case "Stop":
-      return {
-        kind: "decide",
-        hook: "before_response_emit",
-        context: contextOf(input, options),
-        event: {
-          content: texts.at(-1) ?? "",
-          allContent: texts,
-          channel: "claude-code",
-          ...whereFields(input),
-        },
-      };
-    case "SessionStart":
-      return {
-        kind: "observe",
-        hook: "session_start",
-        context: contextOf(input, options),
-        event: {
-          sessionId: input.session_id,
-          ...(input.source === undefined ? {} : { source: input.source }),
-        },
-      };
-    case "SessionEnd":
-      return {
-        kind: "observe",
-        hook: "session_end",
-        context: contextOf(input, options),
-        event: {
-          sessionId: input.session_id,
-          ...(input.reason === undefined ? {} : { reason: input.reason }),
-        },
-      };
   }
+}
+
+/** The user's prompt (before_agent_reply) and the turn's answer (before_response_emit). */
+function turnPlan(
+  input: InputOf<"UserPromptSubmit" | "Stop">,
+  options: MappingOptions,
+  texts: string[],
+): Plan {
+  if (input.hook_event_name === "UserPromptSubmit")
+    return {
+      kind: "decide",
+      hook: "before_agent_reply",
+      context: contextOf(input, options),
+      event: { cleanedBody: input.prompt, ...whereFields(input) },
+    };
+  return {
+    kind: "decide",
+    hook: "before_response_emit",
+    context: contextOf(input, options),
+    event: {
+      content: texts.at(-1) ?? "",
+      allContent: texts,
+      channel: "claude-code",
+      ...whereFields(input),
+    },
+  };
+}
+
+function sessionPlan(input: InputOf<"SessionStart" | "SessionEnd">, options: MappingOptions): Plan {
+  if (input.hook_event_name === "SessionStart")
+    return {
+      kind: "observe",
+      hook: "session_start",
+      context: contextOf(input, options),
+      event: {
+        sessionId: input.session_id,
+        ...(input.source === undefined ? {} : { source: input.source }),
+      },
+    };
+  return {
+    kind: "observe",
+    hook: "session_end",
+    context: contextOf(input, options),
+    event: {
+      sessionId: input.session_id,
+      ...(input.reason === undefined ? {} : { reason: input.reason }),
+    },
+  };
 }
 
 /**

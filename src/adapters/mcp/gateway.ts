@@ -22,14 +22,13 @@ import {
   ListToolsRequestSchema,
   ReadResourceRequestSchema,
   ToolListChangedNotificationSchema,
-  type CallToolResult,
   type ServerCapabilities,
 } from "@modelcontextprotocol/sdk/types.js";
 import type { Logger } from "pino";
 import type { HookbusClient } from "../../agent/client.js";
 import { isHookbusError } from "../../foundation/errors.js";
 import { decideOffer, listedTool, UpstreamTools } from "./offered.js";
-import { toolResultFromContent, withheld, refusal } from "./results.js";
+import { callTool, reasonOf, type GatewayScope } from "./tool-call.js";
 
 export type McpPassThrough = "resources" | "prompts";
 
@@ -63,43 +62,24 @@ export interface McpGatewayOptions {
   version?: string;
 }
 
-function reasonOf(error: unknown): string {
-  return isHookbusError(error)
-    ? `hookbus could not decide (${error.code}): ${error.message}`
-    : `hookbus could not decide: ${error instanceof Error ? error.message : String(error)}`;
-}
-
-export function createMcpGateway(options: McpGatewayOptions): Server {
-  const { upstream } = options;
-  const source = options.hookbus;
-  const hookbus = (): HookbusClient => (typeof source === "function" ? source() : source);
-  const ctx = {
-    agentId: options.agentId,
-    sessionKey: options.sessionKey,
-    runId: options.sessionKey,
-    channel: "mcp",
-  };
+/** Tools always; resources and prompts only when asked for and the upstream has them. */
+function gatewayCapabilities(upstream: Client, passThrough: ReadonlySet<McpPassThrough>) {
   const upstreamCaps = upstream.getServerCapabilities() ?? {};
-  const passThrough = new Set(options.passThrough ?? []);
   const capabilities: ServerCapabilities = { tools: { listChanged: true } };
   if (passThrough.has("resources") && upstreamCaps.resources !== undefined)
     capabilities.resources = {};
   if (passThrough.has("prompts") && upstreamCaps.prompts !== undefined) capabilities.prompts = {};
+  return capabilities;
+}
 
-  const server = new Server(
-    { name: options.name ?? "hookbus-mcp-gateway", version: options.version ?? "0.0.0" },
-    { capabilities },
-  );
-  const upstreamTools = options.upstreamTools ?? new UpstreamTools(upstream);
-  let callSeq = 0;
-
-  /**
-   * tools/list answers every offered tool in one page: the upstream's pages are read and decided
-   * as one list, so no page's decision can differ from another's (a client's cursor is ignored).
-   */
+/**
+ * tools/list answers every offered tool in one page: the upstream's pages are read and decided as
+ * one list, so no page's decision can differ from another's (a client's cursor is ignored).
+ */
+function handleToolList(server: Server, scope: GatewayScope): void {
   server.setRequestHandler(ListToolsRequestSchema, async () => {
     try {
-      const offer = await decideOffer(hookbus(), ctx, await upstreamTools.all());
+      const offer = await decideOffer(scope.hookbus(), scope.ctx, await scope.upstreamTools.all());
       return { tools: offer.visible.map(listedTool) };
     } catch (error) {
       throw new McpError(ErrorCode.InternalError, `${reasonOf(error)}; no tools are offered`, {
@@ -107,102 +87,10 @@ export function createMcpGateway(options: McpGatewayOptions): Server {
       });
     }
   });
+}
 
-  /** Why a call of `toolName` is refused before it is even gated, or undefined when it is offered. */
-  async function notOffered(toolName: string): Promise<string | undefined> {
-    let tools = await upstreamTools.all();
-    if (!tools.some((tool) => tool.name === toolName)) {
-      upstreamTools.invalidate(); // the upstream may have added it without telling us
-      tools = await upstreamTools.all();
-      if (!tools.some((tool) => tool.name === toolName))
-        return `hookbus: the tool "${toolName}" is not offered by this server`;
-    }
-    return (await decideOffer(hookbus(), ctx, tools)).hidden.get(toolName);
-  }
-
-  server.setRequestHandler(
-    CallToolRequestSchema,
-    async (request, extra): Promise<CallToolResult> => {
-      const toolName = request.params.name;
-      const toolCallId = `mcp-${String(extra.requestId)}-${++callSeq}`;
-      const toolCtx = { ...ctx, toolName, toolCallId };
-      let params: Record<string, unknown> = request.params.arguments ?? {};
-      const observe = (event: Record<string, unknown>) => {
-        // Recorded through the coordinators; close() waits for it, the answer does not.
-        const notRecorded = (error: unknown) =>
-          options.logger?.warn({ err: error, toolName }, "after_tool_call not recorded");
-        try {
-          hookbus()
-            .observe("after_tool_call", toolCtx, { toolName, toolCallId, params, ...event })
-            .catch(notRecorded);
-        } catch (error) {
-          notRecorded(error); // no connection to hookbus: the answer says so already
-        }
-      };
-
-      try {
-        // Decided per call under the current policies, whatever the client listed before.
-        const hiddenReason = await notOffered(toolName);
-        if (hiddenReason !== undefined) {
-          observe({ blocked: true, blockReason: hiddenReason });
-          return refusal(hiddenReason);
-        }
-        const gate = await hookbus().decide("before_tool_call", toolCtx, {
-          toolName,
-          toolCallId,
-          params,
-        });
-        if (gate.outcome === "block") {
-          const reason = `hookbus (${gate.blockedBy ?? "policy"}): ${gate.blockReason ?? "blocked"}`;
-          observe({ blocked: true, blockReason: reason });
-          return refusal(reason);
-        }
-        if (gate.params !== undefined) params = gate.params;
-      } catch (error) {
-        // Fail closed: a tool runs only on a decision.
-        return refusal(`${reasonOf(error)}; the tool call is refused`);
-      }
-
-      const started = Date.now();
-      let result: CallToolResult;
-      try {
-        result = (await upstream.callTool({ name: toolName, arguments: params }, undefined, {
-          signal: extra.signal,
-        })) as CallToolResult;
-      } catch (error) {
-        observe({
-          error: error instanceof Error ? error.message : String(error),
-          durationMs: Date.now() - started,
-        });
-        throw error;
-      }
-      const durationMs = Date.now() - started;
-
-      let answer: CallToolResult;
-      try {
-        const review = await hookbus().decide("before_tool_result", toolCtx, {
-          toolName,
-          toolCallId,
-          params,
-          result,
-          isError: result.isError === true,
-          durationMs,
-        });
-        if (review.outcome === "block")
-          answer = withheld(
-            `hookbus (${review.blockedBy ?? "policy"}): ${review.blockReason ?? "blocked"}`,
-          );
-        else if (review.content !== undefined)
-          answer = toolResultFromContent(review.content, result.isError === true);
-        else answer = result;
-      } catch (error) {
-        answer = withheld(`${reasonOf(error)}; the tool output is withheld`);
-      }
-      observe({ result: answer, durationMs });
-      return answer;
-    },
-  );
-
+/** Resources and prompts, when passed through, go to the upstream as they are. */
+function passThroughData(server: Server, upstream: Client, capabilities: ServerCapabilities) {
   if (capabilities.resources !== undefined) {
     server.setRequestHandler(ListResourcesRequestSchema, (r) => upstream.listResources(r.params));
     server.setRequestHandler(ListResourceTemplatesRequestSchema, (r) =>
@@ -214,10 +102,37 @@ export function createMcpGateway(options: McpGatewayOptions): Server {
     server.setRequestHandler(ListPromptsRequestSchema, (r) => upstream.listPrompts(r.params));
     server.setRequestHandler(GetPromptRequestSchema, (r) => upstream.getPrompt(r.params));
   }
+}
 
+export function createMcpGateway(options: McpGatewayOptions): Server {
+  const { upstream } = options;
+  const source = options.hookbus;
+  const scope: GatewayScope = {
+    hookbus: () => (typeof source === "function" ? source() : source),
+    upstream,
+    upstreamTools: options.upstreamTools ?? new UpstreamTools(upstream),
+    ctx: {
+      agentId: options.agentId,
+      sessionKey: options.sessionKey,
+      runId: options.sessionKey,
+      channel: "mcp",
+    },
+    ...(options.logger === undefined ? {} : { logger: options.logger }),
+  };
+  const capabilities = gatewayCapabilities(upstream, new Set(options.passThrough ?? []));
+  const server = new Server(
+    { name: options.name ?? "hookbus-mcp-gateway", version: options.version ?? "0.0.0" },
+    { capabilities },
+  );
+  handleToolList(server, scope);
+  let callSeq = 0;
+  server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
+    callTool(scope, request.params, `mcp-${String(extra.requestId)}-${++callSeq}`, extra.signal),
+  );
+  passThroughData(server, upstream, capabilities);
   if (options.forwardToolListChanged !== false)
     upstream.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
-      upstreamTools.invalidate();
+      scope.upstreamTools.invalidate();
       await server.sendToolListChanged().catch(() => undefined);
     });
   return server;

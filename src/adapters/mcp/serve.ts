@@ -186,15 +186,16 @@ export interface HttpGateway {
   close(): Promise<void>;
 }
 
-/**
- * A Streamable HTTP endpoint at `http://host:port/mcp`. Each MCP session gets its own gateway
- * (its own session key and tool visibility); all share one upstream connection.
- */
-export async function serveHttp(
-  options: ServeOptions & { host: string; port: number },
-): Promise<HttpGateway> {
-  const upstream = await connectUpstream(options.upstream, options.version);
-  const closed = upstreamClosed(upstream);
+/** The HTTP mode's state: its sessions (one gateway each) and the upstream's tools they share. */
+interface HttpSessions {
+  sessions: Map<string, Session>;
+  upstreamTools: UpstreamTools;
+  /** Closes sessions idle for HTTP_SESSION_IDLE_MS. */
+  reap: NodeJS.Timeout;
+}
+
+/** Sessions on one upstream: its tools/list_changed goes once to every session. */
+function httpSessions(upstream: Client): HttpSessions {
   const sessions = new Map<string, Session>();
   const upstreamTools = new UpstreamTools(upstream);
   upstream.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
@@ -210,55 +211,87 @@ export async function serveHttp(
       }
   }, 60_000);
   reap.unref();
+  return { sessions, upstreamTools, reap };
+}
 
-  const fail = (res: ServerResponse, status: number, message: string) => {
-    if (res.headersSent) return;
-    res.writeHead(status, { "content-type": "application/json" });
-    res.end(JSON.stringify({ jsonrpc: "2.0", error: { code: -32000, message }, id: null }));
+/** A JSON-RPC error answer (unless an answer is already under way). */
+function refuse(res: ServerResponse, status: number, message: string): void {
+  if (res.headersSent) return;
+  res.writeHead(status, { "content-type": "application/json" });
+  res.end(JSON.stringify({ jsonrpc: "2.0", error: { code: -32000, message }, id: null }));
+}
+
+/** A new session's transport, with its own gateway; it joins `sessions` once initialized. */
+async function openSession(
+  options: ServeOptions,
+  upstream: Client,
+  { sessions, upstreamTools }: HttpSessions,
+): Promise<StreamableHTTPServerTransport> {
+  const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+    sessionIdGenerator: () => randomUUID(),
+    onsessioninitialized: (sessionId) => {
+      sessions.set(sessionId, { transport, gateway, lastSeen: Date.now() });
+    },
+  });
+  transport.onclose = () => {
+    if (transport.sessionId !== undefined) sessions.delete(transport.sessionId);
   };
+  const gateway = createMcpGateway({
+    hookbus: options.hookbus,
+    upstream,
+    agentId: options.agentId,
+    // The MCP session id is the hookbus session; it is known once initialize is answered.
+    sessionKey: `mcp-${randomUUID()}`,
+    logger: options.logger,
+    version: options.version,
+    forwardToolListChanged: false,
+    upstreamTools,
+    ...(options.passThrough === undefined ? {} : { passThrough: options.passThrough }),
+  });
+  await gateway.connect(transport);
+  return transport;
+}
 
+/** One HTTP request: to its session, or (an initialize) to a new one while there is room. */
+async function handleHttpRequest(
+  req: IncomingMessage,
+  res: ServerResponse,
+  options: ServeOptions,
+  upstream: Client,
+  state: HttpSessions,
+): Promise<void> {
+  if (new URL(req.url ?? "/", "http://x").pathname !== "/mcp")
+    return refuse(res, 404, "not found: use /mcp");
+  const id = req.headers["mcp-session-id"];
+  const existing = typeof id === "string" ? state.sessions.get(id) : undefined;
+  if (existing !== undefined) {
+    existing.lastSeen = Date.now();
+    const body = req.method === "POST" ? await readBody(req) : undefined;
+    await existing.transport.handleRequest(req, res, body);
+    return;
+  }
+  if (req.method !== "POST") return refuse(res, 400, "no such session: initialize first");
+  if (state.sessions.size >= MAX_HTTP_SESSIONS)
+    return refuse(res, 503, `too many sessions (${MAX_HTTP_SESSIONS}): close one or retry later`);
+  const body = await readBody(req);
+  const transport = await openSession(options, upstream, state);
+  await transport.handleRequest(req, res, body);
+}
+
+/**
+ * A Streamable HTTP endpoint at `http://host:port/mcp`. Each MCP session gets its own gateway
+ * (its own session key and tool visibility); all share one upstream connection.
+ */
+export async function serveHttp(
+  options: ServeOptions & { host: string; port: number },
+): Promise<HttpGateway> {
+  const upstream = await connectUpstream(options.upstream, options.version);
+  const closed = upstreamClosed(upstream);
+  const state = httpSessions(upstream);
   const http: HttpServer = createServer((req, res) => {
-    void (async () => {
-      if (new URL(req.url ?? "/", "http://x").pathname !== "/mcp")
-        return fail(res, 404, "not found: use /mcp");
-      const id = req.headers["mcp-session-id"];
-      const existing = typeof id === "string" ? sessions.get(id) : undefined;
-      if (existing !== undefined) {
-        existing.lastSeen = Date.now();
-        const body = req.method === "POST" ? await readBody(req) : undefined;
-        await existing.transport.handleRequest(req, res, body);
-        return;
-      }
-      if (req.method !== "POST") return fail(res, 400, "no such session: initialize first");
-      if (sessions.size >= MAX_HTTP_SESSIONS)
-        return fail(res, 503, `too many sessions (${MAX_HTTP_SESSIONS}): close one or retry later`);
-      const body = await readBody(req);
-      const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
-        sessionIdGenerator: () => randomUUID(),
-        onsessioninitialized: (sessionId) => {
-          sessions.set(sessionId, { transport, gateway, lastSeen: Date.now() });
-        },
-      });
-      transport.onclose = () => {
-        if (transport.sessionId !== undefined) sessions.delete(transport.sessionId);
-      };
-      const gateway = createMcpGateway({
-        hookbus: options.hookbus,
-        upstream,
-        agentId: options.agentId,
-        // The MCP session id is the hookbus session; it is known once initialize is answered.
-        sessionKey: `mcp-${randomUUID()}`,
-        logger: options.logger,
-        version: options.version,
-        forwardToolListChanged: false,
-        upstreamTools,
-        ...(options.passThrough === undefined ? {} : { passThrough: options.passThrough }),
-      });
-      await gateway.connect(transport);
-      await transport.handleRequest(req, res, body);
-    })().catch((error: unknown) => {
+    handleHttpRequest(req, res, options, upstream, state).catch((error: unknown) => {
       options.logger.warn({ err: error }, "MCP HTTP request failed");
-      fail(
+      refuse(
         res,
         error instanceof SyntaxError ? 400 : 500,
         error instanceof Error ? error.message : "error",
@@ -274,9 +307,9 @@ export async function serveHttp(
     url: `http://${options.host}:${address.port}/mcp`,
     upstreamClosed: closed,
     async close() {
-      clearInterval(reap);
-      await Promise.allSettled([...sessions.values()].map((s) => s.transport.close()));
-      sessions.clear();
+      clearInterval(state.reap);
+      await Promise.allSettled([...state.sessions.values()].map((s) => s.transport.close()));
+      state.sessions.clear();
       await new Promise<void>((resolve) => http.close(() => resolve()));
       await upstream.close().catch(() => undefined);
     },

@@ -108,31 +108,56 @@ export async function closeOpenClawClient(raw: unknown): Promise<void> {
   await nc?.close();
 }
 
-/** Register hookbus's hooks on OpenClaw's plugin API (OpenClaw's `register(api)`). */
-export function registerHookbus(api: OpenClawPluginApi): void {
+type ObservedHook =
+  "after_tool_call" | "llm_input" | "llm_output" | "agent_end" | "session_start" | "session_end";
+
+/** What every hook of one registration shares: the settings, the client, logging. */
+interface PluginScope {
+  agentId: string;
+  warn: (message: string) => void;
+  /** The process's client for these settings (connected on first use). */
+  client: () => Promise<HookbusClient>;
+  /** Record an observation; its failure is logged, never thrown. */
+  observe: (
+    hook: ObservedHook,
+    context: ReturnType<typeof runContext>,
+    event: Record<string, unknown>,
+  ) => Promise<void>;
+}
+
+function pluginScope(api: OpenClawPluginApi): PluginScope {
   const config = parsePluginConfig(api.pluginConfig);
-  const { agentId } = config;
   const warn = (message: string) => (api.logger?.warn ?? console.warn)(`hookbus: ${message}`);
   const info = (message: string) => (api.logger?.info ?? console.error)(`hookbus: ${message}`);
   const client = () => clientFor(config, info);
-  const observe = (
-    hook:
-      | "after_tool_call"
-      | "llm_input"
-      | "llm_output"
-      | "agent_end"
-      | "session_start"
-      | "session_end",
-    context: ReturnType<typeof runContext>,
-    event: Record<string, unknown>,
-  ) =>
+  const observe: PluginScope["observe"] = (hook, context, event) =>
     client()
       .then((c) => c.observe(hook, context, event as never))
       .then(
         () => undefined,
         (error: unknown) => warn(`${hook} not recorded: ${asHookbusError(error).message}`),
       );
+  return { agentId: config.agentId, warn, client, observe };
+}
 
+/** Register hookbus's hooks on OpenClaw's plugin API (OpenClaw's `register(api)`). */
+export function registerHookbus(api: OpenClawPluginApi): void {
+  const scope = pluginScope(api);
+  gateAgentReply(api, scope);
+  gateToolCall(api, scope);
+  gateToolResult(api, scope);
+  observeToolCall(api, scope);
+  gateMessageSending(api, scope);
+  observeRun(api, scope);
+  observeSessions(api, scope);
+  api.on("gateway_stop", async () => {
+    await closeOpenClawClient(api.pluginConfig).catch((error: unknown) =>
+      scope.warn(`closing: ${asHookbusError(error).message}`),
+    );
+  });
+}
+
+function gateAgentReply(api: OpenClawPluginApi, { agentId, client }: PluginScope): void {
   api.on("before_agent_reply", async (event, ctx) => {
     try {
       const decision = await (
@@ -143,7 +168,9 @@ export function registerHookbus(api: OpenClawPluginApi): void {
       return failAgentReply(asHookbusError(error));
     }
   });
+}
 
+function gateToolCall(api: OpenClawPluginApi, { agentId, client }: PluginScope): void {
   api.on("before_tool_call", async (event, ctx) => {
     const context = toolContext(agentId, ctx, event.toolName, event.toolCallId, event.runId);
     try {
@@ -159,7 +186,9 @@ export function registerHookbus(api: OpenClawPluginApi): void {
       return failToolCall(asHookbusError(error));
     }
   });
+}
 
+function gateToolResult(api: OpenClawPluginApi, { agentId, client }: PluginScope): void {
   api.registerAgentToolResultMiddleware?.(
     async (event, ctx) => {
       const context = toolContext(agentId, ctx, event.toolName, event.toolCallId);
@@ -180,7 +209,9 @@ export function registerHookbus(api: OpenClawPluginApi): void {
     },
     { runtimes: ["openclaw"] },
   );
+}
 
+function observeToolCall(api: OpenClawPluginApi, { agentId, observe }: PluginScope): void {
   api.on("after_tool_call", (event, ctx) => {
     const context = toolContext(agentId, ctx, event.toolName, event.toolCallId, event.runId);
     const blocked = isBlockedResult(event.result);
@@ -194,7 +225,9 @@ export function registerHookbus(api: OpenClawPluginApi): void {
       ...(blocked === undefined ? {} : { blocked: true, blockReason: blocked }),
     });
   });
+}
 
+function gateMessageSending(api: OpenClawPluginApi, { agentId, client }: PluginScope): void {
   api.on("message_sending", async (event, ctx) => {
     const context = {
       ...runContext(agentId, {
@@ -216,7 +249,10 @@ export function registerHookbus(api: OpenClawPluginApi): void {
       return failMessageSending(asHookbusError(error));
     }
   });
+}
 
+/** The model's input and output and the run's end, observed. */
+function observeRun(api: OpenClawPluginApi, { agentId, observe }: PluginScope): void {
   api.on("llm_input", (event, ctx) => {
     void observe("llm_input", runContext(agentId, ctx, event.runId), llmInputEvent(event));
   });
@@ -226,13 +262,12 @@ export function registerHookbus(api: OpenClawPluginApi): void {
   api.on("agent_end", (event, ctx) => {
     void observe("agent_end", runContext(agentId, ctx, event.runId), agentEndEvent(event));
   });
+}
+
+/** A session's start and end, observed. */
+function observeSessions(api: OpenClawPluginApi, { agentId, observe }: PluginScope): void {
   api.on("session_start", (event, ctx) => {
     void observe("session_start", sessionContext(agentId, event, ctx), sessionStartEvent(event));
-  });
-  api.on("gateway_stop", async () => {
-    await closeOpenClawClient(api.pluginConfig).catch((error: unknown) =>
-      warn(`closing: ${asHookbusError(error).message}`),
-    );
   });
   api.on("session_end", (event, ctx) => {
     void observe("session_end", sessionContext(agentId, event, ctx), sessionEndEvent(event));

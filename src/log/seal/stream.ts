@@ -3,50 +3,18 @@
  * purges through the API). Appends carry `Nats-Expected-Last-Sequence`, so two sealers can never
  * fork it: whoever appends second with the same expectation is refused.
  */
-import {
-  DiscardPolicy,
-  RetentionPolicy,
-  StorageType,
-  type JetStreamManager,
-} from "@nats-io/jetstream";
 import type { Bus } from "../../bus/bus.js";
+import { ensureAppendOnlyStream } from "../append-only-stream.js";
 import { bytesHash } from "./hash.js";
 import { SealBatch, SignatureHeader, SignerHeader, sealStreamName, sealSubject } from "./batch.js";
 import { isStreamNotFound } from "../../bus/streams.js";
 
 export async function ensureSealStream(bus: Bus, replicas = 1): Promise<void> {
-  const name = sealStreamName(bus.subjects);
-  try {
-    await bus.jsm.streams.info(name);
-    return;
-  } catch (error) {
-    if (!isStreamNotFound(error)) throw error; // created below
-  }
-  await addSealStream(bus.jsm, name, sealSubject(bus.subjects), replicas).catch(async (error) => {
-    // Another sealer created it first: fine as long as it exists now.
-    await bus.jsm.streams.info(name).catch(() => {
-      throw error;
-    });
-  });
-}
-
-async function addSealStream(
-  jsm: JetStreamManager,
-  name: string,
-  subject: string,
-  replicas: number,
-): Promise<void> {
-  await jsm.streams.add({
-    name,
+  await ensureAppendOnlyStream(bus, {
+    name: sealStreamName(bus.subjects),
+    subject: sealSubject(bus.subjects),
     description: "hookbus seal batches: signed hash chains over the log",
-    subjects: [subject],
-    retention: RetentionPolicy.Limits,
-    storage: StorageType.File,
-    discard: DiscardPolicy.New,
-    num_replicas: replicas,
-    deny_delete: true,
-    deny_purge: true,
-    allow_direct: true,
+    replicas,
   });
 }
 

@@ -8,16 +8,10 @@
  * tell a record still waiting for its batch from one nobody signed.
  */
 import { createHash } from "node:crypto";
-import {
-  DiscardPolicy,
-  RetentionPolicy,
-  StorageType,
-  type JetStreamManager,
-} from "@nats-io/jetstream";
 import { z } from "zod";
 import type { Bus } from "../../bus/bus.js";
 import type { Subjects } from "../../bus/subjects.js";
-import { isStreamNotFound } from "../../bus/streams.js";
+import { ensureAppendOnlyStream } from "../append-only-stream.js";
 
 export const SIGNATURE_VERSION = 1;
 /** On each signed record: the key whose batch will list it. */
@@ -62,38 +56,11 @@ export function recordHash(subject: string, data: Uint8Array): string {
 
 /** Created by the first signing coordinator; append-only like the seal stream. */
 export async function ensureSignatureStream(bus: Bus, replicas = 1): Promise<void> {
-  const name = signatureStreamName(bus.subjects);
-  try {
-    await bus.jsm.streams.info(name);
-    return;
-  } catch (error) {
-    if (!isStreamNotFound(error)) throw error; // created below
-  }
-  await addStream(bus.jsm, name, signatureSubject(bus.subjects), replicas).catch(async (error) => {
-    // Another coordinator created it first: fine as long as it exists now.
-    await bus.jsm.streams.info(name).catch(() => {
-      throw error;
-    });
-  });
-}
-
-async function addStream(
-  jsm: JetStreamManager,
-  name: string,
-  subject: string,
-  replicas: number,
-): Promise<void> {
-  await jsm.streams.add({
-    name,
+  await ensureAppendOnlyStream(bus, {
+    name: signatureStreamName(bus.subjects),
+    subject: signatureSubject(bus.subjects),
     description: "hookbus signature batches: each coordinator's signatures of the records it wrote",
-    subjects: [subject],
-    retention: RetentionPolicy.Limits,
-    storage: StorageType.File,
-    discard: DiscardPolicy.New,
-    num_replicas: replicas,
-    deny_delete: true,
-    deny_purge: true,
-    allow_direct: true,
+    replicas,
   });
 }
 
