@@ -74,10 +74,13 @@ export async function invokePolicy<H extends HookName>(
       hook,
       callId: options.callId,
     }));
-  const finish = (result: Omit<InvokeResult<H>, "latencyMs">): InvokeResult<H> => ({
-    ...result,
-    latencyMs: performance.now() - started,
-  });
+  // Not `{ ...result, latencyMs }`: a property after a spread gives the object a map of its own
+  // on Node 20's V8 (merge/evaluate.ts, evaluationOf), per policy and per call.
+  const finish = (result: Omit<InvokeResult<H>, "latencyMs">): InvokeResult<H> => {
+    const finished = result as InvokeResult<H>;
+    finished.latencyMs = performance.now() - started;
+    return finished;
+  };
   const fail = (status: "error" | "invalid", error: HookbusError): InvokeResult<H> =>
     finish({ status, error: error.toJSON() });
 
