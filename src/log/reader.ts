@@ -93,7 +93,20 @@ export const MAX_READ_BATCH = 10_000;
  */
 export const READ_BATCH_DEADLINE_MS = 30_000;
 
-export async function* readLog(bus: Bus, options: ReadLogOptions = {}): AsyncGenerator<LogEntry> {
+export function readLog(bus: Bus, options: ReadLogOptions = {}): AsyncGenerator<LogEntry> {
+  return entriesOf(readLogBatches(bus, options), options.signal);
+}
+
+/**
+ * The records of a read as they were fetched, one array per fetch (a tail: one per record), each
+ * decoded and checked as `readLog` yields them. Replay reads the log this way: one async step per
+ * fetch instead of one per record for every layer between the consumer and the replay.
+ * @internal
+ */
+export async function* readLogBatches(
+  bus: Bus,
+  options: ReadLogOptions = {},
+): AsyncGenerator<LogEntry[]> {
   const stream = await assertLogExists(bus);
   // Bounded: a read (not a tail) never goes past what the stream held when it started, even
   // while records keep arriving.
@@ -114,13 +127,34 @@ export async function* readLog(bus: Bus, options: ReadLogOptions = {}): AsyncGen
     const info = await consumer.info(true);
     if (stats !== undefined) stats.pending = info.num_pending;
     if (options.follow === true) {
-      yield* tail(bus, consumer, options);
+      for await (const entry of tail(bus, consumer, options)) yield [entry];
       return;
     }
     yield* readBatches(bus, consumer, info.num_pending, lastSeq, options);
   } finally {
     // Leave nothing behind on the server (an idle ordered consumer would linger for minutes).
     await consumer.delete().catch(() => {});
+  }
+}
+
+/**
+ * The entries of fetched batches one by one, ending when `signal` aborts.
+ * @internal
+ */
+export async function* entriesOf(
+  batches: AsyncIterable<LogEntry[]>,
+  signal?: AbortSignal,
+): AsyncGenerator<LogEntry> {
+  let handed = 0;
+  for await (const batch of batches) {
+    for (const entry of batch) {
+      // A reader that answers every record at once (replay) runs on promise jobs alone and
+      // would starve the socket: the next batch's pull request would leave, and its records
+      // arrive, only after this batch. A turn of the event loop now and then lets both happen.
+      if (++handed % YIELD_EVERY === 0) await turnOfEventLoop();
+      if (signal?.aborted === true) return;
+      yield entry;
+    }
   }
 }
 
@@ -153,9 +187,9 @@ async function* tail(
 
 /**
  * What matched when the read started, in fetches of `options.batch` records. While one batch is
- * decoded and handed on, the next one is already on its way (at most two batches in memory), so a
- * slow reader never waits for the server and a fast server never floods a slow reader. Each fetch
- * asks for no more than the server counts as left, so it never waits for records that will not come.
+ * handed on, the next one is already on its way (at most two batches in memory), so a slow reader
+ * never waits for the server and a fast server never floods a slow reader. Each fetch asks for no
+ * more than the server counts as left, so it never waits for records that will not come.
  */
 async function* readBatches(
   bus: Bus,
@@ -163,16 +197,15 @@ async function* readBatches(
   pendingAtStart: number,
   lastSeq: number,
   options: ReadLogOptions,
-): AsyncGenerator<LogEntry> {
+): AsyncGenerator<LogEntry[]> {
   const batch = readBatchSize(options.batch);
   const deadlineMs = options.batchDeadlineMs ?? READ_BATCH_DEADLINE_MS;
-  const aborted = () => options.signal?.aborted === true;
   let inFlight: Batch | undefined =
     pendingAtStart > 0
       ? fetchBatch(consumer, Math.min(batch, pendingAtStart), deadlineMs)
       : undefined;
   try {
-    while (inFlight !== undefined && !aborted()) {
+    while (inFlight !== undefined && options.signal?.aborted !== true) {
       const msgs = await inFlight.received;
       inFlight = undefined;
       if (msgs.length === 0) {
@@ -183,28 +216,43 @@ async function* readBatches(
       const left = last.info.pending;
       if (left > 0 && last.seq < lastSeq)
         inFlight = fetchBatch(consumer, Math.min(batch, left), deadlineMs);
-      for (let i = 0; i < msgs.length; i++) {
-        const msg = msgs[i]!;
-        // A reader that answers every record at once (replay) runs on promise jobs alone and
-        // would starve the socket: the next batch's pull request would leave, and its records
-        // arrive, only after this batch. A turn of the event loop now and then lets both happen.
-        if (i % YIELD_EVERY === 0) await turnOfEventLoop();
-        if (aborted()) return;
-        if (options.stats !== undefined) options.stats.delivered++;
-        if (msg.seq > lastSeq) return;
-        const entry = await readEntry(bus, msg, options);
-        if (entry !== undefined) {
-          if (options.until !== undefined && entry.storedAt > options.until) return;
-          yield entry;
-        }
-        if (msg.seq >= lastSeq) return;
-      }
+      const { entries, done } = await entriesOfBatch(bus, msgs, lastSeq, options);
+      if (entries.length > 0) yield entries;
+      if (done) return;
     }
   } finally {
     inFlight?.stop();
     // An ordered consumer takes one fetch at a time: let a stopped one finish before the delete.
     await inFlight?.received.catch(() => {});
   }
+}
+
+/**
+ * One fetch's records decoded and checked, in order; `done` when the read ends within it (the
+ * end of the log as it was, a record past `until`, or an abort).
+ */
+async function entriesOfBatch(
+  bus: Bus,
+  msgs: readonly JsMsg[],
+  lastSeq: number,
+  options: ReadLogOptions,
+): Promise<{ entries: LogEntry[]; done: boolean }> {
+  const entries: LogEntry[] = [];
+  for (const msg of msgs) {
+    if (options.signal?.aborted === true) return { entries, done: true };
+    if (options.stats !== undefined) options.stats.delivered++;
+    if (msg.seq > lastSeq) return { entries, done: true };
+    // Plain JSON records (nearly all) decode without a promise; gzip and blob ones await.
+    const read = readEntryNow(bus, msg, options);
+    const entry = read instanceof Promise ? await read : read;
+    if (entry !== undefined) {
+      if (options.until !== undefined && entry.storedAt > options.until)
+        return { entries, done: true };
+      entries.push(entry);
+    }
+    if (msg.seq >= lastSeq) return { entries, done: true };
+  }
+  return { entries, done: false };
 }
 
 const YIELD_EVERY = 32;
@@ -283,11 +331,26 @@ async function readEntry(
   msg: JsMsg,
   options: ReadLogOptions,
 ): Promise<LogEntry | undefined> {
-  try {
-    return await toEntry(bus, msg);
-  } catch (error) {
+  return readEntryNow(bus, msg, options);
+}
+
+/** As readEntry, without a promise for a plain JSON record: a promise only to inflate or fetch. */
+function readEntryNow(
+  bus: Bus,
+  msg: JsMsg,
+  options: ReadLogOptions,
+): LogEntry | undefined | Promise<LogEntry | undefined> {
+  const skip = (error: unknown): undefined => {
     reportBadRecord(bus, options, msg.seq, error);
     return undefined;
+  };
+  try {
+    const decoded = bus.codec.decodeMessageNow(msg, { record: true });
+    if (decoded instanceof Promise)
+      return decoded.then((value) => toEntry(bus, msg, value)).catch(skip);
+    return toEntry(bus, msg, decoded);
+  } catch (error) {
+    return skip(error);
   }
 }
 
@@ -311,9 +374,8 @@ function reportBadRecord(bus: Bus, options: ReadLogOptions, seq: number, cause: 
   else bus.logger.warn({ seq, code: error.code, err: error.message }, "skipped a bad log record");
 }
 
-async function toEntry(bus: Bus, msg: JsMsg): Promise<LogEntry> {
-  // Records hold a call and its verdicts: a little deeper and larger than any one message.
-  const decoded = await bus.codec.decodeMessage(msg, { record: true });
+/** A decoded record (a call and its verdicts: read with the codec's record allowance), checked. */
+function toEntry(bus: Bus, msg: JsMsg, decoded: unknown): LogEntry {
   // Compiled from the record schema (zod only on the rejecting path, for its messages).
   const parsed = logRecordValidator().safeParse(decoded);
   if (!parsed.success) {

@@ -271,7 +271,18 @@ function resultOf(
  */
 export function replay(options: ReplayOptions): AsyncGenerator<ReplayResult> {
   const { records, ...candidates } = options;
-  return (async function* replayRecords() {
-    yield* new Replayer(candidates).run(records);
-  })();
+  try {
+    // The Replayer's own generator, not one that delegates to it: one async step less per result.
+    return new Replayer(candidates).run(records);
+  } catch (error) {
+    return refused(error);
+  }
+}
+
+/** A replay that fails at its first step, as a generator does, with the candidate set's error. */
+async function* refused(error: unknown): AsyncGenerator<ReplayResult> {
+  const failing: AsyncIterator<ReplayResult> = {
+    next: () => Promise.reject(error instanceof Error ? error : new Error(String(error))),
+  };
+  yield* { [Symbol.asyncIterator]: () => failing };
 }
