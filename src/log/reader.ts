@@ -94,19 +94,19 @@ export const MAX_READ_BATCH = 10_000;
 export const READ_BATCH_DEADLINE_MS = 30_000;
 
 export function readLog(bus: Bus, options: ReadLogOptions = {}): AsyncGenerator<LogEntry> {
-  return entriesOf(readLogBatches(bus, options), options.signal);
+  return entriesOf(readLogBatches(bus, options));
 }
 
 /**
- * The records of a read as they were fetched, one array per fetch (a tail: one per record), each
- * decoded and checked as `readLog` yields them. Replay reads the log this way: one async step per
- * fetch instead of one per record for every layer between the consumer and the replay.
+ * The records of a read as they were fetched, one batch per fetch (a tail: one per record), each
+ * record decoded and checked as it is taken, exactly as `readLog` yields them. Replay reads the
+ * log this way: one async step per fetch, not per record, for every layer between the two.
  * @internal
  */
 export async function* readLogBatches(
   bus: Bus,
   options: ReadLogOptions = {},
-): AsyncGenerator<LogEntry[]> {
+): AsyncGenerator<EntryBatch> {
   const stream = await assertLogExists(bus);
   // Bounded: a read (not a tail) never goes past what the stream held when it started, even
   // while records keep arriving.
@@ -127,7 +127,7 @@ export async function* readLogBatches(
     const info = await consumer.info(true);
     if (stats !== undefined) stats.pending = info.num_pending;
     if (options.follow === true) {
-      for await (const entry of tail(bus, consumer, options)) yield [entry];
+      for await (const entry of tail(bus, consumer, options)) yield new OneEntry(entry);
       return;
     }
     yield* readBatches(bus, consumer, info.num_pending, lastSeq, options);
@@ -137,22 +137,85 @@ export async function* readLogBatches(
   }
 }
 
+/** What `take` returns once a batch has nothing more to hand on. */
+export const END_OF_BATCH = Symbol("end of batch");
+
 /**
- * The entries of fetched batches one by one, ending when `signal` aborts.
+ * One fetch's records, handed on one at a time. `take` decodes and checks the next record when
+ * it is asked for (so a reader that stops early never pays for, or counts, the rest): the entry,
+ * or END_OF_BATCH; a promise only for a record that must be inflated or fetched first.
  * @internal
  */
-export async function* entriesOf(
-  batches: AsyncIterable<LogEntry[]>,
-  signal?: AbortSignal,
-): AsyncGenerator<LogEntry> {
-  let handed = 0;
+export interface EntryBatch {
+  take(): LogEntry | typeof END_OF_BATCH | Promise<LogEntry | typeof END_OF_BATCH>;
+  /** The read ends with this batch (end of the log as it was, a record past `until`, an abort). */
+  readonly last: boolean;
+}
+
+class OneEntry implements EntryBatch {
+  readonly last = false;
+  constructor(private entry: LogEntry | undefined) {}
+  take(): LogEntry | typeof END_OF_BATCH {
+    const { entry } = this;
+    this.entry = undefined;
+    return entry ?? END_OF_BATCH;
+  }
+}
+
+class FetchedBatch implements EntryBatch {
+  last = false;
+  private index = 0;
+
+  constructor(
+    private readonly bus: Bus,
+    private readonly msgs: readonly JsMsg[],
+    private readonly lastSeq: number,
+    private readonly options: ReadLogOptions,
+  ) {}
+
+  take(): LogEntry | typeof END_OF_BATCH | Promise<LogEntry | typeof END_OF_BATCH> {
+    const { options } = this;
+    while (!this.last && this.index < this.msgs.length) {
+      const msg = this.msgs[this.index++]!;
+      if (options.signal?.aborted === true) break;
+      if (options.stats !== undefined) options.stats.delivered++;
+      if (msg.seq > this.lastSeq) break;
+      // The last record of the log as it was: hand it on, then end.
+      if (msg.seq >= this.lastSeq) this.last = true;
+      // Plain JSON records (nearly all) decode without a promise; gzip and blob ones await.
+      const read = readEntryNow(this.bus, msg, options);
+      if (read instanceof Promise)
+        return read.then((entry) => (entry === undefined ? this.take() : this.checked(entry)));
+      if (read !== undefined) return this.checked(read);
+    }
+    if (this.index < this.msgs.length) this.last = true; // stopped early: an abort or the end
+    return END_OF_BATCH;
+  }
+
+  private checked(entry: LogEntry): LogEntry | typeof END_OF_BATCH {
+    if (this.options.until !== undefined && entry.storedAt > this.options.until) {
+      this.last = true;
+      return END_OF_BATCH;
+    }
+    return entry;
+  }
+}
+
+/**
+ * The entries of fetched batches one by one: one async step per record for the reader.
+ * @internal
+ */
+export async function* entriesOf(batches: AsyncIterable<EntryBatch>): AsyncGenerator<LogEntry> {
+  let taken = 0;
   for await (const batch of batches) {
-    for (const entry of batch) {
+    for (;;) {
       // A reader that answers every record at once (replay) runs on promise jobs alone and
       // would starve the socket: the next batch's pull request would leave, and its records
       // arrive, only after this batch. A turn of the event loop now and then lets both happen.
-      if (++handed % YIELD_EVERY === 0) await turnOfEventLoop();
-      if (signal?.aborted === true) return;
+      if (++taken % YIELD_EVERY === 0) await turnOfEventLoop();
+      const next = batch.take();
+      const entry = next instanceof Promise ? await next : next;
+      if (entry === END_OF_BATCH) break;
       yield entry;
     }
   }
@@ -197,7 +260,7 @@ async function* readBatches(
   pendingAtStart: number,
   lastSeq: number,
   options: ReadLogOptions,
-): AsyncGenerator<LogEntry[]> {
+): AsyncGenerator<EntryBatch> {
   const batch = readBatchSize(options.batch);
   const deadlineMs = options.batchDeadlineMs ?? READ_BATCH_DEADLINE_MS;
   let inFlight: Batch | undefined =
@@ -216,43 +279,15 @@ async function* readBatches(
       const left = last.info.pending;
       if (left > 0 && last.seq < lastSeq)
         inFlight = fetchBatch(consumer, Math.min(batch, left), deadlineMs);
-      const { entries, done } = await entriesOfBatch(bus, msgs, lastSeq, options);
-      if (entries.length > 0) yield entries;
-      if (done) return;
+      const fetched = new FetchedBatch(bus, msgs, lastSeq, options);
+      yield fetched;
+      if (fetched.last) return;
     }
   } finally {
     inFlight?.stop();
     // An ordered consumer takes one fetch at a time: let a stopped one finish before the delete.
     await inFlight?.received.catch(() => {});
   }
-}
-
-/**
- * One fetch's records decoded and checked, in order; `done` when the read ends within it (the
- * end of the log as it was, a record past `until`, or an abort).
- */
-async function entriesOfBatch(
-  bus: Bus,
-  msgs: readonly JsMsg[],
-  lastSeq: number,
-  options: ReadLogOptions,
-): Promise<{ entries: LogEntry[]; done: boolean }> {
-  const entries: LogEntry[] = [];
-  for (const msg of msgs) {
-    if (options.signal?.aborted === true) return { entries, done: true };
-    if (options.stats !== undefined) options.stats.delivered++;
-    if (msg.seq > lastSeq) return { entries, done: true };
-    // Plain JSON records (nearly all) decode without a promise; gzip and blob ones await.
-    const read = readEntryNow(bus, msg, options);
-    const entry = read instanceof Promise ? await read : read;
-    if (entry !== undefined) {
-      if (options.until !== undefined && entry.storedAt > options.until)
-        return { entries, done: true };
-      entries.push(entry);
-    }
-    if (msg.seq >= lastSeq) return { entries, done: true };
-  }
-  return { entries, done: false };
 }
 
 const YIELD_EVERY = 32;

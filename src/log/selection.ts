@@ -5,7 +5,7 @@
  */
 import type { Bus } from "../bus/bus.js";
 import { HookbusError } from "../foundation/errors.js";
-import { entriesOf, readLogBatches, type LogEntry } from "./reader.js";
+import { entriesOf, readLogBatches, type EntryBatch, type LogEntry } from "./reader.js";
 
 export interface LogSelection {
   /** Replay these sessions, one after the other, each in log order. */
@@ -60,7 +60,7 @@ export function readSelection(bus: Bus, selection: LogSelection): AsyncGenerator
   return entriesOf(selectionBatches(bus, selection));
 }
 
-async function* selectionBatches(bus: Bus, selection: LogSelection): AsyncGenerator<LogEntry[]> {
+async function* selectionBatches(bus: Bus, selection: LogSelection): AsyncGenerator<EntryBatch> {
   assertSelection(selection);
   const range = {
     ...(selection.since === undefined ? {} : { since: selection.since }),
