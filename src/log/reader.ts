@@ -93,7 +93,20 @@ export const MAX_READ_BATCH = 10_000;
  */
 export const READ_BATCH_DEADLINE_MS = 30_000;
 
-export async function* readLog(bus: Bus, options: ReadLogOptions = {}): AsyncGenerator<LogEntry> {
+export function readLog(bus: Bus, options: ReadLogOptions = {}): AsyncGenerator<LogEntry> {
+  return entriesOf(readLogBatches(bus, options));
+}
+
+/**
+ * The records of a read as they were fetched, one batch per fetch (a tail: one per record), each
+ * record decoded and checked as it is taken, exactly as `readLog` yields them. Replay reads the
+ * log this way: one async step per fetch, not per record, for every layer between the two.
+ * @internal
+ */
+export async function* readLogBatches(
+  bus: Bus,
+  options: ReadLogOptions = {},
+): AsyncGenerator<EntryBatch> {
   const stream = await assertLogExists(bus);
   // Bounded: a read (not a tail) never goes past what the stream held when it started, even
   // while records keep arriving.
@@ -114,13 +127,97 @@ export async function* readLog(bus: Bus, options: ReadLogOptions = {}): AsyncGen
     const info = await consumer.info(true);
     if (stats !== undefined) stats.pending = info.num_pending;
     if (options.follow === true) {
-      yield* tail(bus, consumer, options);
+      for await (const entry of tail(bus, consumer, options)) yield new OneEntry(entry);
       return;
     }
     yield* readBatches(bus, consumer, info.num_pending, lastSeq, options);
   } finally {
     // Leave nothing behind on the server (an idle ordered consumer would linger for minutes).
     await consumer.delete().catch(() => {});
+  }
+}
+
+/** What `take` returns once a batch has nothing more to hand on. */
+export const END_OF_BATCH = Symbol("end of batch");
+
+/**
+ * One fetch's records, handed on one at a time. `take` decodes and checks the next record when
+ * it is asked for (so a reader that stops early never pays for, or counts, the rest): the entry,
+ * or END_OF_BATCH; a promise only for a record that must be inflated or fetched first.
+ * @internal
+ */
+export interface EntryBatch {
+  take(): LogEntry | typeof END_OF_BATCH | Promise<LogEntry | typeof END_OF_BATCH>;
+  /** The read ends with this batch (end of the log as it was, a record past `until`, an abort). */
+  readonly last: boolean;
+}
+
+class OneEntry implements EntryBatch {
+  readonly last = false;
+  constructor(private entry: LogEntry | undefined) {}
+  take(): LogEntry | typeof END_OF_BATCH {
+    const { entry } = this;
+    this.entry = undefined;
+    return entry ?? END_OF_BATCH;
+  }
+}
+
+class FetchedBatch implements EntryBatch {
+  last = false;
+  private index = 0;
+
+  constructor(
+    private readonly bus: Bus,
+    private readonly msgs: readonly JsMsg[],
+    private readonly lastSeq: number,
+    private readonly options: ReadLogOptions,
+  ) {}
+
+  take(): LogEntry | typeof END_OF_BATCH | Promise<LogEntry | typeof END_OF_BATCH> {
+    const { options } = this;
+    while (!this.last && this.index < this.msgs.length) {
+      const msg = this.msgs[this.index++]!;
+      if (options.signal?.aborted === true) break;
+      if (options.stats !== undefined) options.stats.delivered++;
+      if (msg.seq > this.lastSeq) break;
+      // The last record of the log as it was: hand it on, then end.
+      if (msg.seq >= this.lastSeq) this.last = true;
+      // Plain JSON records (nearly all) decode without a promise; gzip and blob ones await.
+      const read = readEntryNow(this.bus, msg, options);
+      if (read instanceof Promise)
+        return read.then((entry) => (entry === undefined ? this.take() : this.checked(entry)));
+      if (read !== undefined) return this.checked(read);
+    }
+    if (this.index < this.msgs.length) this.last = true; // stopped early: an abort or the end
+    return END_OF_BATCH;
+  }
+
+  private checked(entry: LogEntry): LogEntry | typeof END_OF_BATCH {
+    if (this.options.until !== undefined && entry.storedAt > this.options.until) {
+      this.last = true;
+      return END_OF_BATCH;
+    }
+    return entry;
+  }
+}
+
+/**
+ * The entries of fetched batches one by one: one async step per record for the reader.
+ * @internal
+ */
+export async function* entriesOf(batches: AsyncIterable<EntryBatch>): AsyncGenerator<LogEntry> {
+  let taken = 0;
+  for await (const batch of batches) {
+    for (;;) {
+      // A reader that answers every record at once (replay) runs on promise jobs alone and
+      // would starve the socket: the next batch's pull request would leave, and its records
+      // arrive, only after this batch. A turn of the event loop now and then lets both happen.
+      if (++taken % YIELD_EVERY === 0) await turnOfEventLoop();
+      const next = batch.take();
+      const entry = next instanceof Promise ? await next : next;
+      if (entry === END_OF_BATCH) break;
+      yield entry;
+    }
   }
 }
 
@@ -153,9 +250,9 @@ async function* tail(
 
 /**
  * What matched when the read started, in fetches of `options.batch` records. While one batch is
- * decoded and handed on, the next one is already on its way (at most two batches in memory), so a
- * slow reader never waits for the server and a fast server never floods a slow reader. Each fetch
- * asks for no more than the server counts as left, so it never waits for records that will not come.
+ * handed on, the next one is already on its way (at most two batches in memory), so a slow reader
+ * never waits for the server and a fast server never floods a slow reader. Each fetch asks for no
+ * more than the server counts as left, so it never waits for records that will not come.
  */
 async function* readBatches(
   bus: Bus,
@@ -163,16 +260,15 @@ async function* readBatches(
   pendingAtStart: number,
   lastSeq: number,
   options: ReadLogOptions,
-): AsyncGenerator<LogEntry> {
+): AsyncGenerator<EntryBatch> {
   const batch = readBatchSize(options.batch);
   const deadlineMs = options.batchDeadlineMs ?? READ_BATCH_DEADLINE_MS;
-  const aborted = () => options.signal?.aborted === true;
   let inFlight: Batch | undefined =
     pendingAtStart > 0
       ? fetchBatch(consumer, Math.min(batch, pendingAtStart), deadlineMs)
       : undefined;
   try {
-    while (inFlight !== undefined && !aborted()) {
+    while (inFlight !== undefined && options.signal?.aborted !== true) {
       const msgs = await inFlight.received;
       inFlight = undefined;
       if (msgs.length === 0) {
@@ -183,22 +279,9 @@ async function* readBatches(
       const left = last.info.pending;
       if (left > 0 && last.seq < lastSeq)
         inFlight = fetchBatch(consumer, Math.min(batch, left), deadlineMs);
-      for (let i = 0; i < msgs.length; i++) {
-        const msg = msgs[i]!;
-        // A reader that answers every record at once (replay) runs on promise jobs alone and
-        // would starve the socket: the next batch's pull request would leave, and its records
-        // arrive, only after this batch. A turn of the event loop now and then lets both happen.
-        if (i % YIELD_EVERY === 0) await turnOfEventLoop();
-        if (aborted()) return;
-        if (options.stats !== undefined) options.stats.delivered++;
-        if (msg.seq > lastSeq) return;
-        const entry = await readEntry(bus, msg, options);
-        if (entry !== undefined) {
-          if (options.until !== undefined && entry.storedAt > options.until) return;
-          yield entry;
-        }
-        if (msg.seq >= lastSeq) return;
-      }
+      const fetched = new FetchedBatch(bus, msgs, lastSeq, options);
+      yield fetched;
+      if (fetched.last) return;
     }
   } finally {
     inFlight?.stop();
@@ -283,11 +366,26 @@ async function readEntry(
   msg: JsMsg,
   options: ReadLogOptions,
 ): Promise<LogEntry | undefined> {
-  try {
-    return await toEntry(bus, msg);
-  } catch (error) {
+  return readEntryNow(bus, msg, options);
+}
+
+/** As readEntry, without a promise for a plain JSON record: a promise only to inflate or fetch. */
+function readEntryNow(
+  bus: Bus,
+  msg: JsMsg,
+  options: ReadLogOptions,
+): LogEntry | undefined | Promise<LogEntry | undefined> {
+  const skip = (error: unknown): undefined => {
     reportBadRecord(bus, options, msg.seq, error);
     return undefined;
+  };
+  try {
+    const decoded = bus.codec.decodeMessageNow(msg, { record: true });
+    if (decoded instanceof Promise)
+      return decoded.then((value) => toEntry(bus, msg, value)).catch(skip);
+    return toEntry(bus, msg, decoded);
+  } catch (error) {
+    return skip(error);
   }
 }
 
@@ -311,9 +409,8 @@ function reportBadRecord(bus: Bus, options: ReadLogOptions, seq: number, cause: 
   else bus.logger.warn({ seq, code: error.code, err: error.message }, "skipped a bad log record");
 }
 
-async function toEntry(bus: Bus, msg: JsMsg): Promise<LogEntry> {
-  // Records hold a call and its verdicts: a little deeper and larger than any one message.
-  const decoded = await bus.codec.decodeMessage(msg, { record: true });
+/** A decoded record (a call and its verdicts: read with the codec's record allowance), checked. */
+function toEntry(bus: Bus, msg: JsMsg, decoded: unknown): LogEntry {
   // Compiled from the record schema (zod only on the rejecting path, for its messages).
   const parsed = logRecordValidator().safeParse(decoded);
   if (!parsed.success) {

@@ -5,7 +5,7 @@
  */
 import type { Bus } from "../bus/bus.js";
 import { HookbusError } from "../foundation/errors.js";
-import { readLog, type LogEntry } from "./reader.js";
+import { entriesOf, readLogBatches, type EntryBatch, type LogEntry } from "./reader.js";
 
 export interface LogSelection {
   /** Replay these sessions, one after the other, each in log order. */
@@ -55,7 +55,12 @@ export function assertSelection(selection: LogSelection): void {
 }
 
 /** The selected records, in log order per session. Bounded: ends once it has caught up. */
-export async function* readSelection(bus: Bus, selection: LogSelection): AsyncGenerator<LogEntry> {
+export function readSelection(bus: Bus, selection: LogSelection): AsyncGenerator<LogEntry> {
+  // One async step per record between the fetches and the reader, however many sessions.
+  return entriesOf(selectionBatches(bus, selection));
+}
+
+async function* selectionBatches(bus: Bus, selection: LogSelection): AsyncGenerator<EntryBatch> {
   assertSelection(selection);
   const range = {
     ...(selection.since === undefined ? {} : { since: selection.since }),
@@ -64,11 +69,11 @@ export async function* readSelection(bus: Bus, selection: LogSelection): AsyncGe
   const agent = selection.agentId === undefined ? {} : { agentId: selection.agentId };
   const sessions = [...new Set(selection.sessions ?? [])];
   if (sessions.length === 0) {
-    yield* readLog(bus, { filter: agent, ...range });
+    yield* readLogBatches(bus, { filter: agent, ...range });
     return;
   }
   for (const sessionKey of sessions) {
-    yield* readLog(bus, { filter: { ...agent, sessionKey }, ...range });
+    yield* readLogBatches(bus, { filter: { ...agent, sessionKey }, ...range });
   }
 }
 

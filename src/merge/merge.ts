@@ -68,12 +68,6 @@ function toDecision(declaration: HookMergeDeclaration, state: MergeState): Recor
       decidedBy: { block: [state.block.by] },
     };
   }
-  const decision: Record<string, unknown> = {};
-  const decidedBy: Record<string, string[]> = {};
-  for (const [field, write] of state.fields) {
-    decision[field] = write.value;
-    decidedBy[field] = write.by;
-  }
   const replied = declaration.replyField !== undefined && state.fields.has(declaration.replyField);
   const pending =
     declaration.approvalField !== undefined && state.fields.has(declaration.approvalField);
@@ -84,7 +78,16 @@ function toDecision(declaration: HookMergeDeclaration, state: MergeState): Recor
       : state.fields.size > 0
         ? "modify"
         : "allow";
-  return { outcome, ...decision, decidedBy };
+  // Built in place, not `{ outcome, ...fields, decidedBy }`: a property after a spread gives the
+  // object a map of its own on Node 20's V8 (merge/evaluate.ts, evaluationOf).
+  const decision: Record<string, unknown> = { outcome };
+  const decidedBy: Record<string, string[]> = {};
+  for (const [field, write] of state.fields) {
+    decision[field] = write.value;
+    decidedBy[field] = write.by;
+  }
+  decision.decidedBy = decidedBy;
+  return decision;
 }
 
 function decide(

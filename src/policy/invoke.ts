@@ -65,24 +65,25 @@ export async function invokePolicy<H extends HookName>(
   context: unknown,
   options: InvokeOptions,
 ): Promise<InvokeResult<H>> {
-  const started = performance.now();
-  // Built on first use: most calls never log, and a pino child per call shows up in profiles.
-  let childLogger: Logger | undefined;
-  const log = (): Logger =>
-    (childLogger ??= (options.logger ?? silent).child({
-      policy: policy.name,
-      hook,
-      callId: options.callId,
-    }));
-  const finish = (result: Omit<InvokeResult<H>, "latencyMs">): InvokeResult<H> => ({
-    ...result,
-    latencyMs: performance.now() - started,
-  });
-  const fail = (status: "error" | "invalid", error: HookbusError): InvokeResult<H> =>
-    finish({ status, error: error.toJSON() });
+  return invokePolicyNow(policy, hook, event, context, options);
+}
 
+/**
+ * As `invokePolicy`, without a promise when the handler answers synchronously: the result, or a
+ * promise only when the handler returned one. Replay re-decides a record per policy with it, and
+ * an await on an answer that is already there is pure cost there. Never throws either.
+ * @internal
+ */
+export function invokePolicyNow<H extends HookName>(
+  policy: Policy,
+  hook: H,
+  event: unknown,
+  context: unknown,
+  options: InvokeOptions,
+): InvokeResult<H> | Promise<InvokeResult<H>> {
+  const call = new Invocation<H>(policy, hook, options);
   const handler = resolveHandler(policy, hook);
-  if (handler instanceof HookbusError) return fail("error", handler);
+  if (handler instanceof HookbusError) return call.fail("error", handler);
 
   // The handler only ever sees input that matches its hook's schemas.
   let validEvent: unknown;
@@ -94,29 +95,83 @@ export async function invokePolicy<H extends HookName>(
         ? (context as { sessionKey: string })
         : parseContext(hook, context);
   } catch (error) {
-    log().warn({ err: error }, "rejected invalid input before the handler");
-    return fail("error", asHookbusError(error, policy.name, hook));
+    call.log().warn({ err: error }, "rejected invalid input before the handler");
+    return call.fail("error", asHookbusError(error, policy.name, hook));
   }
 
-  const tools = lazyTools(policy.name, validContext.sessionKey, options, log);
-
+  const tools = new LazyTools(policy.name, validContext.sessionKey, options, call);
   let returned: unknown;
   try {
-    returned = await handler(validEvent, validContext, tools);
+    returned = handler(validEvent, validContext, tools);
   } catch (error) {
-    log().warn({ err: error }, "policy handler failed");
-    return fail("error", handlerError(error, policy.name, hook));
+    return call.failed(error);
+  }
+  if (isThenable(returned)) {
+    return Promise.resolve(returned).then(
+      (value) => call.answered(value),
+      (error: unknown) => call.failed(error),
+    );
+  }
+  return call.answered(returned);
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return (
+    value !== null &&
+    (typeof value === "object" || typeof value === "function") &&
+    typeof (value as { then?: unknown }).then === "function"
+  );
+}
+
+/** One policy's answer in the making: its latency clock, its logger (made on first use), its result. */
+class Invocation<H extends HookName> {
+  private readonly started = performance.now();
+  // Built on first use: most calls never log, and a pino child per call shows up in profiles.
+  private childLogger: Logger | undefined;
+
+  constructor(
+    private readonly policy: Policy,
+    private readonly hook: H,
+    private readonly options: InvokeOptions,
+  ) {}
+
+  log(): Logger {
+    return (this.childLogger ??= (this.options.logger ?? silent).child({
+      policy: this.policy.name,
+      hook: this.hook,
+      callId: this.options.callId,
+    }));
   }
 
-  if (!isModifyingHook(hook) || returned === undefined || returned === null) {
-    return finish({ status: "ok" });
+  // Not `{ ...result, latencyMs }`: a property after a spread gives the object a map of its own
+  // on Node 20's V8 (merge/evaluate.ts, evaluationOf), per policy and per call.
+  finish(result: Omit<InvokeResult<H>, "latencyMs">): InvokeResult<H> {
+    const finished = result as InvokeResult<H>;
+    finished.latencyMs = performance.now() - this.started;
+    return finished;
   }
-  try {
-    const verdict = parseVerdict(hook, returned, policy.name);
-    return finish({ status: "ok", verdict: verdict as InvokeResult<H>["verdict"] });
-  } catch (error) {
-    log().warn({ err: error }, "policy returned an invalid verdict");
-    return fail("invalid", asHookbusError(error, policy.name, hook));
+
+  fail(status: "error" | "invalid", error: HookbusError): InvokeResult<H> {
+    return this.finish({ status, error: error.toJSON() });
+  }
+
+  failed(error: unknown): InvokeResult<H> {
+    this.log().warn({ err: error }, "policy handler failed");
+    return this.fail("error", handlerError(error, this.policy.name, this.hook));
+  }
+
+  answered(returned: unknown): InvokeResult<H> {
+    const { hook, policy } = this;
+    if (!isModifyingHook(hook) || returned === undefined || returned === null) {
+      return this.finish({ status: "ok" });
+    }
+    try {
+      const verdict = parseVerdict(hook, returned, policy.name);
+      return this.finish({ status: "ok", verdict: verdict as InvokeResult<H>["verdict"] });
+    } catch (error) {
+      this.log().warn({ err: error }, "policy returned an invalid verdict");
+      return this.fail("invalid", asHookbusError(error, policy.name, hook));
+    }
   }
 }
 
@@ -142,32 +197,48 @@ function resolveHandler(
   return handler;
 }
 
-/** The tools a handler does not touch cost nothing: each is made on first access. */
-function lazyTools(
-  policyName: string,
-  sessionKey: string,
-  options: InvokeOptions,
-  log: () => Logger,
-): PolicyTools {
-  let state: PolicyTools["state"] | undefined;
-  let never: AbortSignal | undefined;
-  return {
-    callId: options.callId,
-    get state() {
-      return (state ??= createSessionState(
-        options.state,
-        policyName,
-        sessionKey,
-        options.deadline,
-      ));
-    },
-    get logger() {
-      return log();
-    },
-    get signal() {
-      return options.signal ?? (never ??= new AbortController().signal);
-    },
-  };
+/**
+ * The tools a handler does not touch cost nothing: each is made on first access. A class (getters
+ * on its prototype), not an object literal with getters, which V8 builds slowly for every call.
+ */
+class LazyTools implements PolicyTools {
+  readonly callId: string;
+  #state: PolicyTools["state"] | undefined;
+  #never: AbortSignal | undefined;
+  readonly #policyName: string;
+  readonly #sessionKey: string;
+  readonly #options: InvokeOptions;
+  readonly #call: { log(): Logger };
+
+  constructor(
+    policyName: string,
+    sessionKey: string,
+    options: InvokeOptions,
+    call: { log(): Logger },
+  ) {
+    this.callId = options.callId;
+    this.#policyName = policyName;
+    this.#sessionKey = sessionKey;
+    this.#options = options;
+    this.#call = call;
+  }
+
+  get state(): PolicyTools["state"] {
+    return (this.#state ??= createSessionState(
+      this.#options.state,
+      this.#policyName,
+      this.#sessionKey,
+      this.#options.deadline,
+    ));
+  }
+
+  get logger(): Logger {
+    return this.#call.log();
+  }
+
+  get signal(): AbortSignal {
+    return this.#options.signal ?? (this.#never ??= new AbortController().signal);
+  }
 }
 
 function handlerError(error: unknown, policy: string, hook: string): HookbusError {

@@ -10,7 +10,7 @@ import type { DecisionRecord } from "../log/record.js";
 import { mergeOutcomes, type MergeResult } from "../merge/merge.js";
 import type { PolicyOutcomeInput } from "../merge/outcome.js";
 import { parseContext, parseEvent } from "../catalog/validate.js";
-import { invokePolicy, type InvokeOptions } from "../policy/invoke.js";
+import { invokePolicyNow, type InvokeOptions, type InvokeResult } from "../policy/invoke.js";
 import type { SessionStateStore } from "../policy/state/session-state.js";
 import type { Candidate } from "./candidates.js";
 import type { ReplayedOutcome } from "./types.js";
@@ -23,23 +23,32 @@ export interface Reevaluation {
   outcomes: ReplayedOutcome[];
 }
 
-async function ask(
+/** A candidate's answer: at once when its handler answers synchronously, else a promise. */
+function ask(
   candidate: Candidate,
   record: CallToDecide,
   state: SessionStateStore,
   logger: Logger | undefined,
   inputValidated: boolean,
-): Promise<PolicyOutcomeInput> {
-  const { entry, policy } = candidate;
+): PolicyOutcomeInput | Promise<PolicyOutcomeInput> {
   const options: InvokeOptions = { callId: record.callId, state, inputValidated };
   if (logger !== undefined) options.logger = logger;
-  const answer = await invokePolicy(
-    policy,
+  const answer = invokePolicyNow(
+    candidate.policy,
     record.hook as ModifyingHookName,
     record.event,
     record.context,
     options,
   );
+  return answer instanceof Promise
+    ? answer.then((settled) => outcomeOf(candidate, settled))
+    : outcomeOf(candidate, answer);
+}
+
+function outcomeOf(
+  { entry, policy }: Candidate,
+  answer: InvokeResult<ModifyingHookName>,
+): PolicyOutcomeInput {
   // The same outcome the coordinator builds from a worker's reply (src/coordinator/policy-asker.ts),
   // filled in field by field: conditional spreads would build a throwaway object per field, per
   // policy, per replayed record.
@@ -63,12 +72,41 @@ export async function reevaluate(
   state: SessionStateStore,
   logger?: Logger,
 ): Promise<Reevaluation> {
-  // Policies of one call run concurrently, as they do live; each has its own state, so the
-  // order in which they finish cannot change what they decide.
+  return reevaluateNow(record, candidates, state, logger);
+}
+
+/**
+ * As `reevaluate`, without a promise when every policy of the hook answers synchronously (replay
+ * re-decides records back to back, and most policies never wait for anything).
+ */
+export function reevaluateNow(
+  record: CallToDecide,
+  candidates: readonly Candidate[],
+  state: SessionStateStore,
+  logger?: Logger,
+): Reevaluation | Promise<Reevaluation> {
+  // Policies of one call run concurrently, as they do live: every handler is started, in merge
+  // order, before any is awaited; each has its own state, so the order in which they finish
+  // cannot change what they decide.
   // The input is validated once for every policy; when it is invalid, each policy is handed it
   // unvalidated so that each reports the refusal under its own name, as each worker would.
   const valid = validInput(record);
-  const raw = await Promise.all(candidates.map((c) => ask(c, record, state, logger, valid)));
+  const raw: (PolicyOutcomeInput | Promise<PolicyOutcomeInput>)[] = [];
+  let waiting = false;
+  for (const candidate of candidates) {
+    const outcome = ask(candidate, record, state, logger, valid);
+    if (outcome instanceof Promise) waiting = true;
+    raw.push(outcome);
+  }
+  if (waiting) {
+    return Promise.all(raw.map((outcome) => Promise.resolve(outcome))).then((settled) =>
+      merged(record, settled),
+    );
+  }
+  return merged(record, raw as PolicyOutcomeInput[]);
+}
+
+function merged(record: CallToDecide, raw: PolicyOutcomeInput[]): Reevaluation {
   const result = mergeOutcomes(
     record.hook as ModifyingHookName,
     record.event as HookEvent<ModifyingHookName>,

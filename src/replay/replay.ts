@@ -21,7 +21,7 @@ import { invokePolicy } from "../policy/invoke.js";
 import { MemorySessionStateStore } from "../policy/state/memory-store.js";
 import { buildCandidates, type CandidateSet } from "./candidates.js";
 import { diffDecisions } from "./diff.js";
-import { reevaluate } from "./evaluate.js";
+import { reevaluateNow, type Reevaluation } from "./evaluate.js";
 import { redactLikeRecord, type Replayed } from "./masking.js";
 import type {
   ReplayCandidates,
@@ -152,7 +152,9 @@ export class Replayer {
         case "decision": {
           const session = sessionOf(entry);
           const key = JSON.stringify([session.agentId, session.sessionKey]);
-          const result = await this.decide(entry, record, session, state, diverged.has(key));
+          const decided = this.decide(entry, record, session, state, diverged.has(key));
+          // Awaited only when a policy answered with a promise: most records decide at once.
+          const result = decided instanceof Promise ? await decided : decided;
           if (result.status === "changed") diverged.add(key);
           yield result;
           break;
@@ -185,72 +187,81 @@ export class Replayer {
     }
   }
 
-  private async decide(
+  private decide(
     entry: ReplayEntry,
     record: DecisionRecord,
     session: { agentId: string; sessionKey: string },
     state: MemorySessionStateStore,
     counterfactual: boolean,
-  ): Promise<ReplayResult> {
+  ): ReplayResult | Promise<ReplayResult> {
     this.stats.decisions++;
     const hook = record.hook as ModifyingHookName;
-    const { result, outcomes } = await reevaluate(
-      record,
-      this.candidates.forHook(hook),
-      state,
-      this.logger,
-    );
-    let replay: Replayed = {
-      decision: result.decision,
-      outcomes,
-      shadow: result.shadow,
-    };
-    let masked: string[] = [];
-    if (record.redacted !== undefined && record.redacted.length > 0) {
-      ({ replayed: replay, incomplete: masked } = redactLikeRecord(record, replay));
-    }
-    let replayed = replay.decision;
-    let compared = diffDecisions(hook, record.event, record.decision, replayed);
-    if (compared.diff.length > 0) {
-      // Compare what the log would hold (JSON: no undefined-valued keys), not the raw object.
-      // Only on a difference: most records are unchanged, and the round trip costs.
-      replayed = asStored(replayed);
-      compared = diffDecisions(hook, record.event, record.decision, replayed);
-    }
-    const { diff, change, summary } = compared;
-    const changed = diff.length > 0;
-    // Built field by field in the documented order: conditional spreads would allocate a
-    // throwaway object for each optional field of every replayed record.
-    const out: Partial<ReplayResult> = {};
-    if (entry.seq !== undefined) out.seq = entry.seq;
-    out.callId = record.callId;
-    out.hook = hook;
-    out.agentId = session.agentId;
-    out.sessionKey = session.sessionKey;
-    out.status = changed ? "changed" : "unchanged";
-    out.counterfactual = counterfactual;
-    out.recorded = record.decision as Decision<ModifyingHookName>;
-    out.replayed = replayed as Decision<ModifyingHookName>;
-    out.diff = diff;
-    if (change !== undefined) out.change = change;
-    out.causes = changed
-      ? causesOf(
-          record,
-          replayed,
-          replay.outcomes,
-          diff.map((d) => d.field),
-        )
-      : [];
-    out.summary = summary;
-    out.outcomes = replay.outcomes;
-    if (replay.shadow !== undefined) {
-      out.shadow = asStored(replay.shadow) as ReplayResult["shadow"] & object;
-    }
-    if (masked.length > 0) out.incomplete = { maskedPaths: masked };
-    const notes = notesOn(record.outcomes);
-    if (notes !== undefined) out.notes = notes;
-    return out as ReplayResult;
+    const reevaluation = reevaluateNow(record, this.candidates.forHook(hook), state, this.logger);
+    return reevaluation instanceof Promise
+      ? reevaluation.then((settled) => resultOf(entry, record, session, counterfactual, settled))
+      : resultOf(entry, record, session, counterfactual, reevaluation);
   }
+}
+
+/** The replay's result for one decision record, from its re-decision. */
+function resultOf(
+  entry: ReplayEntry,
+  record: DecisionRecord,
+  session: { agentId: string; sessionKey: string },
+  counterfactual: boolean,
+  { result, outcomes }: Reevaluation,
+): ReplayResult {
+  const hook = record.hook as ModifyingHookName;
+  let replay: Replayed = {
+    decision: result.decision,
+    outcomes,
+    shadow: result.shadow,
+  };
+  let masked: string[] = [];
+  if (record.redacted !== undefined && record.redacted.length > 0) {
+    ({ replayed: replay, incomplete: masked } = redactLikeRecord(record, replay));
+  }
+  let replayed = replay.decision;
+  let compared = diffDecisions(hook, record.event, record.decision, replayed);
+  if (compared.diff.length > 0) {
+    // Compare what the log would hold (JSON: no undefined-valued keys), not the raw object.
+    // Only on a difference: most records are unchanged, and the round trip costs.
+    replayed = asStored(replayed);
+    compared = diffDecisions(hook, record.event, record.decision, replayed);
+  }
+  const { diff, change, summary } = compared;
+  const changed = diff.length > 0;
+  // Built field by field in the documented order: conditional spreads would allocate a
+  // throwaway object for each optional field of every replayed record.
+  const out: Partial<ReplayResult> = {};
+  if (entry.seq !== undefined) out.seq = entry.seq;
+  out.callId = record.callId;
+  out.hook = hook;
+  out.agentId = session.agentId;
+  out.sessionKey = session.sessionKey;
+  out.status = changed ? "changed" : "unchanged";
+  out.counterfactual = counterfactual;
+  out.recorded = record.decision as Decision<ModifyingHookName>;
+  out.replayed = replayed as Decision<ModifyingHookName>;
+  out.diff = diff;
+  if (change !== undefined) out.change = change;
+  out.causes = changed
+    ? causesOf(
+        record,
+        replayed,
+        replay.outcomes,
+        diff.map((d) => d.field),
+      )
+    : [];
+  out.summary = summary;
+  out.outcomes = replay.outcomes;
+  if (replay.shadow !== undefined) {
+    out.shadow = asStored(replay.shadow) as ReplayResult["shadow"] & object;
+  }
+  if (masked.length > 0) out.incomplete = { maskedPaths: masked };
+  const notes = notesOn(record.outcomes);
+  if (notes !== undefined) out.notes = notes;
+  return out as ReplayResult;
 }
 
 /**
@@ -260,7 +271,18 @@ export class Replayer {
  */
 export function replay(options: ReplayOptions): AsyncGenerator<ReplayResult> {
   const { records, ...candidates } = options;
-  return (async function* replayRecords() {
-    yield* new Replayer(candidates).run(records);
-  })();
+  try {
+    // The Replayer's own generator, not one that delegates to it: one async step less per result.
+    return new Replayer(candidates).run(records);
+  } catch (error) {
+    return refused(error);
+  }
+}
+
+/** A replay that fails at its first step, as a generator does, with the candidate set's error. */
+async function* refused(error: unknown): AsyncGenerator<ReplayResult> {
+  const failing: AsyncIterator<ReplayResult> = {
+    next: () => Promise.reject(error instanceof Error ? error : new Error(String(error))),
+  };
+  yield* { [Symbol.asyncIterator]: () => failing };
 }
