@@ -32,10 +32,25 @@ export interface CedarCall {
   sessionKey: string;
 }
 
+/** What preparing a revision's Cedar sets did: sets parsed, policies whose set failed, time. */
+export interface CedarPreparation {
+  loaded: number;
+  failed: string[];
+  ms: number;
+}
+
+function cedarPoliciesOf(snapshot: RegistrySnapshot): CedarPolicy[] {
+  return snapshot.document.policies.filter(
+    (p): p is CedarPolicy => p.kind === "cedar" && typeof p.cedar === "string" && p.cedar !== "",
+  );
+}
+
 export class CedarEvaluator {
   /** Parsed sets of the revision in force, by text; a failed parse or type check is kept as its error. */
   private sets = new Map<string, CedarPolicySet | Error>();
   private revision = -1;
+  /** Sets parsed so far (each parse costs the engine's time: see prepare). */
+  private loads = 0;
 
   constructor(private readonly facts: SessionFactStore) {}
 
@@ -78,11 +93,32 @@ export class CedarEvaluator {
     };
   }
 
+  /**
+   * Parse and type-check every Cedar set of a revision before it comes into force. Parsing a set
+   * takes tens to hundreds of milliseconds of the engine's time (more for the first, which starts
+   * it); done here, once per revision, no call pays it on the decision path. Sets the revision no
+   * longer uses are forgotten. A set that does not load is kept as its error: its policy answers
+   * `error` and its failure mode decides.
+   */
+  prepare(snapshot: RegistrySnapshot): CedarPreparation {
+    const startedAt = performance.now();
+    const before = this.loads;
+    const failed: string[] = [];
+    if (snapshot.revision > this.revision) this.swap(snapshot);
+    for (const policy of cedarPoliciesOf(snapshot)) {
+      if (this.setFor(policy, snapshot) instanceof Error) failed.push(policy.name);
+    }
+    return { loaded: this.loads - before, failed, ms: performance.now() - startedAt };
+  }
+
   private setFor(policy: CedarPolicy, snapshot: RegistrySnapshot): CedarPolicySet | Error {
-    if (snapshot.revision !== this.revision) this.swap(snapshot);
+    // Only a newer revision swaps: a call still running under an older one must not make the
+    // sets of the revision in force be parsed again.
+    if (snapshot.revision > this.revision) this.swap(snapshot);
     let set = this.sets.get(policy.cedar);
     if (set === undefined) {
       set = load(policy);
+      this.loads++;
       this.sets.set(policy.cedar, set);
     }
     return set;
@@ -90,9 +126,7 @@ export class CedarEvaluator {
 
   /** A new revision: keep the sets it still uses, forget the rest (bounded by the registry). */
   private swap(snapshot: RegistrySnapshot): void {
-    const texts = new Set(
-      snapshot.document.policies.flatMap((p) => (p.kind === "cedar" && p.cedar ? [p.cedar] : [])),
-    );
+    const texts = new Set(cedarPoliciesOf(snapshot).map((p) => p.cedar));
     for (const text of this.sets.keys()) if (!texts.has(text)) this.sets.delete(text);
     this.revision = snapshot.revision;
   }

@@ -120,14 +120,27 @@ async function ensureStores(options: CoordinatorOptions, bus: Bus, logger: Logge
  * that cannot be read at start fails the start: a coordinator that took calls without it would
  * have to block them all anyway.
  */
-async function followRegistry(store: RegistryStore, stopStore: StopStore, logger: Logger) {
+async function followRegistry(
+  store: RegistryStore,
+  stopStore: StopStore,
+  cedar: CedarEvaluator,
+  logger: Logger,
+) {
   let snapshot = RegistrySnapshot.empty();
   const stopWatch = await store.watch((next) => {
+    // The revision's Cedar sets are parsed before it is in force, so no call waits for them.
+    const prepared = cedar.prepare(next);
     snapshot = next;
     logger.info(
-      { revision: next.revision, policies: next.document.policies.length },
+      { revision: next.revision, policies: next.document.policies.length, cedar: prepared },
       "registry revision in force",
     );
+    if (prepared.failed.length > 0) {
+      logger.warn(
+        { revision: next.revision, policies: prepared.failed },
+        "Cedar policy sets that do not load answer with an error (their failure mode decides): fix them and apply the registry again",
+      );
+    }
   }, logger);
   const stops = new StopListFollower(stopStore, logger);
   const first = await stops.start();
@@ -158,7 +171,7 @@ type Followed = Awaited<ReturnType<typeof followRegistry>>;
 function buildServices(
   options: CoordinatorOptions,
   { bus, limits, id, logger }: Started,
-  registry: Followed,
+  { registry, cedar }: { registry: Followed; cedar: CedarEvaluator },
   approvalStore: ApprovalStore,
   signer: RecordSigner | undefined,
 ) {
@@ -206,7 +219,6 @@ function buildServices(
     redactionKey,
     ...(options.approvalSweepMs === undefined ? {} : { sweepIntervalMs: options.approvalSweepMs }),
   });
-  const cedar = new CedarEvaluator(options.sessionFacts ?? new MemorySessionFactStore());
   const calls = new CallHandler({
     cedar,
     bus,
@@ -307,8 +319,9 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
   const started = await connect(options);
   const stores = await ensureStores(options, started.bus, started.logger);
   const signer = await startSigner(options, started);
-  const registry = await followRegistry(stores.registry, stores.stops, started.logger);
-  const services = buildServices(options, started, registry, stores.approvals, signer);
+  const cedar = new CedarEvaluator(options.sessionFacts ?? new MemorySessionFactStore());
+  const registry = await followRegistry(stores.registry, stores.stops, cedar, started.logger);
+  const services = buildServices(options, started, { registry, cedar }, stores.approvals, signer);
   const intake = subscribe(options, started, services);
   await confirmReady(options.nc, started.logger);
   started.logger.info({ subject: started.bus.subjects.callWildcard }, "coordinator ready");

@@ -1,0 +1,70 @@
+/**
+ * A revision's Cedar sets are parsed when the revision comes into force (CedarEvaluator.prepare,
+ * called by the coordinator's registry watch), never on a call: parsing costs the engine tens to
+ * hundreds of milliseconds per set, and a call running under an older revision must not make the
+ * sets in force be parsed again.
+ */
+import { describe, expect, it } from "vitest";
+import { MemorySessionFactStore } from "../../../src/cedar/session-facts.js";
+import { CedarEvaluator, type CedarCall } from "../../../src/coordinator/cedar-evaluator.js";
+import { parseRegistryDocument, type RegistryPolicy } from "../../../src/registry/document.js";
+import { RegistrySnapshot } from "../../../src/registry/snapshot.js";
+
+const NO_RM =
+  '@id("no-rm") forbid (principal, action == Action::"before_tool_call", resource is Tool);';
+const NO_SEND =
+  '@id("no-send") forbid (principal, action == Action::"before_tool_call", resource);';
+const ILL_TYPED =
+  '@id("typo") forbid (principal, action == Action::"before_tool_call", resource) when { context.nonexistent == 1 };';
+
+function snapshot(revision: number, sets: Record<string, string>): RegistrySnapshot {
+  const policies = Object.entries(sets).map(([name, cedar], i) => ({
+    name,
+    kind: "cedar",
+    cedar,
+    hooks: ["before_tool_call"],
+    priority: 10 - i,
+  }));
+  return new RegistrySnapshot(revision, parseRegistryDocument({ policies }));
+}
+
+function cedarOf(s: RegistrySnapshot): (RegistryPolicy & { cedar: string })[] {
+  return s.document.policies.filter((p): p is RegistryPolicy & { cedar: string } => !!p.cedar);
+}
+
+const call: CedarCall = {
+  hook: "before_tool_call",
+  context: { agentId: "a", sessionKey: "s", runId: "r" },
+  event: { toolName: "exec", params: { cmd: "ls" } },
+  agentId: "a",
+  sessionKey: "s",
+};
+
+describe("Cedar sets are prepared with their revision", () => {
+  it("parses every set once, keeps a set that fails as its error, and a call parses nothing", async () => {
+    const cedar = new CedarEvaluator(new MemorySessionFactStore());
+    const rev1 = snapshot(1, { rm: NO_RM, typo: ILL_TYPED });
+    expect(cedar.prepare(rev1)).toMatchObject({ loaded: 2, failed: ["typo"] });
+
+    const outcomes = await cedar.evaluate(cedarOf(rev1), call, rev1);
+    expect(outcomes.map((o) => [o.policy, o.status])).toEqual([
+      ["rm", "ok"],
+      ["typo", "error"],
+    ]);
+    expect(cedar.prepare(rev1).loaded).toBe(0);
+  });
+
+  it("a call under an older revision does not make the sets in force be parsed again", async () => {
+    const cedar = new CedarEvaluator(new MemorySessionFactStore());
+    const rev1 = snapshot(1, { rm: NO_RM });
+    const rev2 = snapshot(2, { send: NO_SEND });
+    cedar.prepare(rev1);
+    expect(cedar.prepare(rev2)).toMatchObject({ loaded: 1, failed: [] });
+
+    await cedar.evaluate(cedarOf(rev1), call, rev1); // still running under revision 1
+    expect(cedar.prepare(rev2).loaded).toBe(0);
+    // A newer revision forgets what it no longer uses (bounded by the registry).
+    cedar.prepare(snapshot(3, { send: NO_SEND }));
+    expect(cedar.prepare(snapshot(4, { rm: NO_RM })).loaded).toBe(1);
+  });
+});
