@@ -115,7 +115,8 @@ describe("hookbus audit anchor --every", () => {
       { HOOKBUS_CLI_SOURCE: "1" },
     );
     await until(
-      () => existsSync(out) && readdirSync(out).some((f) => f.startsWith("anchor-")),
+      // The finished file, not the temporary one it is written to and renamed from.
+      () => existsSync(out) && readdirSync(out).some((f) => /^anchor-\d+\.json$/.test(f)),
       30_000,
       "an anchor file",
     ).catch((error: unknown) => {
