@@ -1,9 +1,12 @@
 /**
  * What the active sealer read and has not sealed yet, and the cursor it seals from. flush() seals
  * the head of the buffer as one batch (fewer records when they outgrow one message), appends it,
- * then moves the cursor and the session heads on. Flushes never overlap.
+ * then moves the cursor and the session heads on. Flushes never overlap, and none follows a failed
+ * one until the next round begins: a batch stored whose heads never reached KV must stay past the
+ * `_through` mark (heads.ts), and the next batch's heads would move the mark over it.
  */
 import type { SealerSignatureCheck } from "./signature-check.js";
+import { HookbusError } from "../foundation/errors.js";
 import { bytesHash } from "../log/seal/hash.js";
 import { appendBatch, type AppendTarget } from "./append.js";
 import { buildBatch, type PendingRecord } from "./build-batch.js";
@@ -32,6 +35,8 @@ export class SealBatcher {
   /** Batches this process stored. */
   batches = 0;
   private flushing: Promise<void> = Promise.resolve();
+  /** What failed a flush of this round (undefined: nothing): later flushes fail with it. */
+  private failed: Error | undefined;
   private readonly encoder = new TextEncoder();
 
   constructor(private readonly options: BatcherOptions) {}
@@ -40,6 +45,7 @@ export class SealBatcher {
   begin(state: SealState): void {
     this.state = state;
     this.buffer.length = 0;
+    this.failed = undefined;
   }
 
   add(record: PendingRecord, pending: number): void {
@@ -47,12 +53,21 @@ export class SealBatcher {
     this.lastPending = pending;
   }
 
-  /** Seal what is buffered (up to maxBatch). */
+  /** Seal what is buffered (up to maxBatch); rejects at once after a failed flush of this round. */
   flush(): Promise<void> {
-    const run = this.flushing.then(() => this.sealHead());
-    // The queue goes on after a failed flush (the caller handles the failure): a rejected link
-    // would fail every later flush at once.
-    this.flushing = run.catch(() => {});
+    const run = this.flushing.then(() => {
+      // A flush queued behind a failed one would seal from what that one left: a cursor moved on
+      // while KV missed its heads (the persist failed), so its own heads would mark them written.
+      if (this.failed !== undefined) throw this.failed;
+      return this.sealHead();
+    });
+    // The queue itself goes on (settled() resolves; the caller handles the failure), remembering it.
+    this.flushing = run.catch((error: unknown) => {
+      this.failed ??=
+        error instanceof Error
+          ? error
+          : new HookbusError("HOOKBUS_INTERNAL", "a seal flush failed", {}, error);
+    });
     return run;
   }
 
