@@ -33,7 +33,20 @@ interface RequestAnswer {
 }
 
 export function evaluateCedar(set: CedarPolicySet, input: RequestInput): CedarEvaluation {
-  const requests = cedarRequests(set.readsSecrets ? input : { ...input, findSecrets: false });
+  // Spelled out, not `{ ...input, findSecrets: false }` (a spread then a property: microseconds
+  // on Node 20's V8, docs/performance.md); the builders read only these fields.
+  const requests = cedarRequests(
+    set.readsSecrets
+      ? input
+      : {
+          hook: input.hook,
+          context: input.context,
+          event: input.event,
+          session: input.session,
+          vocabulary: input.vocabulary,
+          findSecrets: false,
+        },
+  );
   const answers = requests.map((request) => answer(set, request));
   const errors = answers.flatMap((a) => a.errors);
   if (errors.length > 0) {

@@ -72,25 +72,28 @@ export class CedarEvaluator {
     snapshot: RegistrySnapshot,
   ): PolicyOutcomeInput {
     const startedAt = performance.now();
-    const base = {
-      policy: policy.name,
-      priority: policy.priority,
-      mode: policy.mode,
-      ...(policy.failMode === undefined ? {} : { failMode: policy.failMode }),
-    };
+    // Field by field in one order, no `{ ...base, … }` or `{ ...call, session }`: on Node 20's
+    // V8 a spread followed by more properties costs microseconds (docs/performance.md), and
+    // `call` is the whole admitted call. Cedar reads only the hook, context, event and session.
+    const outcome = { policy: policy.name } as PolicyOutcomeInput;
+    outcome.priority = policy.priority;
+    outcome.mode = policy.mode;
+    if (policy.failMode !== undefined) outcome.failMode = policy.failMode;
     const set = this.setFor(policy, snapshot);
     if (set instanceof Error) {
-      return { ...base, status: "error", error: toWireError(set), latencyMs: 0 };
+      outcome.status = "error";
+      outcome.error = toWireError(set);
+      outcome.latencyMs = 0;
+      return outcome;
     }
-    const result = evaluateCedar(set, { ...call, session });
-    return {
-      ...base,
-      version: set.hash,
-      status: result.status,
-      ...(result.verdict === undefined ? {} : { verdict: result.verdict }),
-      ...(result.error === undefined ? {} : { error: result.error }),
-      latencyMs: performance.now() - startedAt,
-    };
+    const input = { hook: call.hook, context: call.context, event: call.event, session };
+    const result = evaluateCedar(set, input);
+    outcome.version = set.hash;
+    outcome.status = result.status;
+    if (result.verdict !== undefined) outcome.verdict = result.verdict;
+    if (result.error !== undefined) outcome.error = result.error;
+    outcome.latencyMs = performance.now() - startedAt;
+    return outcome;
   }
 
   /**

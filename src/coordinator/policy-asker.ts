@@ -111,7 +111,7 @@ export class PolicyAsker {
           token,
           this.outcome(
             request,
-            entry.startedAt,
+            performance.now() - entry.startedAt,
             "unavailable",
             undefined,
             wireError("HOOKBUS_POLICY_UNAVAILABLE", String(error)),
@@ -185,7 +185,7 @@ export class PolicyAsker {
     entry.settle(
       this.outcome(
         request,
-        entry.startedAt,
+        performance.now() - entry.startedAt,
         "timeout",
         undefined,
         wireError("HOOKBUS_POLICY_TIMEOUT", `no answer within ${request.timeoutMs} ms`),
@@ -247,7 +247,7 @@ export class PolicyAsker {
         token,
         this.outcome(
           request,
-          startedAt,
+          performance.now() - startedAt,
           "unavailable",
           undefined,
           wireError("HOOKBUS_POLICY_UNAVAILABLE", `no worker for policy "${request.policy.name}"`),
@@ -258,15 +258,12 @@ export class PolicyAsker {
     const latencyMs = performance.now() - startedAt;
     this.again.answered(request.policy.name);
     void this.decodeReply(msg).then((reply) => {
-      const outcome = this.outcome(
-        request,
-        startedAt,
-        reply.status,
-        reply.verdict,
-        reply.error,
-        reply.version,
+      // The latency up to the reply's arrival, not its decoding: given to the literal, not spread
+      // onto a copy (a spread then a property costs microseconds on Node 20's V8).
+      this.finish(
+        token,
+        this.outcome(request, latencyMs, reply.status, reply.verdict, reply.error, reply.version),
       );
-      this.finish(token, { ...outcome, latencyMs });
     });
   }
 
@@ -302,7 +299,7 @@ export class PolicyAsker {
 
   private outcome(
     request: Omit<AskRequest, "body">,
-    startedAt: number,
+    latencyMs: number,
     status: PolicyOutcomeInput["status"],
     verdict: unknown,
     error: WireError | undefined,
@@ -318,7 +315,7 @@ export class PolicyAsker {
       status,
       ...(verdict === undefined ? {} : { verdict }),
       ...(error === undefined ? {} : { error }),
-      latencyMs: performance.now() - startedAt,
+      latencyMs,
     };
   }
 }
