@@ -139,6 +139,19 @@ export function isStreamNotFound(error: unknown): boolean {
   return error instanceof JetStreamApiError && error.code === JetStreamApiCodes.StreamNotFound;
 }
 
+/**
+ * JetStream refused a publish whose expected last sequence (of the stream or of the subject: a KV
+ * compare-and-set) was not the current one: someone else wrote first. Any other failure is not a
+ * lost race.
+ */
+export function isWrongLastSequence(error: unknown): boolean {
+  return (
+    error instanceof JetStreamApiError &&
+    (error.code === JetStreamApiCodes.StreamWrongLastSequence ||
+      error.code === JetStreamApiCodes.StreamWrongLastSequenceUnknown)
+  );
+}
+
 /** JetStream said the consumer does not exist (any other failure is not "absent"). */
 export function isConsumerNotFound(error: unknown): boolean {
   return error instanceof JetStreamApiError && error.code === JetStreamApiCodes.ConsumerNotFound;

@@ -46,7 +46,10 @@ export async function sealWhileActive(options: RoundOptions): Promise<void> {
     await round.run();
   } finally {
     await round.close();
-    await consumer.delete().catch(() => {});
+    // Best-effort cleanup: an ordered consumer left behind is removed by the server once idle.
+    await consumer.delete().catch((error: unknown) => {
+      options.logger.debug({ err: error }, "could not delete the round's ordered consumer");
+    });
     options.onStoppable(undefined);
   }
   round.throwFailure();
@@ -130,7 +133,11 @@ class SealRound {
     const last = await bus.jsm.streams
       .info(bus.subjects.logStream)
       .then((i) => i.state.last_seq)
-      .catch(() => 0);
+      .catch((error: unknown) => {
+        // Not known to have moved on: no restart now; the next tick checks again.
+        logger.warn({ err: error }, "could not read the log stream to check a silent consumer");
+        return 0;
+      });
     const state = batcher.state;
     if (state !== undefined && last >= state.nextSeq && Date.now() - this.lastDelivery > STALL_MS) {
       logger.warn({ nextSeq: state.nextSeq, logLastSeq: last }, "log consumer stalled, restarting");
