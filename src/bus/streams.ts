@@ -157,6 +157,22 @@ export function isConsumerNotFound(error: unknown): boolean {
   return error instanceof JetStreamApiError && error.code === JetStreamApiCodes.ConsumerNotFound;
 }
 
+/**
+ * Delete an ordered consumer once read. Best effort: one left behind (NATS down, the connection
+ * closing) is removed by the server once idle, so a failure is only logged at debug.
+ */
+export async function deleteOrderedConsumer(
+  consumer: { delete(): Promise<boolean> },
+  logger: Logger,
+): Promise<void> {
+  await consumer.delete().catch((error: unknown) => {
+    logger.debug(
+      { err: error },
+      "could not delete an ordered consumer (the server removes it once idle)",
+    );
+  });
+}
+
 export async function ensureLogStreams(
   jsm: JetStreamManager,
   subjects: Subjects,

@@ -6,6 +6,7 @@
 import { DeliverPolicy, type ConsumerMessages } from "@nats-io/jetstream";
 import type { Logger } from "pino";
 import type { Bus } from "../bus/bus.js";
+import { deleteOrderedConsumer } from "../bus/streams.js";
 import { HookbusError } from "../foundation/errors.js";
 import type { SealBatcher } from "./batcher.js";
 import type { SessionHeads } from "./heads.js";
@@ -46,10 +47,7 @@ export async function sealWhileActive(options: RoundOptions): Promise<void> {
     await round.run();
   } finally {
     await round.close();
-    // Best-effort cleanup: an ordered consumer left behind is removed by the server once idle.
-    await consumer.delete().catch((error: unknown) => {
-      options.logger.debug({ err: error }, "could not delete the round's ordered consumer");
-    });
+    await deleteOrderedConsumer(consumer, options.logger);
     options.onStoppable(undefined);
   }
   round.throwFailure();
