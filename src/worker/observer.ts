@@ -27,6 +27,7 @@ import { invokePolicy } from "../policy/invoke.js";
 import type { Policy } from "../policy/policy.js";
 import type { SessionStateStore } from "../policy/state/session-state.js";
 import { backoffMs } from "../foundation/backoff.js";
+import { sleep } from "../foundation/time.js";
 
 export interface ObserveOptions {
   /** How long the server waits for an ack before it redelivers; kept alive while a handler runs. Default 30 s. */
@@ -156,12 +157,8 @@ export class Observer {
 
   private async retryUntilStream(): Promise<void> {
     while (!this.stopped) {
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, this.options.settings.streamRetryMs);
-        this.wake = () => {
-          clearTimeout(timer);
-          resolve();
-        };
+      await sleep(this.options.settings.streamRetryMs, {
+        onWake: (wake) => (this.wake = wake),
       });
       if (this.stopped) return;
       try {
