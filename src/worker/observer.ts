@@ -151,7 +151,11 @@ export class Observer {
   async stop(): Promise<void> {
     this.stopped = true;
     this.wake?.();
-    await this.messages?.close().catch(() => {});
+    // Best effort on stop: a consumer that cannot close cleanly (a closed connection) has nothing
+    // more to deliver.
+    await this.messages?.close().catch((error: unknown) => {
+      this.log.debug({ err: error }, "the observation consumer did not close cleanly");
+    });
     await this.loop;
   }
 
