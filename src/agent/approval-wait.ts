@@ -12,6 +12,7 @@ import type { ApprovalRequest } from "../catalog/approval.js";
 import type { Decision } from "../catalog/catalog.js";
 import { parseDecision } from "../catalog/validate.js";
 import { ErrorCodes, HookbusError, type ErrorCode } from "../foundation/errors.js";
+import { sleep } from "../foundation/time.js";
 import { ApprovalReply } from "../approvals/wire.js";
 
 /** What the progress callback is told when a request a person has not settled changes. */
@@ -94,10 +95,6 @@ function safeJson(text: string): unknown {
   }
 }
 
-function pause(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
-}
-
 /** What the progress callback is told of a pending reply. */
 function progressOf(target: ApprovalTarget, reply: ApprovalReply): ApprovalProgress {
   const { entry } = reply;
@@ -163,7 +160,7 @@ export class NatsApprovalWaiter implements ApprovalWaiter {
         lastState = state;
       }
       await unlessAborted(
-        pause(Math.min(this.pollIntervalMs, Math.max(0, deadline - Date.now()))),
+        sleep(Math.min(this.pollIntervalMs, Math.max(0, deadline - Date.now()))),
         signal,
         closed,
       );

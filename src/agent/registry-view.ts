@@ -194,7 +194,10 @@ export class WatchedRegistryView implements RegistryView {
   private async restart(): Promise<void> {
     const old = this.stopWatch;
     this.stopWatch = undefined;
-    await old?.().catch(() => undefined);
+    // Best effort: the broken watch is replaced whatever its stop says.
+    await old?.().catch((error: unknown) => {
+      this.logger.debug({ err: error }, "the broken registry watch did not stop cleanly");
+    });
     if (this.stopped) return;
     this.restarts++;
     try {

@@ -46,7 +46,13 @@ export class ApprovalStore {
   async get(id: string): Promise<StoredEntry | undefined> {
     const found = await this.kv.get(id);
     if (found === null || found.operation !== "PUT") return undefined;
-    const parsed = ApprovalEntry.safeParse(found.json());
+    let json: unknown;
+    try {
+      json = found.json();
+    } catch {
+      json = undefined; // not JSON: malformed, as below
+    }
+    const parsed = ApprovalEntry.safeParse(json);
     if (!parsed.success)
       throw new HookbusError(
         "HOOKBUS_BAD_RECORD",
@@ -90,7 +96,11 @@ export class ApprovalStore {
     }
     const entries: StoredEntry[] = [];
     for (const key of keys) {
-      const stored = await this.get(key).catch(() => undefined);
+      // A malformed entry (written by hand) is left out of the list; a failed read is thrown.
+      const stored = await this.get(key).catch((error: unknown) => {
+        if (error instanceof HookbusError && error.code === "HOOKBUS_BAD_RECORD") return undefined;
+        throw error;
+      });
       if (stored !== undefined) entries.push(stored);
     }
     return entries.sort(

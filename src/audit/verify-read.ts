@@ -3,8 +3,9 @@
  * the record decoded for the content checks) and the seal stream's batches, each up to where the
  * stream ended when verification started, so a log being written still verifies to an end.
  */
-import { DeliverPolicy, type JsMsg } from "@nats-io/jetstream";
+import { DeliverPolicy, type JsMsg, type StreamInfo } from "@nats-io/jetstream";
 import type { Bus } from "../bus/bus.js";
+import { deleteOrderedConsumer, isStreamNotFound } from "../bus/streams.js";
 import { sealStreamName } from "../log/seal/batch.js";
 import { toStoredBatch, type StoredBatch } from "../log/seal/stream.js";
 import {
@@ -39,14 +40,27 @@ export interface ReadBounds {
 
 export async function readBounds(bus: Bus): Promise<ReadBounds> {
   const log = await bus.jsm.streams.info(bus.subjects.logStream);
-  const seals = await bus.jsm.streams.info(sealStreamName(bus.subjects)).catch(() => undefined);
-  const sigs = await bus.jsm.streams.info(signatureStreamName(bus.subjects)).catch(() => undefined);
+  const seals = await streamInfoIfAny(bus, sealStreamName(bus.subjects));
+  const sigs = await streamInfoIfAny(bus, signatureStreamName(bus.subjects));
   return {
     logFirstSeq: log.state.first_seq,
     logLastSeq: log.state.last_seq,
     sealLastSeq: seals?.state.last_seq ?? 0,
     signatureLastSeq: sigs?.state.last_seq ?? 0,
   };
+}
+
+/**
+ * A stream's info, undefined when it does not exist (no sealer or signer ever ran). Any other
+ * failure is thrown: reading it as "no seals" would report sealed records as unsealed.
+ */
+async function streamInfoIfAny(bus: Bus, name: string): Promise<StreamInfo | undefined> {
+  try {
+    return await bus.jsm.streams.info(name);
+  } catch (error) {
+    if (isStreamNotFound(error)) return undefined;
+    throw error;
+  }
 }
 
 async function* readStream(
@@ -73,7 +87,7 @@ async function* readStream(
       messages.stop();
     }
   } finally {
-    await consumer.delete().catch(() => {});
+    await deleteOrderedConsumer(consumer, bus.logger);
   }
 }
 

@@ -117,6 +117,8 @@ export class BlobStore {
   }
 
   private async has(ref: BlobRef): Promise<boolean> {
+    // Handled: a failed check (an agent may not read through the stream API) means "store it";
+    // storing again is idempotent (each chunk's message id), and a real failure shows there.
     const last = await this.chunk(this.chunkSubject(ref, ref.chunks - 1)).catch(() => null);
     return last !== null;
   }

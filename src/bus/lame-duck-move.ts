@@ -15,6 +15,7 @@
  */
 import type { NatsConnection } from "@nats-io/transport-node";
 import type { Logger } from "pino";
+import { settlesWithin } from "../foundation/deadline.js";
 import { ConnectionWatch } from "./connection-watch.js";
 
 /** How long a move waits for the work in hand, and then for the new connection. */
@@ -44,14 +45,14 @@ async function move(nc: NatsConnection, server: string, options: LameDuckMoveOpt
   const maxMs = options.maxPauseMs ?? DEFAULT_MAX_PAUSE_MS;
   const started = Date.now();
   logger.info({ server }, "NATS node entering lame-duck mode: moving to another node");
-  const paused = await within(options.pause(), maxMs);
+  const paused = await settlesWithin(options.pause(), maxMs);
   if (!paused) logger.warn({ server, maxMs }, "moving with work still in hand");
   if (nc.isClosed() || nc.isDraining()) return;
   const back = ConnectionWatch.of(nc).nextReconnect();
   try {
-    await within(nc.flush(), maxMs);
+    await settlesWithin(nc.flush(), maxMs);
     await nc.reconnect();
-    if (await within(back.promise, maxMs)) {
+    if (await settlesWithin(back.promise, maxMs)) {
       logger.info({ from: server, ms: Date.now() - started }, "moved off the lame-duck NATS node");
     } else {
       // The client keeps trying by itself; the subscriptions are re-sent when it gets through.
@@ -62,20 +63,5 @@ async function move(nc: NatsConnection, server: string, options: LameDuckMoveOpt
   } finally {
     back.cancel();
     options.resume();
-  }
-}
-
-/** Whether `work` settled within `ms` (its failure counts as settled: the move goes on). */
-async function within(work: Promise<unknown>, ms: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
-  const done = work.then(
-    () => true as const,
-    () => true as const,
-  );
-  try {
-    return await Promise.race([done, late]);
-  } finally {
-    clearTimeout(timer);
   }
 }

@@ -139,9 +139,38 @@ export function isStreamNotFound(error: unknown): boolean {
   return error instanceof JetStreamApiError && error.code === JetStreamApiCodes.StreamNotFound;
 }
 
+/**
+ * JetStream refused a publish whose expected last sequence (of the stream or of the subject: a KV
+ * compare-and-set) was not the current one: someone else wrote first. Any other failure is not a
+ * lost race.
+ */
+export function isWrongLastSequence(error: unknown): boolean {
+  return (
+    error instanceof JetStreamApiError &&
+    (error.code === JetStreamApiCodes.StreamWrongLastSequence ||
+      error.code === JetStreamApiCodes.StreamWrongLastSequenceUnknown)
+  );
+}
+
 /** JetStream said the consumer does not exist (any other failure is not "absent"). */
 export function isConsumerNotFound(error: unknown): boolean {
   return error instanceof JetStreamApiError && error.code === JetStreamApiCodes.ConsumerNotFound;
+}
+
+/**
+ * Delete an ordered consumer once read. Best effort: one left behind (NATS down, the connection
+ * closing) is removed by the server once idle, so a failure is only logged at debug.
+ */
+export async function deleteOrderedConsumer(
+  consumer: { delete(): Promise<boolean> },
+  logger: Logger,
+): Promise<void> {
+  await consumer.delete().catch((error: unknown) => {
+    logger.debug(
+      { err: error },
+      "could not delete an ordered consumer (the server removes it once idle)",
+    );
+  });
 }
 
 export async function ensureLogStreams(

@@ -4,6 +4,7 @@
  * the report.
  */
 import { spawn, type ChildProcess } from "node:child_process";
+import { settlesWithin } from "../foundation/deadline.js";
 
 const OUTPUT_LIMIT = 16 * 1024;
 
@@ -54,13 +55,5 @@ export async function exitWithin(
   worker: WorkerProcess,
   ms: number,
 ): Promise<number | string | undefined> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<undefined>((resolve) => {
-    timer = setTimeout(() => resolve(undefined), ms);
-  });
-  try {
-    return await Promise.race([worker.exited, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
+  return (await settlesWithin(worker.exited, ms)) ? await worker.exited : undefined;
 }

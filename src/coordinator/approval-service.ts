@@ -122,7 +122,12 @@ export class ApprovalService {
 
   async stop(): Promise<void> {
     if (this.sweepTimer !== undefined) clearInterval(this.sweepTimer);
-    for (const s of this.subscriptions) await s.drain().catch(() => {});
+    for (const s of this.subscriptions) {
+      // Best effort on stop: a closed connection has nothing to drain.
+      await s.drain().catch((error: unknown) => {
+        this.options.logger.debug({ err: error }, "approvals subscription did not drain");
+      });
+    }
     await Promise.allSettled([...this.inFlight]);
   }
 

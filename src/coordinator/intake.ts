@@ -121,9 +121,11 @@ export function openIntake(deps: IntakeDeps): Intake {
   );
   return {
     async drain() {
-      // A closed connection has nothing to drain.
-      await calls.drain().catch(() => {});
-      await observations.drain().catch(() => {});
+      // Best effort on stop: a closed connection has nothing to drain.
+      const undrained = (error: unknown) =>
+        deps.logger.debug({ err: error }, "intake subscription did not drain");
+      await calls.drain().catch(undrained);
+      await observations.drain().catch(undrained);
     },
   };
 }

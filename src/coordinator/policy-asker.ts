@@ -83,6 +83,12 @@ export class PolicyAsker {
     this.subscription = nc.subscribe(`${this.prefix}.*`, {
       callback: (error, msg) => {
         if (error === null) this.onReply(msg);
+        // The asks waiting on this inbox time out by their own timers.
+        else
+          bus.logger.warn(
+            { err: error },
+            "the verdict inbox subscription failed: asks will time out (check this coordinator's NATS permissions)",
+          );
       },
     });
     this.again = new AskAgain(nc, { askAgain: (before) => this.askAgain(before) });
@@ -148,8 +154,9 @@ export class PolicyAsker {
       return;
     try {
       this.publish(token, entry.request, entry.headers);
-    } catch {
+    } catch (error) {
       // Closed or draining: the ask's own timer settles it.
+      this.bus.logger.debug({ err: error }, "could not ask a policy again");
     }
   }
 
@@ -175,7 +182,10 @@ export class PolicyAsker {
       this.pending.delete(token);
     }
     this.late.clear();
-    await this.subscription.drain().catch(() => {});
+    // Best effort on close: a closed connection has nothing to drain.
+    await this.subscription.drain().catch((error: unknown) => {
+      this.bus.logger.debug({ err: error }, "the verdict inbox did not drain");
+    });
   }
 
   private expire(token: string): void {

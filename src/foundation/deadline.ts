@@ -46,3 +46,18 @@ export function beforeDeadline<T>(
   work.catch(() => {});
   return Promise.race([work, expired]).finally(() => clearTimeout(timer));
 }
+
+/** Whether `work` settled (resolved or rejected) within `ms`; it keeps running either way. */
+export async function settlesWithin(work: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  const settled = work.then(
+    () => true as const,
+    () => true as const,
+  );
+  try {
+    return await Promise.race([settled, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -61,6 +61,12 @@ export async function migrateIndex(pool: PgPool, dir?: string): Promise<MigrateR
   } catch (error) {
     throw indexError(error, "cannot connect to the index");
   }
+  // A connection whose rollback or unlock failed is destroyed, not pooled: a session still
+  // holding the migration lock would block every later migration.
+  let broken: Error | undefined;
+  const discard = (error: unknown) => {
+    broken = error instanceof Error ? error : new Error(String(error));
+  };
   try {
     await client.query("SELECT pg_advisory_lock($1)", [MIGRATION_LOCK]);
     try {
@@ -87,19 +93,20 @@ export async function migrateIndex(pool: PgPool, dir?: string): Promise<MigrateR
           ]);
           await client.query("COMMIT");
         } catch (error) {
-          await client.query("ROLLBACK").catch(() => {});
+          // The migration's own error is the one reported.
+          await client.query("ROLLBACK").catch(discard);
           throw indexError(error, `migration ${m.version} (${m.name}) failed`);
         }
         applied.push(m.version);
       }
       return { applied, version: latest };
     } finally {
-      await client.query("SELECT pg_advisory_unlock($1)", [MIGRATION_LOCK]).catch(() => {});
+      await client.query("SELECT pg_advisory_unlock($1)", [MIGRATION_LOCK]).catch(discard);
     }
   } catch (error) {
     throw indexError(error, "migrating the index");
   } finally {
-    client.release();
+    client.release(broken);
   }
 }
 

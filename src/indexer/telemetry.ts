@@ -21,18 +21,13 @@ export interface IndexerTelemetry extends ObservableService {
 
 /** The durable's configuration, bounded like the lag read (a slow server shows the last value). */
 async function readMismatch(indexer: Indexer): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    const found = await Promise.race([
-      indexer.consumerMismatches(),
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error("consumer read timed out")), LAG_READ_MS);
-      }),
-    ]);
-    return found.length > 0;
-  } finally {
-    clearTimeout(timer);
-  }
+  const found = await beforeDeadline(
+    indexer.consumerMismatches(),
+    Date.now() + LAG_READ_MS,
+    "HOOKBUS_INDEX_UNAVAILABLE",
+    () => `consumer read timed out after ${LAG_READ_MS} ms`,
+  );
+  return found.length > 0;
 }
 
 /** The lag gauges: one bounded read per scrape (a slow server shows the previous value, not a hang). */
@@ -92,6 +87,8 @@ function mismatchGauge(registry: Registry, indexer: Indexer): () => boolean {
     help: "1 when the indexer's durable consumer is not configured as the indexer creates it (HOOKBUS_CONSUMER_MISMATCH: someone else created or altered it); read at scrape.",
     registers: [registry],
     async collect() {
+      // Unreadable: the last reading stands (as the help says). It is the same consumer info as
+      // the lag's, whose failure hookbus_indexer_lag_read_failed shows in this scrape.
       mismatch = await readMismatch(indexer).catch(() => mismatch);
       this.set(mismatch ? 1 : 0);
     },

@@ -6,6 +6,7 @@
  */
 import { DeliverPolicy, type Consumer, type JsMsg, type StreamInfo } from "@nats-io/jetstream";
 import type { Bus } from "../bus/bus.js";
+import { deleteOrderedConsumer } from "../bus/streams.js";
 import type { AuditSubjectFilter, ParsedAuditSubject } from "../bus/subjects.js";
 import { HookbusError } from "../foundation/errors.js";
 import { logRecordValidator } from "./record-validator.js";
@@ -133,7 +134,7 @@ export async function* readLogBatches(
     yield* readBatches(bus, consumer, info.num_pending, lastSeq, options);
   } finally {
     // Leave nothing behind on the server (an idle ordered consumer would linger for minutes).
-    await consumer.delete().catch(() => {});
+    await deleteOrderedConsumer(consumer, bus.logger);
   }
 }
 
@@ -348,7 +349,13 @@ function readBatchSize(batch: number | undefined): number {
  * that silently ends early (a replay gate would pass on records it never saw).
  */
 async function nothingArrived(bus: Bus, consumer: Consumer, deadlineMs: number): Promise<void> {
-  const info = await consumer.info(false).catch(() => undefined);
+  let info;
+  let infoError: unknown;
+  try {
+    info = await consumer.info(false);
+  } catch (error) {
+    infoError = error; // the count is unknown: reported as the cause of the timeout below
+  }
   if (info !== undefined && info.num_pending === 0) return;
   throw new HookbusError(
     "HOOKBUS_LOG_READ_TIMEOUT",
@@ -357,6 +364,7 @@ async function nothingArrived(bus: Bus, consumer: Consumer, deadlineMs: number):
       stream: bus.subjects.logStream,
       ...(info === undefined ? {} : { pending: info.num_pending }),
     },
+    infoError,
   );
 }
 

@@ -5,7 +5,14 @@
  * (request-many with a stall timer), within a hard deadline and a cap on replies.
  */
 import { hostname } from "node:os";
-import type { Msg, NatsConnection, Subscription } from "@nats-io/transport-node";
+import {
+  NoRespondersError,
+  RequestError,
+  TimeoutError,
+  type Msg,
+  type NatsConnection,
+  type Subscription,
+} from "@nats-io/transport-node";
 import type { Logger } from "pino";
 import { DiscoveryReply, type DiscoveryRole } from "./discovery-schema.js";
 
@@ -74,7 +81,10 @@ export function serveDiscovery(
   ];
   return {
     async stop() {
-      await Promise.all(subscriptions.map((s) => s.drain().catch(() => {})));
+      // Best effort on stop: a closed connection has nothing to drain.
+      const undrained = (error: unknown) =>
+        logger?.debug({ err: error }, "discovery subscription did not drain");
+      await Promise.all(subscriptions.map((s) => s.drain().catch(undrained)));
     },
   };
 }
@@ -114,10 +124,21 @@ export async function discover(
       else found.replies.push(parsed);
       if (found.replies.length + found.invalid >= maxReplies) break;
     }
-  } catch {
-    // No responders (nobody is running) or the deadline: what came so far is the answer.
+  } catch (error) {
+    // No responders (nobody is running) or the deadline: what came so far is the answer. Any
+    // other failure (a closed connection, no permission) is thrown: "nothing is running" would
+    // be a false answer.
+    if (!isNoAnswer(error)) throw error;
   }
   return found;
+}
+
+function isNoAnswer(error: unknown): boolean {
+  return (
+    error instanceof NoRespondersError ||
+    error instanceof TimeoutError ||
+    (error instanceof RequestError && error.isNoResponders())
+  );
 }
 
 function parseReply(msg: Msg): DiscoveryReply | undefined {

@@ -8,6 +8,7 @@ import { jetstream } from "@nats-io/jetstream";
 import { KV_REQUEST_TIMEOUT_MS } from "../bus/bus.js";
 import { Kvm, type KV } from "@nats-io/kv";
 import type { Logger } from "pino";
+import { HookbusError } from "../foundation/errors.js";
 import { defaultReplicas } from "../bus/streams.js";
 import type { Subjects } from "../bus/subjects.js";
 import { sameDocument } from "./diff.js";
@@ -60,7 +61,16 @@ export class RegistryStore {
     source?: string,
   ): Promise<{ snapshot: RegistrySnapshot; changed: boolean }> {
     const valid = parseRegistryDocument(document, source);
-    const current = await this.current().catch(() => undefined);
+    // A stored document that fails validation (written by hand) is simply replaced; a failed read
+    // is thrown, as the write would fail too.
+    const current = await this.current().catch((error: unknown) => {
+      if (
+        error instanceof SyntaxError ||
+        (error instanceof HookbusError && error.code === "HOOKBUS_INVALID_REGISTRY")
+      )
+        return undefined;
+      throw error;
+    });
     if (current !== undefined && current.revision > 0 && sameDocument(current.document, valid))
       return { snapshot: current, changed: false };
     const revision = await this.kv.put(KEY, JSON.stringify(valid));

@@ -3,10 +3,10 @@
  * (`Nats-Expected-Last-Sequence`): retried until it is stored, or refused because the lease was
  * lost or someone else appended first (HOOKBUS_SEAL_CONFLICT: this sealer stands down).
  */
-import { JetStreamApiCodes, JetStreamApiError } from "@nats-io/jetstream";
 import { headers as natsHeaders } from "@nats-io/transport-node";
 import type { Logger } from "pino";
 import type { Bus } from "../bus/bus.js";
+import { isWrongLastSequence } from "../bus/streams.js";
 import { backoffMs } from "../foundation/backoff.js";
 import { HookbusError } from "../foundation/errors.js";
 import { sleep } from "../foundation/time.js";
@@ -56,7 +56,7 @@ export async function appendBatch(
       });
       return ack.seq;
     } catch (error) {
-      const stored = await storedAnyway(bus, hash, from.streamSeq, error);
+      const stored = await storedAnyway(target, hash, from.streamSeq, error);
       if (stored !== undefined) return stored;
       logger.warn({ err: error, attempt }, "seal append failed, retrying");
       await sleep(backoffMs(attempt, { firstMs: 50, capMs: 1000 }));
@@ -67,14 +67,26 @@ export async function appendBatch(
 /**
  * After a failed append: did an earlier attempt get through (its answer lost; resolves with its
  * sequence), or did someone else append (throws HOOKBUS_SEAL_CONFLICT)? Undefined: retry.
+ * When the seal stream cannot be read either, nothing is concluded (not even from a refused
+ * expectation, which an earlier attempt of this sealer may have caused): the append is retried,
+ * still fenced on the same sequence, and the next failure reads again.
  */
 async function storedAnyway(
-  bus: Bus,
+  target: AppendTarget,
   hash: string,
   expected: number,
   error: unknown,
 ): Promise<number | undefined> {
-  const last = await lastBatch(bus).catch(() => undefined);
+  let last;
+  try {
+    last = await lastBatch(target.bus);
+  } catch (readError) {
+    target.logger.warn(
+      { err: readError, appendErr: error },
+      "seal append failed and the seal stream's last batch could not be read; retrying the append (check NATS/JetStream health)",
+    );
+    return undefined;
+  }
   if (last !== undefined && last.hash === hash) return last.streamSeq;
   if (last !== undefined && last.streamSeq !== expected) {
     throw new HookbusError(
@@ -88,12 +100,4 @@ async function storedAnyway(
     throw new HookbusError("HOOKBUS_SEAL_CONFLICT", "the seal stream moved", {}, error);
   }
   return undefined;
-}
-
-function isWrongLastSequence(error: unknown): boolean {
-  return (
-    error instanceof JetStreamApiError &&
-    (error.code === JetStreamApiCodes.StreamWrongLastSequence ||
-      error.code === JetStreamApiCodes.StreamWrongLastSequenceUnknown)
-  );
 }

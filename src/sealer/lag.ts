@@ -39,9 +39,8 @@ export async function readSealLag(bus: Bus): Promise<StreamSealLag> {
   if (records > 0) {
     // The first stored message after the sealed range (a few deleted sequences are skipped).
     for (let seq = sealedSeq + 1; seq <= Math.min(log.state.last_seq, sealedSeq + 8); seq++) {
-      const next = await bus.jsm.streams
-        .getMessage(bus.subjects.logStream, { seq })
-        .catch(() => null);
+      // null: no message at this sequence (JetStream's "no message found"); other errors are thrown.
+      const next = await bus.jsm.streams.getMessage(bus.subjects.logStream, { seq });
       if (next === null) continue;
       seconds = Math.max(0, (Date.now() - next.time.getTime()) / 1000);
       break;

@@ -13,6 +13,7 @@ import { jetstream } from "@nats-io/jetstream";
 import { Kvm, type KV } from "@nats-io/kv";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { KV_ALLOW_DIRECT, KV_REQUEST_TIMEOUT_MS } from "../bus/bus.js";
+import { isWrongLastSequence } from "../bus/streams.js";
 import type { Subjects } from "../bus/subjects.js";
 import type { SealKeyPair } from "../log/seal/keys.js";
 import {
@@ -90,10 +91,13 @@ export class SealerLease {
         }
         this.revision = await this.kv.update("lease", JSON.stringify(value), entry.revision);
       }
-    } catch {
-      // Lost the compare-and-set: someone else took or renewed it first.
+    } catch (error) {
+      // Not knowing whether this write landed, this sealer no longer counts on the lease.
       this.revision = 0;
-      return false;
+      // Lost the compare-and-set: someone else took or renewed it first.
+      if (isWrongLastSequence(error)) return false;
+      // Anything else (a timeout, NATS down) is the caller's to log and retry.
+      throw error;
     }
     this.until = value.until;
     return true;
@@ -103,7 +107,10 @@ export class SealerLease {
   async release(): Promise<void> {
     if (this.revision === 0) return;
     const value = this.value(0);
-    await this.kv.update("lease", JSON.stringify(value), this.revision).catch(() => {});
+    const revision = this.revision;
     this.revision = 0;
+    // Best effort on a clean stop: if it fails, the lease simply runs out and a standby takes it
+    // over a time-to-live later.
+    await this.kv.update("lease", JSON.stringify(value), revision);
   }
 }

@@ -6,6 +6,7 @@
 import { DeliverPolicy, type ConsumerMessages } from "@nats-io/jetstream";
 import type { Logger } from "pino";
 import type { Bus } from "../bus/bus.js";
+import { deleteOrderedConsumer } from "../bus/streams.js";
 import { HookbusError } from "../foundation/errors.js";
 import type { SealBatcher } from "./batcher.js";
 import type { SessionHeads } from "./heads.js";
@@ -46,7 +47,7 @@ export async function sealWhileActive(options: RoundOptions): Promise<void> {
     await round.run();
   } finally {
     await round.close();
-    await consumer.delete().catch(() => {});
+    await deleteOrderedConsumer(consumer, options.logger);
     options.onStoppable(undefined);
   }
   round.throwFailure();
@@ -130,7 +131,11 @@ class SealRound {
     const last = await bus.jsm.streams
       .info(bus.subjects.logStream)
       .then((i) => i.state.last_seq)
-      .catch(() => 0);
+      .catch((error: unknown) => {
+        // Not known to have moved on: no restart now; the next tick checks again.
+        logger.warn({ err: error }, "could not read the log stream to check a silent consumer");
+        return 0;
+      });
     const state = batcher.state;
     if (state !== undefined && last >= state.nextSeq && Date.now() - this.lastDelivery > STALL_MS) {
       logger.warn({ nextSeq: state.nextSeq, logLastSeq: last }, "log consumer stalled, restarting");

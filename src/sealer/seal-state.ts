@@ -4,6 +4,7 @@
  */
 import type { Logger } from "pino";
 import type { Bus } from "../bus/bus.js";
+import { isStreamNotFound } from "../bus/streams.js";
 import { HookbusError } from "../foundation/errors.js";
 import { sealStreamName } from "../log/seal/batch.js";
 import { lastBatch } from "../log/seal/stream.js";
@@ -30,11 +31,11 @@ export async function loadSealState(
   heads.forget();
   const last = await lastBatch(bus);
   if (last === undefined) {
-    const info = await bus.jsm.streams.info(bus.subjects.logStream).catch(() => undefined);
+    const firstSeq = await logFirstSeq(bus);
     const streamSeq = await bus.jsm.streams
       .info(sealStreamName(bus.subjects))
       .then((i) => i.state.last_seq);
-    return { index: 0, hash: null, nextSeq: Math.max(1, info?.state.first_seq ?? 1), streamSeq };
+    return { index: 0, hash: null, nextSeq: Math.max(1, firstSeq), streamSeq };
   }
   const batch = last.batch;
   if (batch === undefined) {
@@ -51,4 +52,18 @@ export async function loadSealState(
     nextSeq: batch.toSeq + 1,
     streamSeq: last.streamSeq,
   };
+}
+
+/**
+ * Where the first chain starts: the log's first sequence, 1 when there is no log stream yet. Any
+ * other failure fails the round (the sealer retries it): guessing 1 would seal a range the log
+ * no longer has.
+ */
+async function logFirstSeq(bus: Bus): Promise<number> {
+  try {
+    return (await bus.jsm.streams.info(bus.subjects.logStream)).state.first_seq;
+  } catch (error) {
+    if (isStreamNotFound(error)) return 1;
+    throw error;
+  }
 }

@@ -181,7 +181,12 @@ async function drain(
       return false;
     },
   );
-  if (ended) await lease.release();
+  if (ended) {
+    // Best effort: a lease not released runs out, and a standby takes over a time-to-live later.
+    await lease.release().catch((error: unknown) => {
+      logger.warn({ err: error }, "could not release the lease on stop (it expires)");
+    });
+  }
   await signatures?.stop();
   control.active = false;
   logger.info("sealer stopped");

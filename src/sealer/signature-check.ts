@@ -16,6 +16,7 @@ import { Counter, type Registry } from "prom-client";
 import type { Logger } from "pino";
 import type { Bus } from "../bus/bus.js";
 import { isStreamNotFound } from "../bus/streams.js";
+import { sleep } from "../foundation/time.js";
 import {
   recordHash,
   signatureStreamName,
@@ -192,10 +193,7 @@ export class SealerSignatureCheck {
 
   /** A wait that stop() cuts short and that never keeps the process alive. */
   private pause(ms: number): Promise<void> {
-    return new Promise<void>((resolve) => {
-      this.wake = resolve;
-      setTimeout(resolve, ms).unref();
-    });
+    return sleep(ms, { unref: true, onWake: (wake) => (this.wake = wake) });
   }
 
   async stop(): Promise<void> {

@@ -51,8 +51,5 @@ export async function takeTurns(options: TurnOptions): Promise<void> {
 }
 
 function standBy(control: SealerControl, ms: number): Promise<void> {
-  return new Promise<void>((resolve) => {
-    control.wake = resolve;
-    setTimeout(resolve, ms).unref();
-  });
+  return sleep(ms, { unref: true, onWake: (wake) => (control.wake = wake) });
 }

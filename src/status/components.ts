@@ -3,6 +3,7 @@
  * indexer, read from the streams (each only when that component exists in the namespace).
  */
 import type { Bus } from "../bus/bus.js";
+import { isConsumerNotFound, isStreamNotFound } from "../bus/streams.js";
 import { indexLag } from "../indexer/indexer.js";
 import { sealStreamName } from "../log/seal/batch.js";
 import { readSealLag } from "../sealer/lag.js";
@@ -35,8 +36,9 @@ async function streamExists(bus: Bus, name: string): Promise<boolean> {
   try {
     await bus.jsm.streams.info(name);
     return true;
-  } catch {
-    return false;
+  } catch (error) {
+    if (isStreamNotFound(error)) return false;
+    throw error;
   }
 }
 
@@ -68,8 +70,9 @@ export async function readIndexerStatus(
   const name = consumer ?? `${bus.subjects.namespace}-indexer`;
   try {
     await bus.jsm.consumers.info(bus.subjects.logStream, name);
-  } catch {
-    return { present: false };
+  } catch (error) {
+    if (isConsumerNotFound(error) || isStreamNotFound(error)) return { present: false };
+    throw error;
   }
   const lag = await indexLag(bus, name);
   return {

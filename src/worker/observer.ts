@@ -27,6 +27,7 @@ import { invokePolicy } from "../policy/invoke.js";
 import type { Policy } from "../policy/policy.js";
 import type { SessionStateStore } from "../policy/state/session-state.js";
 import { backoffMs } from "../foundation/backoff.js";
+import { sleep } from "../foundation/time.js";
 
 export interface ObserveOptions {
   /** How long the server waits for an ack before it redelivers; kept alive while a handler runs. Default 30 s. */
@@ -150,18 +151,18 @@ export class Observer {
   async stop(): Promise<void> {
     this.stopped = true;
     this.wake?.();
-    await this.messages?.close().catch(() => {});
+    // Best effort on stop: a consumer that cannot close cleanly (a closed connection) has nothing
+    // more to deliver.
+    await this.messages?.close().catch((error: unknown) => {
+      this.log.debug({ err: error }, "the observation consumer did not close cleanly");
+    });
     await this.loop;
   }
 
   private async retryUntilStream(): Promise<void> {
     while (!this.stopped) {
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, this.options.settings.streamRetryMs);
-        this.wake = () => {
-          clearTimeout(timer);
-          resolve();
-        };
+      await sleep(this.options.settings.streamRetryMs, {
+        onWake: (wake) => (this.wake = wake),
       });
       if (this.stopped) return;
       try {

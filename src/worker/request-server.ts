@@ -110,7 +110,10 @@ export class RequestServer {
   async pause(): Promise<void> {
     const subscription = this.subscription;
     this.subscription = undefined;
-    await subscription?.drain().catch(() => {}); // a closed connection has nothing to drain
+    // Best effort: a closed connection has nothing to drain.
+    await subscription?.drain().catch((error: unknown) => {
+      this.options.bus.logger.debug({ err: error }, "request subscription did not drain");
+    });
   }
 
   /** Take requests again after `pause` (not after `drain`). */

@@ -106,7 +106,12 @@ export async function runPolicy(
     await Promise.all(observers.map((observer) => observer.stop()));
     await inFlight.idle();
     // The answers were handed to the client; make sure they reached the server.
-    if (!options.nc.isClosed()) await options.nc.flush().catch(() => {});
+    if (!options.nc.isClosed()) {
+      await options.nc.flush().catch((error: unknown) => {
+        // The connection went away meanwhile: the coordinators time out on what did not arrive.
+        bus.logger.warn({ err: error }, "answers may not have reached NATS before the stop");
+      });
+    }
   };
 
   try {

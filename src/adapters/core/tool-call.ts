@@ -60,7 +60,12 @@ export function observeToolCall(
       params: call.input,
       ...fields,
     })
-    .catch(() => {});
+    .catch((failure: unknown) =>
+      run.client.log.warn(
+        { err: failure, hook: "after_tool_call", toolName: call.toolName },
+        "the tool call's after_tool_call observation was lost",
+      ),
+    );
 }
 
 /**

@@ -7,7 +7,9 @@
  */
 import type { Logger } from "pino";
 import type { HookbusClient } from "../../agent/client.js";
+import { backoffMs } from "../../foundation/backoff.js";
 import { HookbusError, isHookbusError } from "../../foundation/errors.js";
+import { sleep } from "../../foundation/time.js";
 
 export interface OpenedHookbus {
   hookbus: HookbusClient;
@@ -58,7 +60,7 @@ export class HookbusConnection {
   }
 
   private async connectUntilOpen(): Promise<void> {
-    let backoff = FIRST_BACKOFF_MS;
+    let backoff = backoffMs(0, { firstMs: FIRST_BACKOFF_MS, capMs: MAX_BACKOFF_MS });
     for (let attempt = 1; !this.stopped; attempt++) {
       try {
         const opened = await this.open();
@@ -75,11 +77,8 @@ export class HookbusConnection {
           this.lastError.message,
         );
       }
-      await new Promise<void>((resolve) => {
-        this.wake = resolve;
-        setTimeout(resolve, backoff).unref();
-      });
-      backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
+      await sleep(backoff, { unref: true, onWake: (wake) => (this.wake = wake) });
+      backoff = backoffMs(attempt, { firstMs: FIRST_BACKOFF_MS, capMs: MAX_BACKOFF_MS });
     }
   }
 }

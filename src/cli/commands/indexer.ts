@@ -152,7 +152,10 @@ export const indexerCommand: Command = {
             indexer
               .lag()
               .then((lag) => logger.info({ ...indexer.stats, lag }, "indexer progress"))
-              .catch(() => {});
+              // The lag is unreadable now (the next report tries again): the counts still go out.
+              .catch((error: unknown) =>
+                logger.info({ ...indexer.stats, lagError: String(error) }, "indexer progress"),
+              );
           }, 10_000).unref();
           return { ...indexerTelemetry(indexer, nc), indexer };
         },
