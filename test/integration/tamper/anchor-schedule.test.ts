@@ -114,18 +114,22 @@ describe("hookbus audit anchor --every", () => {
       ],
       { HOOKBUS_CLI_SOURCE: "1" },
     );
-    await until(
-      // The finished file, not the temporary one it is written to and renamed from.
-      () => existsSync(out) && readdirSync(out).some((f) => /^anchor-\d+\.json$/.test(f)),
-      30_000,
-      "an anchor file",
-    ).catch((error: unknown) => {
-      throw new Error(`${String(error)}\n${child.output()}\n${child.errors()}`);
-    });
-    expect(readdirSync(out)).toEqual([
-      anchorFileName(Number(/anchor-(\d+)/.exec(readdirSync(out)[0]!)![1])),
-    ]);
-    child.child.kill("SIGTERM");
+    try {
+      await until(
+        // The finished file, not the temporary one it is written to and renamed from.
+        () => existsSync(out) && readdirSync(out).some((f) => /^anchor-\d+\.json$/.test(f)),
+        30_000,
+        "an anchor file",
+      ).catch((error: unknown) => {
+        throw new Error(`${String(error)}\n${child.output()}\n${child.errors()}`);
+      });
+      expect(readdirSync(out)).toEqual([
+        anchorFileName(Number(/anchor-(\d+)/.exec(readdirSync(out)[0]!)![1])),
+      ]);
+    } finally {
+      // Also when an assertion failed: a left-over `audit anchor --every` runs until killed.
+      child.child.kill("SIGTERM");
+    }
     expect(await child.exited).toBe(0);
   });
 });
