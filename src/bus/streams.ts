@@ -158,6 +158,19 @@ export function isConsumerNotFound(error: unknown): boolean {
 }
 
 /**
+ * These credentials may not read it (a NATS permissions violation, possibly wrapped as a request
+ * error's cause): for a role that is not meant to see it, the same as absent.
+ */
+export function isPermissionViolation(error: unknown): boolean {
+  for (let e = error, depth = 0; e instanceof Error && depth < 4; depth++) {
+    if (e.name === "PermissionViolationError" || /Permissions Violation/.test(e.message))
+      return true;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
+/**
  * Delete an ordered consumer once read. Best effort: one left behind (NATS down, the connection
  * closing) is removed by the server once idle, so a failure is only logged at debug.
  */

@@ -3,7 +3,7 @@
  * indexer, read from the streams (each only when that component exists in the namespace).
  */
 import type { Bus } from "../bus/bus.js";
-import { isConsumerNotFound, isStreamNotFound } from "../bus/streams.js";
+import { isConsumerNotFound, isPermissionViolation, isStreamNotFound } from "../bus/streams.js";
 import { indexLag } from "../indexer/indexer.js";
 import { sealStreamName } from "../log/seal/batch.js";
 import { readSealLag } from "../sealer/lag.js";
@@ -37,7 +37,8 @@ async function streamExists(bus: Bus, name: string): Promise<boolean> {
     await bus.jsm.streams.info(name);
     return true;
   } catch (error) {
-    if (isStreamNotFound(error)) return false;
+    // Absent, or not readable with these credentials (not this role's to see).
+    if (isStreamNotFound(error) || isPermissionViolation(error)) return false;
     throw error;
   }
 }
@@ -71,7 +72,10 @@ export async function readIndexerStatus(
   try {
     await bus.jsm.consumers.info(bus.subjects.logStream, name);
   } catch (error) {
-    if (isConsumerNotFound(error) || isStreamNotFound(error)) return { present: false };
+    // Absent, or not readable with these credentials (not this role's to see).
+    if (isConsumerNotFound(error) || isStreamNotFound(error) || isPermissionViolation(error)) {
+      return { present: false };
+    }
     throw error;
   }
   const lag = await indexLag(bus, name);

@@ -5,7 +5,7 @@
  */
 import type { Bus } from "../bus/bus.js";
 import { durableMismatches, type DurableShape } from "../bus/durable-check.js";
-import { isConsumerNotFound, isStreamNotFound } from "../bus/streams.js";
+import { isConsumerNotFound, isPermissionViolation, isStreamNotFound } from "../bus/streams.js";
 import { OBSERVATIONAL_HOOK_NAMES } from "../catalog/catalog.js";
 import { INDEXER_DURABLE_SHAPE } from "../indexer/indexer.js";
 import { observerDurableName, observerDurableShape } from "../worker/observer.js";
@@ -22,7 +22,10 @@ async function mismatchOf(
   try {
     config = (await bus.jsm.consumers.info(bus.subjects.logStream, name)).config;
   } catch (error) {
-    if (isConsumerNotFound(error) || isStreamNotFound(error)) return undefined; // nothing to check
+    // Absent, or not readable with these credentials: nothing this role can check.
+    if (isConsumerNotFound(error) || isStreamNotFound(error) || isPermissionViolation(error)) {
+      return undefined;
+    }
     // Not readable (these credentials, a timeout): said, not passed over as "fine".
     return `consumer ${name} could not be checked: ${String((error as Error)?.message ?? error)}`;
   }
