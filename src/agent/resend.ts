@@ -21,7 +21,7 @@ import { Header } from "../bus/headers.js";
 import { ReplyInbox } from "../bus/reply-inbox.js";
 import { HookbusError, type ErrorCode } from "../foundation/errors.js";
 import { sleep } from "../foundation/time.js";
-import { MIN_ATTEMPT_MS, pauseBeforeRetry } from "../foundation/deadline.js";
+import { pauseBeforeRetry } from "../foundation/deadline.js";
 
 /** Error replies that mean "not now, try another responder": re-sent within the deadline. */
 const RETRY_CODES = new Set<string>(["HOOKBUS_OVERLOADED"]);
@@ -159,9 +159,10 @@ class Attempts {
     const code = msg.headers?.get(Header.ErrorCode) ?? "";
     if (!RETRY_CODES.has(code)) return msg;
     const { deadline } = this.request;
+    // pauseBeforeRetry already leaves MIN_ATTEMPT_MS for the next attempt; checking again here
+    // with a later clock gave up early whenever the pause was clamped to the room left.
     const pause = pauseBeforeRetry(this.retries++, deadline);
-    if (pause === undefined || deadline - Date.now() - pause < MIN_ATTEMPT_MS) return msg;
-    return pause;
+    return pause === undefined ? msg : pause;
   }
 
   /** A failed attempt: the pause before the next one (AT_ONCE: none), or the error to throw. */
@@ -188,7 +189,7 @@ class Attempts {
     // No responders (restarting, or none deployed): retry while the deadline allows.
     this.noResponders++;
     const pause = pauseBeforeRetry(this.retries++, request.deadline);
-    if (pause === undefined || request.deadline - Date.now() - pause < MIN_ATTEMPT_MS) {
+    if (pause === undefined) {
       throw this.unavailable(
         `nobody answered on ${request.subject}` +
           (this.watch.connected ? "" : " (the NATS connection is down)"),
