@@ -20,7 +20,14 @@ import {
 import { WorkerLivenessCheck } from "./liveness-check.js";
 import { CoordinatorMetrics, newRegistry } from "../observability/metrics.js";
 import { RecentWindow } from "../observability/recent-window.js";
-import { inSpan, markSpanError, SpanKind, traceContextOf } from "../observability/trace.js";
+import { MetricChildren } from "../observability/metric-children.js";
+import {
+  inSpan,
+  markSpanError,
+  SpanKind,
+  traceContextOf,
+  untraced,
+} from "../observability/trace.js";
 import { HOOKBUS_VERSION } from "../observability/version.js";
 import { beforeDeadline } from "../foundation/deadline.js";
 
@@ -51,12 +58,21 @@ export interface CoordinatorTelemetryOptions {
   livenessIntervalMs?: number;
 }
 
+interface Observer {
+  observe(seconds: number): void;
+}
+
 /** How long a discovery reply may wait for the log stream's last sequence. */
 const STREAM_INFO_TIMEOUT_MS = 1000;
 
 export class CoordinatorTelemetry implements CallTelemetry {
   readonly metrics: Registry;
   private readonly m: CoordinatorMetrics;
+  // Children per label set: these are observed several times per call (metric-children.ts).
+  private readonly calls: MetricChildren<Observer>;
+  private readonly policyLatency: MetricChildren<Observer>;
+  private readonly policyStatus: MetricChildren<{ inc(): void }>;
+  private readonly logAppend: MetricChildren<Observer>;
   private readonly recent = new RecentWindow();
   private readonly identity;
   private readonly connection: ConnectionState;
@@ -69,7 +85,15 @@ export class CoordinatorTelemetry implements CallTelemetry {
   constructor(private readonly options: CoordinatorTelemetryOptions) {
     const { bus, id } = options;
     this.metrics = newRegistry("coordinator", id);
-    this.m = new CoordinatorMetrics(this.metrics, options.inFlight);
+    const m = (this.m = new CoordinatorMetrics(this.metrics, options.inFlight));
+    this.calls = new MetricChildren((hook, outcome) => m.calls.labels({ hook, outcome }));
+    this.policyLatency = new MetricChildren((policy, hook, status) =>
+      m.policyLatency.labels({ policy, hook, status }),
+    );
+    this.policyStatus = new MetricChildren((policy, hook, status) =>
+      m.policyStatus.labels({ policy, hook, status }),
+    );
+    this.logAppend = new MetricChildren((result) => m.logAppend.labels({ result }));
     this.identity = processIdentity(bus.subjects.namespace);
     this.connection = followConnection(bus.nc);
     const intervalMs = options.livenessIntervalMs;
@@ -117,8 +141,13 @@ export class CoordinatorTelemetry implements CallTelemetry {
     return { ready: reasons.length === 0, reasons };
   }
 
-  /** Handle one agent call inside a span continuing the agent's trace. */
+  /**
+   * Handle one agent call inside a span continuing the agent's trace. The span, its name, its
+   * attributes and the parent read from the headers are built only when something traces: this
+   * and the methods below run several times per call.
+   */
   traceCall(msg: Msg, handle: () => Promise<void>): Promise<void> {
+    if (untraced()) return handle();
     const hook = msg.subject.slice(msg.subject.lastIndexOf(".") + 1);
     return inSpan(
       `hookbus.coordinate ${hook}`,
@@ -137,14 +166,12 @@ export class CoordinatorTelemetry implements CallTelemetry {
     ask: () => Promise<T>,
   ): Promise<T> {
     const started = performance.now();
+    if (untraced()) return ask().then((outcome) => this.asked(policy, hook, started, outcome));
     return inSpan(
       `hookbus.policy.ask ${policy}`,
       { kind: SpanKind.CLIENT, attributes: { "hookbus.policy": policy, "hookbus.hook": hook } },
       async (span) => {
-        const outcome = await ask();
-        const labels = { policy, hook, status: outcome.status };
-        this.m.policyLatency.observe(labels, (performance.now() - started) / 1000);
-        this.m.policyStatus.inc(labels);
+        const outcome = this.asked(policy, hook, started, await ask());
         span.setAttribute("hookbus.status", outcome.status);
         if (outcome.status !== "ok") markSpanError(span, outcome.status);
         return outcome;
@@ -152,28 +179,55 @@ export class CoordinatorTelemetry implements CallTelemetry {
     );
   }
 
+  private asked<T extends { status: string }>(
+    policy: string,
+    hook: string,
+    started: number,
+    outcome: T,
+  ): T {
+    this.policyLatency
+      .of(policy, hook, outcome.status)
+      .observe((performance.now() - started) / 1000);
+    this.policyStatus.of(policy, hook, outcome.status).inc();
+    return outcome;
+  }
+
   appendLog<T extends { seq: number }>(append: () => Promise<T>): Promise<T> {
     const started = performance.now();
+    if (untraced()) {
+      return append().then(
+        (appended) => this.appended(started, appended),
+        (error: unknown) => {
+          this.logAppend.of("error").observe((performance.now() - started) / 1000);
+          throw error;
+        },
+      );
+    }
     return inSpan("hookbus.log.append", { kind: SpanKind.PRODUCER }, async (span) => {
-      let result = "error";
+      let appended: T;
       try {
-        const appended = await append();
-        result = "ok";
-        span.setAttribute("hookbus.log.seq", appended.seq);
-        this.lastWrittenSeq = Math.max(this.lastWrittenSeq ?? 0, appended.seq);
-        return appended;
-      } finally {
-        this.m.logAppend.observe({ result }, (performance.now() - started) / 1000);
+        appended = await append();
+      } catch (error) {
+        this.logAppend.of("error").observe((performance.now() - started) / 1000);
+        throw error;
       }
+      span.setAttribute("hookbus.log.seq", appended.seq);
+      return this.appended(started, appended);
     });
+  }
+
+  private appended<T extends { seq: number }>(started: number, appended: T): T {
+    this.lastWrittenSeq = Math.max(this.lastWrittenSeq ?? 0, appended.seq);
+    this.logAppend.of("ok").observe((performance.now() - started) / 1000);
+    return appended;
   }
 
   answered(hook: string | undefined, outcome: string, receivedAt: Date): void {
     const ms = Date.now() - receivedAt.getTime();
     this.callsHandled++;
     this.recent.add(ms, outcome !== "error");
-    this.m.calls.observe({ hook: hook ?? "unknown", outcome }, ms / 1000);
-    trace.getActiveSpan()?.setAttribute("hookbus.outcome", outcome);
+    this.calls.of(hook ?? "unknown", outcome).observe(ms / 1000);
+    if (!untraced()) trace.getActiveSpan()?.setAttribute("hookbus.outcome", outcome);
   }
 
   lateVerdict(policy: string): void {

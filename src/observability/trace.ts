@@ -74,7 +74,7 @@ const UNTRACED_SPAN = trace.wrapSpanContext(INVALID_SPAN_CONTEXT);
  * its attributes are pure cost (about 9 spans per decision), so `inSpan` skips them. Checked per
  * call, not cached: an application may register its SDK after hookbus started.
  */
-function untraced(): boolean {
+export function untraced(): boolean {
   const provider = trace.getTracerProvider();
   return (
     provider instanceof ProxyTracerProvider &&

@@ -1,11 +1,18 @@
 /**
  * Bounds how many handlers run at once in a runner and keeps track of the ones running, so that
  * `stop()` can wait for every accepted request to be answered (and every observation acked).
+ *
+ * Counters, not a set of promises: this is on every request a worker serves, and a task started
+ * in a free slot costs one `.then` here, not a chain of promises per task.
  */
+const STARTED: Promise<void> = Promise.resolve();
+
 export class InFlight {
   private running = 0;
   private readonly waiting: (() => void)[] = [];
-  private readonly tasks = new Set<Promise<void>>();
+  private readonly idleWaiters: (() => void)[] = [];
+  /** Settles a finished task's slot; one function for every task, not a closure per task. */
+  private readonly settled = (): void => this.release();
 
   constructor(private readonly limit: number) {
     if (!Number.isInteger(limit) || limit < 1) {
@@ -13,8 +20,9 @@ export class InFlight {
     }
   }
 
+  /** Tasks accepted and not finished: running or waiting for a slot. */
   get size(): number {
-    return this.tasks.size;
+    return this.running + this.waiting.length;
   }
 
   /** Tasks accepted but still waiting for a slot. */
@@ -23,44 +31,50 @@ export class InFlight {
   }
 
   /**
-   * Run `task` once a slot is free. The returned promise resolves when the task has *started*
-   * (so a caller pulling messages slows down while every slot is busy); the task's own errors
-   * are the task's business: it must not reject.
+   * Run `task` once a slot is free: at once, before this returns, when one is. The returned
+   * promise resolves when the task has *started* (so a caller pulling messages slows down while
+   * every slot is busy); the task's own errors are the task's business: it must not reject (a
+   * rejection only frees its slot).
    */
-  async run(task: () => Promise<void>): Promise<void> {
-    let started!: () => void;
-    const start = new Promise<void>((resolve) => (started = resolve));
-    const tracked = this.acquire()
-      .then(async () => {
-        started();
-        try {
-          await task();
-        } finally {
-          this.release();
-        }
-      })
-      .catch(() => {}); // tasks report their own failures; this only keeps the count right
-    this.tasks.add(tracked);
-    void tracked.then(() => this.tasks.delete(tracked));
-    await start;
+  run(task: () => Promise<void>): Promise<void> {
+    if (this.running < this.limit) {
+      this.running++;
+      this.start(task);
+      return STARTED;
+    }
+    return new Promise((resolve) =>
+      this.waiting.push(() => {
+        this.start(task);
+        resolve();
+      }),
+    );
   }
 
   /** Resolves when every task accepted so far (and any accepted meanwhile) has finished. */
-  async idle(): Promise<void> {
-    while (this.tasks.size > 0) await Promise.allSettled([...this.tasks]);
+  idle(): Promise<void> {
+    if (this.size === 0) return STARTED;
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
-  private acquire(): Promise<void> {
-    if (this.running < this.limit) {
-      this.running++;
-      return Promise.resolve();
+  private start(task: () => Promise<void>): void {
+    let done: Promise<void>;
+    try {
+      done = task();
+    } catch {
+      done = STARTED; // a task that throws before its first await: only its slot matters here
     }
-    return new Promise((resolve) => this.waiting.push(resolve));
+    done.then(this.settled, this.settled);
   }
 
   private release(): void {
     const next = this.waiting.shift();
-    if (next === undefined) this.running--;
-    else next(); // the slot passes straight to the next task
+    if (next !== undefined) {
+      next(); // the slot passes straight to the next task
+      return;
+    }
+    this.running--;
+    if (this.running === 0) {
+      for (const resolve of this.idleWaiters.splice(0)) resolve();
+    }
   }
 }

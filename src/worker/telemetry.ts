@@ -20,7 +20,14 @@ import {
 } from "../observability/discovery.js";
 import { newRegistry, WorkerMetrics } from "../observability/metrics.js";
 import { RecentWindow } from "../observability/recent-window.js";
-import { inSpan, markSpanError, SpanKind, traceContextOf } from "../observability/trace.js";
+import { MetricChildren } from "../observability/metric-children.js";
+import {
+  inSpan,
+  markSpanError,
+  SpanKind,
+  traceContextOf,
+  untraced,
+} from "../observability/trace.js";
 import { HOOKBUS_VERSION } from "../observability/version.js";
 
 export interface WorkerTelemetryOptions {
@@ -33,7 +40,7 @@ export interface WorkerTelemetryOptions {
 export class WorkerTelemetry {
   readonly id: string;
   readonly metrics: Registry;
-  private readonly m: WorkerMetrics;
+  private readonly handler: MetricChildren<{ observe(seconds: number): void }>;
   /** One window per policy and modifying hook it handles: bounded by the policies served. */
   private readonly windows = new Map<string, RecentWindow>();
   private readonly identity;
@@ -44,7 +51,10 @@ export class WorkerTelemetry {
   constructor(private readonly options: WorkerTelemetryOptions) {
     this.id = options.id ?? `worker-${nuid.next().slice(-8)}`;
     this.metrics = newRegistry("worker", this.id);
-    this.m = new WorkerMetrics(this.metrics, options.inFlight);
+    const metrics = new WorkerMetrics(this.metrics, options.inFlight);
+    this.handler = new MetricChildren((policy, hook, status) =>
+      metrics.handler.labels({ policy, hook, status }),
+    );
     this.identity = processIdentity(options.bus.subjects.namespace);
     this.connection = followConnection(options.bus.nc);
     for (const policy of options.policies) {
@@ -78,12 +88,18 @@ export class WorkerTelemetry {
   }
 
   /**
-   * Run one request's handler inside a span continuing the coordinator's trace; `answer`
-   * resolves to the error code it replied with (undefined: a verdict or no opinion).
+   * Run one request's handler inside a span continuing the coordinator's trace (no span when
+   * nothing traces: this is on every request); `answer` resolves to the error code it replied
+   * with (undefined: a verdict or no opinion).
    */
   handle(policy: string, msg: Msg, answer: () => Promise<string | undefined>): Promise<void> {
     const hook = msg.subject.slice(msg.subject.lastIndexOf(".") + 1);
     const started = performance.now();
+    if (untraced()) {
+      return answer().then((code) => {
+        this.handled(policy, hook, started, code);
+      });
+    }
     return inSpan(
       `hookbus.policy.handle ${policy}`,
       {
@@ -93,18 +109,20 @@ export class WorkerTelemetry {
       },
       async (span) => {
         const code = await answer();
-        const status =
-          code === undefined ? "ok" : code === "HOOKBUS_INVALID_VERDICT" ? "invalid" : "error";
-        const ms = performance.now() - started;
-        // Only hooks the policy handles get a window: a request for another hook is not a new key.
-        this.windows.get(`${policy} ${hook}`)?.add(ms, status === "ok");
-        this.m.handler.observe(
-          { policy, hook: this.windows.has(`${policy} ${hook}`) ? hook : "other", status },
-          ms / 1000,
-        );
+        this.handled(policy, hook, started, code);
         if (code !== undefined) markSpanError(span, code);
       },
     );
+  }
+
+  private handled(policy: string, hook: string, started: number, code: string | undefined): void {
+    const status =
+      code === undefined ? "ok" : code === "HOOKBUS_INVALID_VERDICT" ? "invalid" : "error";
+    const ms = performance.now() - started;
+    // Only hooks the policy handles get a window: a request for another hook is not a new key.
+    const window = this.windows.get(`${policy} ${hook}`);
+    window?.add(ms, status === "ok");
+    this.handler.of(policy, window === undefined ? "other" : hook, status).observe(ms / 1000);
   }
 
   describe(): WorkerDescription {

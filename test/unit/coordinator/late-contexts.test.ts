@@ -17,6 +17,20 @@ describe("LateContexts", () => {
     expect(contexts.get("c9")?.context).toEqual({ agentId: "a", sessionKey: "s9" });
   });
 
+  it("sweeps in batches: at most an eighth over its bound, and back to it at each sweep", () => {
+    const contexts = new LateContexts(60_000, 80);
+    let peak = 0;
+    for (let i = 0; i < 1000; i++) {
+      contexts.started(`c${i}`, late(i));
+      contexts.finished(`c${i}`);
+      peak = Math.max(peak, contexts.size);
+    }
+    expect(peak).toBe(90);
+    expect(contexts.size).toBeLessThanOrEqual(90);
+    expect(contexts.get("c999")).toBeDefined();
+    expect(contexts.get(`c${999 - 90}`)).toBeUndefined();
+  });
+
   it("forgets a finished call after its window, and keeps nothing but identity and revision", () => {
     const contexts = new LateContexts(-1, 100);
     contexts.started("running", late(1));

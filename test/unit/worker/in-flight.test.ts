@@ -32,6 +32,33 @@ describe("InFlight", () => {
     expect(ran).toBe(true);
   });
 
+  it("frees the slot of a task that throws before its first await", async () => {
+    const inFlight = new InFlight(1);
+    await inFlight.run(() => {
+      throw new Error("at once");
+    });
+    await inFlight.idle();
+    expect(inFlight.size).toBe(0);
+    let ran = false;
+    await inFlight.run(() => Promise.resolve(void (ran = true)));
+    expect(ran).toBe(true);
+  });
+
+  it("idle() also waits for a task accepted while it waits", async () => {
+    const inFlight = new InFlight(1);
+    let release!: () => void;
+    void inFlight.run(() => new Promise<void>((r) => (release = r)));
+    const idle = inFlight.idle();
+    let secondDone = false;
+    void inFlight.run(async () => {
+      await new Promise((r) => setTimeout(r, 5));
+      secondDone = true;
+    });
+    release();
+    await idle;
+    expect(secondDone).toBe(true);
+  });
+
   it("refuses a limit below 1", () => {
     expect(() => new InFlight(0)).toThrow(RangeError);
   });
