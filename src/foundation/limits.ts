@@ -140,12 +140,19 @@ export function checkCallIds(
   checkIdLimit("toolCallId", context.toolCallId, limits.maxIdBytes);
 }
 
-const OPEN_BRACE = 0x7b;
-const OPEN_BRACKET = 0x5b;
-const CLOSE_BRACE = 0x7d;
-const CLOSE_BRACKET = 0x5d;
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
+/** The bytes that shape JSON text, for the byte scanners (here and src/indexer/record-scan.ts). */
+export const JsonByte = {
+  QUOTE: 0x22,
+  BACKSLASH: 0x5c,
+  OPEN_BRACE: 0x7b,
+  CLOSE_BRACE: 0x7d,
+  OPEN_BRACKET: 0x5b,
+  CLOSE_BRACKET: 0x5d,
+  COLON: 0x3a,
+  COMMA: 0x2c,
+  LETTER_U: 0x75,
+} as const;
+const { OPEN_BRACE, OPEN_BRACKET, CLOSE_BRACE, CLOSE_BRACKET, QUOTE, BACKSLASH } = JsonByte;
 
 /**
  * The nesting depth of JSON text, found by one loop over its bytes (strings skipped), so a

@@ -16,16 +16,19 @@
  * (writer.ts), never lost and never a reason to stop.
  */
 import { isUtf8 } from "node:buffer";
+import { JsonByte } from "../foundation/limits.js";
 
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const OPEN_BRACE = 0x7b;
-const CLOSE_BRACE = 0x7d;
-const OPEN_BRACKET = 0x5b;
-const CLOSE_BRACKET = 0x5d;
-const COLON = 0x3a;
-const COMMA = 0x2c;
-const LETTER_U = 0x75;
+const {
+  QUOTE,
+  BACKSLASH,
+  OPEN_BRACE,
+  CLOSE_BRACE,
+  OPEN_BRACKET,
+  CLOSE_BRACKET,
+  COLON,
+  COMMA,
+  LETTER_U,
+} = JsonByte;
 
 /**
  * What to read of an object: per key, `true` (its value, parsed), the fields of an object (a
