@@ -31,6 +31,7 @@ export async function runService<T extends ObservableService>(
   try {
     started = await life.start();
   } catch (error) {
+    // The start's error is the one to report; a failing close on the way out adds nothing.
     await nc.close().catch(() => undefined);
     await life.http?.close();
     throw error;

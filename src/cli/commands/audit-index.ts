@@ -82,6 +82,7 @@ export async function withIndex<T>(url: string, fn: (pool: PgPool) => Promise<T>
   try {
     return await fn(pool);
   } finally {
+    // The command's own result or error is what counts; the pool is gone with the process.
     await pool.end().catch(() => {});
   }
 }

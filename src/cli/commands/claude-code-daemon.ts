@@ -68,6 +68,7 @@ function sharedClient(flags: CommonFlags, logger: Logger) {
       logger.info("connected to NATS");
       return { nc, client };
     } catch (error) {
+      // The connect's error is the one to report.
       await nc.close().catch(() => undefined);
       throw error;
     }
@@ -88,6 +89,7 @@ function sharedClient(flags: CommonFlags, logger: Logger) {
       );
     },
     async close(): Promise<void> {
+      // A connect that failed was logged when it failed; closing is best effort on the way out.
       const current = await connecting?.catch(() => undefined);
       await current?.client.close().catch(() => undefined);
       await current?.nc.close().catch(() => undefined);

@@ -114,6 +114,7 @@ function oneShotClient(flags: CommonFlags) {
       return client;
     },
     async close(): Promise<void> {
+      // Best effort: the hook has answered Claude Code already and exits either way.
       await client?.close().catch(() => undefined);
       await nc?.close().catch(() => undefined);
     },

@@ -68,11 +68,13 @@ async function openHookbus(
     return {
       hookbus,
       async close() {
+        // Best effort on the way out: the proxy exits whatever closing says.
         await hookbus.close().catch(() => undefined);
         await nc.close().catch(() => undefined);
       },
     };
   } catch (error) {
+    // The connect's error is the one to report.
     await nc.close().catch(() => undefined);
     throw error;
   }

@@ -87,6 +87,7 @@ export const uiCommand: Command = {
         await onShutdown(logger, () => server.close());
         return 0;
       } finally {
+        // Best effort on the way out: the UI serves nothing more either way.
         await nc.drain().catch(() => {});
       }
     } finally {
