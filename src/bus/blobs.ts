@@ -9,6 +9,7 @@
  */
 import { createHash } from "node:crypto";
 import type { JetStreamClient, JetStreamManager } from "@nats-io/jetstream";
+import { TimeoutError } from "@nats-io/transport-node";
 import { beforeDeadline } from "../foundation/deadline.js";
 import { HookbusError } from "../foundation/errors.js";
 import type { Subjects } from "./subjects.js";
@@ -133,7 +134,8 @@ export class BlobStore {
     try {
       return await this.jsm.direct.getMessage(this.subjects.blobStream, { last_by_subj: subject });
     } catch (error) {
-      if (!/timeout/i.test(String((error as Error)?.message ?? error))) throw error;
+      // nats.js rejects an unanswered request with its TimeoutError (no other error is retried).
+      if (!(error instanceof TimeoutError)) throw error;
       return this.jsm.streams.getMessage(this.subjects.blobStream, { last_by_subj: subject });
     }
   }
