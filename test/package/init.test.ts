@@ -5,6 +5,7 @@
  * coordinator: the scripted model's `rm -rf /` is refused by the shipped no-shell policy while
  * its `ls` runs, and the audit log names the policy.
  */
+import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -49,6 +50,7 @@ describe("npx hookbus init --framework ai, from the packed tarball", () => {
       240_000,
     );
     expect(out).toContain("hookbus.registry.json");
+    expect(out).toContain("node_modules/hookbus/policies/library/");
     const manifest = JSON.parse(await readFile(join(cwd(), "package.json"), "utf8")) as {
       dependencies: Record<string, string>;
       scripts: Record<string, string>;
@@ -72,6 +74,10 @@ describe("npx hookbus init --framework ai, from the packed tarball", () => {
     npmInstall(cwd(), [tarball]);
     const tested = run("npm", ["run", "--silent", "test:policies"], cwd());
     expect(tested.status, tested.stdout + tested.stderr).toBe(0);
+    // The next steps point at the Cedar library: it is where they say.
+    expect(existsSync(join(cwd(), "node_modules/hookbus/policies/library/registry.json"))).toBe(
+      true,
+    );
   });
 
   it("runs the agent: the shipped no-shell policy refuses rm -rf / and lets ls run", async () => {

@@ -182,5 +182,9 @@ next:
   npm run worker &           # serve the two policies
   npm run coordinator &
   ${framework.next}
-  npx hookbus audit query --outcome block   # who blocked what, and why`;
+  npx hookbus audit query --outcome block   # who blocked what, and why
+
+then: node_modules/hookbus/policies/library/ holds Cedar rules decided in the coordinator, no
+worker (destructive shell, secrets, egress, taint, approvals, budgets): docs/policies.md in
+hookbus's repository says how to enable them`;
 }
