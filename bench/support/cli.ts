@@ -6,7 +6,14 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { createWriteStream } from "node:fs";
 import { fileURLToPath } from "node:url";
 
-const CLI = fileURLToPath(new URL("../../bin/hookbus.js", import.meta.url));
+/**
+ * Compiled (`npm run bench` runs .tmp/bench, where this file is .js), the CLI's `main` compiled
+ * beside it; from source (tsx), bin/hookbus.js, which runs dist/.
+ */
+const COMPILED = import.meta.url.endsWith(".js");
+const CLI = fileURLToPath(
+  new URL(COMPILED ? "./hookbus-main.js" : "../../bin/hookbus.js", import.meta.url),
+);
 
 export interface RoleProcess {
   child: ChildProcess;
@@ -25,7 +32,17 @@ export function startCli(
   env: Record<string, string> = {},
   logFile?: string,
 ): RoleProcess {
-  const child = spawn(process.execPath, [CLI, ...args], {
+  return startNode(CLI, args, env, logFile);
+}
+
+/** A module run by this Node binary as a child process, as `startCli` runs the CLI. */
+export function startNode(
+  script: string,
+  args: string[],
+  env: Record<string, string> = {},
+  logFile?: string,
+): RoleProcess {
+  const child = spawn(process.execPath, [script, ...args], {
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });

@@ -1,0 +1,183 @@
+/**
+ * The benchmark's role-per-process line: hookbus's coordinator and three policy workers each a
+ * `hookbus worker` / `hookbus coordinator` process started through the CLI, as production runs
+ * them, and the baseline's coordinator and three responders each a process of
+ * bench/baseline-role.ts; the agent (HookbusClient) and the baseline's caller stay in this
+ * process. Same call, event and concurrency as the in-process measurement, rounds interleaved
+ * (baseline, hookbus, baseline, hookbus…) so a neighbour's load hits both sides.
+ */
+import { fileURLToPath } from "node:url";
+import { HookbusClient } from "../../src/agent/index.js";
+import { Subjects } from "../../src/bus/subjects.js";
+import { RegistryStore } from "../../src/registry/store.js";
+import { BASELINE_POLICIES, baselineCaller, type BaselineNames } from "../baseline.js";
+import { ChildGroup } from "./children.js";
+import { startCli, startNode } from "./cli.js";
+import {
+  BENCH_EVENT,
+  concurrent,
+  laneCall,
+  laneContext,
+  type BenchConnections,
+} from "./decision-path.js";
+
+/** How long the children get to start (eight Node processes on a possibly busy machine). */
+const START_DEADLINE_MS = 60_000;
+
+/** A file beside this one, compiled or not: `.js` under .tmp/bench, `.ts` under tsx. */
+function sibling(relative: string): string {
+  const ext = import.meta.url.endsWith(".ts") ? ".ts" : ".js";
+  return fileURLToPath(new URL(`${relative}${ext}`, import.meta.url));
+}
+
+export interface ProcessShapeOptions {
+  url: string;
+  conns: BenchConnections;
+  namespace: string;
+  rounds: number;
+  sequentialPerRound: number;
+  concurrentCalls: number;
+  concurrency: number;
+  /** How the in-process measurement runs its sequential calls (the same code for both lines). */
+  sequential(call: () => Promise<unknown>, n: number, into: number[]): Promise<void>;
+}
+
+export interface ProcessSide {
+  latencies: number[];
+  throughputs: number[];
+}
+
+export interface ProcessShapeResult {
+  baseline: ProcessSide;
+  hookbus: ProcessSide;
+}
+
+/** Start both sides' children, measure, and stop the children whatever happens. */
+export async function measureProcessShape(opts: ProcessShapeOptions): Promise<ProcessShapeResult> {
+  const children = new ChildGroup();
+  try {
+    const calls = await startSides(opts, children, Date.now() + START_DEADLINE_MS);
+    try {
+      return await measure(opts, calls);
+    } finally {
+      await calls.close();
+    }
+  } finally {
+    await children.close();
+  }
+}
+
+interface SideCalls {
+  baseline: (lane: number) => Promise<unknown>;
+  hookbus: (lane: number) => Promise<unknown>;
+  close(): Promise<void>;
+}
+
+async function startSides(
+  opts: ProcessShapeOptions,
+  children: ChildGroup,
+  deadline: number,
+): Promise<SideCalls> {
+  const { url, namespace } = opts;
+  const env = { NATS_URL: url };
+  const names: BaselineNames = { prefix: `bench.${namespace}`, stream: `BENCH_${namespace}` };
+  const agent = await opts.conns.open("agent (processes)");
+  // The registry first, so the coordinator starts with it.
+  const registry = await RegistryStore.open(agent, new Subjects(namespace));
+  await registry.apply({
+    policies: BASELINE_POLICIES.map((name, i) => ({
+      name,
+      hooks: ["before_tool_call"],
+      priority: 30 - i * 10,
+    })),
+  });
+  const cli = (name: string, args: string[]) =>
+    children.add(
+      name,
+      startCli([...args, "--namespace", namespace, "--log-level", "info", "--connect-wait", "0"], env),
+    );
+  const started = [
+    { role: cli("hookbus coordinator", ["coordinator"]), ready: /"coordinator ready"/ },
+    ...BASELINE_POLICIES.map((p) => ({
+      role: cli(`hookbus worker ${p}`, ["worker", sibling(`./policies/${p}`)]),
+      ready: /"worker ready"/,
+    })),
+    {
+      role: children.add(
+        "baseline coordinator",
+        startNode(sibling("../baseline-role"), ["coordinator", names.prefix, names.stream], env),
+      ),
+      ready: /^ready$/m,
+    },
+    ...BASELINE_POLICIES.map((p) => ({
+      role: children.add(
+        `baseline responder ${p}`,
+        startNode(
+          sibling("../baseline-role"),
+          ["responder", p, names.prefix, names.stream],
+          env,
+        ),
+      ),
+      ready: /^ready$/m,
+    })),
+  ];
+  await Promise.all(started.map(({ role, ready }) => children.ready(role, ready, deadline)));
+
+  const client = await HookbusClient.connect({ nc: agent, namespace });
+  await allowedBefore(deadline, () => client.beforeToolCall(laneContext(0), BENCH_EVENT));
+  const contexts = Array.from({ length: opts.concurrency }, (_, lane) => laneContext(lane));
+  const call = baselineCaller(agent, names);
+  return {
+    hookbus: laneCall(client, opts.concurrency),
+    baseline: (lane) =>
+      call({ hook: "before_tool_call", context: contexts[lane]!, event: BENCH_EVENT }),
+    close: () => client.close(),
+  };
+}
+
+/**
+ * Calls until one is allowed by all three workers: the client off its fast path, the
+ * coordinator with the registry, each worker seen live (one not yet seen is a fail-closed block).
+ */
+async function allowedBefore(
+  deadline: number,
+  call: () => Promise<{ block?: boolean | undefined; blockReason?: string | undefined }>,
+): Promise<void> {
+  let last = "no call answered";
+  while (Date.now() < deadline) {
+    try {
+      const decision = await call();
+      if (decision.block !== true) return;
+      last = `blocked: ${decision.blockReason ?? "(no reason)"}`;
+    } catch (error) {
+      last = String((error as Error)?.message ?? error);
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`hookbus processes: no call was allowed before the start deadline (${last})`);
+}
+
+async function measure(
+  opts: ProcessShapeOptions,
+  calls: SideCalls,
+): Promise<ProcessShapeResult> {
+  const { sequential } = opts;
+  const baseline: ProcessSide = { latencies: [], throughputs: [] };
+  const hookbus: ProcessSide = { latencies: [], throughputs: [] };
+  // Warm both paths (JIT in every process, connections, stream files).
+  await sequential(() => calls.baseline(0), 300, []);
+  await sequential(() => calls.hookbus(0), 300, []);
+  for (let round = 0; round < opts.rounds; round++) {
+    await sequential(() => calls.baseline(0), opts.sequentialPerRound, baseline.latencies);
+    await sequential(() => calls.hookbus(0), opts.sequentialPerRound, hookbus.latencies);
+  }
+  for (let round = 0; round < 2; round++) {
+    baseline.throughputs.push(
+      await concurrent(calls.baseline, opts.concurrentCalls, opts.concurrency),
+    );
+    hookbus.throughputs.push(
+      await concurrent(calls.hookbus, opts.concurrentCalls, opts.concurrency),
+    );
+  }
+  return { baseline, hookbus };
+}
