@@ -24,7 +24,9 @@ async function start(argv: string[]): Promise<BaselineRole> {
     served = serveResponder(nc, rest[0]!, { prefix: rest[1]!, stream: rest[2]! });
   } else {
     await nc.close();
-    throw new Error(`usage: baseline-role coordinator PREFIX STREAM | responder POLICY PREFIX STREAM`);
+    throw new Error(
+      `usage: baseline-role coordinator PREFIX STREAM | responder POLICY PREFIX STREAM`,
+    );
   }
   // The subscription is registered with the server before anyone is told it serves.
   await nc.flush();

@@ -214,6 +214,13 @@ async function main(): Promise<void> {
     console.log(
       `hookbus          ${f(ph.p50).padStart(6)}   ${f(ph.p99).padStart(6)}   ${pht.toFixed(0).padStart(7)}`,
     );
+    const pbc = processes.baseline.cpuUsPerCall;
+    const phc = processes.hookbus.cpuUsPerCall;
+    if (pbc !== undefined && phc !== undefined) {
+      console.log(
+        `Node CPU per call at concurrency ${CONCURRENCY}, this process and the side's 4 children: baseline ${pbc.toFixed(0)} µs, hookbus ${phc.toFixed(0)} µs (${f(phc / pbc, 2)}×)`,
+      );
+    }
     console.log(
       `processes: p50_ratio=${f(ph.p50 / pb.p50, 2)} p99_ratio=${f(ph.p99 / pb.p99, 2)} throughput_ratio=${f(pht / pbt, 2)} (hookbus p50 ${f(ph.p50)} ms, baseline p50 ${f(pb.p50)} ms; coordinator + 3 workers as processes; ${processes.seconds.toFixed(0)} s)`,
     );

@@ -75,3 +75,20 @@ export async function rssMiB(pid: number): Promise<number | undefined> {
     return undefined;
   }
 }
+
+/**
+ * CPU time (user + system) a process has used, in µs (Linux /proc; USER_HZ is 100 on every Linux
+ * Node runs on, so the resolution is 10 ms), or undefined when it is gone or there is no /proc.
+ */
+export async function cpuUs(pid: number): Promise<number | undefined> {
+  const { readFile } = await import("node:fs/promises");
+  try {
+    const stat = await readFile(`/proc/${pid}/stat`, "utf8");
+    // Fields after the command name (which may hold spaces): state is the first, utime the 12th.
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    const ticks = Number(fields[11]) + Number(fields[12]);
+    return Number.isFinite(ticks) ? ticks * 10_000 : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -12,7 +12,7 @@ import { Subjects } from "../../src/bus/subjects.js";
 import { RegistryStore } from "../../src/registry/store.js";
 import { BASELINE_POLICIES, baselineCaller, type BaselineNames } from "../baseline.js";
 import { ChildGroup } from "./children.js";
-import { startCli, startNode } from "./cli.js";
+import { cpuUs, startCli, startNode } from "./cli.js";
 import {
   BENCH_EVENT,
   concurrent,
@@ -45,6 +45,11 @@ export interface ProcessShapeOptions {
 export interface ProcessSide {
   latencies: number[];
   throughputs: number[];
+  /**
+   * Node CPU per call at concurrency, summed over this process and the side's children (Linux
+   * /proc, 10 ms ticks); undefined without /proc.
+   */
+  cpuUsPerCall: number | undefined;
 }
 
 export interface ProcessShapeResult {
@@ -70,6 +75,7 @@ export async function measureProcessShape(opts: ProcessShapeOptions): Promise<Pr
 interface SideCalls {
   baseline: (lane: number) => Promise<unknown>;
   hookbus: (lane: number) => Promise<unknown>;
+  pids: { baseline: number[]; hookbus: number[] };
   close(): Promise<void>;
 }
 
@@ -94,7 +100,10 @@ async function startSides(
   const cli = (name: string, args: string[]) =>
     children.add(
       name,
-      startCli([...args, "--namespace", namespace, "--log-level", "info", "--connect-wait", "0"], env),
+      startCli(
+        [...args, "--namespace", namespace, "--log-level", "info", "--connect-wait", "0"],
+        env,
+      ),
     );
   const started = [
     { role: cli("hookbus coordinator", ["coordinator"]), ready: /"coordinator ready"/ },
@@ -112,16 +121,13 @@ async function startSides(
     ...BASELINE_POLICIES.map((p) => ({
       role: children.add(
         `baseline responder ${p}`,
-        startNode(
-          sibling("../baseline-role"),
-          ["responder", p, names.prefix, names.stream],
-          env,
-        ),
+        startNode(sibling("../baseline-role"), ["responder", p, names.prefix, names.stream], env),
       ),
       ready: /^ready$/m,
     })),
   ];
   await Promise.all(started.map(({ role, ready }) => children.ready(role, ready, deadline)));
+  const pids = started.map(({ role }) => role.pid);
 
   const client = await HookbusClient.connect({ nc: agent, namespace });
   await allowedBefore(deadline, () => client.beforeToolCall(laneContext(0), BENCH_EVENT));
@@ -131,6 +137,7 @@ async function startSides(
     hookbus: laneCall(client, opts.concurrency),
     baseline: (lane) =>
       call({ hook: "before_tool_call", context: contexts[lane]!, event: BENCH_EVENT }),
+    pids: { hookbus: pids.slice(0, 4), baseline: pids.slice(4) },
     close: () => client.close(),
   };
 }
@@ -157,27 +164,55 @@ async function allowedBefore(
   throw new Error(`hookbus processes: no call was allowed before the start deadline (${last})`);
 }
 
-async function measure(
-  opts: ProcessShapeOptions,
-  calls: SideCalls,
-): Promise<ProcessShapeResult> {
+/** CPU this process and `pids` used so far, in µs; undefined when one of them cannot be read. */
+async function cpuSoFar(pids: number[]): Promise<number | undefined> {
+  const own = process.cpuUsage();
+  let total = own.user + own.system;
+  for (const pid of pids) {
+    const us = await cpuUs(pid);
+    if (us === undefined) return undefined;
+    total += us;
+  }
+  return total;
+}
+
+async function measure(opts: ProcessShapeOptions, calls: SideCalls): Promise<ProcessShapeResult> {
   const { sequential } = opts;
-  const baseline: ProcessSide = { latencies: [], throughputs: [] };
-  const hookbus: ProcessSide = { latencies: [], throughputs: [] };
+  const sides = {
+    baseline: {
+      latencies: [] as number[],
+      throughputs: [] as number[],
+      cpuUs: 0 as number | undefined,
+    },
+    hookbus: {
+      latencies: [] as number[],
+      throughputs: [] as number[],
+      cpuUs: 0 as number | undefined,
+    },
+  };
   // Warm both paths (JIT in every process, connections, stream files).
   await sequential(() => calls.baseline(0), 300, []);
   await sequential(() => calls.hookbus(0), 300, []);
   for (let round = 0; round < opts.rounds; round++) {
-    await sequential(() => calls.baseline(0), opts.sequentialPerRound, baseline.latencies);
-    await sequential(() => calls.hookbus(0), opts.sequentialPerRound, hookbus.latencies);
+    await sequential(() => calls.baseline(0), opts.sequentialPerRound, sides.baseline.latencies);
+    await sequential(() => calls.hookbus(0), opts.sequentialPerRound, sides.hookbus.latencies);
   }
   for (let round = 0; round < 2; round++) {
-    baseline.throughputs.push(
-      await concurrent(calls.baseline, opts.concurrentCalls, opts.concurrency),
-    );
-    hookbus.throughputs.push(
-      await concurrent(calls.hookbus, opts.concurrentCalls, opts.concurrency),
-    );
+    for (const name of ["baseline", "hookbus"] as const) {
+      const side = sides[name];
+      const before = await cpuSoFar(calls.pids[name]);
+      side.throughputs.push(await concurrent(calls[name], opts.concurrentCalls, opts.concurrency));
+      const after = await cpuSoFar(calls.pids[name]);
+      side.cpuUs =
+        before === undefined || after === undefined || side.cpuUs === undefined
+          ? undefined
+          : side.cpuUs + after - before;
+    }
   }
-  return { baseline, hookbus };
+  const result = (side: (typeof sides)["baseline"]): ProcessSide => ({
+    latencies: side.latencies,
+    throughputs: side.throughputs,
+    cpuUsPerCall: side.cpuUs === undefined ? undefined : side.cpuUs / (2 * opts.concurrentCalls),
+  });
+  return { baseline: result(sides.baseline), hookbus: result(sides.hookbus) };
 }
