@@ -44,7 +44,12 @@ export function serveResponder(
       msg.respond(encoder.encode(JSON.stringify({ policy, verdict: null })));
     },
   });
-  return { stop: async () => sub.unsubscribe() };
+  return {
+    stop: () => {
+      sub.unsubscribe();
+      return Promise.resolve();
+    },
+  };
 }
 
 /**

@@ -165,16 +165,14 @@ async function main(): Promise<void> {
   const bt = mean(tput.baseline);
   const ht = mean(tput.hookbus);
   const f = (n: number, d = 3) => n.toFixed(d);
+  const row = (side: string, lat: { p50: number; p99: number }, callsPerS: number) =>
+    `${side.padEnd(17)}${f(lat.p50).padStart(6)}   ${f(lat.p99).padStart(6)}   ${callsPerS.toFixed(0).padStart(7)}`;
   console.log(
     `nats: ${server.source} ${server.url}; ${ROUNDS}×${SEQUENTIAL_PER_ROUND} sequential calls per side, ${CONCURRENT_CALLS} calls ×2 at concurrency ${CONCURRENCY}`,
   );
   console.log(`                 p50 ms   p99 ms   calls/s`);
-  console.log(
-    `baseline         ${f(b.p50).padStart(6)}   ${f(b.p99).padStart(6)}   ${bt.toFixed(0).padStart(7)}`,
-  );
-  console.log(
-    `hookbus          ${f(h.p50).padStart(6)}   ${f(h.p99).padStart(6)}   ${ht.toFixed(0).padStart(7)}`,
-  );
+  console.log(row("baseline", b, bt));
+  console.log(row("hookbus", h, ht));
   const bc = cost.baseline.perCall();
   const hc = cost.hookbus.perCall();
   const kb = (bytes: number) => (bytes / 1024).toFixed(1);
@@ -208,12 +206,8 @@ async function main(): Promise<void> {
     console.log(
       `roles as processes (hookbus: coordinator + 3 workers via the CLI; baseline: its coordinator + 3 responders; callers here):`,
     );
-    console.log(
-      `baseline         ${f(pb.p50).padStart(6)}   ${f(pb.p99).padStart(6)}   ${pbt.toFixed(0).padStart(7)}`,
-    );
-    console.log(
-      `hookbus          ${f(ph.p50).padStart(6)}   ${f(ph.p99).padStart(6)}   ${pht.toFixed(0).padStart(7)}`,
-    );
+    console.log(row("baseline", pb, pbt));
+    console.log(row("hookbus", ph, pht));
     const pbc = processes.baseline.cpuUsPerCall;
     const phc = processes.hookbus.cpuUsPerCall;
     if (pbc !== undefined && phc !== undefined) {

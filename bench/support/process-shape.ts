@@ -39,7 +39,7 @@ export interface ProcessShapeOptions {
   concurrentCalls: number;
   concurrency: number;
   /** How the in-process measurement runs its sequential calls (the same code for both lines). */
-  sequential(call: () => Promise<unknown>, n: number, into: number[]): Promise<void>;
+  sequential: (call: () => Promise<unknown>, n: number, into: number[]) => Promise<void>;
 }
 
 export interface ProcessSide {
