@@ -28,7 +28,11 @@ import {
   openRoles,
   startDecisionPath,
 } from "./support/decision-path.js";
-import { measureProcessShape, type ProcessShapeResult } from "./support/process-shape.js";
+import {
+  measureProcessShape,
+  type CpuPerCall,
+  type ProcessShapeResult,
+} from "./support/process-shape.js";
 import { measureReplay } from "./support/replay-run.js";
 import { createSigningKey, signingKeyFromSeed } from "../src/log/sign/keys.js";
 import { signWorkPerRecordUs } from "./support/sign-work.js";
@@ -211,8 +215,11 @@ async function main(): Promise<void> {
     const pbc = processes.baseline.cpuUsPerCall;
     const phc = processes.hookbus.cpuUsPerCall;
     if (pbc !== undefined && phc !== undefined) {
+      const us = (n: number) => n.toFixed(0);
+      const parts = (c: CpuPerCall) =>
+        `caller ${us(c.caller)} + coordinator ${us(c.coordinator)} + workers ${c.workers.map(us).join("/")}`;
       console.log(
-        `Node CPU per call at concurrency ${CONCURRENCY}, this process and the side's 4 children: baseline ${pbc.toFixed(0)} µs, hookbus ${phc.toFixed(0)} µs (${f(phc / pbc, 2)}×)`,
+        `Node CPU per call at concurrency ${CONCURRENCY}, all the side's processes: baseline ${us(pbc.total)} µs (${parts(pbc)}), hookbus ${us(phc.total)} µs (${parts(phc)}) (${f(phc.total / pbc.total, 2)}×)`,
       );
     }
     console.log(

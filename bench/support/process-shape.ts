@@ -46,10 +46,19 @@ export interface ProcessSide {
   latencies: number[];
   throughputs: number[];
   /**
-   * Node CPU per call at concurrency, summed over this process and the side's children (Linux
-   * /proc, 10 ms ticks); undefined without /proc.
+   * Node CPU per call at concurrency (Linux /proc, 10 ms ticks; undefined without /proc): all
+   * the side's processes together, and each one (this process, the caller, counts for both sides
+   * alike: only the side being measured is called meanwhile).
    */
-  cpuUsPerCall: number | undefined;
+  cpuUsPerCall: CpuPerCall | undefined;
+}
+
+export interface CpuPerCall {
+  total: number;
+  caller: number;
+  coordinator: number;
+  /** One per worker (responder, for the baseline), p1 to p3. */
+  workers: number[];
 }
 
 export interface ProcessShapeResult {
@@ -164,32 +173,32 @@ async function allowedBefore(
   throw new Error(`hookbus processes: no call was allowed before the start deadline (${last})`);
 }
 
-/** CPU this process and `pids` used so far, in µs; undefined when one of them cannot be read. */
-async function cpuSoFar(pids: number[]): Promise<number | undefined> {
+/**
+ * CPU this process and `pids` used so far, in µs, this process first; undefined when one of them
+ * cannot be read.
+ */
+async function cpuSoFar(pids: number[]): Promise<number[] | undefined> {
   const own = process.cpuUsage();
-  let total = own.user + own.system;
+  const all = [own.user + own.system];
   for (const pid of pids) {
     const us = await cpuUs(pid);
     if (us === undefined) return undefined;
-    total += us;
+    all.push(us);
   }
-  return total;
+  return all;
+}
+
+interface SideRecord {
+  latencies: number[];
+  throughputs: number[];
+  /** CPU used during the concurrent rounds, per process (this one, coordinator, workers). */
+  cpuUs: number[] | undefined;
 }
 
 async function measure(opts: ProcessShapeOptions, calls: SideCalls): Promise<ProcessShapeResult> {
   const { sequential } = opts;
-  const sides = {
-    baseline: {
-      latencies: [] as number[],
-      throughputs: [] as number[],
-      cpuUs: 0 as number | undefined,
-    },
-    hookbus: {
-      latencies: [] as number[],
-      throughputs: [] as number[],
-      cpuUs: 0 as number | undefined,
-    },
-  };
+  const fresh = (): SideRecord => ({ latencies: [], throughputs: [], cpuUs: [0, 0, 0, 0, 0] });
+  const sides = { baseline: fresh(), hookbus: fresh() };
   // Warm both paths (JIT in every process, connections, stream files).
   await sequential(() => calls.baseline(0), 300, []);
   await sequential(() => calls.hookbus(0), 300, []);
@@ -203,16 +212,29 @@ async function measure(opts: ProcessShapeOptions, calls: SideCalls): Promise<Pro
       const before = await cpuSoFar(calls.pids[name]);
       side.throughputs.push(await concurrent(calls[name], opts.concurrentCalls, opts.concurrency));
       const after = await cpuSoFar(calls.pids[name]);
+      const sum = side.cpuUs;
       side.cpuUs =
-        before === undefined || after === undefined || side.cpuUs === undefined
+        before === undefined || after === undefined || sum === undefined
           ? undefined
-          : side.cpuUs + after - before;
+          : sum.map((us, i) => us + after[i]! - before[i]!);
     }
   }
-  const result = (side: (typeof sides)["baseline"]): ProcessSide => ({
-    latencies: side.latencies,
-    throughputs: side.throughputs,
-    cpuUsPerCall: side.cpuUs === undefined ? undefined : side.cpuUs / (2 * opts.concurrentCalls),
-  });
+  const callsMeasured = 2 * opts.concurrentCalls;
+  const result = (side: SideRecord): ProcessSide => {
+    const per = side.cpuUs?.map((us) => us / callsMeasured);
+    return {
+      latencies: side.latencies,
+      throughputs: side.throughputs,
+      cpuUsPerCall:
+        per === undefined
+          ? undefined
+          : {
+              total: per.reduce((a, b) => a + b, 0),
+              caller: per[0]!,
+              coordinator: per[1]!,
+              workers: per.slice(2),
+            },
+    };
+  };
   return { baseline: result(sides.baseline), hookbus: result(sides.hookbus) };
 }
