@@ -42,7 +42,9 @@ export function startNode(
   env: Record<string, string> = {},
   logFile?: string,
 ): RoleProcess {
-  const child = spawn(process.execPath, [script, ...args], {
+  // A TypeScript module (`npm run bench:source`, under tsx) runs with this process's loader.
+  const loader = script.endsWith(".ts") ? process.execArgv : [];
+  const child = spawn(process.execPath, [...loader, script, ...args], {
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });

@@ -24,10 +24,12 @@ import {
 /** How long the children get to start (eight Node processes on a possibly busy machine). */
 const START_DEADLINE_MS = 60_000;
 
+/** Run from the TypeScript sources (`npm run bench:source`, tsx) rather than compiled. */
+const FROM_SOURCE = import.meta.url.endsWith(".ts");
+
 /** A file beside this one, compiled or not: `.js` under .tmp/bench, `.ts` under tsx. */
 function sibling(relative: string): string {
-  const ext = import.meta.url.endsWith(".ts") ? ".ts" : ".js";
-  return fileURLToPath(new URL(`${relative}${ext}`, import.meta.url));
+  return fileURLToPath(new URL(`${relative}${FROM_SOURCE ? ".ts" : ".js"}`, import.meta.url));
 }
 
 export interface ProcessShapeOptions {
@@ -94,7 +96,8 @@ async function startSides(
   deadline: number,
 ): Promise<SideCalls> {
   const { url, namespace } = opts;
-  const env = { NATS_URL: url };
+  // From source, the CLI runs the sources too (bin/hookbus.js would run dist/, maybe stale).
+  const env = { NATS_URL: url, ...(FROM_SOURCE ? { HOOKBUS_CLI_SOURCE: "1" } : {}) };
   const names: BaselineNames = { prefix: `bench.${namespace}`, stream: `BENCH_${namespace}` };
   const agent = await opts.conns.open("agent (processes)");
   // The registry first, so the coordinator starts with it.
