@@ -12,7 +12,7 @@ import { Subjects } from "../../src/bus/subjects.js";
 import { RegistryStore } from "../../src/registry/store.js";
 import { BASELINE_POLICIES, baselineCaller, type BaselineNames } from "../baseline.js";
 import { ChildGroup } from "./children.js";
-import { cpuUs, startCli, startNode } from "./cli.js";
+import { cpuUs, startCli, startNode, type RoleProcess } from "./cli.js";
 import {
   BENCH_EVENT,
   concurrent,
@@ -109,34 +109,9 @@ async function startSides(
       priority: 30 - i * 10,
     })),
   });
-  const cli = (name: string, args: string[]) =>
-    children.add(
-      name,
-      startCli(
-        [...args, "--namespace", namespace, "--log-level", "info", "--connect-wait", "0"],
-        env,
-      ),
-    );
   const started = [
-    { role: cli("hookbus coordinator", ["coordinator"]), ready: /"coordinator ready"/ },
-    ...BASELINE_POLICIES.map((p) => ({
-      role: cli(`hookbus worker ${p}`, ["worker", sibling(`./policies/${p}`)]),
-      ready: /"worker ready"/,
-    })),
-    {
-      role: children.add(
-        "baseline coordinator",
-        startNode(sibling("../baseline-role"), ["coordinator", names.prefix, names.stream], env),
-      ),
-      ready: /^ready$/m,
-    },
-    ...BASELINE_POLICIES.map((p) => ({
-      role: children.add(
-        `baseline responder ${p}`,
-        startNode(sibling("../baseline-role"), ["responder", p, names.prefix, names.stream], env),
-      ),
-      ready: /^ready$/m,
-    })),
+    ...startHookbusRoles(children, namespace, env),
+    ...startBaselineRoles(children, names, env),
   ];
   await Promise.all(started.map(({ role, ready }) => children.ready(role, ready, deadline)));
   const pids = started.map(({ role }) => role.pid);
@@ -152,6 +127,53 @@ async function startSides(
     pids: { hookbus: pids.slice(0, 4), baseline: pids.slice(4) },
     close: () => client.close(),
   };
+}
+
+/** A child and the line that says it serves. */
+interface Starting {
+  role: RoleProcess;
+  ready: RegExp;
+}
+
+/** hookbus's coordinator, then its workers p1 to p3, through the CLI. */
+function startHookbusRoles(
+  children: ChildGroup,
+  namespace: string,
+  env: Record<string, string>,
+): Starting[] {
+  const cli = (name: string, args: string[]) =>
+    children.add(
+      name,
+      startCli(
+        [...args, "--namespace", namespace, "--log-level", "info", "--connect-wait", "0"],
+        env,
+      ),
+    );
+  return [
+    { role: cli("hookbus coordinator", ["coordinator"]), ready: /"coordinator ready"/ },
+    ...BASELINE_POLICIES.map((p) => ({
+      role: cli(`hookbus worker ${p}`, ["worker", sibling(`./policies/${p}`)]),
+      ready: /"worker ready"/,
+    })),
+  ];
+}
+
+/** The baseline's coordinator, then its responders p1 to p3. */
+function startBaselineRoles(
+  children: ChildGroup,
+  names: BaselineNames,
+  env: Record<string, string>,
+): Starting[] {
+  const role = (name: string, args: string[]) => ({
+    role: children.add(name, startNode(sibling("../baseline-role"), args, env)),
+    ready: /^ready$/m,
+  });
+  return [
+    role("baseline coordinator", ["coordinator", names.prefix, names.stream]),
+    ...BASELINE_POLICIES.map((p) =>
+      role(`baseline responder ${p}`, ["responder", p, names.prefix, names.stream]),
+    ),
+  ];
 }
 
 /**
