@@ -7,6 +7,10 @@
  * A third side is hookbus with signed decisions (a coordinator signing key, docs/security.md), in
  * a namespace of its own, measured interleaved with the others: `sign_cpu_pct` is how much more
  * Node CPU a call costs with signing on than off (issue 21 budgets 5 %).
+ * A last measurement runs the same calls with every role in its own process: hookbus's coordinator
+ * and three workers through the CLI, the baseline's roles as bench/baseline-role.ts, the callers
+ * here (bench/support/process-shape.ts); its `processes:` line comes just before the last one.
+ * `BENCH_PROCESSES=0` skips it.
  * The LAST line is machine-readable:
  * `sign_work_pct` is the signer's own work per record measured alone (steady where the A/B is noisy).
  *   bench: p50_ratio=<hookbus/baseline> p99_ratio=<…> throughput_ratio=<hookbus/baseline> fastpath_us=<…> replay_rps=<…> sign_cpu_pct=<…> sign_work_pct=<…>
@@ -24,6 +28,11 @@ import {
   openRoles,
   startDecisionPath,
 } from "./support/decision-path.js";
+import {
+  measureProcessShape,
+  type CpuPerCall,
+  type ProcessShapeResult,
+} from "./support/process-shape.js";
 import { measureReplay } from "./support/replay-run.js";
 import { createSigningKey, signingKeyFromSeed } from "../src/log/sign/keys.js";
 import { signWorkPerRecordUs } from "./support/sign-work.js";
@@ -34,6 +43,7 @@ const CONCURRENT_CALLS = Number(process.env.BENCH_CONCURRENT_CALLS ?? 3000);
 const CONCURRENCY = 64;
 const SIGN_ROUNDS = Number(process.env.BENCH_SIGN_ROUNDS ?? 6);
 const REPLAY_RECORDS = Number(process.env.BENCH_REPLAY_RECORDS ?? 20_000);
+const PROCESSES = process.env.BENCH_PROCESSES !== "0";
 const NAMESPACE = `bench${Date.now().toString(36)}`;
 
 function percentile(sorted: number[], p: number): number {
@@ -129,6 +139,21 @@ async function main(): Promise<void> {
   await hookbus.stop();
   await signedPath.stop();
   await baseline.stop();
+  let processes: (ProcessShapeResult & { seconds: number }) | undefined;
+  if (PROCESSES) {
+    const t0 = performance.now();
+    const measured = await measureProcessShape({
+      url: server.url,
+      conns,
+      namespace: `${NAMESPACE}p`,
+      rounds: ROUNDS,
+      sequentialPerRound: SEQUENTIAL_PER_ROUND,
+      concurrentCalls: CONCURRENT_CALLS,
+      concurrency: CONCURRENCY,
+      sequential,
+    });
+    processes = { ...measured, seconds: (performance.now() - t0) / 1000 };
+  }
   await conns.drain();
   await server.stop();
   // Replay runs alone, after the call benchmark, in a child process with its own server.
@@ -144,16 +169,14 @@ async function main(): Promise<void> {
   const bt = mean(tput.baseline);
   const ht = mean(tput.hookbus);
   const f = (n: number, d = 3) => n.toFixed(d);
+  const row = (side: string, lat: { p50: number; p99: number }, callsPerS: number) =>
+    `${side.padEnd(17)}${f(lat.p50).padStart(6)}   ${f(lat.p99).padStart(6)}   ${callsPerS.toFixed(0).padStart(7)}`;
   console.log(
     `nats: ${server.source} ${server.url}; ${ROUNDS}×${SEQUENTIAL_PER_ROUND} sequential calls per side, ${CONCURRENT_CALLS} calls ×2 at concurrency ${CONCURRENCY}`,
   );
   console.log(`                 p50 ms   p99 ms   calls/s`);
-  console.log(
-    `baseline         ${f(b.p50).padStart(6)}   ${f(b.p99).padStart(6)}   ${bt.toFixed(0).padStart(7)}`,
-  );
-  console.log(
-    `hookbus          ${f(h.p50).padStart(6)}   ${f(h.p99).padStart(6)}   ${ht.toFixed(0).padStart(7)}`,
-  );
+  console.log(row("baseline", b, bt));
+  console.log(row("hookbus", h, ht));
   const bc = cost.baseline.perCall();
   const hc = cost.hookbus.perCall();
   const kb = (bytes: number) => (bytes / 1024).toFixed(1);
@@ -179,6 +202,30 @@ async function main(): Promise<void> {
   console.log(
     `fast path (no policy on the hook): ${f(fast.usPerCall, 2)} µs/call over ${fast.iterations} calls`,
   );
+  if (processes !== undefined) {
+    const pb = stats(processes.baseline.latencies);
+    const ph = stats(processes.hookbus.latencies);
+    const pbt = mean(processes.baseline.throughputs);
+    const pht = mean(processes.hookbus.throughputs);
+    console.log(
+      `roles as processes (hookbus: coordinator + 3 workers via the CLI; baseline: its coordinator + 3 responders; callers here):`,
+    );
+    console.log(row("baseline", pb, pbt));
+    console.log(row("hookbus", ph, pht));
+    const pbc = processes.baseline.cpuUsPerCall;
+    const phc = processes.hookbus.cpuUsPerCall;
+    if (pbc !== undefined && phc !== undefined) {
+      const us = (n: number) => n.toFixed(0);
+      const parts = (c: CpuPerCall) =>
+        `caller ${us(c.caller)} + coordinator ${us(c.coordinator)} + workers ${c.workers.map(us).join("/")}`;
+      console.log(
+        `Node CPU per call at concurrency ${CONCURRENCY}, all the side's processes: baseline ${us(pbc.total)} µs (${parts(pbc)}), hookbus ${us(phc.total)} µs (${parts(phc)}) (${f(phc.total / pbc.total, 2)}×)`,
+      );
+    }
+    console.log(
+      `processes: p50_ratio=${f(ph.p50 / pb.p50, 2)} p99_ratio=${f(ph.p99 / pb.p99, 2)} throughput_ratio=${f(pht / pbt, 2)} (hookbus p50 ${f(ph.p50)} ms, baseline p50 ${f(pb.p50)} ms; coordinator + 3 workers as processes; ${processes.seconds.toFixed(0)} s)`,
+    );
+  }
   console.log(
     `bench: p50_ratio=${f(h.p50 / b.p50, 2)} p99_ratio=${f(h.p99 / b.p99, 2)} throughput_ratio=${f(ht / bt, 2)} fastpath_us=${f(fast.usPerCall, 2)} replay_rps=${replayRps.toFixed(0)} sign_cpu_pct=${f(signPct, 1)} sign_work_pct=${f(workPct, 2)}`,
   );

@@ -14,7 +14,7 @@ import {
 import { Subjects } from "../../src/bus/subjects.js";
 import { RegistryStore } from "../../src/registry/store.js";
 import { runPolicy, type PolicyRunner } from "../../src/worker/index.js";
-import { definePolicy } from "../../src/policy/policy.js";
+import { benchPolicy } from "./bench-policy.js";
 
 /** Connections to one server, opened by name and drained together. */
 export class BenchConnections {
@@ -66,16 +66,7 @@ export async function startDecisionPath(
 ): Promise<DecisionPath> {
   const { agent: agentNc, coordinator: coordNc, worker: workerNc } = roles;
   const coordinator = await startCoordinator({ ...coordinatorOptions, nc: coordNc, namespace });
-  const policies = ["p1", "p2", "p3"].map((name) =>
-    definePolicy({
-      name,
-      version: "1",
-      hooks: {
-        before_tool_call: (e) =>
-          e.toolName === "exec" ? { block: true, blockReason: "no shell" } : undefined,
-      },
-    }),
-  );
+  const policies = ["p1", "p2", "p3"].map((name) => benchPolicy(name));
   const runner: PolicyRunner = await runPolicy(policies, { nc: workerNc, namespace });
   const registry = await RegistryStore.open(coordNc, new Subjects(namespace));
   await registry.apply({
