@@ -1,16 +1,23 @@
-/** One revision of the registry, indexed for the hot path (policies of a hook, in merge order). */
+/**
+ * One revision of the registry, indexed for the hot path (policies of a hook, in merge order) and
+ * with its tool vocabulary built once (the shipped one plus the document's `toolVocabulary`).
+ */
 import type { ModifyingHookName } from "../catalog/catalog.js";
 import { compareByPriorityThenName } from "../merge/order.js";
+import { toolVocabulary, type ToolVocabulary } from "../vocabulary/vocabulary.js";
 import type { RegistryPolicy, ValidRegistryDocument } from "./document.js";
 
 export class RegistrySnapshot {
   private readonly byHook = new Map<ModifyingHookName, RegistryPolicy[]>();
+  /** How the coordinator classifies tools under this revision: Cedar requests, stops by class. */
+  readonly vocabulary: ToolVocabulary;
 
   constructor(
     /** The KV revision of the document; 0 when nothing was ever applied. */
     readonly revision: number,
     readonly document: ValidRegistryDocument,
   ) {
+    this.vocabulary = registryVocabulary(document);
     for (const policy of document.policies) {
       for (const hook of policy.hooks) {
         const list = this.byHook.get(hook) ?? [];
@@ -39,4 +46,11 @@ export class RegistrySnapshot {
   hasPolicies(hook: ModifyingHookName): boolean {
     return this.byHook.has(hook);
   }
+}
+
+/** The shipped vocabulary with the document's own names and prefixes added (theirs win). */
+function registryVocabulary(document: ValidRegistryDocument): ToolVocabulary {
+  return document.toolVocabulary === undefined
+    ? toolVocabulary
+    : toolVocabulary.extend(document.toolVocabulary);
 }
