@@ -221,6 +221,9 @@ function vocabularyIssues(value: unknown): ValidationIssue[] {
     for (const key of keys) {
       if (key === "") {
         issues.push({ path: `${path}.""`, rule: "empty_name", message: "an empty name" });
+      } else if (key === "__proto__") {
+        // Parsing would drop it silently (it is an object's prototype, not an entry).
+        issues.push({ path: `${path}.${key}`, rule: "reserved_name", message: "a reserved name" });
       } else if (key.length > MAX_VOCABULARY_KEY_CHARS) {
         issues.push({
           path: `${path}.${key.slice(0, 40)}…`,
