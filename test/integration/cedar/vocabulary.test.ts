@@ -119,9 +119,9 @@ describe("a registry's tool vocabulary at the coordinator", () => {
   it("without the entry, deploy is `other`: the shell rules do not see it", async () => {
     const revision = await apply(WITHOUT);
     const rm = await toolCall("s-without", "deploy", { command: "rm -rf /" }, revision);
-    expect(rm.decision.outcome).toBe("allow");
+    expect(rm.decision).toMatchObject({ outcome: "allow" });
     const send = await toolCall("s-without", "notify_ops", { text: "done" }, revision);
-    expect(send.decision.outcome).toBe("allow");
+    expect(send.decision).toMatchObject({ outcome: "allow" });
   });
 
   it("with `deploy: shell`, the library's destructive-shell rule blocks it, and the session counts a shell call", async () => {
