@@ -107,12 +107,13 @@ export class CedarEvaluator {
    * takes tens to hundreds of milliseconds of the engine's time (more for the first, which starts
    * it); done here, once per revision, no call pays it on the decision path. Sets the revision no
    * longer uses are forgotten. A set that does not load is kept as its error: its policy answers
-   * `error` and its failure mode decides.
+   * `error` and its failure mode decides. The revision's tool vocabulary is built here too.
    */
   prepare(snapshot: RegistrySnapshot): CedarPreparation {
     const startedAt = performance.now();
     const before = this.loads;
     const failed: string[] = [];
+    void snapshot.vocabulary; // built here, once, not by the revision's first call
     if (snapshot.revision > this.revision) this.swap(snapshot);
     for (const policy of cedarPoliciesOf(snapshot)) {
       if (this.setFor(policy, snapshot) instanceof Error) failed.push(policy.name);

@@ -9,15 +9,13 @@ import type { RegistryPolicy, ValidRegistryDocument } from "./document.js";
 
 export class RegistrySnapshot {
   private readonly byHook = new Map<ModifyingHookName, RegistryPolicy[]>();
-  /** How the coordinator classifies tools under this revision: Cedar requests, stops by class. */
-  readonly vocabulary: ToolVocabulary;
+  private built: ToolVocabulary | undefined;
 
   constructor(
     /** The KV revision of the document; 0 when nothing was ever applied. */
     readonly revision: number,
     readonly document: ValidRegistryDocument,
   ) {
-    this.vocabulary = registryVocabulary(document);
     for (const policy of document.policies) {
       for (const hook of policy.hooks) {
         const list = this.byHook.get(hook) ?? [];
@@ -33,6 +31,15 @@ export class RegistrySnapshot {
         ),
       );
     }
+  }
+
+  /**
+   * How the coordinator classifies tools under this revision: Cedar requests, session facts,
+   * stops by class. Built on first use (the coordinator's prepare step, before the revision is in
+   * force), once: agents and the 250 ms reads of an unchanged key never build it.
+   */
+  get vocabulary(): ToolVocabulary {
+    return (this.built ??= registryVocabulary(this.document));
   }
 
   static empty(): RegistrySnapshot {

@@ -98,7 +98,9 @@ describe("a snapshot's vocabulary", () => {
         prefixes: { notify_: "send-message" },
       },
     });
-    const { vocabulary } = new RegistrySnapshot(3, document);
+    const snapshot = new RegistrySnapshot(3, document);
+    const { vocabulary } = snapshot;
+    expect(snapshot.vocabulary).toBe(vocabulary); // built once per revision, not per call
     expect(vocabulary.classify("deploy").class).toBe("shell");
     expect(vocabulary.classify("DEPLOY").class).toBe("shell");
     expect(vocabulary.classify("exec").class).toBe("other");
