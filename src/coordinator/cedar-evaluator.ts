@@ -20,7 +20,7 @@ import { toWireError } from "./failure-record.js";
 import type { PolicyOutcomeInput } from "../merge/outcome.js";
 import type { RegistryPolicy } from "../registry/document.js";
 import type { RegistrySnapshot } from "../registry/snapshot.js";
-import { toolVocabulary } from "../vocabulary/vocabulary.js";
+import type { ToolVocabulary } from "../vocabulary/vocabulary.js";
 
 type CedarPolicy = RegistryPolicy & { cedar: string };
 
@@ -86,7 +86,13 @@ export class CedarEvaluator {
       outcome.latencyMs = 0;
       return outcome;
     }
-    const input = { hook: call.hook, context: call.context, event: call.event, session };
+    const input = {
+      hook: call.hook,
+      context: call.context,
+      event: call.event,
+      session,
+      vocabulary: snapshot.vocabulary, // built once per revision, with the registry's own tools
+    };
     const result = evaluateCedar(set, input);
     outcome.version = set.hash;
     outcome.status = result.status;
@@ -101,12 +107,13 @@ export class CedarEvaluator {
    * takes tens to hundreds of milliseconds of the engine's time (more for the first, which starts
    * it); done here, once per revision, no call pays it on the decision path. Sets the revision no
    * longer uses are forgotten. A set that does not load is kept as its error: its policy answers
-   * `error` and its failure mode decides.
+   * `error` and its failure mode decides. The revision's tool vocabulary is built here too.
    */
   prepare(snapshot: RegistrySnapshot): CedarPreparation {
     const startedAt = performance.now();
     const before = this.loads;
     const failed: string[] = [];
+    void snapshot.vocabulary; // built here, once, not by the revision's first call
     if (snapshot.revision > this.revision) this.swap(snapshot);
     for (const policy of cedarPoliciesOf(snapshot)) {
       if (this.setFor(policy, snapshot) instanceof Error) failed.push(policy.name);
@@ -138,12 +145,12 @@ export class CedarEvaluator {
    * What a decided call taught about its session (after its record is stored); undefined, not a
    * promise, when it taught nothing (most hooks: the decision path awaits only real work).
    */
-  decided(call: CedarCall, outcome: string): Promise<void> | undefined {
+  decided(call: CedarCall, outcome: string, vocabulary: ToolVocabulary): Promise<void> | undefined {
     if (outcome === "block") return undefined;
     if (call.hook !== "before_tool_call" && call.hook !== "before_tool_result") return undefined;
     const name = call.event.toolName;
     if (typeof name !== "string") return undefined;
-    const tool = toolVocabulary.classify(name);
+    const tool = vocabulary.classify(name);
     return call.hook === "before_tool_call"
       ? this.facts.update(call.agentId, call.sessionKey, (f) => afterToolCall(f, tool))
       : this.facts.update(call.agentId, call.sessionKey, (f) => afterToolOutput(f, tool));
@@ -154,9 +161,10 @@ export class CedarEvaluator {
     agentId: string,
     sessionKey: string,
     event: Record<string, unknown>,
+    vocabulary: ToolVocabulary,
   ): Promise<void> {
     if (event.blocked === true || typeof event.toolName !== "string") return;
-    const tool = toolVocabulary.classify(event.toolName);
+    const tool = vocabulary.classify(event.toolName);
     await this.facts.update(agentId, sessionKey, (f) => afterToolOutput(f, tool));
   }
 }

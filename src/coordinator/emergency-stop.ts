@@ -8,12 +8,15 @@
 import { modifyingHooks, type ModifyingHookName } from "../catalog/catalog.js";
 import type { PolicyOutcomeInput } from "../merge/outcome.js";
 import { EMERGENCY_STOP_POLICY, stopReason, type StopListState } from "../registry/stops.js";
+import type { RegistrySnapshot } from "../registry/snapshot.js";
 
 export interface StoppableCall {
   hook: ModifyingHookName;
   agentId: string;
   context: Readonly<Record<string, unknown>>;
   event: Readonly<Record<string, unknown>>;
+  /** The registry revision in force: its vocabulary says what class a tool is. */
+  snapshot: RegistrySnapshot;
 }
 
 /** The tool as policies see it: the event's name (tool hooks), else the context's. */
@@ -30,7 +33,11 @@ export function emergencyStopReason(
   if (state === undefined) return undefined;
   if (!state.readable)
     return `emergency stop list unreadable (HOOKBUS_STOP_LIST_UNREADABLE: ${state.why}): every call is blocked until it can be read (fail closed)`;
-  const stop = state.list.stopFor({ agentId: call.agentId, toolName: toolNameOf(call) });
+  const stop = state.list.stopFor({
+    agentId: call.agentId,
+    toolName: toolNameOf(call),
+    vocabulary: call.snapshot.vocabulary,
+  });
   return stop === undefined ? undefined : stopReason(stop);
 }
 

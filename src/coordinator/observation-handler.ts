@@ -88,7 +88,12 @@ export class ObservationHandler {
         deadline,
       );
       if (hook === "after_tool_call" && !reply.duplicate) {
-        await this.deps.cedar?.observed(String(context.agentId), String(context.sessionKey), event);
+        await this.deps.cedar?.observed(
+          String(context.agentId),
+          String(context.sessionKey),
+          event,
+          snapshot.vocabulary,
+        );
       }
       await replyToAgent(this.deps.bus, msg, reply, {}, address.agentId);
     } catch (error) {

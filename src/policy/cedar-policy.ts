@@ -3,7 +3,8 @@
  * registry entries with the code they use for modules. Its session facts live in the policy's
  * session state, updated as the coordinator updates them; unlike the coordinator, which updates
  * them from the merged decision, it sees only its own verdict, so a block by another policy of a
- * mixed registry still counts as a call here (docs/cedar.md).
+ * mixed registry still counts as a call here (docs/cedar.md). Tools are classified by the
+ * candidate registry's vocabulary, as the coordinator classifies them under that revision.
  */
 import type { ModifyingHookName } from "../catalog/catalog.js";
 import { MODIFYING_HOOK_NAMES } from "../catalog/catalog.js";
@@ -17,14 +18,22 @@ import {
   type SessionFacts,
 } from "../cedar/index.js";
 import { HookbusError } from "../foundation/errors.js";
-import { toolVocabulary } from "../vocabulary/vocabulary.js";
+import { toolVocabulary, type ToolVocabulary } from "../vocabulary/vocabulary.js";
 import { definePolicy, type Policy, type PolicyHooks, type PolicyTools } from "./policy.js";
 
 const FACTS_KEY = "cedar.sessionFacts";
 
+export interface CedarPolicyOptions {
+  /** Where the text came from (named in parse errors); default the policy's name. */
+  source?: string | undefined;
+  /** The registry's vocabulary (RegistrySnapshot.vocabulary); default the shipped one. */
+  vocabulary?: ToolVocabulary;
+}
+
 /** The policy named `name` deciding with the Cedar text (parsed and type-checked here). */
-export function cedarPolicy(name: string, text: string, source?: string): Policy {
-  const set = parseCedarPolicySet(text, source ?? name);
+export function cedarPolicy(name: string, text: string, options: CedarPolicyOptions = {}): Policy {
+  const vocabulary = options.vocabulary ?? toolVocabulary;
+  const set = parseCedarPolicySet(text, options.source ?? name);
   assertCedarTypes(set);
   // Built by hook name: every modifying hook decides with the same set.
   const hooks: Record<string, unknown> = {};
@@ -35,11 +44,11 @@ export function cedarPolicy(name: string, text: string, source?: string): Policy
       tools: PolicyTools,
     ) => {
       const session = (await tools.state.get<SessionFacts>(FACTS_KEY)) ?? emptySessionFacts();
-      const result = evaluateCedar(set, { hook, context, event, session });
+      const result = evaluateCedar(set, { hook, context, event, session, vocabulary });
       if (result.status === "error") {
         throw new HookbusError("HOOKBUS_POLICY_ERROR", result.error?.message ?? "cedar error");
       }
-      if (result.verdict?.block !== true) await learn(hook, event, tools);
+      if (result.verdict?.block !== true) await learn(hook, event, tools, vocabulary);
       return result.verdict;
     };
   }
@@ -49,7 +58,7 @@ export function cedarPolicy(name: string, text: string, source?: string): Policy
     tools: PolicyTools,
   ) => {
     if (event.blocked === true || typeof event.toolName !== "string") return;
-    const tool = toolVocabulary.classify(event.toolName);
+    const tool = vocabulary.classify(event.toolName);
     await tools.state.update<SessionFacts>(FACTS_KEY, (f) =>
       afterToolOutput(f ?? emptySessionFacts(), tool),
     );
@@ -62,9 +71,10 @@ async function learn(
   hook: ModifyingHookName,
   event: Record<string, unknown>,
   tools: PolicyTools,
+  vocabulary: ToolVocabulary,
 ): Promise<void> {
   if (typeof event.toolName !== "string") return;
-  const tool = toolVocabulary.classify(event.toolName);
+  const tool = vocabulary.classify(event.toolName);
   if (hook === "before_tool_call") {
     await tools.state.update<SessionFacts>(FACTS_KEY, (f) =>
       afterToolCall(f ?? emptySessionFacts(), tool),

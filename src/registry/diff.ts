@@ -20,6 +20,15 @@ export interface RegistryDiff {
   policies: PolicyChange[];
   /** The `redact` rules differ (they are listed whole: their order is significant). */
   redact?: { before: unknown; after: unknown };
+  /** Entries of `toolVocabulary` added, removed or given another class (absent: none). */
+  toolVocabulary?: VocabularyChange[];
+}
+
+export interface VocabularyChange {
+  /** `names.deploy`, `prefixes.notify_`. */
+  entry: string;
+  before: string | undefined;
+  after: string | undefined;
 }
 
 const FIELDS = ["hooks", "priority", "mode", "failMode", "timeoutMs", "description"] as const;
@@ -49,11 +58,36 @@ export function diffRegistry(
   }
   policies.sort((a, b) => (a.policy < b.policy ? -1 : a.policy > b.policy ? 1 : 0));
   const redactChanged = !isDeepStrictEqual(current.redact ?? [], next.redact ?? []);
+  const vocabulary = vocabularyChanges(current, next);
   return {
-    same: policies.length === 0 && !redactChanged && sameDocument(current, next),
+    same:
+      policies.length === 0 &&
+      !redactChanged &&
+      vocabulary.length === 0 &&
+      sameDocument(current, next),
     policies,
     ...(redactChanged ? { redact: { before: current.redact, after: next.redact } } : {}),
+    ...(vocabulary.length === 0 ? {} : { toolVocabulary: vocabulary }),
   };
+}
+
+function vocabularyChanges(
+  current: ValidRegistryDocument,
+  next: ValidRegistryDocument,
+): VocabularyChange[] {
+  const changes: VocabularyChange[] = [];
+  for (const table of ["names", "prefixes"] as const) {
+    const before: Readonly<Record<string, string>> = current.toolVocabulary?.[table] ?? {};
+    const after: Readonly<Record<string, string>> = next.toolVocabulary?.[table] ?? {};
+    const keys = [...new Set([...Object.keys(before), ...Object.keys(after)])].sort();
+    for (const key of keys) {
+      // Own entries only: a tool may be called `constructor`.
+      const was = Object.hasOwn(before, key) ? before[key] : undefined;
+      const is = Object.hasOwn(after, key) ? after[key] : undefined;
+      if (was !== is) changes.push({ entry: `${table}.${key}`, before: was, after: is });
+    }
+  }
+  return changes;
 }
 
 /** Same content, whatever the key order: what decides whether an apply stores a new revision. */
@@ -80,6 +114,8 @@ export function formatRegistryDiff(diff: RegistryDiff, revision: number): string
       );
   }
   if (diff.redact !== undefined) lines.push("~ redact rules changed");
+  for (const v of diff.toolVocabulary ?? [])
+    lines.push(`~ toolVocabulary.${v.entry}: ${show(v.before)} → ${show(v.after)}`);
   if (lines.length === 1) lines.push("~ the policy order or a detail changed");
   return lines.join("\n");
 }

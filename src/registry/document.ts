@@ -16,6 +16,8 @@ import { HookbusError, type ValidationIssue } from "../foundation/errors.js";
 import { FailMode, PolicyMode } from "../merge/outcome.js";
 import { POLICY_NAME_PATTERN } from "../bus/tokens.js";
 import { pointerProblem, RedactionRule } from "../log/redaction.js";
+import { TOOL_CLASSES } from "../vocabulary/classes.js";
+import type { VocabularyExtension } from "../vocabulary/vocabulary.js";
 
 export const DEFAULT_POLICY_TIMEOUT_MS = 1000;
 
@@ -66,9 +68,50 @@ export const PolicyEntry = z
   })
   .meta({ id: "PolicyEntry" });
 
+/** Bounds of the registry's tool vocabulary: every coordinator holds it and classifies with it. */
+export const MAX_VOCABULARY_NAMES = 1000;
+/** Prefixes are tried one by one on a name no exact entry knows, so fewer of them. */
+export const MAX_VOCABULARY_PREFIXES = 100;
+export const MAX_VOCABULARY_KEY_CHARS = 256;
+
+const ToolClassSchema = z.enum(TOOL_CLASSES, {
+  error: (issue) =>
+    `unknown tool class ${JSON.stringify(issue.input)}; known: ${TOOL_CLASSES.join(", ")}`,
+});
+
+/** One table of the vocabulary; its bounds are checked in vocabularyIssues (one message each). */
+function vocabularyTable(description: string, max: number) {
+  return z
+    .record(z.string(), ToolClassSchema)
+    .optional()
+    .meta({
+      maxProperties: max,
+      propertyNames: { minLength: 1, maxLength: MAX_VOCABULARY_KEY_CHARS },
+    })
+    .describe(`${description} (at most ${max}).`);
+}
+
+export const RegistryToolVocabulary = z
+  .strictObject({
+    names: vocabularyTable(
+      "Exact tool names and their classes; matched in any case too",
+      MAX_VOCABULARY_NAMES,
+    ),
+    prefixes: vocabularyTable(
+      "Tool name prefixes and their classes; tried after every exact name, longest first",
+      MAX_VOCABULARY_PREFIXES,
+    ),
+  })
+  .meta({
+    id: "RegistryToolVocabulary",
+    description:
+      "Your own tools' classes, added to the shipped vocabulary (yours win) for Cedar policies, emergency stops by class and replay (docs/vocabulary.md).",
+  });
+
 export const RegistryDocument = z
   .strictObject({
     policies: z.array(PolicyEntry),
+    toolVocabulary: RegistryToolVocabulary.optional(),
     redact: z
       .array(RedactionRule)
       .optional()
@@ -97,6 +140,8 @@ export interface ValidRegistryDocument {
   policies: RegistryPolicy[];
   /** Redaction rules, in the order they apply; absent when the document has none. */
   redact?: RedactionRule[];
+  /** The operator's own tool names and prefixes (`toolVocabulary.extend` takes it as is). */
+  toolVocabulary?: VocabularyExtension;
 }
 
 /**
@@ -149,7 +194,46 @@ function semanticIssues(value: unknown): ValidationIssue[] {
       seen.add(hook);
     });
   });
-  return [...issues, ...redactionIssues(value)];
+  return [...issues, ...redactionIssues(value), ...vocabularyIssues(value)];
+}
+
+/** Bounds of `toolVocabulary` the schema's messages would not name: entry count, key length. */
+function vocabularyIssues(value: unknown): ValidationIssue[] {
+  const vocabulary = (value as { toolVocabulary?: unknown })?.toolVocabulary;
+  if (typeof vocabulary !== "object" || vocabulary === null) return [];
+  const issues: ValidationIssue[] = [];
+  const tables = [
+    ["names", MAX_VOCABULARY_NAMES],
+    ["prefixes", MAX_VOCABULARY_PREFIXES],
+  ] as const;
+  for (const [field, max] of tables) {
+    const table = (vocabulary as Record<string, unknown>)[field];
+    if (typeof table !== "object" || table === null || Array.isArray(table)) continue;
+    const keys = Object.keys(table);
+    const path = `toolVocabulary.${field}`;
+    if (keys.length > max) {
+      issues.push({
+        path,
+        rule: "too_many_entries",
+        message: `${keys.length} entries; at most ${max}`,
+      });
+    }
+    for (const key of keys) {
+      if (key === "") {
+        issues.push({ path: `${path}.""`, rule: "empty_name", message: "an empty name" });
+      } else if (key === "__proto__") {
+        // Parsing would drop it silently (it is an object's prototype, not an entry).
+        issues.push({ path: `${path}.${key}`, rule: "reserved_name", message: "a reserved name" });
+      } else if (key.length > MAX_VOCABULARY_KEY_CHARS) {
+        issues.push({
+          path: `${path}.${key.slice(0, 40)}…`,
+          rule: "name_too_long",
+          message: `a name of ${key.length} characters; at most ${MAX_VOCABULARY_KEY_CHARS}`,
+        });
+      }
+    }
+  }
+  return issues;
 }
 
 /** A cedar entry carries its text (after `registry apply` read `source`); a worker entry has none. */

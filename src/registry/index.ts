@@ -9,7 +9,13 @@ export {
   type RegistryPolicy,
   type ValidRegistryDocument,
 } from "./document.js";
-export { diffRegistry, formatRegistryDiff, type PolicyChange, type RegistryDiff } from "./diff.js";
+export {
+  diffRegistry,
+  formatRegistryDiff,
+  type PolicyChange,
+  type RegistryDiff,
+  type VocabularyChange,
+} from "./diff.js";
 export {
   StopStore,
   StopList,

@@ -1,10 +1,15 @@
-/** One revision of the registry, indexed for the hot path (policies of a hook, in merge order). */
+/**
+ * One revision of the registry, indexed for the hot path (policies of a hook, in merge order) and
+ * with its tool vocabulary built once (the shipped one plus the document's `toolVocabulary`).
+ */
 import type { ModifyingHookName } from "../catalog/catalog.js";
 import { compareByPriorityThenName } from "../merge/order.js";
+import { toolVocabulary, type ToolVocabulary } from "../vocabulary/vocabulary.js";
 import type { RegistryPolicy, ValidRegistryDocument } from "./document.js";
 
 export class RegistrySnapshot {
   private readonly byHook = new Map<ModifyingHookName, RegistryPolicy[]>();
+  private built: ToolVocabulary | undefined;
 
   constructor(
     /** The KV revision of the document; 0 when nothing was ever applied. */
@@ -28,6 +33,15 @@ export class RegistrySnapshot {
     }
   }
 
+  /**
+   * How the coordinator classifies tools under this revision: Cedar requests, session facts,
+   * stops by class. Built on first use (the coordinator's prepare step, before the revision is in
+   * force), once: agents and the 250 ms reads of an unchanged key never build it.
+   */
+  get vocabulary(): ToolVocabulary {
+    return (this.built ??= registryVocabulary(this.document));
+  }
+
   static empty(): RegistrySnapshot {
     return new RegistrySnapshot(0, { policies: [] });
   }
@@ -39,4 +53,11 @@ export class RegistrySnapshot {
   hasPolicies(hook: ModifyingHookName): boolean {
     return this.byHook.has(hook);
   }
+}
+
+/** The shipped vocabulary with the document's own names and prefixes added (theirs win). */
+function registryVocabulary(document: ValidRegistryDocument): ToolVocabulary {
+  return document.toolVocabulary === undefined
+    ? toolVocabulary
+    : toolVocabulary.extend(document.toolVocabulary);
 }

@@ -22,7 +22,7 @@ import { HookbusError } from "../foundation/errors.js";
 import { toValidationIssues as zodIssues } from "../catalog/validate.js";
 import type { Subjects } from "../bus/subjects.js";
 import { isToolClass, TOOL_CLASSES } from "../vocabulary/classes.js";
-import { toolClassOf } from "../vocabulary/vocabulary.js";
+import { toolVocabulary, type ToolVocabulary } from "../vocabulary/vocabulary.js";
 import { openRegistryBucket, REGISTRY_CHECK_MS } from "./store.js";
 
 const KEY = "stops";
@@ -129,6 +129,8 @@ export function parseStopDocument(value: unknown, source: string): StopDocument 
 export interface StoppableCall {
   agentId: string;
   toolName?: string | undefined;
+  /** The registry revision's vocabulary (its own tools' classes); default the shipped one. */
+  vocabulary?: ToolVocabulary | undefined;
 }
 
 /** The list in force at one revision of the key (0: never written). */
@@ -151,8 +153,9 @@ export class StopList {
     const agent = this.stops.find((s) => s.kind === "agent" && s.name === call.agentId);
     if (agent !== undefined || call.toolName === undefined) return agent;
     const tool = call.toolName;
+    const toolClass = (call.vocabulary ?? toolVocabulary).classify(tool).class;
     return this.stops.find(
-      (s) => s.kind === "tool" && (s.name === tool || toolClassName(s.name) === toolClassOf(tool)),
+      (s) => s.kind === "tool" && (s.name === tool || toolClassName(s.name) === toolClass),
     );
   }
 }

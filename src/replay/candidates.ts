@@ -49,10 +49,13 @@ function byName(policies: readonly Policy[]): Map<string, Policy> {
   return map;
 }
 
-/** The registry's Cedar entries as policies; a loaded module may not take a Cedar entry's name. */
-function cedarPolicies(entries: readonly RegistryPolicy[], loaded: readonly Policy[]): Policy[] {
+/**
+ * The registry's Cedar entries as policies, classifying tools by the registry's vocabulary; a
+ * loaded module may not take a Cedar entry's name.
+ */
+function cedarPolicies(snapshot: RegistrySnapshot, loaded: readonly Policy[]): Policy[] {
   const names = new Set(loaded.map((p) => p.name));
-  return entries.filter(isCedarPolicy).map((entry) => {
+  return snapshot.document.policies.filter(isCedarPolicy).map((entry) => {
     if (names.has(entry.name)) {
       throw new HookbusError(
         "HOOKBUS_INVALID_POLICY",
@@ -60,14 +63,17 @@ function cedarPolicies(entries: readonly RegistryPolicy[], loaded: readonly Poli
         { policy: entry.name },
       );
     }
-    return cedarPolicy(entry.name, entry.cedar, entry.source);
+    return cedarPolicy(entry.name, entry.cedar, {
+      source: entry.source,
+      vocabulary: snapshot.vocabulary,
+    });
   });
 }
 
 export function buildCandidates(policies: readonly Policy[], registry: unknown): CandidateSet {
   const document = parseRegistryDocument(registry, "the candidate registry");
   const snapshot = new RegistrySnapshot(0, document);
-  const modules = byName([...policies, ...cedarPolicies(document.policies, policies)]);
+  const modules = byName([...policies, ...cedarPolicies(snapshot, policies)]);
 
   const missing = document.policies.filter((entry) => !modules.has(entry.name));
   if (missing.length > 0) {

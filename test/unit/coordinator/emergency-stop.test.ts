@@ -14,6 +14,8 @@ import {
   type Stop,
 } from "../../../src/registry/stops.js";
 import { isHookbusError } from "../../../src/foundation/errors.js";
+import { RegistrySnapshot } from "../../../src/registry/snapshot.js";
+import { toolVocabulary } from "../../../src/vocabulary/vocabulary.js";
 
 const at = "2026-11-26T20:00:00.000Z";
 const stop = (kind: Stop["kind"], name: string): Stop => ({
@@ -79,12 +81,22 @@ describe("matching a call", () => {
     expect(list.stopFor({ agentId: "a" })).toBeUndefined();
   });
 
+  it("matches a class by the vocabulary it is given (the registry's own tools)", () => {
+    const shell = new StopList(1, [stop("tool", "class:shell")]);
+    const vocabulary = toolVocabulary.extend({ names: { deploy: "shell" } });
+    expect(shell.stopFor({ agentId: "a", toolName: "deploy" })).toBeUndefined();
+    expect(shell.stopFor({ agentId: "a", toolName: "deploy", vocabulary })?.name).toBe(
+      "class:shell",
+    );
+  });
+
   it("names who stopped what, when and why; blocks everything when unreadable", () => {
     const call = {
       hook: "before_tool_call" as const,
       agentId: "a",
       context: {},
       event: { toolName: "exec" },
+      snapshot: RegistrySnapshot.empty(),
     };
     expect(emergencyStopReason({ readable: true, list }, call)).toBe(
       `emergency stop: tool exec stopped by ops at ${at}: r`,
