@@ -1,0 +1,103 @@
+/**
+ * The soak benchmark's verdict from its samples: RSS against the mark (the goal: end within
+ * 20 % of it) and, beside it, V8's heap and Node's external memory, so one run tells retention
+ * (the heap grows with RSS) from allocator fragmentation (RSS grows, the heap stays flat).
+ */
+import type { HeapFigures } from "./process-memory.js";
+
+export interface SoakSample {
+  /** Seconds since the load started. */
+  t: number;
+  rssMiB: number;
+  /** Missing when the metrics endpoint did not answer in time. */
+  heap?: HeapFigures;
+}
+
+export interface SoakRun {
+  durationS: number;
+  elapsedS: number;
+  markS: number;
+  calls: number;
+  errors: number;
+  allocator: string;
+  samples: SoakSample[];
+}
+
+/** RSS may end this far above the mark (percent). */
+export const FLAT_GOAL_PERCENT = 20;
+/**
+ * heapUsed between collections includes garbage: its floor over this many seconds is close to
+ * what is live (the low point after the last collection).
+ */
+const HEAP_WINDOW_S = 10;
+
+const round = (n: number) => Math.round(n * 10) / 10;
+const percent = (from: number, to: number) => ((to - from) / from) * 100;
+
+function heapFloor(samples: SoakSample[], at: number, pick: (h: HeapFigures) => number): number {
+  const values = samples
+    .filter((s) => s.t > at - HEAP_WINDOW_S && s.t <= at && s.heap !== undefined)
+    .map((s) => pick(s.heap!));
+  return values.length === 0 ? Number.NaN : Math.min(...values);
+}
+
+export interface SoakFigures {
+  rss: { start: number; mark: number; peak: number; end: number; endVsMark: number };
+  heap: { start: number; mark: number; peak: number; end: number; endVsMark: number };
+  external: { mark: number; end: number };
+  verdict: "flat" | "growing:retention" | "growing:allocator";
+}
+
+export function soakFigures(run: SoakRun): SoakFigures {
+  const { samples } = run;
+  const last = samples.at(-1);
+  const markSample = samples.find((s) => s.t >= run.markS);
+  const markT = markSample?.t ?? Number.NaN;
+  const endT = last?.t ?? Number.NaN;
+  const rss = {
+    start: samples[0]?.rssMiB ?? Number.NaN,
+    mark: markSample?.rssMiB ?? Number.NaN,
+    peak: Math.max(...samples.map((s) => s.rssMiB)),
+    end: last?.rssMiB ?? Number.NaN,
+  };
+  const used = (h: HeapFigures) => h.heapUsedMiB;
+  const external = (h: HeapFigures) => h.externalMiB;
+  const heap = {
+    start: samples.find((s) => s.heap !== undefined)?.heap?.heapUsedMiB ?? Number.NaN,
+    mark: heapFloor(samples, markT, used),
+    peak: Math.max(...samples.flatMap((s) => (s.heap === undefined ? [] : [s.heap.heapUsedMiB]))),
+    end: heapFloor(samples, endT, used),
+  };
+  const ext = { mark: heapFloor(samples, markT, external), end: heapFloor(samples, endT, external) };
+  const rssEndVsMark = percent(rss.mark, rss.end);
+  // Retention when what JavaScript holds (heap and Buffers) accounts for half the RSS growth or
+  // more; otherwise the growth is the allocator's (freed memory not handed back, fragmentation).
+  const heldGrowth = heap.end - heap.mark + (ext.end - ext.mark);
+  const verdict =
+    rssEndVsMark <= FLAT_GOAL_PERCENT
+      ? "flat"
+      : heldGrowth >= (rss.end - rss.mark) / 2
+        ? "growing:retention"
+        : "growing:allocator";
+  return {
+    rss: { ...rss, endVsMark: rssEndVsMark },
+    heap: { ...heap, endVsMark: percent(heap.mark, heap.end) },
+    external: ext,
+    verdict,
+  };
+}
+
+/** The soak's last line: what the README's Benchmark section reports. */
+export function formatSoakVerdict(run: SoakRun, f: SoakFigures): string {
+  const mark = `at_${Math.round(run.markS)}s`;
+  return (
+    `soak: duration_s=${run.durationS} calls=${run.calls} errors=${run.errors} ` +
+    `rate=${Math.round(run.calls / run.elapsedS)}/s allocator=${run.allocator.replace(" ", "_")} ` +
+    `rss_mib start=${f.rss.start} ${mark}=${f.rss.mark} peak=${f.rss.peak} end=${f.rss.end} ` +
+    `end_vs_mark=${f.rss.endVsMark.toFixed(1)}% ` +
+    `heap_mib start=${f.heap.start} ${mark}=${round(f.heap.mark)} peak=${f.heap.peak} ` +
+    `end=${round(f.heap.end)} heap_end_vs_mark=${f.heap.endVsMark.toFixed(1)}% ` +
+    `external_mib ${mark}=${round(f.external.mark)} end=${round(f.external.end)} ` +
+    `verdict=${f.verdict}`
+  );
+}
