@@ -13,10 +13,11 @@
  *   SOAK_ALLOCATOR=jemalloc npm run bench:soak          # the coordinator on jemalloc
  *   SOAK_HEAP_SNAPSHOTS=DIR npm run bench:soak          # heap snapshots at the mark and the end
  *                                                       # into DIR, and what grew between them
+ *   SOAK_SAMPLES=FILE npm run bench:soak                # every sample, as JSON, into FILE
  *
  * The coordinator runs from dist/ (`npm run build` first), as an operator runs it.
  */
-import { mkdirSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { connect } from "@nats-io/transport-node";
 import { definePolicy, HookbusClient, MemorySessionStateStore, runPolicy } from "../src/index.js";
@@ -41,7 +42,9 @@ const largeEvery = Number(process.env.SOAK_LARGE_EVERY ?? 200);
 const largeBytes = Number(process.env.SOAK_LARGE_BYTES ?? 2 * 1024 * 1024);
 const allocator = process.env.SOAK_ALLOCATOR ?? "glibc";
 const snapshotDir =
-  process.env.SOAK_HEAP_SNAPSHOTS === undefined ? undefined : resolve(process.env.SOAK_HEAP_SNAPSHOTS);
+  process.env.SOAK_HEAP_SNAPSHOTS === undefined
+    ? undefined
+    : resolve(process.env.SOAK_HEAP_SNAPSHOTS);
 const markS = Math.min(60, durationS / 2);
 const namespace = `soak-${Date.now().toString(36)}`;
 /** A snapshot of a loaded coordinator on a busy machine takes seconds; this is its deadline. */
@@ -71,7 +74,15 @@ await registry.apply({
 const httpPort = await freePort();
 const metricsUrl = `http://127.0.0.1:${httpPort}/metrics`;
 const coordinator = startCli(
-  ["coordinator", "--namespace", namespace, "--log-level", "warn", "--http", `127.0.0.1:${httpPort}`],
+  [
+    "coordinator",
+    "--namespace",
+    namespace,
+    "--log-level",
+    "warn",
+    "--http",
+    `127.0.0.1:${httpPort}`,
+  ],
   {
     NATS_URL: server.url,
     ...allocatorEnv,
@@ -145,7 +156,12 @@ async function sampleUntilEnd(): Promise<{ markSnapshot?: Promise<string> }> {
     const next = Date.now() + 1000;
     const s = await sample();
     if (s !== undefined) samples.push(s);
-    if (snapshotDir !== undefined && markSnapshot === undefined && s !== undefined && s.t >= markS) {
+    if (
+      snapshotDir !== undefined &&
+      markSnapshot === undefined &&
+      s !== undefined &&
+      s.t >= markS
+    ) {
       markSnapshot = takeHeapSnapshot(coordinator.pid, snapshotDir, SNAPSHOT_TIMEOUT_MS);
     }
     await delay(Math.max(0, next - Date.now()));
@@ -193,6 +209,8 @@ const run = {
   allocator: runningOn,
   samples,
 };
+if (process.env.SOAK_SAMPLES !== undefined)
+  writeFileSync(process.env.SOAK_SAMPLES, JSON.stringify(run));
 console.log(formatSoakVerdict(run, soakFigures(run)));
 
 await client.close();

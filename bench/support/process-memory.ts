@@ -22,7 +22,10 @@ function gauge(text: string, name: string): number | undefined {
 }
 
 /** heapUsed and external from a service's /metrics, or undefined when it does not answer. */
-export async function scrapeHeap(metricsUrl: string, timeoutMs = 2_000): Promise<HeapFigures | undefined> {
+export async function scrapeHeap(
+  metricsUrl: string,
+  timeoutMs = 2_000,
+): Promise<HeapFigures | undefined> {
   try {
     const response = await fetch(metricsUrl, { signal: AbortSignal.timeout(timeoutMs) });
     const text = await response.text();
@@ -66,7 +69,11 @@ async function complete(file: string, lastSize: number): Promise<{ done: boolean
  * Signal `pid` to write a heap snapshot into `dir` (started with heapSnapshotNodeOptions) and
  * return the file once it is whole; throws when that takes longer than `timeoutMs`.
  */
-export async function takeHeapSnapshot(pid: number, dir: string, timeoutMs: number): Promise<string> {
+export async function takeHeapSnapshot(
+  pid: number,
+  dir: string,
+  timeoutMs: number,
+): Promise<string> {
   const before = await snapshotFiles(dir);
   const deadline = Date.now() + timeoutMs;
   process.kill(pid, "SIGUSR2");

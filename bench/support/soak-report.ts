@@ -26,18 +26,31 @@ export interface SoakRun {
 /** RSS may end this far above the mark (percent). */
 export const FLAT_GOAL_PERCENT = 20;
 /**
- * heapUsed between collections includes garbage: its floor over this many seconds is close to
- * what is live (the low point after the last collection).
+ * The mark and the end are read over the WINDOW_S seconds up to them, not from one sample: a
+ * sample can land on a large event in flight (RSS) or just before a collection (heapUsed).
  */
-const HEAP_WINDOW_S = 10;
+const WINDOW_S = 10;
 
 const round = (n: number) => Math.round(n * 10) / 10;
 const percent = (from: number, to: number) => ((to - from) / from) * 100;
 
+function windowUpTo(samples: SoakSample[], at: number): SoakSample[] {
+  return samples.filter((s) => s.t > at - WINDOW_S && s.t <= at);
+}
+
+/** RSS: the median over the window. */
+function rssAround(samples: SoakSample[], at: number): number {
+  const values = windowUpTo(samples, at)
+    .map((s) => s.rssMiB)
+    .sort((a, b) => a - b);
+  return values.length === 0 ? Number.NaN : values[Math.floor((values.length - 1) / 2)]!;
+}
+
+/** heapUsed includes garbage between collections: its floor over the window is close to what is live. */
 function heapFloor(samples: SoakSample[], at: number, pick: (h: HeapFigures) => number): number {
-  const values = samples
-    .filter((s) => s.t > at - HEAP_WINDOW_S && s.t <= at && s.heap !== undefined)
-    .map((s) => pick(s.heap!));
+  const values = windowUpTo(samples, at).flatMap((s) =>
+    s.heap === undefined ? [] : [pick(s.heap)],
+  );
   return values.length === 0 ? Number.NaN : Math.min(...values);
 }
 
@@ -50,15 +63,14 @@ export interface SoakFigures {
 
 export function soakFigures(run: SoakRun): SoakFigures {
   const { samples } = run;
-  const last = samples.at(-1);
   const markSample = samples.find((s) => s.t >= run.markS);
   const markT = markSample?.t ?? Number.NaN;
-  const endT = last?.t ?? Number.NaN;
+  const endT = samples.at(-1)?.t ?? Number.NaN;
   const rss = {
     start: samples[0]?.rssMiB ?? Number.NaN,
-    mark: markSample?.rssMiB ?? Number.NaN,
+    mark: rssAround(samples, markT),
     peak: Math.max(...samples.map((s) => s.rssMiB)),
-    end: last?.rssMiB ?? Number.NaN,
+    end: rssAround(samples, endT),
   };
   const used = (h: HeapFigures) => h.heapUsedMiB;
   const external = (h: HeapFigures) => h.externalMiB;
@@ -68,7 +80,10 @@ export function soakFigures(run: SoakRun): SoakFigures {
     peak: Math.max(...samples.flatMap((s) => (s.heap === undefined ? [] : [s.heap.heapUsedMiB]))),
     end: heapFloor(samples, endT, used),
   };
-  const ext = { mark: heapFloor(samples, markT, external), end: heapFloor(samples, endT, external) };
+  const ext = {
+    mark: heapFloor(samples, markT, external),
+    end: heapFloor(samples, endT, external),
+  };
   const rssEndVsMark = percent(rss.mark, rss.end);
   // Retention when what JavaScript holds (heap and Buffers) accounts for half the RSS growth or
   // more; otherwise the growth is the allocator's (freed memory not handed back, fragmentation).
