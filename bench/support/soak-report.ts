@@ -27,9 +27,10 @@ export interface SoakRun {
 export const FLAT_GOAL_PERCENT = 20;
 /**
  * The mark and the end are read over the WINDOW_S seconds up to them, not from one sample: a
- * sample can land on a large event in flight (RSS) or just before a collection (heapUsed).
+ * sample can land on a few large events in flight (RSS swings by ±20 MiB from second to second
+ * under the soak's load) or just before a collection (heapUsed).
  */
-const WINDOW_S = 10;
+const WINDOW_S = 30;
 
 const round = (n: number) => Math.round(n * 10) / 10;
 const percent = (from: number, to: number) => ((to - from) / from) * 100;
@@ -46,16 +47,49 @@ function rssAround(samples: SoakSample[], at: number): number {
   return values.length === 0 ? Number.NaN : values[Math.floor((values.length - 1) / 2)]!;
 }
 
-/** heapUsed includes garbage between collections: its floor over the window is close to what is live. */
-function heapFloor(samples: SoakSample[], at: number, pick: (h: HeapFigures) => number): number {
-  const values = windowUpTo(samples, at).flatMap((s) =>
-    s.heap === undefined ? [] : [pick(s.heap)],
+/**
+ * heapUsed is a sawtooth under load (30 to 170 MiB here): only after a full collection, every
+ * 20 to 60 s, is it close to what is live. So the heap is read as its floor over a minute: the
+ * minute after the mark (the one before it is still warming up) and the last minute.
+ */
+const HEAP_WINDOW_S = 60;
+
+function heapFloor(
+  samples: SoakSample[],
+  from: number,
+  to: number,
+  pick: (h: HeapFigures) => number,
+): number {
+  const values = samples.flatMap((s) =>
+    s.t >= from && s.t <= to && s.heap !== undefined ? [pick(s.heap)] : [],
   );
   return values.length === 0 ? Number.NaN : Math.min(...values);
 }
 
+/** RSS's least-squares slope from `from` seconds to the end, in MiB per minute. */
+function rssSlope(samples: SoakSample[], from: number): number {
+  const points = samples.filter((s) => s.t >= from);
+  const meanT = points.reduce((sum, s) => sum + s.t, 0) / points.length;
+  const meanRss = points.reduce((sum, s) => sum + s.rssMiB, 0) / points.length;
+  let covariance = 0;
+  let variance = 0;
+  for (const s of points) {
+    covariance += (s.t - meanT) * (s.rssMiB - meanRss);
+    variance += (s.t - meanT) ** 2;
+  }
+  return (covariance / variance) * 60;
+}
+
 export interface SoakFigures {
-  rss: { start: number; mark: number; peak: number; end: number; endVsMark: number };
+  rss: {
+    start: number;
+    mark: number;
+    peak: number;
+    end: number;
+    endVsMark: number;
+    /** From the mark to the end: a leak is a steady climb, a high-water mark is not. */
+    slopeMiBPerMin: number;
+  };
   heap: { start: number; mark: number; peak: number; end: number; endVsMark: number };
   external: { mark: number; end: number };
   verdict: "flat" | "growing:retention" | "growing:allocator";
@@ -76,13 +110,13 @@ export function soakFigures(run: SoakRun): SoakFigures {
   const external = (h: HeapFigures) => h.externalMiB;
   const heap = {
     start: samples.find((s) => s.heap !== undefined)?.heap?.heapUsedMiB ?? Number.NaN,
-    mark: heapFloor(samples, markT, used),
+    mark: heapFloor(samples, markT, markT + HEAP_WINDOW_S, used),
     peak: Math.max(...samples.flatMap((s) => (s.heap === undefined ? [] : [s.heap.heapUsedMiB]))),
-    end: heapFloor(samples, endT, used),
+    end: heapFloor(samples, endT - HEAP_WINDOW_S, endT, used),
   };
   const ext = {
-    mark: heapFloor(samples, markT, external),
-    end: heapFloor(samples, endT, external),
+    mark: heapFloor(samples, markT, markT + HEAP_WINDOW_S, external),
+    end: heapFloor(samples, endT - HEAP_WINDOW_S, endT, external),
   };
   const rssEndVsMark = percent(rss.mark, rss.end);
   // Retention when what JavaScript holds (heap and Buffers) accounts for half the RSS growth or
@@ -95,7 +129,7 @@ export function soakFigures(run: SoakRun): SoakFigures {
         ? "growing:retention"
         : "growing:allocator";
   return {
-    rss: { ...rss, endVsMark: rssEndVsMark },
+    rss: { ...rss, endVsMark: rssEndVsMark, slopeMiBPerMin: rssSlope(samples, markT) },
     heap: { ...heap, endVsMark: percent(heap.mark, heap.end) },
     external: ext,
     verdict,
@@ -109,7 +143,7 @@ export function formatSoakVerdict(run: SoakRun, f: SoakFigures): string {
     `soak: duration_s=${run.durationS} calls=${run.calls} errors=${run.errors} ` +
     `rate=${Math.round(run.calls / run.elapsedS)}/s allocator=${run.allocator.replace(" ", "_")} ` +
     `rss_mib start=${f.rss.start} ${mark}=${f.rss.mark} peak=${f.rss.peak} end=${f.rss.end} ` +
-    `end_vs_mark=${f.rss.endVsMark.toFixed(1)}% ` +
+    `end_vs_mark=${f.rss.endVsMark.toFixed(1)}% slope=${f.rss.slopeMiBPerMin.toFixed(2)}/min ` +
     `heap_mib start=${f.heap.start} ${mark}=${round(f.heap.mark)} peak=${f.heap.peak} ` +
     `end=${round(f.heap.end)} heap_end_vs_mark=${f.heap.endVsMark.toFixed(1)}% ` +
     `external_mib ${mark}=${round(f.external.mark)} end=${round(f.external.end)} ` +
