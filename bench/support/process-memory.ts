@@ -9,6 +9,8 @@ import type { HeapSnapshot } from "./heap-snapshot.js";
 
 export interface HeapFigures {
   heapUsedMiB: number;
+  /** What V8 holds from the OS for its heap, used or not. */
+  heapTotalMiB: number;
   externalMiB: number;
 }
 
@@ -21,7 +23,7 @@ function gauge(text: string, name: string): number | undefined {
   return Number.isFinite(value) ? value : undefined;
 }
 
-/** heapUsed and external from a service's /metrics, or undefined when it does not answer. */
+/** V8's heap and Node's external memory from a service's /metrics; undefined when it does not answer. */
 export async function scrapeHeap(
   metricsUrl: string,
   timeoutMs = 2_000,
@@ -30,9 +32,10 @@ export async function scrapeHeap(
     const response = await fetch(metricsUrl, { signal: AbortSignal.timeout(timeoutMs) });
     const text = await response.text();
     const used = gauge(text, "hookbus_nodejs_heap_size_used_bytes");
+    const total = gauge(text, "hookbus_nodejs_heap_size_total_bytes");
     const external = gauge(text, "hookbus_nodejs_external_memory_bytes");
-    if (used === undefined || external === undefined) return undefined;
-    return { heapUsedMiB: toMiB(used), externalMiB: toMiB(external) };
+    if (used === undefined || total === undefined || external === undefined) return undefined;
+    return { heapUsedMiB: toMiB(used), heapTotalMiB: toMiB(total), externalMiB: toMiB(external) };
   } catch {
     return undefined;
   }

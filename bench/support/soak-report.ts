@@ -92,6 +92,8 @@ export interface SoakFigures {
   };
   heap: { start: number; mark: number; peak: number; end: number; endVsMark: number };
   external: { mark: number; end: number };
+  /** V8's committed heap at the mark's and the last sample: it grows in steps, it does not swing. */
+  heapTotal: { mark: number; end: number };
   verdict: "flat" | "growing:retention" | "growing:allocator";
 }
 
@@ -132,6 +134,10 @@ export function soakFigures(run: SoakRun): SoakFigures {
     rss: { ...rss, endVsMark: rssEndVsMark, slopeMiBPerMin: rssSlope(samples, markT) },
     heap: { ...heap, endVsMark: percent(heap.mark, heap.end) },
     external: ext,
+    heapTotal: {
+      mark: markSample?.heap?.heapTotalMiB ?? Number.NaN,
+      end: samples.findLast((s) => s.heap !== undefined)?.heap?.heapTotalMiB ?? Number.NaN,
+    },
     verdict,
   };
 }
@@ -146,6 +152,7 @@ export function formatSoakVerdict(run: SoakRun, f: SoakFigures): string {
     `end_vs_mark=${f.rss.endVsMark.toFixed(1)}% slope=${f.rss.slopeMiBPerMin.toFixed(2)}/min ` +
     `heap_mib start=${f.heap.start} ${mark}=${round(f.heap.mark)} peak=${f.heap.peak} ` +
     `end=${round(f.heap.end)} heap_end_vs_mark=${f.heap.endVsMark.toFixed(1)}% ` +
+    `heap_total_mib ${mark}=${f.heapTotal.mark} end=${f.heapTotal.end} ` +
     `external_mib ${mark}=${round(f.external.mark)} end=${round(f.external.end)} ` +
     `verdict=${f.verdict}`
   );

@@ -83,7 +83,7 @@ function run(points: [t: number, rss: number, heap: number, external: number][])
   const samples: SoakSample[] = points.map(([t, rssMiB, heapUsedMiB, externalMiB]) => ({
     t,
     rssMiB,
-    heap: { heapUsedMiB, externalMiB },
+    heap: { heapUsedMiB, heapTotalMiB: heapUsedMiB, externalMiB },
   }));
   return { durationS: 600, elapsedS: 600, markS: 60, calls: 1, errors: 0, allocator: "x", samples };
 }
