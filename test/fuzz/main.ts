@@ -4,7 +4,7 @@
  * or when `hookbus audit verify` on the fuzzed (sealed, signed) log finds anything.
  */
 import { parseArgs } from "node:util";
-import { jemallocEnv } from "./probed-coordinator.js";
+import { jemallocEnv } from "../support/allocator.js";
 import { runFuzz } from "./run-fuzz.js";
 
 const { values } = parseArgs({

@@ -5,38 +5,15 @@
  * external memory besides RSS. Nothing of this is in the service: only this test harness loads it.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import { allocatorOf } from "../support/allocator.js";
 
 const cli = fileURLToPath(new URL("../../bin/hookbus.js", import.meta.url));
 const probe = new URL("./memory-probe.mjs", import.meta.url).href;
 
 /** MiB with one decimal. */
 export const mib = (bytes: number) => Math.round((bytes / 1024 / 1024) * 10) / 10;
-
-/** Where Debian's libjemalloc2 puts the library (docs/operations.md, "Memory"). */
-const JEMALLOC_PATHS = [
-  "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2",
-  "/usr/lib/aarch64-linux-gnu/libjemalloc.so.2",
-  "/usr/lib/libjemalloc.so.2",
-];
-
-/**
- * The environment that runs a service on jemalloc, as docs/operations.md recommends: freed
- * memory goes back to the OS within about a second (glibc malloc keeps a fragmented high-water).
- */
-export function jemallocEnv(): Record<string, string> {
-  const path = JEMALLOC_PATHS.find((p) => existsSync(p));
-  if (path === undefined) {
-    throw new Error(
-      `jemalloc not found (looked in ${JEMALLOC_PATHS.join(", ")}): apt-get install libjemalloc2`,
-    );
-  }
-  return {
-    LD_PRELOAD: path,
-    MALLOC_CONF: "background_thread:true,dirty_decay_ms:0,muzzy_decay_ms:0",
-  };
-}
 
 export interface MemoryFigures {
   rssMiB: number;
@@ -102,10 +79,7 @@ export function startProbedCoordinator(
   return {
     child,
     exited,
-    allocator: () =>
-      readFileSync(`/proc/${child.pid}/maps`, "utf8").includes("libjemalloc")
-        ? "jemalloc"
-        : "glibc malloc",
+    allocator: () => allocatorOf(child.pid ?? -1),
     rssMiB: () => {
       const status = readFileSync(`/proc/${child.pid}/status`, "utf8");
       return mib(Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) * 1024);
