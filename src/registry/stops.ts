@@ -153,10 +153,17 @@ export class StopList {
     const agent = this.stops.find((s) => s.kind === "agent" && s.name === call.agentId);
     if (agent !== undefined || call.toolName === undefined) return agent;
     const tool = call.toolName;
-    const toolClass = (call.vocabulary ?? toolVocabulary).classify(tool).class;
-    return this.stops.find(
-      (s) => s.kind === "tool" && (s.name === tool || toolClassName(s.name) === toolClass),
-    );
+    // Classified only when a class stop is in force: this runs on every call a coordinator
+    // decides, and the list is usually empty.
+    let toolClass: string | undefined;
+    return this.stops.find((s) => {
+      if (s.kind !== "tool") return false;
+      if (s.name === tool) return true;
+      const stopped = toolClassName(s.name);
+      if (stopped === undefined) return false;
+      toolClass ??= (call.vocabulary ?? toolVocabulary).classify(tool).class;
+      return stopped === toolClass;
+    });
   }
 }
 

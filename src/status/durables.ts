@@ -26,7 +26,7 @@ async function mismatchOf(
     if (isConsumerNotFound(error) || isStreamNotFound(error) || isPermissionViolation(error)) {
       return undefined;
     }
-    // Not readable (these credentials, a timeout): said, not passed over as "fine".
+    // Not readable for another reason (a timeout, NATS down): said, not passed over as "fine".
     return `consumer ${name} could not be checked: ${String((error as Error)?.message ?? error)}`;
   }
   const found = durableMismatches(shape, config);
