@@ -237,6 +237,14 @@ function isWrongLastSequence(error: unknown): boolean {
   return /wrong last sequence|key exists/i.test(String((error as Error)?.message ?? error));
 }
 
+/** The stored value is not a stop list (written by hand): not JSON, or not valid. */
+function isMalformed(error: unknown): boolean {
+  return (
+    error instanceof SyntaxError ||
+    (error instanceof HookbusError && error.code === "HOOKBUS_INVALID_STOP")
+  );
+}
+
 /** A deleted or purged key is an empty list (nothing stopped), like a key never written. */
 function listOf(entry: KvEntry | null): StopList {
   if (entry === null) return StopList.empty();
@@ -262,7 +270,10 @@ export interface FollowOptions {
 export class StopListFollower {
   private list = StopList.empty();
   private lastRead = 0;
-  private failure: string | undefined = "not read yet";
+  /** The key holds a value that fails validation: unreadable at once, whatever the last read. */
+  private failure: string | undefined;
+  /** The last read failed (a timeout, NATS away): unreadable only once the last good read is stale. */
+  private readFailure: string | undefined = "not read yet";
   /** The last read's error, kept as the cause (a start retries transient JetStream failures). */
   private error: unknown;
   private everRead = false;
@@ -290,7 +301,7 @@ export class StopListFollower {
     if (this.failure === undefined && Date.now() - this.lastRead <= this.staleAfterMs)
       return { readable: true, list: this.list };
     const since = this.lastRead === 0 ? "" : ` (last read ${Date.now() - this.lastRead} ms ago)`;
-    const why = `${this.failure ?? "no fresh read"}${since}`;
+    const why = `${this.failure ?? this.readFailure ?? "no fresh read"}${since}`;
     return { readable: false, why, list: this.list, error: this.error };
   }
 
@@ -308,14 +319,20 @@ export class StopListFollower {
         );
       this.list = list;
       this.lastRead = started;
-      if (this.failure !== undefined && this.everRead)
+      if ((this.failure ?? this.readFailure) !== undefined && this.everRead)
         this.logger.info("the emergency stop list is readable again");
       this.everRead = true;
       this.failure = undefined;
+      this.readFailure = undefined;
     } catch (error) {
-      if (this.failure === undefined)
+      if ((this.failure ?? this.readFailure) === undefined)
         this.logger.error({ err: error }, "the emergency stop list cannot be read");
-      this.failure = error instanceof Error ? error.message : String(error);
+      const why = error instanceof Error ? error.message : String(error);
+      // A read that failed says nothing about the list: the last good read stands until it is
+      // stale (a NATS node moving under lame duck times one read out). A value that fails
+      // validation does: what it stops is unknown now.
+      if (isMalformed(error)) this.failure = why;
+      else this.readFailure = why;
       this.error = error;
     } finally {
       this.reading = false;
