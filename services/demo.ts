@@ -11,6 +11,7 @@
  * `npm run demo -- --keep` keeps everything running after step 5 and prints commands to look
  * around with, until Ctrl-C (then it cleans up the same way).
  */
+import "./runtime-check.js";
 import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";

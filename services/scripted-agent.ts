@@ -3,6 +3,7 @@
  * serve the namespace, prints each decision as NDJSON (or a readable line with --pretty), and
  * exits 0 when the session ran to its end.
  */
+import "./runtime-check.js";
 import { parseArgs } from "node:util";
 import { pino } from "pino";
 import { connectNatsWithRetry, connectWaitMs } from "../src/bus/connect.js";

@@ -3,6 +3,7 @@ import { HOOKBUS_VERSION } from "../observability/version.js";
 import { isHookbusError, type HookbusError } from "../foundation/errors.js";
 import { commands } from "./commands/index.js";
 import { describeUncoded } from "../foundation/failure.js";
+import { unsupportedNode } from "../foundation/runtime.js";
 import { consoleOutput, exitQuietlyOnClosedStdout, type Output } from "./output.js";
 
 function usage(): string {
@@ -31,6 +32,11 @@ function isParseArgsError(error: unknown): error is TypeError & { code: string }
 
 export async function main(argv: string[], out: Output = consoleOutput): Promise<number> {
   if (out === consoleOutput) exitQuietlyOnClosedStdout();
+  const refusal = unsupportedNode();
+  if (refusal !== undefined) {
+    out.error(`${refusal.code}: ${refusal.message}`);
+    return USAGE_EXIT;
+  }
   const debug = argv.includes("--debug") || process.env.HOOKBUS_DEBUG === "1";
   const [name, ...rest] = argv.filter((arg) => arg !== "--debug");
   if (name === undefined || name === "--help" || name === "-h" || name === "help") {

@@ -40,6 +40,8 @@ export const ErrorCodes = {
     "The NATS server could not be reached (connection refused, unknown host, timed out).",
   HOOKBUS_NATS_AUTH: "The NATS server refused the connection's credentials.",
   HOOKBUS_USAGE: "A command line names an unknown command or option, or lacks a required one.",
+  HOOKBUS_UNSUPPORTED_NODE:
+    "The Node.js running hookbus is older than the supported one (Node 24 LTS or newer).",
   HOOKBUS_EMPTY_SELECTION:
     "A gate (replay --fail-on-change, audit verify) selected nothing to check, so it cannot pass.",
   HOOKBUS_FILE_EXISTS:

@@ -19,7 +19,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 
 const ROOT = resolve(import.meta.dirname, "../..");
-export const NODE24 = join(ROOT, ".tools/node24/bin/node");
+export const NODE24 = join(ROOT, ".tools/bin/node");
 export const OPENCLAW = join(ROOT, ".tools/openclaw/node_modules/openclaw/openclaw.mjs");
 
 /** Fails with what to run when the tools are missing: the test never skips silently. */
@@ -118,7 +118,7 @@ export function runAgent(
   deadlineMs = 240_000,
 ): Promise<AgentRun> {
   const env: Record<string, string> = {
-    PATH: `${join(ROOT, ".tools/node24/bin")}:/usr/local/bin:/usr/bin:/bin`,
+    PATH: `${join(ROOT, ".tools/bin")}:/usr/local/bin:/usr/bin:/bin`,
     HOME: home,
     OPENCLAW_HOME: home,
     OPENCLAW_STATE_DIR: join(home, "state"),
