@@ -12,7 +12,7 @@
  * around with, until Ctrl-C (then it cleans up the same way).
  */
 import "./runtime-check.js";
-import { existsSync } from "node:fs";
+import { existsSync, realpathSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
@@ -39,10 +39,19 @@ import { formatResultLine, formatSummary } from "../src/replay/report.js";
 /** The demo's own namespace: deleted when the demo ends, so nothing is left on the server. */
 const NAMESPACE = "hookbus-demo";
 const keep = process.argv.includes("--keep");
-/** The CLI as the user can run it from here: the built package, else the sources. */
-const cli = existsSync(fileURLToPath(new URL("../dist/cli/main.js", import.meta.url)))
-  ? "npx hookbus"
-  : "npm run hookbus --";
+/**
+ * The CLI as the user can run it from here: the built package, else the sources; on the Node that
+ * scripts/setup.sh put in .tools/bin when this demo runs on it (another terminal's PATH lacks it).
+ */
+const toolsBin = fileURLToPath(new URL("../.tools/", import.meta.url));
+const onToolsNode = realpathSync(process.execPath).startsWith(
+  realpathSync.native(toolsBin.replace(/\/$/, "")) + "/",
+);
+const cli =
+  (onToolsNode ? 'PATH="$PWD/.tools/bin:$PATH" ' : "") +
+  (existsSync(fileURLToPath(new URL("../dist/cli/main.js", import.meta.url)))
+    ? "npx hookbus"
+    : "npm run hookbus --");
 const registryFile = fileURLToPath(new URL("./policies/registry.example.json", import.meta.url));
 
 /** The stricter candidate set: a policy that forbids web access altogether. */
@@ -197,8 +206,16 @@ async function lookAround(
   console.log(`  ${cli} registry show ${flags}`);
   console.log(`  ${cli} audit verify --key ${sealPublicKey} ${flags}`);
   console.log(`  ${cli} status ${flags}`);
-  if (indexUrl !== undefined)
+  if (indexUrl !== undefined) {
     console.log(`  ${cli} audit query --index ${indexUrl} --agent demo-agent ${flags}`);
+    console.log(
+      `  ${cli} ui --index ${indexUrl} ${flags}   # the audit UI: prints the address to open`,
+    );
+  } else {
+    console.log(
+      `  (the audit UI, ${cli} ui, reads the PostgreSQL index: start PostgreSQL or set HOOKBUS_INDEX_URL and run the demo again)`,
+    );
+  }
   console.log(
     `Ctrl-C stops them and removes namespace ${NAMESPACE}` +
       (indexUrl === undefined ? "." : " and the demo's index database."),

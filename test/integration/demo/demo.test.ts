@@ -5,7 +5,7 @@
  * answers at 127.0.0.1:5432 on machines of this kind (as for every index test), so the demo shows
  * its indexed query and drops the database it made.
  */
-import { execSync } from "node:child_process";
+import { execSync, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { jetstreamManager } from "@nats-io/jetstream";
 import pg from "pg";
@@ -41,6 +41,32 @@ async function demoDatabaseLeft(output: string): Promise<boolean> {
   }
 }
 
+/** Runs the printed `hookbus ui` line as printed, reads the address it prints and loads the page. */
+async function expectUiServes(command: string): Promise<void> {
+  // Its own process group: the shell, npm and node are stopped together.
+  const child = spawn("sh", ["-c", command], {
+    cwd: root,
+    detached: true,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  try {
+    await until(() => /hookbus ui: (http:\S+)\//.test(output), 60_000, "the UI starting").catch(
+      (error: unknown) => {
+        throw new Error(`${String(error)}; it printed: ${output}`);
+      },
+    );
+    const url = /hookbus ui: (http:\S+)\//.exec(output)![1]!;
+    const page = await fetch(`${url}/`);
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain("hookbus");
+  } finally {
+    process.kill(-child.pid!, "SIGTERM");
+  }
+}
+
 describe("npm run demo", () => {
   it("runs the session, the timeline and the replay, exits 0 and removes its namespace", async () => {
     const run = startChild(["--import", "tsx", demo], { NATS_URL: nats.url() });
@@ -63,9 +89,11 @@ describe("npm run demo", () => {
       const commands = run
         .output()
         .split("\n")
-        .filter((line) => /^ {2}(npx hookbus|npm run hookbus --) /.test(line))
+        .filter((line) =>
+          /^ {2}(PATH="\$PWD\/\.tools\/bin:\$PATH" )?(npx hookbus|npm run hookbus --) /.test(line),
+        )
         .map((line) => line.trim());
-      expect(commands.length).toBe(6);
+      expect(commands.length).toBe(7);
       const runPrinted = (i: number) =>
         execSync(commands[i]!, { cwd: root, encoding: "utf8", timeout: 60_000 });
       expect(runPrinted(0)).toMatch(/before_tool_call/);
@@ -74,6 +102,8 @@ describe("npm run demo", () => {
       expect(runPrinted(3)).toMatch(/^OK: \d+ record\(s\) of namespace hookbus-demo read/m);
       expect(runPrinted(4)).toContain("tool-policy");
       expect(runPrinted(5)).toMatch(/\d+ records? \(index\)/);
+      expect(commands[6]).toMatch(/ ui --index /);
+      await expectUiServes(commands[6]!);
     } finally {
       run.child.kill("SIGTERM");
     }
