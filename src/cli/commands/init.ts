@@ -10,6 +10,7 @@ import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { HookbusError } from "../../foundation/errors.js";
 import { parseCommand, type Command } from "../command.js";
+import { installSource, natsStart, type InstallSource, type NatsStart } from "./init-source.js";
 
 /** The package's root: three levels up from src/cli/commands (or dist/cli/commands). */
 const PACKAGE_ROOT = fileURLToPath(new URL("../../../", import.meta.url));
@@ -19,42 +20,70 @@ interface Framework {
   /** The snippet in templates/init/agents/ and where it goes in the project. */
   snippet: string;
   target: string;
+  /** More files from templates/init/agents/ (template name = project path). */
+  extra: string[];
   /** Packages the snippet imports (versions from hookbus's own peer dependencies). */
   packages: string[];
-  /** What to do after `npm install`, beyond the common steps. */
+  /** The script that shows a first block, and the printed line that runs it. */
+  tryScript?: string;
   next: string;
+  /** The adapter's page, shipped in the package. */
+  doc: string;
 }
+
+/** Claude Code's PreToolUse for `rm -rf /`, as Claude Code sends it on the hook's stdin. */
+const CLAUDE_CODE_TRY = JSON.stringify({
+  session_id: "try-1",
+  hook_event_name: "PreToolUse",
+  tool_name: "Bash",
+  tool_input: { command: "rm -rf /" },
+});
 
 const FRAMEWORKS: Record<string, Framework> = {
   ai: {
     snippet: "ai.ts",
     target: "agent.ts",
+    extra: [],
     packages: ["ai", "zod", "@nats-io/transport-node"],
-    next: "npm run agent              # the scripted model asks for rm -rf /: no-shell refuses it",
+    tryScript: "tsx agent.ts",
+    next: "npm run try                # the scripted model asks for rm -rf /: no-shell refuses it",
+    doc: "docs/adapters/ai-sdk.md",
   },
   "openai-agents": {
     snippet: "openai-agents.ts",
     target: "agent.ts",
+    extra: [],
     packages: ["@openai/agents", "zod", "@nats-io/transport-node"],
-    next: "npm run agent              # an offline scripted model; replace it with yours",
+    tryScript: "tsx agent.ts",
+    next: "npm run try                # an offline scripted model asks for rm -rf /: no-shell refuses it",
+    doc: "docs/adapters/openai-agents.md",
   },
   pi: {
     snippet: "pi.ts",
     target: "agent.ts",
+    extra: [],
     packages: ["@mariozechner/pi-agent-core", "@mariozechner/pi-ai", "@nats-io/transport-node"],
-    next: "npm run agent              # pi-ai's faux provider, scripted; replace it with yours",
+    tryScript: "tsx agent.ts",
+    next: "npm run try                # pi-ai's faux provider asks for rm -rf /: no-shell refuses it",
+    doc: "docs/adapters/pi.md",
   },
   mcp: {
     snippet: "mcp.json",
     target: "mcp.json",
-    packages: [],
-    next: "merge mcp.json into your MCP host's config (docs/mcp.md): each server behind hookbus mcp-proxy",
+    extra: ["try-mcp.ts", "mcp-shell-server.ts"],
+    packages: ["@modelcontextprotocol/sdk", "zod"],
+    tryScript: "tsx try-mcp.ts",
+    next: "npm run try                # an MCP host calls a stand-in shell server through hookbus mcp-proxy: rm -rf / is refused",
+    doc: "docs/adapters/mcp.md",
   },
   "claude-code": {
     snippet: "claude-code.json",
     target: ".claude/settings.hookbus.json",
+    extra: [],
     packages: [],
-    next: "merge .claude/settings.hookbus.json into .claude/settings.json (docs/claude-code.md)",
+    tryScript: `echo '${CLAUDE_CODE_TRY}' | hookbus claude-code-hook --agent my-laptop`,
+    next: "npm run try                # Claude Code's PreToolUse for rm -rf /, as it sends it: denied",
+    doc: "docs/adapters/claude-code.md",
   },
 };
 
@@ -73,7 +102,11 @@ const HELP = `usage: hookbus init [--framework ${Object.keys(FRAMEWORKS).join("|
 Writes a starter project into DIR (default: the current folder): hookbus.registry.json (two
 policies), policies/ (no-shell, redact-secrets), policies.policy-test.json (their tests),
 docker-compose.yml (NATS with JetStream), the agent snippet for the framework (default ai), and a
-package.json with scripts when DIR has none. Existing files are left alone: the command refuses
+package.json with scripts when DIR has none (when it has one, it is left alone and the scripts to
+add are printed). Then it prints the steps to a first block in the audit log, each a command that
+works here: hookbus installed from where this copy came from (a tarball, a checkout or the npm
+registry), NATS started with what this machine has (a running server, nats-server, docker
+compose) or what to install. Existing files are left alone: the command refuses
 (HOOKBUS_FILE_EXISTS) unless --force.`;
 
 interface Manifest {
@@ -91,19 +124,31 @@ function rangeOf(own: Manifest, name: string): string {
   return own.peerDependencies?.[name] ?? own.dependencies?.[name] ?? "*";
 }
 
-function starterManifest(dir: string, framework: Framework): string {
-  const own = ownManifest();
-  const dependencies: Record<string, string> = { hookbus: `^${own.version}` };
-  for (const name of framework.packages) dependencies[name] = rangeOf(own, name);
-  const scripts: Record<string, string> = {
-    nats: "docker compose up -d",
+/** The scripts every starter gets, the NATS line and the framework's try among them. */
+function starterScripts(framework: Framework, nats: NatsStart): Record<string, string> {
+  return {
+    nats: nats.script,
     registry: "hookbus registry apply hookbus.registry.json",
     coordinator: "hookbus coordinator",
     worker: "hookbus worker policies/index.ts",
     "test:policies": "hookbus policy test policies.policy-test.json",
     status: "hookbus status",
-    ...(framework.target === "agent.ts" ? { agent: "tsx agent.ts" } : {}),
+    ...(framework.tryScript === undefined ? {} : { try: framework.tryScript }),
   };
+}
+
+function starterDependencies(framework: Framework, source: InstallSource): Record<string, string> {
+  const own = ownManifest();
+  const dependencies: Record<string, string> = { hookbus: source.spec };
+  for (const name of framework.packages) dependencies[name] = rangeOf(own, name);
+  return dependencies;
+}
+
+function starterManifest(
+  dir: string,
+  scripts: Record<string, string>,
+  dependencies: Record<string, string>,
+): string {
   const name =
     basename(dir)
       .toLowerCase()
@@ -141,6 +186,7 @@ export const initCommand: Command = {
     const copies: [from: string, to: string][] = [
       ...COMMON_FILES.map((f): [string, string] => [join(TEMPLATES, f), f]),
       [join(TEMPLATES, "agents", framework.snippet), framework.target],
+      ...framework.extra.map((f): [string, string] => [join(TEMPLATES, "agents", f), f]),
     ];
     const writeManifest = !existsSync(join(dir, "package.json"));
     const existing = copies.map(([, to]) => to).filter((to) => existsSync(join(dir, to)));
@@ -154,29 +200,68 @@ export const initCommand: Command = {
       await mkdir(dirname(join(dir, to)), { recursive: true });
       await copyFile(from, join(dir, to));
     }
-    if (writeManifest) await writeFile(join(dir, "package.json"), starterManifest(dir, framework));
-    out.print(nextSteps(dir, framework, [...copies.map(([, to]) => to)], writeManifest));
+    const starter: Starter = {
+      dir,
+      framework,
+      source: installSource(PACKAGE_ROOT, ownManifest().version, dir),
+      nats: await natsStart(),
+      written: copies.map(([, to]) => to),
+      manifest: writeManifest,
+    };
+    const scripts = starterScripts(framework, starter.nats);
+    const dependencies = starterDependencies(framework, starter.source);
+    if (writeManifest)
+      await writeFile(join(dir, "package.json"), starterManifest(dir, scripts, dependencies));
+    out.print(nextSteps(starter, scripts, dependencies));
     return 0;
   },
 };
 
+/** What init wrote and found, for the steps it prints. */
+interface Starter {
+  dir: string;
+  framework: Framework;
+  source: InstallSource;
+  nats: NatsStart;
+  written: string[];
+  /** Whether init wrote package.json (false: the folder had one, left alone). */
+  manifest: boolean;
+}
+
+/** Where the shipped docs are once the starter is installed. */
+const SHIPPED = "node_modules/hookbus";
+
+/**
+ * The steps to a first block in the audit log, each a command that works where init ran (the
+ * package test runs them word for word): a line ending in `&` starts a service, `#` is a comment.
+ */
 function nextSteps(
-  dir: string,
-  framework: Framework,
-  written: string[],
-  manifest: boolean,
+  starter: Starter,
+  scripts: Record<string, string>,
+  dependencies: Record<string, string>,
 ): string {
-  const files = [...written, ...(manifest ? ["package.json"] : [])];
-  const own = ownManifest();
-  const install = manifest
+  const { dir, framework, source, nats } = starter;
+  const files = [...starter.written, ...(starter.manifest ? ["package.json"] : [])];
+  const setup = starter.manifest
+    ? []
+    : [
+        `# your package.json was left alone: add "type": "module" and these scripts to it:`,
+        ...JSON.stringify({ scripts }, null, 2)
+          .split("\n")
+          .map((line) => `#   ${line}`),
+      ];
+  const install = starter.manifest
     ? "npm install"
-    : `npm install hookbus@^${own.version} ${framework.packages.map((p) => `${p}@${JSON.stringify(rangeOf(own, p))}`).join(" ")}   # your package.json was left alone; it needs "type": "module" for the .ts files`;
+    : `npm install ${Object.entries(dependencies)
+        .map(([name, spec]) =>
+          spec.startsWith("file:") ? spec.slice(5) : `${name}@${JSON.stringify(spec)}`,
+        )
+        .join(" ")}`;
   return `wrote ${files.join(", ")} in ${dir}
 
-next:
+next (hookbus from ${source.from}):
   cd ${dir}
-  ${install}
-  npm run nats               # NATS with JetStream (or: nats-server -js)
+${[...setup, ...source.before, install, nats.line].map((line) => `  ${line}`).join("\n")}
   npm run registry           # apply hookbus.registry.json: without a registry every call is refused
   npm run test:policies      # the policies' tests, offline
   npm run worker &           # serve the two policies
@@ -184,7 +269,12 @@ next:
   ${framework.next}
   npx hookbus audit query --outcome block   # who blocked what, and why
 
-then: node_modules/hookbus/policies/library/ holds Cedar rules decided in the coordinator, no
-worker (destructive shell, secrets, egress, taint, approvals, budgets): docs/policies.md in
-hookbus's repository says how to enable them`;
+then:
+  ${SHIPPED}/${framework.doc}   how the ${frameworkName(framework)} adapter maps each hook, and its limits
+  ${SHIPPED}/policies/library/   Cedar rules decided in the coordinator, no worker (destructive shell,
+    secrets, egress, taint, approvals, budgets): ${SHIPPED}/docs/policies.md says how to enable them`;
+}
+
+function frameworkName(framework: Framework): string {
+  return Object.entries(FRAMEWORKS).find(([, f]) => f === framework)![0];
 }

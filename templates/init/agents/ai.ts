@@ -3,7 +3,7 @@
  * the middleware, the tools with hookbusTools, and each user turn runs inside withHookbusRun.
  *
  * The model below is a scripted stand-in (the AI SDK's own test model) that asks to run
- * `rm -rf /`, so this file runs offline: `npm run agent`. Replace it with your provider's model,
+ * `rm -rf /`, so this file runs offline: `npm run try`. Replace it with your provider's model,
  * e.g. `import { openai } from "@ai-sdk/openai"; const yourModel = openai("gpt-4.1");`.
  */
 import { connect } from "@nats-io/transport-node";

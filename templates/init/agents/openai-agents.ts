@@ -3,7 +3,7 @@
  * hookbusModel, the tools with hookbusTools, and each user turn runs inside withHookbusRun. The
  * model here is a scripted stand-in (the SDK's own ScriptedModel) so the program runs offline;
  * use any Model instead (e.g. `new OpenAIResponsesModel(new OpenAI(), "gpt-5")`). With the project's
- * policies served (`npm run worker`): `npm run agent`.
+ * policies served (`npm run worker`): `npm run try`.
  */
 import { connect } from "@nats-io/transport-node";
 import { Agent, Runner, tool } from "@openai/agents";

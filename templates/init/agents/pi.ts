@@ -2,7 +2,7 @@
  * hookbus in a pi agent (`hookbus/pi`, for `@mariozechner/pi-agent-core`): hookbus is attached
  * to the Agent once, and each user turn runs inside withHookbusRun. The model here is pi-ai's
  * own faux provider, scripted, so the program runs offline; use any pi model instead. With the project's
- * policies served (`npm run worker`): `npm run agent`.
+ * policies served (`npm run worker`): `npm run try`.
  */
 import { Agent, type AgentTool } from "@mariozechner/pi-agent-core";
 import {
