@@ -216,10 +216,12 @@ function observationSummary(record: ObservationRecord): string {
   const e = record.event;
   if (isLocalRefusal(record.hook, e)) {
     // Read like a decision's line: who blocked, why, and where it was enforced.
-    const who = typeof e.blockedBy === "string" ? e.blockedBy : "?";
+    // An adapter's own refusal names no policy: the refusing source is who blocked it.
+    const source = REFUSED_BY[String(e.blockSource)] ?? "an unnamed source";
     const tool = typeof e.toolName === "string" ? `tool ${e.toolName} ` : "";
     const reason = typeof e.blockReason === "string" ? `: ${e.blockReason}` : "";
-    return `${tool}blocked by ${who}${reason} (refused by ${REFUSED_BY[String(e.blockSource)] ?? "?"})`;
+    if (typeof e.blockedBy !== "string") return `${tool}blocked by ${source}${reason}`;
+    return `${tool}blocked by ${e.blockedBy}${reason} (refused by ${source})`;
   }
   const parts: string[] = [];
   if (typeof e.toolName === "string") parts.push(`tool ${e.toolName}`);

@@ -33,8 +33,13 @@ export interface IndexFilter extends AuditFilter {
   status?: PolicyStatusFilter | undefined;
   /** Decisions blocked by this policy (the first blocker). */
   blockedBy?: string | undefined;
-  /** Only records after this stream sequence (the `nextCursor` of the previous page). */
+  /**
+   * Only records after this stream sequence (the `nextCursor` of the previous page); with
+   * `newestFirst`, only records before it.
+   */
   cursor?: number | undefined;
+  /** Newest record first (what an operator asks first: "what was just blocked?"); default log order. */
+  newestFirst?: boolean | undefined;
 }
 
 export interface IndexPage {
@@ -73,6 +78,7 @@ export function checkIndexFilter(filter: IndexFilter = {}): IndexFilter {
       );
     checked.cursor = filter.cursor;
   }
+  if (filter.newestFirst === true) checked.newestFirst = true;
   if (checked.limit !== undefined && checked.limit > MAX_INDEX_LIMIT)
     throw invalid("limit", `limit is at most ${MAX_INDEX_LIMIT}; page with the cursor`);
   return checked;
@@ -133,7 +139,8 @@ async function whereOf(pool: PgPool, namespace: string, f: IndexFilter): Promise
   if (to !== undefined) w.add((p) => `r.seq <= ${p}`, to);
   if (f.since !== undefined) w.add((p) => `r.stored_at >= ${p}`, f.since);
   if (f.until !== undefined) w.add((p) => `r.stored_at <= ${p}`, f.until);
-  if (f.cursor !== undefined) w.add((p) => `r.seq > ${p}`, f.cursor);
+  if (f.cursor !== undefined)
+    w.add((p) => (f.newestFirst === true ? `r.seq < ${p}` : `r.seq > ${p}`), f.cursor);
   if (f.policy !== undefined || f.status !== undefined) {
     const conds = ["p.ns = r.ns", "p.seq = r.seq"];
     if (f.policy !== undefined) {
@@ -186,7 +193,7 @@ function toEntry(row: EntryRow): AuditEntry {
 }
 
 /**
- * One page of the records matching `filter`, in log order. Throws HOOKBUS_INVALID_ARGUMENT for
+ * One page of the records matching `filter`, in log order (newest first with `newestFirst`). Throws HOOKBUS_INVALID_ARGUMENT for
  * a bad filter and HOOKBUS_INDEX_UNAVAILABLE when PostgreSQL fails.
  */
 export async function queryIndex(
@@ -200,7 +207,7 @@ export async function queryIndex(
     const w = await whereOf(pool, namespace, f);
     w.params.push(limit + 1);
     const r = await pool.query<EntryRow>(
-      `SELECT ${ENTRY_COLUMNS} FROM hookbus_records r WHERE ${w.sql} ORDER BY r.seq LIMIT $${w.params.length}`,
+      `SELECT ${ENTRY_COLUMNS} FROM hookbus_records r WHERE ${w.sql} ORDER BY r.seq${f.newestFirst === true ? " DESC" : ""} LIMIT $${w.params.length}`,
       w.params,
     );
     const entries = r.rows.slice(0, limit).map(toEntry);

@@ -29,6 +29,7 @@ export const SEARCH_PARAMS = [
   "limit",
   "cursor",
   "shadow-changed",
+  "order",
 ] as const;
 
 function invalid(argument: string, message: string): HookbusError {
@@ -90,6 +91,9 @@ export function searchQuery(url: URL, now = new Date()): SearchQuery {
   if (shadow !== undefined && shadow !== "on" && shadow !== "true")
     throw invalid("shadow-changed", `expected "on" or "true", got ${JSON.stringify(shadow)}`);
   const limit = integer(given, "limit", 1, MAX_UI_LIMIT) ?? DEFAULT_UI_LIMIT;
+  const order = given.get("order") ?? "newest";
+  if (order !== "newest" && order !== "oldest")
+    throw invalid("order", `expected "newest" or "oldest", got ${JSON.stringify(order)}`);
   const raw: IndexFilter = {
     agentId: given.get("agent"),
     sessionKey: given.get("session"),
@@ -103,6 +107,7 @@ export function searchQuery(url: URL, now = new Date()): SearchQuery {
     until: time("until"),
     cursor: sequence(given, "cursor"),
     shadowChanged: shadow === undefined ? undefined : true,
+    newestFirst: order === "newest",
     limit,
   };
   try {

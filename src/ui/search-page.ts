@@ -1,6 +1,7 @@
 /** The search page: the index's filters as a form, the charts of the range, and one page of records. */
 import type { PgPool } from "../indexer/pg.js";
 import { AUDIT_OUTCOMES } from "../audit/filter.js";
+import { recordAction, recordRunId } from "../audit/action.js";
 import { queryRow } from "../audit/format.js";
 import { HOOK_NAMES } from "../catalog/catalog.js";
 import {
@@ -58,6 +59,14 @@ function form(given: Map<string, string>): Html {
       />
       shadow changed</label
     >
+    <label
+      >order<select name="order">
+        <option value="newest">newest first</option>
+        <option value="oldest" ${given.get("order") === "oldest" ? html` selected` : ""}>
+          oldest first
+        </option>
+      </select></label
+    >
     <button type="submit">Search</button>
   </form>`;
 }
@@ -106,6 +115,8 @@ export async function searchPage(pool: PgPool, namespace: string, url: URL): Pro
   ]);
   const rows = result.entries.map((entry) => {
     const [time, agent, session, hook, outcome, summary, latency] = queryRow(entry);
+    const action = recordAction(entry.record);
+    const run = recordRunId(entry.record);
     return html`<tr>
       <td><a href="${href("/decision", { seq: entry.seq })}">${entry.seq}</a></td>
       <td class="nowrap">${time}</td>
@@ -114,9 +125,17 @@ export async function searchPage(pool: PgPool, namespace: string, url: URL): Pro
         <a
           href="${href("/session", { session: entry.address.sessionKey, agent: entry.address.agentId })}"
           >${session}</a
-        >
+        >${
+          run === undefined
+            ? ""
+            : html`<div class="muted">
+                <a href="${href("/", { agent: entry.address.agentId, run })}">run ${run}</a>
+              </div>`
+        }
       </td>
       <td>${hook}</td>
+      <td class="tool">${action.tool ?? ""}</td>
+      <td class="action">${action.gist ?? ""}</td>
       <td>${badge(outcome ?? "")}</td>
       <td class="summary">${summary}</td>
       <td class="num">${latency}</td>

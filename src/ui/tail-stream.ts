@@ -6,6 +6,7 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { AuditFilter, AuditOutcome } from "../audit/filter.js";
+import { recordAction, recordRunId } from "../audit/action.js";
 import { queryRow } from "../audit/format.js";
 import { tailLog } from "../audit/query.js";
 import type { Bus } from "../bus/bus.js";
@@ -26,7 +27,12 @@ export interface TailRow {
   time: string;
   agent: string;
   session: string;
+  /** The run the call belonged to ("" when its context names none). */
+  run: string;
   hook: string;
+  /** The tool the call was about, and the action's gist (command, URL, path, recipients). */
+  tool: string;
+  action: string;
   outcome: string;
   summary: string;
   latency: string;
@@ -97,13 +103,17 @@ export class LiveTails {
       try {
         for await (const entry of records) {
           const [time, agent, session, hook, outcome, summary, latency] = queryRow(entry);
+          const action = recordAction(entry.record);
           const row: TailRow = {
             seq: entry.seq,
             call: callOf(entry.record),
             time: time ?? "",
             agent: agent ?? "",
             session: session ?? "",
+            run: recordRunId(entry.record) ?? "",
             hook: hook ?? "",
+            tool: action.tool ?? "",
+            action: action.gist ?? "",
             outcome: outcome ?? "",
             summary: summary ?? "",
             latency: latency ?? "",

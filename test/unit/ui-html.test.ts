@@ -89,7 +89,13 @@ describe("search parameters", () => {
   });
 
   it("empty fields are no filter", () => {
-    expect(q("agent=&hook=").filter).toEqual({ limit: 50 });
+    expect(q("agent=&hook=").filter).toEqual({ limit: 50, newestFirst: true });
+  });
+
+  it("shows the newest records first unless asked for the oldest", () => {
+    expect(q("").filter.newestFirst).toBe(true);
+    expect(q("order=oldest").filter.newestFirst).toBeUndefined();
+    refused("order=random", "order");
   });
 
   it("refuses, naming the parameter", () => {

@@ -22,7 +22,7 @@ source.addEventListener("error", () => {
   status.textContent = "disconnected: reconnecting…";
 });
 source.addEventListener("message", (event) => {
-  /** @type {{seq: number, time: string, agent: string, session: string, hook: string, outcome: string, summary: string, latency: string}} */
+  /** @type {{seq: number, time: string, agent: string, session: string, run: string, hook: string, tool: string, action: string, outcome: string, summary: string, latency: string}} */
   const row = JSON.parse(event.data);
   const tr = document.createElement("tr");
   const seq = document.createElement("td");
@@ -35,6 +35,12 @@ source.addEventListener("message", (event) => {
   sessionLink.href = `/session?${new URLSearchParams({ session: row.session, agent: row.agent })}`;
   sessionLink.textContent = row.session;
   session.append(sessionLink);
+  if (row.run !== "") {
+    const run = document.createElement("div");
+    run.className = "muted";
+    run.textContent = `run ${row.run}`;
+    session.append(run);
+  }
   const outcome = document.createElement("td");
   const badge = document.createElement("span");
   badge.className = `badge o-${/^[a-z]+$/.test(row.outcome) ? row.outcome : "unknown"}`;
@@ -46,6 +52,8 @@ source.addEventListener("message", (event) => {
     cell(row.agent),
     session,
     cell(row.hook),
+    cell(row.tool, "tool"),
+    cell(row.action, "action"),
     outcome,
     cell(row.summary, "summary"),
     cell(row.latency, "num"),

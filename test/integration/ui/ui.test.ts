@@ -200,6 +200,18 @@ describe("search → session → decision", () => {
     await page.goto(`${ui.url}/`);
     const rows = page.locator("table.records tbody tr");
     await expect.poll(() => rows.count()).toBe(6);
+    // It opens on the newest record: sequences fall down the page.
+    const seqs = (await rows.locator("td:first-child").allTextContents()).map(Number);
+    expect(seqs).toEqual([...seqs].sort((a, b) => b - a));
+    expect(await rows.first().textContent()).toContain("HOOKBUS_INVALID_EVENT");
+    // Each tool call's row names the tool and what it did, not only a call id.
+    const exec = rows.filter({ hasText: "no-shell" });
+    expect(await exec.locator("td.tool").textContent()).toBe("exec");
+    expect(await exec.locator("td.action").textContent()).toContain("<img");
+    const read = rows.filter({ hasText: "/etc/motd" });
+    expect(await read.locator("td.tool").textContent()).toBe("read_file");
+    expect(await read.locator("td.action").textContent()).toBe("/etc/motd");
+    expect(await read.textContent()).toContain("run run-1");
     expect(await page.locator("svg.chart rect.o-block").count()).toBeGreaterThan(0);
     expect(await page.locator("svg.chart").nth(1).textContent()).toContain("no-shell");
     await browser.screenshot("search");
@@ -209,11 +221,11 @@ describe("search → session → decision", () => {
     await page.waitForURL(/outcome=block/);
     await expect.poll(() => rows.count()).toBe(2);
     const texts = await rows.allTextContents();
-    expect(texts[0]).toContain("no-shell");
-    expect(texts[1]).toContain("dlp");
+    expect(texts[0]).toContain("dlp");
+    expect(texts[1]).toContain("no-shell");
     await browser.screenshot("search-blocked");
 
-    await rows.first().getByRole("link", { name: SESSION }).click();
+    await rows.nth(1).getByRole("link", { name: SESSION }).click();
     await page.waitForURL(/\/session\?/);
     expect(await page.locator("h1").textContent()).toBe(`Session ${SESSION}`);
     const steps = page.locator("table.timeline > tbody > tr");
