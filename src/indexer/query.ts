@@ -364,6 +364,27 @@ export async function indexedRecord(
   }
 }
 
+/** The records at these sequences (at most MAX_INDEX_LIMIT), in one query; missing ones are left out. */
+export async function indexedRecords(
+  pool: PgPool,
+  namespace: string,
+  seqs: readonly number[],
+): Promise<AuditEntry[]> {
+  const wanted = [...new Set(seqs)].filter((s) => Number.isSafeInteger(s) && s > 0);
+  if (wanted.length === 0) return [];
+  if (wanted.length > MAX_INDEX_LIMIT)
+    throw invalid("seqs", `at most ${MAX_INDEX_LIMIT} sequences at once, got ${wanted.length}`);
+  try {
+    const r = await pool.query<EntryRow>(
+      `SELECT ${ENTRY_COLUMNS} FROM hookbus_records r WHERE r.ns = $1 AND r.seq = ANY($2::bigint[]) AND r.kind <> 'invalid' ORDER BY r.seq`,
+      [namespace, wanted],
+    );
+    return r.rows.map(toEntry);
+  } catch (error) {
+    throw indexError(error, "index query failed");
+  }
+}
+
 /**
  * The other records of one call in its session (its late verdicts, a decision's error twin),
  * in log order: read through the session index, so the call id needs no index of its own.

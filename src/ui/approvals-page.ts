@@ -10,6 +10,7 @@ import { HookbusError } from "../foundation/errors.js";
 import {
   approvalSettlements,
   checkIndexFilter,
+  indexedRecords,
   pendingApprovalDecisions,
   type ApprovalIndexPage,
 } from "../indexer/query.js";
@@ -97,9 +98,15 @@ function sessionLink(agentId: string, sessionKey: string): Html {
   >`;
 }
 
-function pendingRow(v: PendingView, namespace: string, now: Date): Html {
+/** Where a pasted answer must go: the namespace, and the NATS server when the UI knows it. */
+export interface AnswerTarget {
+  namespace: string;
+  natsUrl?: string | undefined;
+}
+
+function pendingRow(v: PendingView, target: AnswerTarget, now: Date): Html {
   const expired = v.expiresAt !== undefined && v.expiresAt.getTime() <= now.getTime();
-  const commands = answerCommands(v, namespace);
+  const commands = answerCommands(v, target.namespace, target.natsUrl);
   return html`<tr class="pending-row">
     <td><a href="${href("/decision", { seq: v.seq })}">${v.seq}</a></td>
     <td class="nowrap">${v.agentId}</td>
@@ -125,7 +132,7 @@ function pendingRow(v: PendingView, namespace: string, now: Date): Html {
   </tr>`;
 }
 
-function settledRow(v: SettledView): Html {
+function settledRow(v: SettledView, request: PendingView | undefined): Html {
   return html`<tr class="settled-row">
     <td><a href="${href("/decision", { seq: v.seq })}">${v.seq}</a></td>
     <td>
@@ -134,6 +141,11 @@ function settledRow(v: SettledView): Html {
     <td class="nowrap">${v.agentId}</td>
     <td>${sessionLink(v.agentId, v.sessionKey)}</td>
     <td><code>${v.approvalId}</code></td>
+    <td>${request?.toolName ?? "?"}</td>
+    <td>
+      <b class="title">${request?.title ?? "?"}</b
+      >${request === undefined || request.askedBy.length === 0 ? "" : html`<div class="muted">asked by ${request.askedBy.join(", ")}</div>`}
+    </td>
     <td><b class="resolution">${v.resolution}</b></td>
     <td>${badge(v.effect)}</td>
     <td class="summary">
@@ -167,10 +179,10 @@ function olderLink(q: ApprovalsQuery, state: "pending" | "settled", result: Appr
 function pendingSection(
   q: ApprovalsQuery,
   result: ApprovalIndexPage,
-  namespace: string,
+  target: AnswerTarget,
   now: Date,
 ): Html {
-  const rows = result.entries.map((e) => pendingRow(pendingView(e), namespace, now));
+  const rows = result.entries.map((e) => pendingRow(pendingView(e), target, now));
   return html`<section id="pending">
     <h2>
       Pending
@@ -203,8 +215,18 @@ function pendingSection(
   </section>`;
 }
 
-function settledSection(q: ApprovalsQuery, result: ApprovalIndexPage): Html {
-  const rows = result.entries.map((e) => settledRow(settledView(e)));
+function settledSection(
+  q: ApprovalsQuery,
+  result: ApprovalIndexPage,
+  requests: Map<number, PendingView>,
+): Html {
+  const rows = result.entries.map((e) => {
+    const view = settledView(e);
+    return settledRow(
+      view,
+      view.decisionSeq === undefined ? undefined : requests.get(view.decisionSeq),
+    );
+  });
   return html`<section id="settled">
     <h2>
       Settled
@@ -218,6 +240,8 @@ function settledSection(q: ApprovalsQuery, result: ApprovalIndexPage): Html {
         "agent",
         "session",
         "approval",
+        "tool",
+        "title",
         "resolution",
         "effect",
         "answers",
@@ -231,20 +255,35 @@ function settledSection(q: ApprovalsQuery, result: ApprovalIndexPage): Html {
   </section>`;
 }
 
-export async function approvalsPage(
+/** The requests that settled rows answered (their pending decisions), in one query. */
+async function requestsOf(
   pool: PgPool,
   namespace: string,
+  settled: ApprovalIndexPage | undefined,
+): Promise<Map<number, PendingView>> {
+  const seqs = (settled?.entries ?? [])
+    .map((e) => settledView(e).decisionSeq)
+    .filter((seq): seq is number => seq !== undefined);
+  const decisions = await indexedRecords(pool, namespace, seqs);
+  return new Map(decisions.map((d) => [d.seq, pendingView(d)]));
+}
+
+export async function approvalsPage(
+  pool: PgPool,
+  target: AnswerTarget,
   url: URL,
   now = new Date(),
 ): Promise<Html> {
+  const { namespace } = target;
   const q = approvalsQuery(url);
   const filter = { agentId: q.agentId, before: q.cursor, limit: q.limit };
   const [pending, settled] = await Promise.all([
     q.state === "settled" ? undefined : pendingApprovalDecisions(pool, namespace, filter),
     q.state === "pending" ? undefined : approvalSettlements(pool, namespace, filter),
   ]);
+  const requests = await requestsOf(pool, namespace, settled);
   return page(
     "Approvals",
-    html`${form(q)}${pending === undefined ? "" : pendingSection(q, pending, namespace, now)}${settled === undefined ? "" : settledSection(q, settled)}`,
+    html`${form(q)}${pending === undefined ? "" : pendingSection(q, pending, target, now)}${settled === undefined ? "" : settledSection(q, settled, requests)}`,
   );
 }

@@ -6,7 +6,6 @@
 import { APPROVAL_ID_PATTERN, approvalIdOf } from "../approvals/entry.js";
 import { APPROVER_GROUP_PATTERN } from "../catalog/approval.js";
 import type { AuditEntry } from "../audit/query.js";
-import { DEFAULT_NAMESPACE } from "../bus/subjects.js";
 import { scopedMessageId } from "../log/message-id.js";
 
 type Obj = Record<string, unknown>;
@@ -102,6 +101,9 @@ export interface AnswerView {
   at: string | undefined;
 }
 
+/** A URL that is safe to paste into a shell as one word. */
+const SAFE_URL = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/[A-Za-z0-9.:[\]_-]+(\/[A-Za-z0-9._~/-]*)?$/;
+
 export interface SettledView {
   seq: number;
   approvalId: string;
@@ -155,9 +157,11 @@ export function settledView(entry: AuditEntry): SettledView {
  * group must answer), `--as` left for the approver to fill in. Only checked tokens go in, so a
  * command never carries text a policy wrote.
  */
-export function answerCommands(view: PendingView, namespace: string): string[] {
+export function answerCommands(view: PendingView, namespace: string, natsUrl?: string): string[] {
   if (!APPROVAL_ID_PATTERN.test(view.approvalId)) return [];
-  const ns = namespace === DEFAULT_NAMESPACE ? "" : ` --namespace ${namespace}`;
+  // Pasted in another shell, on another machine perhaps: say which server and namespace.
+  const server = natsUrl === undefined || !SAFE_URL.test(natsUrl) ? "" : ` --server ${natsUrl}`;
+  const ns = `${server} --namespace ${namespace}`;
   const groups = view.approvers.filter((g) => APPROVER_GROUP_PATTERN.test(g));
   const base = `npx hookbus approvals approve ${view.approvalId} --as YOUR_NAME${ns}`;
   const reason = ` --reason "…"`;

@@ -19,6 +19,8 @@ import type { LiveTails } from "./tail-stream.js";
 export interface RouteContext {
   pool: PgPool;
   namespace: string;
+  /** The NATS server the answer commands name (`--server`), when known. */
+  natsUrl?: string | undefined;
   bus: Bus;
   tails: LiveTails;
   assets: Map<string, Buffer>;
@@ -37,7 +39,8 @@ const PAGES: Readonly<Record<string, PageRoute>> = {
   "/": (ctx, url) => searchPage(ctx.pool, ctx.namespace, url),
   "/session": (ctx, url) => sessionPage(ctx.pool, ctx.namespace, url),
   "/decision": (ctx, url) => decisionPage(ctx.pool, ctx.bus, url),
-  "/approvals": (ctx, url) => approvalsPage(ctx.pool, ctx.namespace, url),
+  "/approvals": (ctx, url) =>
+    approvalsPage(ctx.pool, { namespace: ctx.namespace, natsUrl: ctx.natsUrl }, url),
   "/stops": (ctx, url) => stopsPage(ctx.bus, url),
   "/tail": (_ctx, url) => tailPage(url),
   "/replay": (_ctx, url) => replayPage(url),

@@ -28,6 +28,8 @@ export interface UiServerOptions {
   /** 0 picks a free port. */
   port?: number;
   logger?: Logger;
+  /** The NATS server pasted answer commands name (`--server`); the UI's own when not given. */
+  natsUrl?: string;
   /** Live tails open at once (default 16); more are refused with HOOKBUS_LIMIT_EXCEEDED. */
   maxTails?: number;
 }
@@ -127,6 +129,7 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
   const ctx: RouteContext = {
     pool: options.pool,
     namespace: options.namespace,
+    natsUrl: options.natsUrl,
     bus: options.bus,
     tails,
     assets: loadStatic(),

@@ -95,23 +95,24 @@ describe("approvalIdOfDecision", () => {
 });
 
 describe("answerCommands", () => {
-  it("gives one command per approver group, with --namespace unless the default", () => {
-    expect(answerCommands(pendingView(decision()), "prod")).toEqual([
-      `npx hookbus approvals approve ${ID} --as YOUR_NAME --namespace prod --group payments --reason "…"`,
-      `npx hookbus approvals approve ${ID} --as YOUR_NAME --namespace prod --group risk --reason "…"`,
+  it("gives one command per approver group, naming the server and the namespace", () => {
+    expect(answerCommands(pendingView(decision()), "prod", "nats://10.0.0.5:4222")).toEqual([
+      `npx hookbus approvals approve ${ID} --as YOUR_NAME --server nats://10.0.0.5:4222 --namespace prod --group payments --reason "…"`,
+      `npx hookbus approvals approve ${ID} --as YOUR_NAME --server nats://10.0.0.5:4222 --namespace prod --group risk --reason "…"`,
     ]);
     const anyone = pendingView(decision({ requireApproval: { title: "t", approvers: [] } }));
+    // The default namespace too: pasted elsewhere, HOOKBUS_NAMESPACE may say otherwise.
     expect(answerCommands(anyone, "hookbus")).toEqual([
-      `npx hookbus approvals approve ${ID} --as YOUR_NAME --reason "…"`,
+      `npx hookbus approvals approve ${ID} --as YOUR_NAME --namespace hookbus --reason "…"`,
     ]);
   });
 
-  it("never puts a group name that is not a group token into a command", () => {
+  it("never puts a group name or a server that is not one word into a command", () => {
     const v = pendingView(
       decision({ requireApproval: { title: "t", approvers: ["ok", "x; rm -rf /"] } }),
     );
-    expect(answerCommands(v, "hookbus")).toEqual([
-      `npx hookbus approvals approve ${ID} --as YOUR_NAME --group ok --reason "…"`,
+    expect(answerCommands(v, "hookbus", "nats://h:1; rm -rf /")).toEqual([
+      `npx hookbus approvals approve ${ID} --as YOUR_NAME --namespace hookbus --group ok --reason "…"`,
     ]);
   });
 });

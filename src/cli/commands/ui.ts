@@ -78,6 +78,7 @@ export const uiCommand: Command = {
           pool,
           bus,
           namespace: bus.subjects.namespace,
+          natsUrl: values.server ?? process.env.NATS_URL ?? "nats://127.0.0.1:4222",
           host: values.host ?? "127.0.0.1",
           port,
           logger,

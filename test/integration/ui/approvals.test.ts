@@ -122,7 +122,7 @@ beforeAll(async () => {
     30_000,
     "the index has the approval records",
   );
-  ui = await startUiServer({ pool, bus, namespace });
+  ui = await startUiServer({ pool, bus, namespace, natsUrl: nats.url() });
   browser = await openBrowser();
 }, 180_000);
 
@@ -169,7 +169,7 @@ describe("the Approvals page", () => {
     expect(await second.locator("td").nth(8).innerText()).toContain("gate");
     expect(await second.locator("code.id").innerText()).toBe(ids.open);
     expect(await second.locator("pre.command").innerText()).toBe(
-      `npx hookbus approvals approve ${ids.open} --as YOUR_NAME --namespace ${namespace} --reason "…"`,
+      `npx hookbus approvals approve ${ids.open} --as YOUR_NAME --server ${nats.url()} --namespace ${namespace} --reason "…"`,
     );
     const requested = Date.parse(await second.locator("td").nth(6).innerText());
     const expires = Date.parse((await second.locator("td").nth(7).innerText()).split("\n")[0]!);
@@ -182,8 +182,12 @@ describe("the Approvals page", () => {
     await expect.poll(() => settled.count()).toBe(1);
     const row = settled.nth(0);
     expect(await row.locator("td").nth(4).innerText()).toBe(ids.approved);
+    // The settled request names its tool, its title and the policy that asked.
+    expect(await row.locator("td").nth(5).innerText()).toBe("pay");
+    expect(await row.locator("b.title").innerText()).toBe("run pay");
+    expect(await row.locator("td").nth(6).innerText()).toContain("asked by gate");
     expect(await row.locator("b.resolution").innerText()).toBe("approved");
-    expect(await row.locator("td").nth(6).innerText()).toBe("allow");
+    expect(await row.locator("td").nth(8).innerText()).toBe("allow");
     const answer = await row.locator(".answer-line").innerText();
     expect(answer).toContain("alice");
     expect(answer).toContain(`approve: “${XSS_REASON}”`);
