@@ -112,3 +112,52 @@ def test_errors_carry_their_code_in_the_header(nats_url):
     msg = asyncio.run(_with_worker(nats_url, body))
     assert msg.headers["Hookbus-Error-Code"] == "HOOKBUS_BAD_MESSAGE"
     assert json.loads(msg.data)["error"]["code"] == "HOOKBUS_BAD_MESSAGE"
+
+
+@policy("echo", hooks=["before_tool_call"])
+def echo(call: Call):
+    if call.event["toolName"] == "nan":
+        return BeforeToolCallVerdict(params={"score": float("nan")})
+    return BeforeToolCallVerdict(params=call.event["params"])
+
+
+def _ask_echo(url, data: bytes):
+    async def run():
+        nc = await nats.connect(url)
+        worker = Worker([echo], nc=nc, namespace="pytest-echo")
+        await worker.start()
+        try:
+            return await nc.request("pytest-echo.policy.echo.before_tool_call", data, timeout=5)
+        finally:
+            await worker.stop()
+            await nc.close()
+
+    msg = asyncio.run(run())
+    # Strict: what JSON.parse in a TypeScript coordinator accepts, nothing more.
+    body = json.loads(msg.data.decode("utf-8"), parse_constant=pytest.fail)
+    code = (msg.headers or {}).get("Hookbus-Error-Code")
+    assert code == (body.get("error") or {}).get("code")
+    return body
+
+
+def _echo_request(params_json: str, tool: str = "t") -> bytes:
+    return ('{"callId":"c1","hook":"before_tool_call","context":{"agentId":"a","sessionKey":"s"},'
+            f'"event":{{"toolName":"{tool}","params":{params_json}}}}}').encode()
+
+
+@pytest.mark.parametrize("number", ["NaN", "Infinity", "-Infinity", "1e999", "-1e999"])
+def test_a_non_finite_number_is_refused_never_echoed(nats_url, number):
+    body = _ask_echo(nats_url, _echo_request(f'{{"n":{number}}}'))
+    assert body["error"]["code"] == "HOOKBUS_BAD_MESSAGE"
+    assert "verdict" not in body
+
+
+def test_a_lone_surrogate_is_echoed_as_an_escape(nats_url):
+    body = _ask_echo(nats_url, _echo_request('{"s":"a\\ud800b"}'))
+    assert body["verdict"] == {"params": {"s": "a\ud800b"}}
+
+
+def test_a_verdict_holding_nan_is_an_invalid_verdict(nats_url):
+    body = _ask_echo(nats_url, _echo_request("{}", tool="nan"))
+    assert body["error"]["code"] == "HOOKBUS_INVALID_VERDICT"
+    assert "no JSON form" in body["error"]["message"]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import time
 from typing import Any
 
@@ -178,10 +179,13 @@ class RequestServer:
         if "error" in reply:
             headers["Hookbus-Error-Code"] = reply["error"]["code"]
         try:
-            data, encoding = await self.codec.encode(reply)
-        except Exception as error:  # noqa: BLE001 - a reply too large to send: say why instead
-            failure = HookbusError("HOOKBUS_PAYLOAD_TOO_LARGE", f"cannot encode reply: {error}",
-                                   {"policy": self.policy.name})
+            # Only a handler's verdict can hold a value JSON has no form for (NaN, inf, a set).
+            data, encoding = await self.codec.encode(
+                reply, "HOOKBUS_INVALID_VERDICT", f'the verdict of "{self.policy.name}"')
+        except Exception as error:  # noqa: BLE001 - a reply that cannot be sent: say why instead
+            failure = error if isinstance(error, HookbusError) else HookbusError(
+                "HOOKBUS_INTERNAL", f"cannot encode reply: {type(error).__name__}: {error}")
+            failure.details = {**failure.details, "policy": self.policy.name}
             reply = self._error_reply(failure)
             headers["Hookbus-Error-Code"] = failure.code
             data, encoding = await self.codec.encode(reply)
@@ -199,4 +203,5 @@ def _deadline(msg: Msg, arrived: float) -> float | None:
         ms = float(raw) if raw is not None else 0.0
     except ValueError:
         return None
-    return arrived + ms / 1000.0 if ms > 0 else None
+    # As the TypeScript SDK reads it: a finite positive number, or no deadline ("NaN", "-1", "0").
+    return arrived + ms / 1000.0 if math.isfinite(ms) and ms > 0 else None
