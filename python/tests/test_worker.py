@@ -161,3 +161,52 @@ def test_a_verdict_holding_nan_is_an_invalid_verdict(nats_url):
     body = _ask_echo(nats_url, _echo_request("{}", tool="nan"))
     assert body["error"]["code"] == "HOOKBUS_INVALID_VERDICT"
     assert "no JSON form" in body["error"]["message"]
+
+
+def test_answers_discovery_with_a_valid_description_and_recent_stats(nats_url):
+    from hookbus.schemas import first_error
+
+    async def body(nc):
+        await nc.request("pytest.policy.slowpoke.before_tool_call", _request(0, "s-disc"),
+                         timeout=5)
+        await nc.request("pytest.policy.slowpoke.before_tool_call", b"{not json", timeout=5)
+        found = []
+        for subject in ("pytest.discover", "pytest.discover.worker", "pytest.discover.coordinator"):
+            inbox = nc.new_inbox()
+            replies = []
+
+            async def keep(msg):
+                replies.append(json.loads(msg.data))
+
+            sub = await nc.subscribe(inbox, cb=keep)
+            await nc.publish(subject, b"{}", reply=inbox)
+            await asyncio.sleep(0.5)
+            await sub.unsubscribe()
+            found.append(replies)
+        return found
+
+    everyone, workers, coordinators = asyncio.run(_with_worker(nats_url, body))
+    assert coordinators == []
+    assert len(everyone) == 1 and workers == everyone
+    described = workers[0]
+    assert first_error("discovery/reply.schema.json", described) is None
+    assert described["role"] == "worker" and described["namespace"] == "pytest"
+    assert described["pid"] == os.getpid()
+    (served,) = described["policies"]
+    assert (served["name"], served["version"], served["hooks"]) == (
+        "slowpoke", "2.0.0", ["before_tool_call"])
+    stats = served["stats"]["before_tool_call"]
+    assert stats["count"] == 2 and stats["errorRate"] == 0.5
+    assert 0 <= stats["p50Ms"] <= stats["p99Ms"]
+
+
+def test_the_recent_window_keeps_the_last_answers_of_the_last_minutes():
+    from hookbus.discovery import RecentWindow
+
+    window = RecentWindow(capacity=4, max_age=60)
+    assert window.stats(now=0) == {"count": 0, "errorRate": 0}
+    for i, ok in enumerate([True, False, True, True, True, False]):
+        window.add(float(i + 1), ok, now=float(i))
+    # Capacity 4: answers 3..6 (latencies 3, 4, 5, 6; one failed).
+    assert window.stats(now=10) == {"count": 4, "p50Ms": 4.0, "p99Ms": 6.0, "errorRate": 0.25}
+    assert window.stats(now=64.5) == {"count": 1, "p50Ms": 6.0, "p99Ms": 6.0, "errorRate": 1.0}

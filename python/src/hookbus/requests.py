@@ -13,7 +13,7 @@ import asyncio
 import logging
 import math
 import time
-from typing import Any
+from typing import Any, Callable
 
 from nats.aio.client import Client
 from nats.aio.msg import Msg
@@ -25,6 +25,10 @@ from .schemas import HOOKS, MODIFYING_HOOKS
 from .state import KvStateStore
 
 log = logging.getLogger("hookbus.worker")
+
+
+#: Told of every answer: policy, hook, latency in ms, and whether it was not an error (discovery).
+Answered = Callable[[str, str, float, bool], None]
 
 
 class Expired(Exception):
@@ -58,9 +62,10 @@ class Slots:
 
 class RequestServer:
     def __init__(self, nc: Client, namespace: str, p: Policy, codec: Codec, state: KvStateStore,
-                 slots: Slots) -> None:
+                 slots: Slots, answered: Answered | None = None) -> None:
         self.nc, self.namespace, self.policy = nc, namespace, p
         self.codec, self.state, self.slots = codec, state, slots
+        self.answered = answered
         self.prefix = f"{namespace}.policy.{p.name}."
         self.subscription: Any = None
 
@@ -105,7 +110,10 @@ class RequestServer:
                 return
             if deadline is not None and time.monotonic() >= deadline:
                 return  # the caller gave up: an answer now would only be a late verdict
-            await self._respond(msg, reply)
+            ok = await self._respond(msg, reply)
+            if self.answered is not None:
+                hook = msg.subject[len(self.prefix):]
+                self.answered(self.policy.name, hook, (time.monotonic() - arrived) * 1000, ok)
         finally:
             self.slots.semaphore.release()
 
@@ -171,10 +179,11 @@ class RequestServer:
     def _error_reply(self, error: HookbusError) -> dict[str, Any]:
         return {**self._base_reply(), "error": error.to_wire()}
 
-    async def _respond(self, msg: Msg, reply: dict[str, Any]) -> None:
+    async def _respond(self, msg: Msg, reply: dict[str, Any]) -> bool:
+        """Send the reply; whether it was a verdict (or none) rather than an error."""
         if not msg.reply:
             log.warning("request on %s had no reply subject; answer dropped", msg.subject)
-            return
+            return "error" not in reply
         headers: dict[str, str] = {}
         if "error" in reply:
             headers["Hookbus-Error-Code"] = reply["error"]["code"]
@@ -195,6 +204,7 @@ class RequestServer:
             await self.nc.publish(msg.reply, data, headers=headers or None)
         except Exception as error:  # noqa: BLE001 - only a closed connection refuses a publish
             log.error("cannot send reply: %s", error)
+        return "error" not in reply
 
 
 def _deadline(msg: Msg, arrived: float) -> float | None:

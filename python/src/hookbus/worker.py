@@ -15,6 +15,7 @@ from nats import errors as nats_errors
 from nats.aio.client import Client
 
 from .codec import Codec
+from .discovery import Discovery
 from .credentials import Signer, check_inbox_prefix
 from .errors import HookbusError
 from .observer import Observer
@@ -46,7 +47,9 @@ class Worker:
         js = nc.jetstream()
         self.codec = Codec(js, namespace)
         self.state = KvStateStore(js, namespace)
-        self.servers = [RequestServer(nc, namespace, p, self.codec, self.state, self.slots)
+        self.discovery = Discovery(namespace, self.policies, lambda: len(self.slots.tasks))
+        self.servers = [RequestServer(nc, namespace, p, self.codec, self.state, self.slots,
+                                      self.discovery.answered)
                         for p in self.policies]
         self.observers = [Observer(js, namespace, p, hook, self.codec, self.state, self.slots)
                           for p in self.policies for hook in p.observed_hooks]
@@ -55,6 +58,7 @@ class Worker:
     async def start(self) -> None:
         for server in self.servers:
             await server.start()
+        await self.discovery.start(self.nc)
         await self.nc.flush()  # subscriptions are registered at the server before start returns
         for observer in self.observers:
             observer.start()
@@ -68,6 +72,7 @@ class Worker:
         return self._stopping
 
     async def _drain(self) -> None:
+        await self.discovery.stop()  # a draining worker is no longer a live one
         for server in self.servers:
             await server.drain()
         await asyncio.gather(*(o.stop() for o in self.observers))
