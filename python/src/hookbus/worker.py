@@ -107,7 +107,7 @@ async def connect(servers: str, name: str, *, signer: Signer | None = None,
     urls = [s.strip() for s in servers.split(",") if s.strip()]
     nc = _SignedClient(signer)
     refused: asyncio.Future[Exception] = asyncio.get_running_loop().create_future()
-    last: list[Exception] = []
+    last: list[BaseException | None] = []
 
     async def on_error(error: Exception) -> None:
         last[:] = [error]
@@ -131,6 +131,8 @@ async def connect(servers: str, name: str, *, signer: Signer | None = None,
     await asyncio.wait({attempt, refused}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
     if attempt.done() and attempt.exception() is None:
         return nc
+    if attempt.done():
+        last[:] = [attempt.exception()]  # the client gave up by itself (a malformed URL, …)
     attempt.cancel()
     await asyncio.gather(attempt, return_exceptions=True)
     try:
