@@ -210,3 +210,23 @@ def test_the_recent_window_keeps_the_last_answers_of_the_last_minutes():
     # Capacity 4: answers 3..6 (latencies 3, 4, 5, 6; one failed).
     assert window.stats(now=10) == {"count": 4, "p50Ms": 4.0, "p99Ms": 6.0, "errorRate": 0.25}
     assert window.stats(now=64.5) == {"count": 1, "p50Ms": 6.0, "p99Ms": 6.0, "errorRate": 1.0}
+
+
+def test_a_stopped_worker_no_longer_answers_discovery(nats_url):
+    async def run():
+        nc = await nats.connect(nats_url)
+        worker = Worker([echo], nc=nc, namespace="pytest-gone")
+        await worker.start()
+        asked = await nc.request("pytest-gone.discover.worker", b"{}", timeout=5)
+        await worker.stop()
+        try:
+            await nc.request("pytest-gone.discover.worker", b"{}", timeout=1)
+            answered_after = True
+        except Exception:  # noqa: BLE001 - no responders or a timeout: nobody answered
+            answered_after = False
+        await nc.close()
+        return json.loads(asked.data), answered_after
+
+    described, answered_after = asyncio.run(run())
+    assert described["policies"][0]["name"] == "echo" and "version" not in described["policies"][0]
+    assert answered_after is False
