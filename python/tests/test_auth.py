@@ -149,3 +149,99 @@ def test_an_unreachable_server_is_a_coded_error_after_the_wait():
         asyncio.run(connect(f"nats://127.0.0.1:{port}", "t", wait_seconds=1.0))
     assert raised.value.code == "HOOKBUS_NATS_UNREACHABLE"
     assert 0.9 < time.monotonic() - started < 5
+
+
+def _key(prefix: int, raw: bytes) -> str:
+    import base64
+
+    from hookbus.credentials import _crc16
+    body = bytes([prefix]) + raw
+    return base64.b32encode(body + _crc16(body).to_bytes(2, "little")).decode().rstrip("=")
+
+
+def _user_seed(raw: bytes) -> str:
+    import base64
+
+    from hookbus.credentials import _PREFIX_SEED, _PREFIX_USER, _crc16
+    body = bytes([_PREFIX_SEED | (_PREFIX_USER >> 5), (_PREFIX_USER & 31) << 3]) + raw
+    return base64.b32encode(body + _crc16(body).to_bytes(2, "little")).decode().rstrip("=")
+
+
+def _jwt(signer, issuer: str, subject: str, nats_claims: dict) -> str:
+    """A NATS JWT (ed25519-nkey), as nsc writes them, signed by ``signer`` (a PyNaCl key)."""
+    import base64
+    import json as _json
+
+    def b64(data: bytes) -> str:
+        return base64.urlsafe_b64encode(data).decode().rstrip("=")
+
+    claims = {"jti": b64(os.urandom(16)), "iat": int(time.time()), "iss": issuer, "sub": subject,
+              "name": subject[:8], "nats": {**nats_claims, "version": 2}}
+    head = b64(_json.dumps({"typ": "JWT", "alg": "ed25519-nkey"}).encode())
+    body = b64(_json.dumps(claims).encode())
+    signature = signer.sign(f"{head}.{body}".encode()).signature
+    return f"{head}.{body}.{b64(signature)}"
+
+
+@pytest.fixture(scope="module")
+def operator_server(tmp_path_factory):
+    """A nats-server in operator mode with one account and a creds file for one of its users."""
+    from nacl.signing import SigningKey
+
+    operator, account, user = SigningKey.generate(), SigningKey.generate(), SigningKey.generate()
+    op_pub = _key(14 << 3, bytes(operator.verify_key))
+    acct_pub = _key(0, bytes(account.verify_key))
+    user_pub = _key(20 << 3, bytes(user.verify_key))
+    unlimited = {"subs": -1, "data": -1, "payload": -1, "imports": -1, "exports": -1,
+                 "wildcards": True, "conn": -1, "leaf": -1}
+    op_jwt = _jwt(operator, op_pub, op_pub, {"type": "operator"})
+    acct_jwt = _jwt(operator, op_pub, acct_pub, {"type": "account", "limits": unlimited})
+    user_jwt = _jwt(account, acct_pub, user_pub,
+                    {"type": "user", "pub": {}, "sub": {}, "subs": -1, "data": -1, "payload": -1})
+    folder = tmp_path_factory.mktemp("operator")
+    creds = folder / "user.creds"
+    creds.write_text(f"-----BEGIN NATS USER JWT-----\n{user_jwt}\n------END NATS USER JWT------\n\n"
+                     f"-----BEGIN USER NKEY SEED-----\n{_user_seed(bytes(user))}\n"
+                     "------END USER NKEY SEED------\n")
+    conf = folder / "server.conf"
+    conf.write_text(f"operator: {op_jwt}\nresolver: MEMORY\n"
+                    f"resolver_preload: {{ {acct_pub}: {acct_jwt} }}\n")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen([_binary(), "-a", "127.0.0.1", "-p", str(port), "-c", str(conf)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.time() + 10
+    while time.time() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), 0.2).close()
+            break
+        except OSError:
+            time.sleep(0.05)
+    yield f"nats://127.0.0.1:{port}", str(creds)
+    proc.terminate()
+    proc.wait(10)
+
+
+def test_connects_with_a_creds_file_to_an_operator_mode_server(operator_server):
+    url, creds = operator_server
+
+    async def run():
+        nc = await connect(url, "t", signer=creds_signer(creds), wait_seconds=5)
+        try:
+            async def pong(msg):
+                await msg.respond(b"pong")
+
+            await nc.subscribe("ping", cb=pong)
+            return (await nc.request("ping", b"", timeout=5)).data
+        finally:
+            await nc.close()
+
+    assert asyncio.run(run()) == b"pong"
+
+
+def test_the_operator_mode_server_refuses_a_connection_without_the_creds(operator_server):
+    url, _ = operator_server
+    with pytest.raises(HookbusError) as raised:
+        asyncio.run(connect(url, "t", wait_seconds=5))
+    assert raised.value.code == "HOOKBUS_NATS_AUTH"
