@@ -61,7 +61,7 @@ if python3 -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else 1)' 2>
   fi
   python3 -m venv .tools/python
   .tools/python/bin/pip install -q --retries 1 --timeout 20 -c python/constraints.txt \
-    hatchling pytest idna nats-py jsonschema
+    hatchling pytest idna nats-py jsonschema pynacl
   .tools/python/bin/pip install -q --no-build-isolation --force-reinstall --no-deps ./python
 else
   echo "setup: no python3 >= 3.10; the Python SDK's tests (test/integration/conformance/python.test.ts) will be skipped" >&2

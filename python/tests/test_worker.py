@@ -112,3 +112,121 @@ def test_errors_carry_their_code_in_the_header(nats_url):
     msg = asyncio.run(_with_worker(nats_url, body))
     assert msg.headers["Hookbus-Error-Code"] == "HOOKBUS_BAD_MESSAGE"
     assert json.loads(msg.data)["error"]["code"] == "HOOKBUS_BAD_MESSAGE"
+
+
+@policy("echo", hooks=["before_tool_call"])
+def echo(call: Call):
+    if call.event["toolName"] == "nan":
+        return BeforeToolCallVerdict(params={"score": float("nan")})
+    return BeforeToolCallVerdict(params=call.event["params"])
+
+
+def _ask_echo(url, data: bytes):
+    async def run():
+        nc = await nats.connect(url)
+        worker = Worker([echo], nc=nc, namespace="pytest-echo")
+        await worker.start()
+        try:
+            return await nc.request("pytest-echo.policy.echo.before_tool_call", data, timeout=5)
+        finally:
+            await worker.stop()
+            await nc.close()
+
+    msg = asyncio.run(run())
+    # Strict: what JSON.parse in a TypeScript coordinator accepts, nothing more.
+    body = json.loads(msg.data.decode("utf-8"), parse_constant=pytest.fail)
+    code = (msg.headers or {}).get("Hookbus-Error-Code")
+    assert code == (body.get("error") or {}).get("code")
+    return body
+
+
+def _echo_request(params_json: str, tool: str = "t") -> bytes:
+    return ('{"callId":"c1","hook":"before_tool_call","context":{"agentId":"a","sessionKey":"s"},'
+            f'"event":{{"toolName":"{tool}","params":{params_json}}}}}').encode()
+
+
+@pytest.mark.parametrize("number", ["NaN", "Infinity", "-Infinity", "1e999", "-1e999"])
+def test_a_non_finite_number_is_refused_never_echoed(nats_url, number):
+    body = _ask_echo(nats_url, _echo_request(f'{{"n":{number}}}'))
+    assert body["error"]["code"] == "HOOKBUS_BAD_MESSAGE"
+    assert "verdict" not in body
+
+
+def test_a_lone_surrogate_is_echoed_as_an_escape(nats_url):
+    body = _ask_echo(nats_url, _echo_request('{"s":"a\\ud800b"}'))
+    assert body["verdict"] == {"params": {"s": "a\ud800b"}}
+
+
+def test_a_verdict_holding_nan_is_an_invalid_verdict(nats_url):
+    body = _ask_echo(nats_url, _echo_request("{}", tool="nan"))
+    assert body["error"]["code"] == "HOOKBUS_INVALID_VERDICT"
+    assert "no JSON form" in body["error"]["message"]
+
+
+def test_answers_discovery_with_a_valid_description_and_recent_stats(nats_url):
+    from hookbus.schemas import first_error
+
+    async def body(nc):
+        await nc.request("pytest.policy.slowpoke.before_tool_call", _request(0, "s-disc"),
+                         timeout=5)
+        await nc.request("pytest.policy.slowpoke.before_tool_call", b"{not json", timeout=5)
+        found = []
+        for subject in ("pytest.discover", "pytest.discover.worker", "pytest.discover.coordinator"):
+            inbox = nc.new_inbox()
+            replies = []
+
+            async def keep(msg):
+                replies.append(json.loads(msg.data))
+
+            sub = await nc.subscribe(inbox, cb=keep)
+            await nc.publish(subject, b"{}", reply=inbox)
+            await asyncio.sleep(0.5)
+            await sub.unsubscribe()
+            found.append(replies)
+        return found
+
+    everyone, workers, coordinators = asyncio.run(_with_worker(nats_url, body))
+    assert coordinators == []
+    assert len(everyone) == 1 and workers == everyone
+    described = workers[0]
+    assert first_error("discovery/reply.schema.json", described) is None
+    assert described["role"] == "worker" and described["namespace"] == "pytest"
+    assert described["pid"] == os.getpid()
+    (served,) = described["policies"]
+    assert (served["name"], served["version"], served["hooks"]) == (
+        "slowpoke", "2.0.0", ["before_tool_call"])
+    stats = served["stats"]["before_tool_call"]
+    assert stats["count"] == 2 and stats["errorRate"] == 0.5
+    assert 0 <= stats["p50Ms"] <= stats["p99Ms"]
+
+
+def test_the_recent_window_keeps_the_last_answers_of_the_last_minutes():
+    from hookbus.discovery import RecentWindow
+
+    window = RecentWindow(capacity=4, max_age=60)
+    assert window.stats(now=0) == {"count": 0, "errorRate": 0}
+    for i, ok in enumerate([True, False, True, True, True, False]):
+        window.add(float(i + 1), ok, now=float(i))
+    # Capacity 4: answers 3..6 (latencies 3, 4, 5, 6; one failed).
+    assert window.stats(now=10) == {"count": 4, "p50Ms": 4.0, "p99Ms": 6.0, "errorRate": 0.25}
+    assert window.stats(now=64.5) == {"count": 1, "p50Ms": 6.0, "p99Ms": 6.0, "errorRate": 1.0}
+
+
+def test_a_stopped_worker_no_longer_answers_discovery(nats_url):
+    async def run():
+        nc = await nats.connect(nats_url)
+        worker = Worker([echo], nc=nc, namespace="pytest-gone")
+        await worker.start()
+        asked = await nc.request("pytest-gone.discover.worker", b"{}", timeout=5)
+        await worker.stop()
+        try:
+            await nc.request("pytest-gone.discover.worker", b"{}", timeout=1)
+            answered_after = True
+        except Exception:  # noqa: BLE001 - no responders or a timeout: nobody answered
+            answered_after = False
+        await nc.close()
+        return json.loads(asked.data), answered_after
+
+    described, answered_after = asyncio.run(run())
+    assert described["policies"][0]["name"] == "echo" and "version" not in described["policies"][0]
+    assert answered_after is False

@@ -1,16 +1,21 @@
 /**
  * The check `registry apply`, `registry validate` and `policy validate` run on every Cedar set
  * of a policy document: it parses, and it type-checks against the schema generated from the hook
- * catalog. Every problem of every set is reported at once.
+ * catalog, and it refuses what Cedar accepts but hookbus would misread (lint.ts). Every problem of
+ * every set is reported at once, with its line and column.
  */
 import { HookbusError, isHookbusError, type ValidationIssue } from "../foundation/errors.js";
 import { parseCedarPolicySet, type CedarPolicySet } from "./policy-set.js";
+import { lintCedarSet } from "./lint.js";
+import { locatedSyntaxIssues } from "./locate.js";
 import { cedarTypeIssues } from "./validate.js";
 
 export interface CedarEntry {
   name: string;
   cedar: string;
   source?: string | undefined;
+  /** The registry entry's hooks (lint.ts: rules for hooks it does not list); absent for a file. */
+  hooks?: readonly string[] | undefined;
 }
 
 /** The parsed sets by policy name; throws HOOKBUS_INVALID_CEDAR naming each bad policy. */
@@ -22,11 +27,13 @@ export function checkCedarEntries(entries: readonly CedarEntry[]): Map<string, C
     try {
       const set = parseCedarPolicySet(entry.cedar, label);
       const typeIssues = cedarTypeIssues(set);
+      typeIssues.push(...lintCedarSet(set, entry.hooks));
       if (typeIssues.length === 0) sets.set(entry.name, set);
       issues.push(...typeIssues.map((i) => ({ ...i, path: `${entry.name}: ${i.path}` })));
     } catch (error) {
       if (!isHookbusError(error) || error.code !== "HOOKBUS_INVALID_CEDAR") throw error;
-      const found = error.details.issues ?? [];
+      const located = locatedSyntaxIssues(entry.cedar);
+      const found = located.length > 0 ? located : (error.details.issues ?? []);
       issues.push(...found.map((i) => ({ ...i, path: `${entry.name}: ${i.path}` })));
     }
   }

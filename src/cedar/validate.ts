@@ -7,6 +7,7 @@
 import type { ValidationIssue } from "../foundation/errors.js";
 import { invalid, type CedarPolicySet } from "./policy-set.js";
 import { cedarSchemaText } from "./schema.js";
+import { locatedTypeMessage, policyOffsets } from "./locate.js";
 import { cedarWasm, describeErrors } from "./wasm.js";
 
 let schemaText: string | undefined;
@@ -32,10 +33,12 @@ export function cedarTypeIssues(set: CedarPolicySet): ValidationIssue[] {
       message,
     }));
   }
+  const offsets =
+    answer.validationErrors.length > 0 ? policyOffsets(set) : new Map<string, number>();
   return answer.validationErrors.map((e) => ({
     path: e.policyId,
     rule: "cedar_type",
-    message: describeErrors([e.error])[0] ?? e.error.message,
+    message: locatedTypeMessage(set, e.policyId, e.error, offsets),
   }));
 }
 

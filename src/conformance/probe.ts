@@ -15,13 +15,16 @@ export interface Reply {
   /** The decoded body, or the decoding failure. */
   body: unknown;
   decodeError?: string;
+  /** The bytes as sent, and their `Hookbus-Encoding` (absent: plain JSON). */
+  data?: Uint8Array;
+  encoding?: string;
 }
 
 export interface Ask {
   hook: string;
   /** A JSON body (encoded like a coordinator does: gzip or blob when large), or raw bytes. */
   body?: unknown;
-  raw?: { data: Uint8Array; encoding?: string };
+  raw?: { data: Uint8Array; encoding?: string; headers?: Record<string, string> };
   /** Hookbus-Timeout-Ms; absent: no deadline header. */
   timeoutMs?: number;
   /** How long to collect replies (default: the deadline plus 500 ms, or 3 s). */
@@ -68,15 +71,17 @@ export class Probe {
           return;
         }
         const errorHeader = msg.headers?.get(Header.ErrorCode) || undefined;
+        const sent = { data: msg.data, encoding: msg.headers?.get(Header.Encoding) || undefined };
         pending.push(
           bus.codec.decodeMessage(msg, { record: true }).then(
-            (body) => void replies.push({ atMs, errorHeader, body }),
+            (body) => void replies.push({ atMs, errorHeader, body, ...sent }),
             (error: unknown) =>
               void replies.push({
                 atMs,
                 errorHeader,
                 body: undefined,
                 decodeError: String(error),
+                ...sent,
               }),
           ),
         );
@@ -104,6 +109,7 @@ export class Probe {
     const hdrs = natsHeaders();
     if (ask.timeoutMs !== undefined) hdrs.set(Header.TimeoutMs, String(ask.timeoutMs));
     if (ask.raw !== undefined) {
+      for (const [name, value] of Object.entries(ask.raw.headers ?? {})) hdrs.set(name, value);
       if (ask.raw.encoding !== undefined) hdrs.set(Header.Encoding, ask.raw.encoding);
       return { data: ask.raw.data, hdrs };
     }

@@ -1,6 +1,8 @@
 /** `runConformance`: the private setup, the worker under test, every case, one result per case. */
 import { answering, BASIC_CASES, type Case } from "./cases.js";
+import { DISCOVERY_CASES } from "./discovery.js";
 import { CaseFailure } from "./expect.js";
+import { HOSTILE_CASES } from "./hostile.js";
 import { LIFECYCLE_CASES } from "./lifecycle.js";
 import { startSetup } from "./setup.js";
 
@@ -32,7 +34,12 @@ export interface ConformanceReport {
   workerOutput?: string;
 }
 
-export const ALL_CASES: readonly Case[] = [...BASIC_CASES, ...LIFECYCLE_CASES];
+export const ALL_CASES: readonly Case[] = [
+  ...BASIC_CASES,
+  ...HOSTILE_CASES,
+  ...DISCOVERY_CASES,
+  ...LIFECYCLE_CASES,
+];
 
 export async function runConformance(options: ConformanceOptions): Promise<ConformanceReport> {
   const setup = await startSetup(options.policy, options.command);

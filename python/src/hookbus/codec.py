@@ -17,6 +17,7 @@ from typing import Any
 
 from nats.js import JetStreamContext
 
+from . import jsontext
 from .errors import HookbusError, limit_exceeded
 
 COMPRESS_ABOVE = 64 * 1024
@@ -66,10 +67,7 @@ def _parse(data: bytes, limits: Limits) -> Any:
             "maxDepth", f"a body nests deeper than the limit of {limits.max_depth} levels",
             max=limits.max_depth,
         )
-    try:
-        return json.loads(data)
-    except (ValueError, UnicodeDecodeError) as error:
-        raise HookbusError("HOOKBUS_BAD_MESSAGE", f"cannot decode JSON body: {error}") from None
+    return jsontext.loads(data)
 
 
 def inflate(data: bytes, max_bytes: int) -> bytes:
@@ -179,9 +177,14 @@ class Codec:
                 "HOOKBUS_CALL_TIMEOUT", f"blob {ref['blob']} not read before the deadline"
             ) from None
 
-    async def encode(self, value: Any) -> tuple[bytes, str | None]:
-        """The bytes to send and the ``Hookbus-Encoding`` header (None: plain JSON)."""
-        data = json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    async def encode(self, value: Any, code: str = "HOOKBUS_INTERNAL",
+                     what: str = "a reply") -> tuple[bytes, str | None]:
+        """The bytes to send and the ``Hookbus-Encoding`` header (None: plain JSON).
+
+        A value with no JSON form is ``code``; a body too large even for the blob store is
+        HOOKBUS_PAYLOAD_TOO_LARGE.
+        """
+        data = jsontext.dumps(value, code, what)
         if len(data) <= COMPRESS_ABOVE:
             return data, None
         zipped = gzip.compress(data, compresslevel=6)
@@ -194,12 +197,20 @@ class Codec:
         chunks = max(1, -(-len(stored) // CHUNK_BYTES))
         for index in range(chunks):
             chunk = stored[index * CHUNK_BYTES : (index + 1) * CHUNK_BYTES]
-            await self.js.publish(
-                f"{self.namespace}.blob.{SHARED_OWNER}.{digest}.{index}",
-                chunk,
-                stream=self.stream,
-                headers={"Nats-Msg-Id": f"{SHARED_OWNER}.{digest}.{index}"},
-            )
+            try:
+                await self.js.publish(
+                    f"{self.namespace}.blob.{SHARED_OWNER}.{digest}.{index}",
+                    chunk,
+                    stream=self.stream,
+                    headers={"Nats-Msg-Id": f"{SHARED_OWNER}.{digest}.{index}"},
+                )
+            except Exception as error:  # noqa: BLE001 - no stream, no permission, no space
+                raise HookbusError(
+                    "HOOKBUS_PAYLOAD_TOO_LARGE",
+                    f"a body of {len(stored)} gzipped bytes needs the blob store "
+                    f"({self.stream}), which refused it: {error}",
+                    {"bytes": len(stored)},
+                ) from None
         ref = {"blob": digest, "size": len(stored), "chunks": chunks, "gzip": True,
                "owner": SHARED_OWNER}
         return json.dumps(ref, separators=(",", ":")).encode("utf-8")

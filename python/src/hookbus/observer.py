@@ -108,8 +108,11 @@ class Observer:
         try:
             await self.js.consumer_info(self.stream, self.durable)
         except NotFoundError:
-            await self.js.stream_info(self.stream)  # NotFoundError when there is no log yet
+            # Created by name with its filter in the subject (CONSUMER.CREATE.<log>.<durable>.
+            # <filter>): the one form a worker's permissions allow (src/auth/permissions.ts);
+            # it may not read the log stream's info. NotFoundError when there is no log yet.
             config = api.ConsumerConfig(
+                name=self.durable,
                 durable_name=self.durable,
                 description=f"hookbus: {self.hook} observations for policy {self.policy.name}",
                 filter_subject=f"{self.namespace}.audit.*.*.{self.hook}.*",
@@ -121,6 +124,8 @@ class Observer:
             )
             try:
                 await self.js.add_consumer(self.stream, config)
+            except NotFoundError:
+                raise
             except Exception:  # noqa: BLE001 - another worker created it first
                 await self.js.consumer_info(self.stream, self.durable)
         info = await self.js.consumer_info(self.stream, self.durable)

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import time
-from typing import Any
+from typing import Any, Callable
 
 from nats.aio.client import Client
 from nats.aio.msg import Msg
@@ -24,6 +25,10 @@ from .schemas import HOOKS, MODIFYING_HOOKS
 from .state import KvStateStore
 
 log = logging.getLogger("hookbus.worker")
+
+
+#: Told of every answer: policy, hook, latency in ms, and whether it was not an error (discovery).
+Answered = Callable[[str, str, float, bool], None]
 
 
 class Expired(Exception):
@@ -57,9 +62,10 @@ class Slots:
 
 class RequestServer:
     def __init__(self, nc: Client, namespace: str, p: Policy, codec: Codec, state: KvStateStore,
-                 slots: Slots) -> None:
+                 slots: Slots, answered: Answered | None = None) -> None:
         self.nc, self.namespace, self.policy = nc, namespace, p
         self.codec, self.state, self.slots = codec, state, slots
+        self.answered = answered
         self.prefix = f"{namespace}.policy.{p.name}."
         self.subscription: Any = None
 
@@ -104,7 +110,10 @@ class RequestServer:
                 return
             if deadline is not None and time.monotonic() >= deadline:
                 return  # the caller gave up: an answer now would only be a late verdict
-            await self._respond(msg, reply)
+            ok = await self._respond(msg, reply)
+            if self.answered is not None:
+                hook = msg.subject[len(self.prefix):]
+                self.answered(self.policy.name, hook, (time.monotonic() - arrived) * 1000, ok)
         finally:
             self.slots.semaphore.release()
 
@@ -170,18 +179,22 @@ class RequestServer:
     def _error_reply(self, error: HookbusError) -> dict[str, Any]:
         return {**self._base_reply(), "error": error.to_wire()}
 
-    async def _respond(self, msg: Msg, reply: dict[str, Any]) -> None:
+    async def _respond(self, msg: Msg, reply: dict[str, Any]) -> bool:
+        """Send the reply; whether it was a verdict (or none) rather than an error."""
         if not msg.reply:
             log.warning("request on %s had no reply subject; answer dropped", msg.subject)
-            return
+            return "error" not in reply
         headers: dict[str, str] = {}
         if "error" in reply:
             headers["Hookbus-Error-Code"] = reply["error"]["code"]
         try:
-            data, encoding = await self.codec.encode(reply)
-        except Exception as error:  # noqa: BLE001 - a reply too large to send: say why instead
-            failure = HookbusError("HOOKBUS_PAYLOAD_TOO_LARGE", f"cannot encode reply: {error}",
-                                   {"policy": self.policy.name})
+            # Only a handler's verdict can hold a value JSON has no form for (NaN, inf, a set).
+            data, encoding = await self.codec.encode(
+                reply, "HOOKBUS_INVALID_VERDICT", f'the verdict of "{self.policy.name}"')
+        except Exception as error:  # noqa: BLE001 - a reply that cannot be sent: say why instead
+            failure = error if isinstance(error, HookbusError) else HookbusError(
+                "HOOKBUS_INTERNAL", f"cannot encode reply: {type(error).__name__}: {error}")
+            failure.details = {**failure.details, "policy": self.policy.name}
             reply = self._error_reply(failure)
             headers["Hookbus-Error-Code"] = failure.code
             data, encoding = await self.codec.encode(reply)
@@ -191,6 +204,7 @@ class RequestServer:
             await self.nc.publish(msg.reply, data, headers=headers or None)
         except Exception as error:  # noqa: BLE001 - only a closed connection refuses a publish
             log.error("cannot send reply: %s", error)
+        return "error" not in reply
 
 
 def _deadline(msg: Msg, arrived: float) -> float | None:
@@ -199,4 +213,5 @@ def _deadline(msg: Msg, arrived: float) -> float | None:
         ms = float(raw) if raw is not None else 0.0
     except ValueError:
         return None
-    return arrived + ms / 1000.0 if ms > 0 else None
+    # As the TypeScript SDK reads it: a finite positive number, or no deadline ("NaN", "-1", "0").
+    return arrived + ms / 1000.0 if math.isfinite(ms) and ms > 0 else None

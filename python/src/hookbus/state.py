@@ -9,7 +9,6 @@ at the call's deadline (HOOKBUS_POLICY_TIMEOUT).
 from __future__ import annotations
 
 import asyncio
-import json
 import random
 import time
 from typing import Any, Awaitable, Callable, TypeVar
@@ -19,6 +18,7 @@ from nats.js.errors import BucketNotFoundError, KeyNotFoundError, KeyWrongLastSe
 from nats.js.errors import APIError
 from nats.js.kv import KeyValue
 
+from . import jsontext
 from .errors import HookbusError
 from .tokens import encode_token
 
@@ -97,7 +97,7 @@ class SessionState:
             entry = await self._within(kv.get(self._key(key)), key, "a read")
         except KeyNotFoundError:
             return None
-        return None if entry.value is None else json.loads(entry.value)
+        return None if entry.value is None else jsontext.loads(entry.value)
 
     async def set(self, key: str, value: Any) -> None:
         kv = await self._within(self._store.kv(), key, "opening the bucket")
@@ -115,7 +115,7 @@ class SessionState:
             revision: int | None
             try:
                 entry = await self._within(kv.get(address), key, "a read")
-                previous = None if entry.value is None else json.loads(entry.value)
+                previous = None if entry.value is None else jsontext.loads(entry.value)
                 revision = entry.revision
             except KeyNotFoundError as deleted:
                 # A delete marker still has a revision: updating against it stays a CAS.
@@ -126,7 +126,7 @@ class SessionState:
                 write = kv.create(address, data) if revision is None else kv.update(
                     address, data, last=revision)
                 await self._within(write, key, "a compare-and-set write")
-                return json.loads(data)
+                return jsontext.loads(data)
             except (KeyWrongLastSequenceError, APIError) as error:
                 if not _lost_race(error):
                     raise
@@ -150,4 +150,6 @@ def _lost_race(error: Exception) -> bool:
 def _serialize(key: str, value: Any) -> bytes:
     if value is None:
         raise TypeError(f'state "{key}": None has no stored form; use delete()')
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    # NaN, inf or a set have no JSON form: a TypeScript worker of the same policy could not read
+    # them back (HOOKBUS_POLICY_ERROR for the handler that tried).
+    return jsontext.dumps(value, "HOOKBUS_POLICY_ERROR", f'state "{key}"')
