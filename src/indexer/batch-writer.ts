@@ -21,6 +21,12 @@ export interface IndexerStats {
   batches: number;
   /** Failed batch writes (each retried). */
   writeFailures: number;
+  /**
+   * Records the shared durable held unacked when this indexer started, which it had the server
+   * redeliver at once (a dead indexer's, or a live peer's in flight: those come back as
+   * `duplicates`).
+   */
+  reclaimed: number;
 }
 
 export interface BatchWriterOptions {
@@ -41,6 +47,7 @@ export class BatchWriter {
     invalid: 0,
     batches: 0,
     writeFailures: 0,
+    reclaimed: 0,
   };
   /** Set by stop(): a failing write then gives up after a few attempts (unacked: redelivered). */
   stopping = false;
