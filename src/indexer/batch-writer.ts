@@ -21,6 +21,12 @@ export interface IndexerStats {
   batches: number;
   /** Failed batch writes (each retried). */
   writeFailures: number;
+  /**
+   * Records the shared durable held unacked when this indexer started, which it had the server
+   * redeliver at once (a dead indexer's, or a live peer's in flight: those come back as
+   * `duplicates`).
+   */
+  reclaimed: number;
 }
 
 export interface BatchWriterOptions {
@@ -41,11 +47,18 @@ export class BatchWriter {
     invalid: 0,
     batches: 0,
     writeFailures: 0,
+    reclaimed: 0,
   };
   /** Set by stop(): a failing write then gives up after a few attempts (unacked: redelivered). */
   stopping = false;
   /** Batches whose last write attempt failed. */
   private failingBatches = 0;
+  /**
+   * Whether the next batch is tried as all new (writer.ts, writeNewBatch): off once a batch
+   * held a stored record (a replay, a restart's redeliveries, a peer's), so a run of them is not
+   * written twice over; on again after a batch that held none.
+   */
+  private expectNew = true;
   private pending: Pending = [];
   private firstAt = 0;
   // Batches being written, each in its own transaction on its own connection; a message is
@@ -119,7 +132,11 @@ export class BatchWriter {
     };
     for (let attempt = 0; ; attempt++) {
       try {
-        const { added, rejected } = await writeBatchIsolating(pool, namespace, projections);
+        const asNew = this.expectNew && !batch.some((b) => b.msg.info.redelivered);
+        const { added, rejected } = await writeBatchIsolating(pool, namespace, projections, {
+          asNew,
+        });
+        this.expectNew = added === batch.length;
         setFailing(false);
         stats.indexed += added;
         stats.duplicates += batch.length - added;

@@ -30,10 +30,16 @@ async function readMismatch(indexer: Indexer): Promise<boolean> {
   return found.length > 0;
 }
 
-/** The lag gauges: one bounded read per scrape (a slow server shows the previous value, not a hang). */
+/**
+ * The lag gauges: one bounded read per scrape (a slow server shows the previous value, not a
+ * hang), shared by the three. prom-client collects a registry's metrics in parallel, so each
+ * gauge awaits the read in flight rather than assuming another gauge ran first (lag_seconds
+ * used to show the previous scrape's age beside this scrape's record count).
+ */
 function lagGauges(registry: Registry, indexer: Indexer): () => IndexLag | undefined {
   let lag: IndexLag | undefined;
   let lagError = false;
+  let reading: Promise<void> | undefined;
 
   async function readLag(): Promise<void> {
     try {
@@ -49,13 +55,18 @@ function lagGauges(registry: Registry, indexer: Indexer): () => IndexLag | undef
       lagError = true;
     }
   }
+  /** The read in flight, or a new one: the gauges of one scrape share it. */
+  const freshLag = (): Promise<void> =>
+    (reading ??= readLag().finally(() => {
+      reading = undefined;
+    }));
 
   new Gauge({
     name: "hookbus_indexer_lag_records",
     help: "Records in the log not yet indexed (pending + unacknowledged on the shared consumer).",
     registers: [registry],
     async collect() {
-      await readLag();
+      await freshLag();
       if (lag !== undefined) this.set(lag.records);
     },
   });
@@ -63,8 +74,8 @@ function lagGauges(registry: Registry, indexer: Indexer): () => IndexLag | undef
     name: "hookbus_indexer_lag_seconds",
     help: "Age of the oldest record not yet indexed; 0 when caught up.",
     registers: [registry],
-    collect() {
-      // Read by hookbus_indexer_lag_records in the same scrape (gauges collect in order).
+    async collect() {
+      await freshLag();
       if (lag !== undefined) this.set(lag.seconds);
     },
   });
@@ -72,7 +83,8 @@ function lagGauges(registry: Registry, indexer: Indexer): () => IndexLag | undef
     name: "hookbus_indexer_lag_read_failed",
     help: "1 when the last lag read failed or timed out (the lag gauges then show the previous value).",
     registers: [registry],
-    collect() {
+    async collect() {
+      await freshLag();
       this.set(lagError ? 1 : 0);
     },
   });
@@ -128,6 +140,11 @@ function statCounters(registry: Registry, stats: Readonly<IndexerStats>): void {
     "hookbus_indexer_write_failures_total",
     "Failed batch writes (each retried; nothing is acked until it commits).",
     () => stats.writeFailures,
+  );
+  counted(
+    "hookbus_indexer_records_reclaimed_total",
+    "Records the shared consumer held unacked when this indexer started, redelivered at once (a dead indexer's, or a live peer's in flight).",
+    () => stats.reclaimed,
   );
 }
 

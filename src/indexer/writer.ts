@@ -2,7 +2,8 @@
  * Writing a batch of projections: one transaction; the records, then the policy rows, COPYed in
  * binary form into staging tables and inserted from there with ON CONFLICT DO NOTHING, so a
  * redelivered or replayed record is written once. A batch of any size is two COPY streams and a
- * fixed number of statements.
+ * fixed number of statements. A batch of records not stored yet (the common case) goes a shorter
+ * way: writeNewBatch, below.
  *
  * The per-minute rollups (migrations/002) count only what the inserts RETURN, i.e. the rows
  * they really added: a record another indexer (or an earlier delivery) wrote is neither stored
@@ -57,13 +58,18 @@ SELECT floor(extract(epoch FROM stored_at) / 60)::bigint * 60 AS minute, hook, o
   kind = 'invalid' AS invalid, count(*)::int AS n
 FROM added GROUP BY 1, 2, 3, 4`;
 
-/** The batch's record rows as one binary COPY stream; a record's stored bytes go in as they are. */
-function recordRows(batch: readonly Projection[]): Buffer {
+/**
+ * The batch's record rows as one binary COPY stream; a record's stored bytes go in as they are.
+ * With `namespace`, the rows of hookbus_records itself (COPY_NEW_RECORDS: the namespace first,
+ * the revision as a bigint); without, the staging table's.
+ */
+function recordRows(batch: readonly Projection[], namespace?: string): Buffer {
   let expected = 64;
   for (const { record } of batch) expected += 400 + (record.recordJson?.length ?? 0);
   const rows = new CopyRows(expected);
   for (const { record: r } of batch) {
-    rows.row(18);
+    rows.row(namespace === undefined ? 18 : 19);
+    if (namespace !== undefined) rows.text(namespace);
     rows.int8(r.seq);
     rows.text(r.subject);
     rows.timestamptz(r.storedAt);
@@ -75,7 +81,10 @@ function recordRows(batch: readonly Projection[]): Buffer {
     rows.text(r.hook);
     rows.text(r.callId);
     rows.text(r.blockedBy);
-    rows.text(r.registryRevision === null ? null : String(r.registryRevision));
+    if (namespace === undefined)
+      rows.text(r.registryRevision === null ? null : String(r.registryRevision));
+    else if (r.registryRevision === null) rows.null();
+    else rows.int8(r.registryRevision);
     rows.timestamptz(r.receivedAt);
     rows.timestamptz(r.decidedAt);
     rows.float8(r.latencyMs);
@@ -141,6 +150,94 @@ SELECT $1, to_timestamp(x.minute), x.hook, x.outcome, x.records
 FROM unnest($2::bigint[], $3::text[], $4::text[], $5::bigint[]) AS x(minute, hook, outcome, records)
 ORDER BY 2, 3, 4
 ON CONFLICT (ns, minute, hook, outcome) DO UPDATE SET records = m.records + EXCLUDED.records`;
+
+/**
+ * The new-records path (issue 35.3): a batch none of whose records is stored yet is COPYed
+ * straight into hookbus_records, with no staging table, no ON CONFLICT and no RETURNING: about a
+ * quarter of PostgreSQL's work per record (bench/index-cost.ts, docs/performance.md). If one of
+ * them is stored after all (a redelivery, a replay, another indexer), the key refuses the COPY
+ * (unique_violation), the transaction is rolled back whole, and the batch is written by the
+ * keyed path above: nothing is stored or counted twice either way. Every record being new, the
+ * rollups count the batch itself.
+ */
+const COPY_NEW_RECORDS = `COPY hookbus_records (ns, seq, subject, stored_at, kind, outcome,
+  agent_id, session_key, run_id, hook, call_id, blocked_by, registry_revision, received_at,
+  decided_at, latency_ms, shadow_changed, index_error, record) FROM STDIN (FORMAT binary)`;
+
+// The policy rows of new records are new too (a record's rows are written in its transaction;
+// the projection keeps one row per policy, and a row the key refuses anyway sends the batch the
+// keyed way). Rollup keys in key order, policies' before records' (see the top of the file).
+const INSERT_NEW_POLICIES = `
+WITH inserted AS (
+INSERT INTO hookbus_policy_outcomes (ns, seq, policy, version, mode, status, effect, latency_ms)
+SELECT $1, seq, policy, version, mode, status, effect, latency_ms
+FROM pg_temp.hookbus_stage_policies ORDER BY seq, policy
+)
+INSERT INTO hookbus_minute_policies AS m (ns, minute, policy, status, bucket, outcomes)
+SELECT $1, to_timestamp(minute), policy, status, hookbus_latency_bucket(latency_ms), count(*)
+FROM pg_temp.hookbus_stage_policies
+GROUP BY 2, 3, 4, 5 ORDER BY 2, 3, 4, 5
+ON CONFLICT (ns, minute, policy, status, bucket) DO UPDATE SET outcomes = m.outcomes + EXCLUDED.outcomes`;
+
+/** PostgreSQL's unique_violation: a record of the batch is stored already. */
+function isUniqueViolation(error: unknown): boolean {
+  return (error as { code?: unknown } | null)?.code === "23505";
+}
+
+/**
+ * Whether the new-records path can take the batch: every revision fits a bigint as it is (the
+ * keyed path stages it as text, so PostgreSQL refuses one that does not, as a data error).
+ */
+function newPathFits(batch: readonly Projection[]): boolean {
+  return batch.every(
+    ({ record: r }) => r.registryRevision === null || Number.isSafeInteger(r.registryRevision),
+  );
+}
+
+/** The batch's records per minute, hook and outcome (invalid ones left out), as columns. */
+function recordCounts(batch: readonly Projection[]): unknown[][] {
+  const counts = new Map<string, AddedCount>();
+  for (const { record: r } of batch) {
+    if (r.kind === "invalid") continue;
+    const minute = minuteOf(r.storedAt);
+    const key = `${minute}\n${r.hook}\n${r.outcome}`;
+    const found = counts.get(key);
+    if (found !== undefined) found.n++;
+    else
+      counts.set(key, {
+        minute: String(minute),
+        hook: r.hook,
+        outcome: r.outcome,
+        invalid: false,
+        n: 1,
+      });
+  }
+  return columns([...counts.values()], ["minute", "hook", "outcome", "n"]);
+}
+
+/** Writes a batch of records none of which is stored yet; throws unique_violation if one is. */
+async function writeNewBatch(
+  pool: PgPool,
+  namespace: string,
+  batch: readonly Projection[],
+): Promise<number> {
+  const records = recordRows(batch, namespace);
+  const policies = policyRows(batch);
+  const counted = recordCounts(batch);
+  let used: PgClient | undefined;
+  await inTransaction(pool, async (client) => {
+    if (!staged.has(client)) await client.query(CREATE_STAGE);
+    used = client;
+    await copyInto(client, COPY_NEW_RECORDS, records);
+    if (policies !== undefined) {
+      await copyInto(client, COPY_POLICIES, policies);
+      await client.query(INSERT_NEW_POLICIES, [namespace]);
+    }
+    if (counted[0]!.length > 0) await client.query(COUNT_RECORDS, [namespace, ...counted]);
+  });
+  if (used !== undefined) staged.add(used);
+  return batch.length;
+}
 
 /** Connections whose staging tables exist (created by a transaction that committed). */
 const staged = new WeakSet<PgClient>();
@@ -224,20 +321,31 @@ export interface IsolatedWrite {
   added: number;
   /** Records written as `invalid` because PostgreSQL refused them. */
   rejected: number;
+  /** Whether the batch went the new-records path (else the keyed one). */
+  asNew: boolean;
 }
 
 /**
- * Writes the batch; when PostgreSQL refuses its data, writes the records one by one instead, each
- * one it refuses as an `invalid` row with the reason, so one bad record never stalls the index.
- * Any other failure (connection, lock timeout) is thrown for the caller to retry.
+ * Writes the batch (`asNew`: by the new-records path first, see writeNewBatch); when PostgreSQL
+ * refuses its data, writes the records one by one instead, each one it refuses as an `invalid`
+ * row with the reason, so one bad record never stalls the index. Any other failure (connection,
+ * lock timeout) is thrown for the caller to retry.
  */
 export async function writeBatchIsolating(
   pool: PgPool,
   namespace: string,
   batch: readonly Projection[],
+  { asNew = false }: { asNew?: boolean } = {},
 ): Promise<IsolatedWrite> {
+  if (asNew && batch.length > 0 && newPathFits(batch))
+    try {
+      return { added: await writeNewBatch(pool, namespace, batch), rejected: 0, asNew: true };
+    } catch (error) {
+      // Stored already, or refused data: the keyed path sorts out which.
+      if (!isUniqueViolation(error) && !isDataError(error)) throw error;
+    }
   try {
-    return { added: await writeBatch(pool, namespace, batch), rejected: 0 };
+    return { added: await writeBatch(pool, namespace, batch), rejected: 0, asNew: false };
   } catch (error) {
     if (!isDataError(error) || batch.length === 0) throw error;
   }
@@ -252,5 +360,5 @@ export async function writeBatchIsolating(
       refused++;
     }
   }
-  return { added, rejected: refused };
+  return { added, rejected: refused, asNew: false };
 }

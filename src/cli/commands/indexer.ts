@@ -33,7 +33,8 @@ options:
   --consumer NAME     durable consumer shared by the namespace's indexers (default <ns>-indexer)
   --batch N           records per transaction (default 1000, at most 10000)
   --writers N         batches written at once, each in its own transaction (default 2, at most 16)
-  --ack-wait MS       redelivery delay of unacked records, when the consumer is created (default 30000)
+  --ack-wait MS       redelivery delay of unacked records, when the consumer is created (default
+                      30000); a starting indexer has what a dead one held redelivered at once
   --log-level LEVEL   pino level (env LOG_LEVEL, default info); logs are NDJSON on stdout
 ${HTTP_HELP}
                       (/metrics has hookbus_indexer_lag_records and hookbus_indexer_lag_seconds;

@@ -2,7 +2,8 @@
  * The indexer on a real NATS server and a real PostgreSQL: every record indexed once, keyed by
  * stream sequence; replaying the log (a new consumer from the start) writes nothing twice; two
  * indexers sharing the consumer split the work without losing or doubling a record; an indexer
- * killed while it cannot commit has acked nothing, and another indexer picks its records up.
+ * killed while it cannot commit has acked nothing, and another indexer picks its records up at
+ * once (not after the durable's ack wait).
  */
 import { afterAll, describe, expect, it } from "vitest";
 import { Bus } from "../../../src/bus/bus.js";
@@ -132,7 +133,9 @@ describe("hookbus indexer", () => {
     await until(() => a.stats.indexed + b.stats.indexed === 2000, 10_000, "stats add up");
     expect(a.stats.indexed).toBeGreaterThan(0);
     expect(b.stats.indexed).toBeGreaterThan(0);
-    expect(a.stats.duplicates + b.stats.duplicates).toBe(0);
+    // The second one took back what the first held in flight when it started (a dead peer's
+    // records look the same): each of those may be written twice, and is stored once.
+    expect(a.stats.duplicates + b.stats.duplicates).toBeLessThanOrEqual(b.stats.reclaimed);
     expect(await count(pool, namespace)).toEqual({ rows: 2000, distinct: 2000, min: 1, max: 2000 });
   });
 
@@ -143,7 +146,7 @@ describe("hookbus indexer", () => {
     await blocker.query("BEGIN");
     await blocker.query("LOCK TABLE hookbus_records IN ACCESS EXCLUSIVE MODE");
     const child = startChild(
-      ["--import", "tsx", "services/indexer.ts", "--ack-wait", "2000", "--log-level", "warn"],
+      ["--import", "tsx", "services/indexer.ts", "--ack-wait", "120000", "--log-level", "warn"],
       { NATS_URL: nats.url(), HOOKBUS_NAMESPACE: namespace, HOOKBUS_INDEX_URL: url },
     );
     try {
@@ -166,7 +169,8 @@ describe("hookbus indexer", () => {
     }
     expect((await count(pool, namespace)).rows).toBe(0);
     expect((await indexLag(bus)).records).toBe(200);
-    // Another indexer gets them once the dead one's ack wait has passed.
+    // Another indexer takes them back at once: the durable's ack wait (120 s) is longer than
+    // the test waits.
     const next = await start({ bus, pool });
     await until(async () => (await count(pool, namespace)).rows === 200, 20_000, "200 rows");
     expect(await count(pool, namespace)).toEqual({ rows: 200, distinct: 200, min: 1, max: 200 });

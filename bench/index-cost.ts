@@ -1,0 +1,149 @@
+/**
+ * `npx tsx bench/index-cost.ts`: what each index of the audit index costs PostgreSQL per record
+ * written (issue 35.3), without NATS or the indexer's decode: synthetic records projected once,
+ * written with the indexer's own writeBatch (binary COPY, staging tables, rollups) into a
+ * database pre-filled with BENCH_INDEX_COST_PREFILL records (default 50,000), then
+ * BENCH_INDEX_COST_RECORDS (default 10,000) per variant: all indexes, then each one dropped in
+ * turn (and BRIN instead of the btree on time), interleaved over BENCH_INDEX_COST_ROUNDS rounds
+ * (default 2). The figure is the CPU of the PostgreSQL backends serving the database, per record
+ * (from /proc: Linux), which a shared machine disturbs less than wall time.
+ */
+import { readFileSync } from "node:fs";
+import { loadavg } from "node:os";
+import { Subjects } from "../src/bus/subjects.js";
+import { migrateIndex, openIndexPool, type PgPool } from "../src/indexer/index.js";
+import { projectBytes, type Projection } from "../src/indexer/projection.js";
+import { writeBatch } from "../src/indexer/writer.js";
+import { createTestDatabase, findPostgres } from "../test/support/postgres-server.js";
+import { syntheticRecord } from "../test/support/synthetic-log.js";
+
+const PREFILL = Number(process.env.BENCH_INDEX_COST_PREFILL ?? 50_000);
+const RECORDS = Number(process.env.BENCH_INDEX_COST_RECORDS ?? 10_000);
+const ROUNDS = Number(process.env.BENCH_INDEX_COST_ROUNDS ?? 2);
+const BATCH = 2000;
+const NS = "bench-cost";
+const SESSIONS = 2000;
+const subjects = new Subjects(NS);
+const t0 = Date.now() - 86_400_000;
+
+/** Record `i` (0-based) as the indexer projects it; stored 1 ms after the one before. */
+function projection(i: number): Projection {
+  const { record, agentId, sessionKey, kind } = syntheticRecord(i, { sessions: SESSIONS });
+  const subject = subjects.audit(agentId, sessionKey, record.hook as "before_tool_call", kind);
+  const stored = {
+    seq: i + 1,
+    subject,
+    storedAt: new Date(t0 + i),
+    address: subjects.parseAudit(subject),
+  };
+  const projected = projectBytes(stored, new TextEncoder().encode(JSON.stringify(record)), 64);
+  if (projected === undefined) throw new Error(`record ${i} was not projected`);
+  return projected;
+}
+
+/** CPU ms of the backends serving the database (utime + stime, 10 ms ticks). */
+async function backendCpuMs(pool: PgPool, name: string): Promise<number> {
+  const r = await pool.query<{ pid: number }>(
+    "SELECT pid FROM pg_stat_activity WHERE datname = $1",
+    [name],
+  );
+  let ms = 0;
+  for (const { pid } of r.rows) {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+    ms += (Number(fields[11]) + Number(fields[12])) * 10;
+  }
+  return ms;
+}
+
+interface Variant {
+  name: string;
+  /** DDL before the variant's writes, and the DDL that restores the schema after them. */
+  apply: string;
+  restore: string;
+}
+
+const dropped = (index: string, definition: string): Variant => ({
+  name: `without ${index}`,
+  apply: `DROP INDEX ${index}`,
+  restore: definition,
+});
+
+const VARIANTS: Variant[] = [
+  { name: "all indexes", apply: "", restore: "" },
+  dropped(
+    "hookbus_records_session",
+    "CREATE INDEX hookbus_records_session ON hookbus_records (ns, session_key, seq)",
+  ),
+  dropped(
+    "hookbus_records_agent",
+    "CREATE INDEX hookbus_records_agent ON hookbus_records (ns, agent_id, outcome, seq)",
+  ),
+  dropped(
+    "hookbus_records_time",
+    "CREATE INDEX hookbus_records_time ON hookbus_records (ns, stored_at, seq)",
+  ),
+  {
+    name: "BRIN on time instead of the btree",
+    apply:
+      "DROP INDEX hookbus_records_time; CREATE INDEX hookbus_records_time_brin ON hookbus_records USING brin (stored_at)",
+    restore:
+      "DROP INDEX hookbus_records_time_brin; CREATE INDEX hookbus_records_time ON hookbus_records (ns, stored_at, seq)",
+  },
+  dropped(
+    "hookbus_records_run",
+    "CREATE INDEX hookbus_records_run ON hookbus_records (ns, run_id, seq) WHERE run_id IS NOT NULL",
+  ),
+  dropped(
+    "hookbus_policy_outcomes_policy",
+    "CREATE INDEX hookbus_policy_outcomes_policy ON hookbus_policy_outcomes (ns, policy, status, seq)",
+  ),
+  dropped(
+    "hookbus_policy_outcomes_status",
+    "CREATE INDEX hookbus_policy_outcomes_status ON hookbus_policy_outcomes (ns, status, seq)",
+  ),
+];
+
+async function writeRange(pool: PgPool, from: number, count: number): Promise<void> {
+  for (let i = from; i < from + count; i += BATCH) {
+    const batch: Projection[] = [];
+    for (let j = i; j < Math.min(i + BATCH, from + count); j++) batch.push(projection(j));
+    await writeBatch(pool, NS, batch);
+  }
+}
+
+async function main(): Promise<void> {
+  const server = await findPostgres();
+  const db = await createTestDatabase(server, "hookbus_cost");
+  const pool = openIndexPool(db.url, { max: 1 });
+  try {
+    await migrateIndex(pool);
+    await writeRange(pool, 0, PREFILL);
+    await pool.query("VACUUM ANALYZE");
+    let next = PREFILL;
+    const costs = new Map<string, number[]>();
+    for (let round = 0; round < ROUNDS; round++)
+      for (const variant of VARIANTS) {
+        if (variant.apply !== "") await pool.query(variant.apply);
+        const cpu0 = await backendCpuMs(pool, db.name);
+        await writeRange(pool, next, RECORDS);
+        const us = ((await backendCpuMs(pool, db.name)) - cpu0) * (1000 / RECORDS);
+        next += RECORDS;
+        if (variant.restore !== "") await pool.query(variant.restore);
+        costs.set(variant.name, [...(costs.get(variant.name) ?? []), us]);
+        console.log(
+          `  ${variant.name}: ${us.toFixed(1)} µs/record (load ${loadavg()[0]!.toFixed(1)})`,
+        );
+      }
+    console.log(
+      `PostgreSQL backend CPU per record written (${PREFILL} prefilled, ${RECORDS} per run):`,
+    );
+    for (const [name, runs] of costs)
+      console.log(`${name}: ${runs.map((us) => us.toFixed(1)).join(" / ")} µs/record`);
+  } finally {
+    await pool.end();
+    await db.drop();
+    await server.stop();
+  }
+}
+
+await main();
