@@ -43,6 +43,9 @@ function kvRead(bucket: string): string[] {
     `${JS}.STREAM.INFO.${stream}`,
     `${JS}.STREAM.MSG.GET.${stream}`,
     `${JS}.DIRECT.GET.${stream}.>`,
+    // A past revision (`kv.get(key, { revision })`) is a direct get by sequence, with no subject
+    // token; the same read STREAM.MSG.GET allows, on the same bucket.
+    `${JS}.DIRECT.GET.${stream}`,
     `${JS}.CONSUMER.CREATE.${stream}.*.$KV.${bucket}.>`,
     `$JS.FC.${stream}.>`,
   ];

@@ -95,6 +95,18 @@ export class RegistryStore {
   }
 
   /**
+   * The revisions the bucket still keeps (its history is 64), newest first, with when each was
+   * stored; a revision that deleted the key is left out.
+   */
+  async revisions(): Promise<{ revision: number; storedAt: Date }[]> {
+    const found: { revision: number; storedAt: Date }[] = [];
+    for await (const entry of await this.kv.history({ key: KEY }))
+      if (entry.operation === "PUT")
+        found.push({ revision: entry.revision, storedAt: entry.created });
+    return found.sort((a, b) => b.revision - a.revision);
+  }
+
+  /**
    * Keep `onChange` fed with the current snapshot; it is called once with the current revision
    * before this resolves. A revision that fails validation (written by hand, bypassing `apply`)
    * is logged and skipped: the last good policy set stays in force rather than dropping every

@@ -19,7 +19,8 @@ export function page(title: string, body: HtmlValue, script?: Script): Html {
           <a class="brand" href="/">hookbus audit</a>
           <nav>
             <a href="/">Search</a><a href="/tail">Live tail</a><a href="/replay">Replay report</a
-            ><a href="/approvals">Approvals</a><a href="/stops">Emergency stops</a>
+            ><a href="/approvals">Approvals</a><a href="/stops">Emergency stops</a
+            ><a href="/registry">Registry</a>
           </nav>
           <span class="muted">read-only</span>
         </header>

@@ -7,6 +7,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Bus } from "../bus/bus.js";
 import type { PgPool } from "../indexer/pg.js";
 import { approvalsPage } from "./approvals-page.js";
+import { registryPage } from "./registry-page.js";
 import { decisionPage } from "./decision-page.js";
 import type { Html } from "./html.js";
 import { searchPage } from "./search-page.js";
@@ -42,6 +43,7 @@ const PAGES: Readonly<Record<string, PageRoute>> = {
   "/approvals": (ctx, url) =>
     approvalsPage(ctx.pool, { namespace: ctx.namespace, natsUrl: ctx.natsUrl }, url),
   "/stops": (ctx, url) => stopsPage(ctx.bus, url),
+  "/registry": (ctx, url) => registryPage(ctx.bus, url),
   "/tail": (_ctx, url) => tailPage(url),
   "/replay": (_ctx, url) => replayPage(url),
 };

@@ -4,6 +4,7 @@
  * with a real PostgreSQL index kept by the generated indexer user. Its pages read the index and
  * its live tail follows the log with only the auditor's read permissions; SIGTERM stops it.
  */
+import { createHash } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -130,6 +131,34 @@ describe("hookbus ui with the auditor's credentials", () => {
     expect(page).toContain("&lt;drill&gt;");
     expect(page).toContain("hookbus resume tool rm_rf");
     await stops.change({ action: "resume", ...change });
+  });
+
+  it("shows the registry's revisions, each entry's kind, a Cedar set's source and hash, and the diff", async () => {
+    const store = await RegistryStore.open(await server.as("operator", "ops"), new Subjects(ns));
+    const before = await store.current();
+    const cedar = `@id("no-rocket") @reason("<no rockets>")
+forbid (principal, action == Action::"before_tool_call", resource is Tool)
+when { resource.name == "launch_rocket" };`;
+    const second = await store.apply({
+      policies: [
+        { name: "p1", hooks: ["before_tool_call"], priority: 20 },
+        { name: "rockets", kind: "cedar", hooks: ["before_tool_call"], priority: 30, cedar },
+      ],
+    });
+    const current = await (await fetch(`${uiUrl}/registry`)).text();
+    expect(current).toContain(`Revision ${second.revision}`);
+    expect(current).toMatch(/<td><b>rockets<\/b><\/td>\s*<td>cedar<\/td>/);
+    expect(current).toContain("&lt;no rockets&gt;"); // the source, as text
+    expect(current).toContain(`sha256 ${createHash("sha256").update(cedar).digest("hex")}`);
+    expect(current).toMatch(/\+ rockets\s+\(before_tool_call, priority 30, enforce\)/);
+    // The stop list shares the bucket, so revisions are not consecutive: the diff names the one before.
+    expect(current).toContain(`against registry revision ${before.revision}:`);
+    const first = await (await fetch(`${uiUrl}/registry?revision=${before.revision}`)).text();
+    expect(first).toContain(`Revision ${before.revision}`);
+    expect(first).not.toContain("rockets</b>");
+    const missing = await fetch(`${uiUrl}/registry?revision=999999`);
+    expect(missing.status).toBe(400);
+    expect(await missing.text()).toContain("HOOKBUS_INVALID_ARGUMENT");
   });
 
   it("serves the indexed records, tails the log, and stops on SIGTERM", async () => {
