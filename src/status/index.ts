@@ -11,6 +11,8 @@ export {
   type HookStatus,
 } from "./report.js";
 export { formatStatus } from "./format.js";
+export type { CedarEntryStatus } from "./cedar.js";
+export type { PolicyKind } from "../registry/document.js";
 export {
   discover,
   discoverySubject,
@@ -24,6 +26,7 @@ export {
   DiscoveryReply,
   WorkerDescription,
   CoordinatorDescription,
+  CedarSetState,
   DISCOVERY_ROLES,
   type DiscoveryRole,
 } from "../observability/discovery-schema.js";
