@@ -7,6 +7,7 @@ export { readStatus, type ReadStatusOptions } from "./read.js";
 export {
   buildStatusReport,
   type StatusReport,
+  type StatusReportOptions,
   type PolicyReport,
   type HookStatus,
 } from "./report.js";

@@ -52,6 +52,14 @@ export interface StatusReport {
   problems: string[];
 }
 
+export interface StatusReportOptions {
+  /**
+   * No coordinator answered discovery, yet the server routed the request to something (no "no
+   * responders"): a coordinator busy, not absent.
+   */
+  coordinatorsSilent?: boolean;
+}
+
 export function combineStats(all: readonly RecentStats[]): RecentStats {
   const withSamples = all.filter((s) => s.count > 0);
   const count = withSamples.reduce((sum, s) => sum + s.count, 0);
@@ -137,9 +145,14 @@ function coordinatorProblems(
   registryRevision: number,
   coordinators: readonly CoordinatorDescription[],
   cedarPolicies: number,
+  silent: boolean,
 ): string[] {
   const problems: string[] = [];
-  if (coordinators.length === 0)
+  if (coordinators.length === 0 && silent)
+    problems.push(
+      "no coordinator answered, yet something listens for coordinators: one may be busy (loading a large Cedar set holds it for seconds); run hookbus status --wait 10000",
+    );
+  else if (coordinators.length === 0)
     problems.push("no coordinator is alive: agents' calls fail; start one: hookbus coordinator");
   for (const c of coordinators) {
     if (c.registryRevision !== registryRevision) {
@@ -157,6 +170,7 @@ export function buildStatusReport(
   registryRevision: number,
   document: ValidRegistryDocument,
   replies: readonly DiscoveryReply[],
+  options: StatusReportOptions = {},
 ): StatusReport {
   const workers = replies.filter((r): r is WorkerDescription => r.role === "worker");
   const coordinators = replies
@@ -170,7 +184,14 @@ export function buildStatusReport(
       : workerEntry(declared, workers, live, problems),
   );
   const cedarPolicies = policies.filter((p) => p.kind === "cedar").length;
-  problems.push(...coordinatorProblems(registryRevision, coordinators, cedarPolicies));
+  problems.push(
+    ...coordinatorProblems(
+      registryRevision,
+      coordinators,
+      cedarPolicies,
+      options.coordinatorsSilent === true,
+    ),
+  );
   if (registryRevision === 0)
     // The agent SDK refuses every call of a namespace without a registry (HOOKBUS_NO_REGISTRY).
     problems.unshift(

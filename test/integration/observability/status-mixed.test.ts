@@ -144,4 +144,25 @@ describe("hookbus status on a deployment of TypeScript, other-language and Cedar
     expect(result.text).toContain("NOT CONFIRMED: loaded in 0 of 1 coordinator(s)");
     expect(result.text).not.toContain("NO LIVE WORKER");
   });
+
+  it("a coordinator that listens but does not answer is reported busy, not absent", async () => {
+    const p = await startPipeline(nats.url(), { registry, policies: [guard] });
+    pipelines.push(p);
+    await p.coordinator.stop();
+    const absent = await status(p);
+    expect(absent.code).toBe(1);
+    expect(absent.text).toContain(
+      "!! no coordinator is alive: agents' calls fail; start one: hookbus coordinator",
+    );
+    // What a coordinator whose event loop a load holds looks like from outside: subscribed, silent.
+    const silent = p.connections.workers.subscribe(`${p.namespace}.discover.coordinator`);
+    await p.connections.workers.flush();
+    const busy = await status(p);
+    silent.unsubscribe();
+    expect(busy.code).toBe(1);
+    expect(busy.text).toContain(
+      "!! no coordinator answered, yet something listens for coordinators: one may be busy",
+    );
+    expect(busy.text).not.toContain("no coordinator is alive");
+  });
 });

@@ -116,4 +116,27 @@ describe("registry apply of a slow-loading Cedar set", () => {
       /NOT ENFORCED after \d+ ms by 1 of 1 coordinator\(s\): busy \(revision 2, no answer since the change: still loading it, or stopped\)/,
     );
   }, 120_000);
+
+  it("no responders is no coordinator; a listener that never answers is not confirmed", async () => {
+    const namespace = uniqueNamespace("silent");
+    const file = registryFile("small", "forbid (principal, action, resource) when { false };");
+    const none = await runCli(namespace, "registry", "apply", file, "--wait-ms", "2000");
+    expect(none.text).toContain("no live coordinator: the revision is enforced when one starts");
+    expect(none.code).toBe(0);
+
+    const nc = await nats.connect();
+    nc.subscribe(`${namespace}.discover.coordinator`); // subscribed, never answers
+    await nc.flush();
+    const silent = await runCli(
+      namespace,
+      "registry",
+      "apply",
+      registryFile("small-2", "forbid (principal, action, resource) when { 1 == 2 };"),
+      "--wait-ms",
+      "700",
+    );
+    await nc.close();
+    expect(silent.text).toMatch(/NOT CONFIRMED after \d+ ms: something listens for coordinators/);
+    expect(silent.code).toBe(1);
+  }, 60_000);
 });

@@ -100,6 +100,21 @@ describe("buildStatusReport", () => {
   });
 });
 
+describe("buildStatusReport: a coordinator that is silent is not an absent one", () => {
+  it("says so when something listens for coordinators and none answered", () => {
+    const silent = buildStatusReport(4, document, [], { coordinatorsSilent: true });
+    expect(silent.problems.filter((p) => p.includes("coordinator"))).toEqual([
+      expect.stringMatching(
+        /^no coordinator answered, yet something listens for coordinators: .*hookbus status --wait 10000$/,
+      ),
+    ]);
+    const absent = buildStatusReport(4, document, []);
+    expect(absent.problems).toContain(
+      "no coordinator is alive: agents' calls fail; start one: hookbus coordinator",
+    );
+  });
+});
+
 describe("combineStats", () => {
   it("sums counts, keeps the slowest worker's percentiles and weights the error rate", () => {
     expect(
