@@ -6,7 +6,7 @@
  * the same text share one parsed set, and a call decided under an older revision still evaluates
  * exactly the text it was admitted with.
  */
-import { createHash } from "node:crypto";
+import { cedarSetHash } from "./set-hash.js";
 import { ApprovalSeverity } from "../catalog/approval.js";
 import { HookbusError, type ValidationIssue } from "../foundation/errors.js";
 import { cedarWasm, describeErrors } from "./wasm.js";
@@ -67,7 +67,7 @@ export function parseCedarPolicySet(text: string, source = "cedar policy set"): 
     policies.set(info.id, info);
   });
   if (issues.length > 0) throw invalid(source, issues);
-  const hash = `sha256:${createHash("sha256").update(text).digest("hex")}`;
+  const hash = cedarSetHash(text);
   const engineId = `hookbus:${hash}`;
   const staticPolicies = Object.fromEntries([...policies].map(([id, p]) => [id, p.text]));
   const parsed = cedarWasm.preparsePolicySet(engineId, { staticPolicies });

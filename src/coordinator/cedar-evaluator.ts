@@ -17,6 +17,7 @@ import {
   type SessionFacts,
 } from "../cedar/index.js";
 import { toWireError } from "./failure-record.js";
+import { MAX_DESCRIBED_POLICIES, type CedarSetState } from "../observability/discovery-schema.js";
 import type { PolicyOutcomeInput } from "../merge/outcome.js";
 import type { RegistryPolicy } from "../registry/document.js";
 import type { RegistrySnapshot } from "../registry/snapshot.js";
@@ -119,6 +120,28 @@ export class CedarEvaluator {
       if (this.setFor(policy, snapshot) instanceof Error) failed.push(policy.name);
     }
     return { loaded: this.loads - before, failed, ms: performance.now() - startedAt };
+  }
+
+  /**
+   * Each Cedar policy of a revision as this coordinator holds it (discovery, `hookbus status`):
+   * read only, so asking never parses a set; a revision older than the sets held reads as loading.
+   */
+  describeSets(snapshot: RegistrySnapshot): CedarSetState[] {
+    return cedarPoliciesOf(snapshot)
+      .slice(0, MAX_DESCRIBED_POLICIES)
+      .map((policy) => {
+        const set = snapshot.revision === this.revision ? this.sets.get(policy.cedar) : undefined;
+        if (set === undefined) return { policy: policy.name, state: "loading" };
+        if (set instanceof Error) {
+          const { code, message } = toWireError(set);
+          return {
+            policy: policy.name,
+            state: "failed",
+            error: { code, message: message.slice(0, 1024) },
+          };
+        }
+        return { policy: policy.name, state: "loaded", hash: set.hash };
+      });
   }
 
   private setFor(policy: CedarPolicy, snapshot: RegistrySnapshot): CedarPolicySet | Error {

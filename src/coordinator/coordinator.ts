@@ -186,6 +186,7 @@ function buildServices(
     id,
     inFlight: () => inFlight.size,
     registry: registry.current,
+    cedarSets: () => cedar.describeSets(registry.current()),
     ...(signer === undefined ? {} : { signingKey: signer.publicKey }),
     stops: registry.stops,
     ...(options.livenessIntervalMs === undefined

@@ -11,7 +11,11 @@ import type { Registry } from "prom-client";
 import type { Bus } from "../bus/bus.js";
 import type { RegistrySnapshot } from "../registry/snapshot.js";
 import { followConnection, type ConnectionState } from "../observability/connection-state.js";
-import type { CoordinatorDescription, LogLag } from "../observability/discovery-schema.js";
+import type {
+  CedarSetState,
+  CoordinatorDescription,
+  LogLag,
+} from "../observability/discovery-schema.js";
 import {
   processIdentity,
   serveDiscovery,
@@ -52,6 +56,8 @@ export interface CoordinatorTelemetryOptions {
   registry: () => RegistrySnapshot;
   /** The public key the coordinator signs its records with, for discovery (absent: unsigned). */
   signingKey?: string;
+  /** The Cedar sets of the revision in force as held here, for `hookbus status` (docs/protocol.md). */
+  cedarSets?: () => CedarSetState[];
   /** The emergency stop list in force: its revision is reported for `hookbus stop`'s confirmation. */
   stops?: () => StopListState;
   /** How often the coordinator checks that declared policies have live workers (ms; 0: never). */
@@ -247,6 +253,7 @@ export class CoordinatorTelemetry implements CallTelemetry {
       calls: this.recent.stats(),
       log: await this.logLag(),
       ...(this.options.signingKey === undefined ? {} : { signingKey: this.options.signingKey }),
+      ...(this.options.cedarSets === undefined ? {} : { cedar: this.options.cedarSets() }),
     };
   }
 

@@ -54,6 +54,27 @@ export const LogLag = z.union([
 ]);
 export type LogLag = z.infer<typeof LogLag>;
 
+/**
+ * One Cedar policy of the registry revision a coordinator has in force, as that coordinator holds
+ * it: `loaded` (parsed, type-checked, evaluated on every call to its hooks) with the set's hash,
+ * `failed` (every call gets the policy's failure mode) with the coded error, or `loading` (not
+ * parsed yet: the first call to it parses it).
+ */
+export const CedarSetState = z.object({
+  policy: z.string().min(1).max(64),
+  state: z.enum(["loaded", "loading", "failed"]),
+  hash: z
+    .string()
+    .max(80)
+    .optional()
+    .describe("sha256:<hex> of the set's text, as stored in the registry (loaded sets)."),
+  error: z
+    .object({ code: z.string().max(64), message: z.string().max(1024) })
+    .optional()
+    .describe("Why the set does not load (failed sets)."),
+});
+export type CedarSetState = z.infer<typeof CedarSetState>;
+
 export const CoordinatorDescription = z.object({
   role: z.literal("coordinator"),
   ...common,
@@ -78,6 +99,13 @@ export const CoordinatorDescription = z.object({
     .max(64)
     .optional()
     .describe("The public key the coordinator signs its records with (absent: it does not sign)."),
+  cedar: z
+    .array(CedarSetState)
+    .max(MAX_DESCRIBED_POLICIES)
+    .optional()
+    .describe(
+      "Every Cedar policy of the registry revision in force, as this coordinator holds it; absent from older coordinators.",
+    ),
 });
 export type CoordinatorDescription = z.infer<typeof CoordinatorDescription>;
 

@@ -100,6 +100,12 @@ export interface Discovered {
   replies: DiscoveryReply[];
   /** Replies that were not a valid description (another version, another program). */
   invalid: number;
+  /**
+   * The server said nobody subscribes (no responders): nothing of that role is running. Without
+   * it, a round with no reply means something listens but did not answer in time (a coordinator
+   * busy loading a large Cedar set, for one).
+   */
+  nobodyListens?: true;
 }
 
 /** Ask every live worker and/or coordinator of the namespace to describe itself. */
@@ -129,16 +135,19 @@ export async function discover(
     // other failure (a closed connection, no permission) is thrown: "nothing is running" would
     // be a false answer.
     if (!isNoAnswer(error)) throw error;
+    if (isNoResponders(error)) found.nobodyListens = true;
   }
   return found;
 }
 
-function isNoAnswer(error: unknown): boolean {
+function isNoResponders(error: unknown): boolean {
   return (
-    error instanceof NoRespondersError ||
-    error instanceof TimeoutError ||
-    (error instanceof RequestError && error.isNoResponders())
+    error instanceof NoRespondersError || (error instanceof RequestError && error.isNoResponders())
   );
+}
+
+function isNoAnswer(error: unknown): boolean {
+  return isNoResponders(error) || error instanceof TimeoutError;
 }
 
 function parseReply(msg: Msg): DiscoveryReply | undefined {

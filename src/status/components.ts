@@ -92,10 +92,12 @@ export function componentProblems(sealer: SealerStatus | Absent, maxSealLagS: nu
   if (!sealer.present) return [];
   const problems: string[] = [];
   if (sealer.leaseHolder === undefined)
-    problems.push("no sealer holds the lease: log records are not being sealed");
+    problems.push(
+      "no sealer holds the lease: log records are not being sealed; start one: hookbus sealer --key-file FILE (docs/tamper-evidence.md)",
+    );
   if (sealer.records > 0 && sealer.seconds > maxSealLagS)
     problems.push(
-      `evidence lag ${sealer.records} record(s), ${sealer.seconds} s (over ${maxSealLagS} s)`,
+      `evidence lag ${sealer.records} record(s), ${sealer.seconds} s (over ${maxSealLagS} s): read the active sealer's log (${sealer.leaseHolder ?? "none holds the lease"}); restart it if it is stuck (hookbus sealer), a standby takes over when its lease expires`,
     );
   return problems;
 }

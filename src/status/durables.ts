@@ -27,11 +27,11 @@ async function mismatchOf(
       return undefined;
     }
     // Not readable for another reason (a timeout, NATS down): said, not passed over as "fine".
-    return `consumer ${name} could not be checked: ${String((error as Error)?.message ?? error)}`;
+    return `consumer ${name} could not be checked: ${String((error as Error)?.message ?? error)}; run hookbus status again once NATS answers`;
   }
   const found = durableMismatches(shape, config);
   if (found.length === 0) return undefined;
-  return `consumer ${name} is not configured as its owner creates it (${found.join("; ")}): someone else created or altered it (HOOKBUS_CONSUMER_MISMATCH)`;
+  return `consumer ${name} is not configured as its owner creates it (${found.join("; ")}): someone else created or altered it (HOOKBUS_CONSUMER_MISMATCH); find who (docs/errors.md), delete it (nats consumer rm ${bus.subjects.logStream} ${name}) and restart its owner`;
 }
 
 export async function durableProblems(

@@ -7,10 +7,13 @@ export { readStatus, type ReadStatusOptions } from "./read.js";
 export {
   buildStatusReport,
   type StatusReport,
+  type StatusReportOptions,
   type PolicyReport,
   type HookStatus,
 } from "./report.js";
 export { formatStatus } from "./format.js";
+export type { CedarEntryStatus } from "./cedar.js";
+export type { PolicyKind } from "../registry/document.js";
 export {
   discover,
   discoverySubject,
@@ -24,6 +27,7 @@ export {
   DiscoveryReply,
   WorkerDescription,
   CoordinatorDescription,
+  CedarSetState,
   DISCOVERY_ROLES,
   type DiscoveryRole,
 } from "../observability/discovery-schema.js";

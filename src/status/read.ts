@@ -4,6 +4,7 @@ import { Bus } from "../bus/bus.js";
 import { Subjects } from "../bus/subjects.js";
 import { RegistryStore } from "../registry/store.js";
 import { discover, type DiscoverOptions } from "../observability/discovery.js";
+import type { DiscoveryReply } from "../observability/discovery-schema.js";
 import {
   componentProblems,
   readIndexerStatus,
@@ -32,6 +33,31 @@ export type FullStatus = StatusReport & {
   stops: StopsStatus;
 };
 
+/** How long a second, coordinator-only round waits when none answered the first. */
+const SECOND_ROUND_MS = 500;
+
+/**
+ * No coordinator answered: ask them alone. The server's "no responders" proves none runs; a round
+ * that nobody answers although something listens is a coordinator that is busy (loading a large
+ * Cedar set holds it for seconds), which "no coordinator is alive" would misreport.
+ */
+async function coordinatorsIfNoneAnswered(
+  nc: NatsConnection,
+  namespace: string,
+  replies: readonly DiscoveryReply[],
+): Promise<{ replies: DiscoveryReply[]; silent: boolean }> {
+  if (replies.some((r) => r.role === "coordinator")) return { replies: [], silent: false };
+  const again = await discover(nc, namespace, {
+    role: "coordinator",
+    maxWaitMs: SECOND_ROUND_MS,
+    stallMs: 60,
+  });
+  return {
+    replies: again.replies,
+    silent: again.replies.length === 0 && again.nobodyListens !== true,
+  };
+}
+
 export async function readStatus(
   nc: NatsConnection,
   options: ReadStatusOptions = {},
@@ -45,7 +71,13 @@ export async function readStatus(
     readIndexerStatus(bus, options.indexerConsumer),
     readStops(StopStore.open(nc, subjects)),
   ]);
-  const report = buildStatusReport(snapshot.revision, snapshot.document, found.replies);
+  const coordinators = await coordinatorsIfNoneAnswered(nc, subjects.namespace, found.replies);
+  const report = buildStatusReport(
+    snapshot.revision,
+    snapshot.document,
+    [...found.replies, ...coordinators.replies],
+    { coordinatorsSilent: coordinators.silent },
+  );
   report.problems.push(...componentProblems(sealer, options.maxSealLagS ?? 60));
   report.problems.push(...stopProblems(stops, report.coordinators));
   const policies = snapshot.document.policies.map((p) => p.name);

@@ -23,14 +23,14 @@ export function stopProblems(
 ): string[] {
   if ("unreadable" in status)
     return [
-      `the emergency stop list cannot be read (${status.unreadable}): coordinators that cannot read it either block every call`,
+      `the emergency stop list cannot be read (${status.unreadable}): coordinators that cannot read it either block every call; check this user's permissions on the registry bucket (hookbus auth) and NATS, then hookbus status again`,
     ];
   return coordinators
     .filter((c) => (c.stopsRevision ?? -1) !== status.revision)
     .map((c) =>
       c.stopsRevision === undefined
-        ? `coordinator "${c.id}" does not report the emergency stop list (too old, or it cannot read it and blocks every call)`
-        : `coordinator "${c.id}" enforces stop list revision ${c.stopsRevision}, the list is at ${status.revision}`,
+        ? `coordinator "${c.id}" does not report the emergency stop list (too old, or it cannot read it and blocks every call): read its log, then upgrade or restart it (hookbus coordinator)`
+        : `coordinator "${c.id}" enforces stop list revision ${c.stopsRevision}, the list is at ${status.revision}: if it stays behind (hookbus status again), restart it`,
     );
 }
 

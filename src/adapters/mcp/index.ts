@@ -13,3 +13,4 @@ export {
   type ServeOptions,
   type Upstream,
 } from "./serve.js";
+export { readLaunchers, type Launchers, type WatchedProcess } from "./launcher.js";

@@ -20,6 +20,7 @@ import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/typ
 import type { Logger } from "pino";
 import { HookbusError } from "../../foundation/errors.js";
 import { createMcpGateway, type McpGatewayOptions, type McpPassThrough } from "./gateway.js";
+import { readLaunchers, stillRunning, type Launchers } from "./launcher.js";
 import { UpstreamTools } from "./offered.js";
 
 export type Upstream = { command: string; args: string[] } | { url: string };
@@ -35,6 +36,12 @@ export interface ServeOptions {
   passThrough?: readonly McpPassThrough[];
   logger: Logger;
   version: string;
+  /**
+   * stdio mode: the parent and the wrappers that started this process (launcher.ts), read as
+   * early as the caller can: a launcher killed before they are read is not seen. Default: read
+   * when serveStdio starts.
+   */
+  launchers?: Launchers;
 }
 
 /** HTTP mode: sessions beyond this are refused (503) until one ends or idles out. */
@@ -93,19 +100,24 @@ const PARENT_CHECK_MS = 1_000;
 
 /**
  * Resolves when this process's MCP client is gone: stdin ended or closed (the SDK's stdio
- * transport does not report it), or the parent exited (a host that signals `npx` rather than
- * this process leaves it re-parented, and its stdin may stay open in a grandchild).
+ * transport does not report it), the parent exited (a host that signals `npx` rather than this
+ * process leaves it re-parented, and its stdin may stay open in a grandchild), or a process that
+ * started the command through a wrapper exited (npx killed with -9 leaves npm's shell waiting on
+ * this process: launcher.ts).
  */
-function downstreamGone(): { gone: Promise<string>; dispose: () => void } {
+function downstreamGone(launchers: Launchers): { gone: Promise<string>; dispose: () => void } {
   let timer: NodeJS.Timeout | undefined;
   let onEnd: (() => void) | undefined;
   const gone = new Promise<string>((resolve) => {
     onEnd = () => resolve("stdin closed");
     process.stdin.once("end", onEnd);
     process.stdin.once("close", onEnd);
-    const parent = process.ppid;
+    const { parent, chain } = launchers;
     timer = setInterval(() => {
-      if (process.ppid !== parent) resolve("parent exited");
+      if (process.ppid !== parent) return resolve("parent exited");
+      const exited = chain.find((p) => !stillRunning(p));
+      if (exited !== undefined)
+        resolve(`${exited.name} (pid ${exited.pid}), which started it, exited`);
     }, PARENT_CHECK_MS);
     timer.unref();
   });
@@ -138,7 +150,7 @@ export async function serveStdio(options: ServeOptions): Promise<number> {
   const closedDownstream = new Promise<string>((resolve) => {
     gateway.onclose = () => resolve("client closed");
   });
-  const client = downstreamGone();
+  const client = downstreamGone(options.launchers ?? readLaunchers());
   await gateway.connect(new StdioServerTransport());
   const ended = await Promise.race([
     closedDownstream,

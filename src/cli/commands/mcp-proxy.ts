@@ -12,6 +12,7 @@ import type { Logger } from "pino";
 import { serviceLogger } from "../logger.js";
 import { HOOKBUS_VERSION } from "../../observability/version.js";
 import { importPeer } from "../../adapters/core/peer.js";
+import { readLaunchers } from "../../adapters/mcp/launcher.js";
 // Types only (erased): the module itself is imported on demand, it needs the MCP SDK.
 import type * as ServeModuleTypes from "../../adapters/mcp/serve.js";
 
@@ -117,6 +118,8 @@ function loadServe(): Promise<ServeModule> {
 export const mcpProxyCommand: Command = {
   summary: "an MCP gateway: put an MCP server's tools behind hookbus policies",
   async run(argv, out) {
+    // Before anything slow: npx killed while this process starts must still be seen (launcher.ts).
+    const launchers = readLaunchers();
     const dashes = argv.indexOf("--");
     const own = dashes === -1 ? argv : argv.slice(0, dashes);
     const command = dashes === -1 ? [] : argv.slice(dashes + 1);
@@ -167,6 +170,7 @@ export const mcpProxyCommand: Command = {
       passThrough: passThrough as Array<"resources" | "prompts">,
       logger,
       version: HOOKBUS_VERSION,
+      launchers,
       ...(values.session === undefined ? {} : { sessionKey: values.session }),
     };
     try {

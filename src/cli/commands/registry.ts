@@ -11,9 +11,16 @@ import {
 import { inlineCedarSources } from "../../registry/cedar-source.js";
 import { checkCedarEntries } from "../../cedar/check.js";
 import { RegistryStore } from "../../registry/store.js";
-import { awaitRevision, type Propagation } from "../../registry/propagation.js";
+import {
+  awaitRevision,
+  coordinatorsBefore,
+  isEnforced,
+  type Propagation,
+} from "../../registry/propagation.js";
 import type { RegistrySnapshot } from "../../registry/snapshot.js";
 import { parseCommand, type Command } from "../command.js";
+import type { Output } from "../output.js";
+import type { NatsConnection } from "@nats-io/transport-node";
 import { connectNats } from "../../bus/connect.js";
 import { unreadableFile } from "../../foundation/failure.js";
 import { parseJsonText } from "../../foundation/json-text.js";
@@ -90,7 +97,8 @@ apply     validate a policy set (JSON, schemas/registry.schema.json) and store i
           A file identical to the set in force stores nothing (the revision stays).
           Then waits (--wait-ms, default 5000; 0: not at all) until every live coordinator
           reports the revision in force, and prints how long that took; exit 1, naming them,
-          when some did not.
+          when some did not. A coordinator that answered before the change and is silent while
+          it loads it (a large Cedar set) is waited for, not taken for absent.
 show      print the policy set in force and its revision
 validate  check a file offline (no NATS): JSON syntax (line and column), duplicate keys, the
           schema, hook names; exit 0 when valid, 1 when not
@@ -109,12 +117,65 @@ export function parseWaitMs(value: string | undefined): number {
 }
 
 export function formatPropagation(p: Propagation): string {
+  if (p.unanswered === true)
+    return `NOT CONFIRMED after ${p.elapsedMs} ms: something listens for coordinators but none answered (one may still be loading the revision): run hookbus status, or apply again with a longer --wait-ms`;
   if (p.coordinators.length === 0)
-    return "no live coordinator answered: the revision is enforced when one starts";
+    return "no live coordinator: the revision is enforced when one starts (hookbus coordinator)";
   if (p.laggards.length === 0)
     return `enforced by ${p.coordinators.length} coordinator(s) in ${p.elapsedMs} ms`;
-  const names = p.laggards.map((c) => `${c.id} (revision ${c.revision})`).join(", ");
+  const names = p.laggards
+    .map(
+      (c) =>
+        `${c.id} (revision ${c.revision}${c.answered === false ? ", no answer since the change: still loading it, or stopped" : ""})`,
+    )
+    .join(", ");
   return `NOT ENFORCED after ${p.elapsedMs} ms by ${p.laggards.length} of ${p.coordinators.length} coordinator(s): ${names}`;
+}
+
+/**
+ * `registry apply`: check, store, then wait until every live coordinator enforces the revision.
+ * Who must confirm it is asked before the change: a coordinator busy loading it may not answer
+ * for a while, and silence is not absence.
+ */
+async function applyAndConfirm(
+  nc: NatsConnection,
+  store: RegistryStore,
+  args: {
+    raw: unknown;
+    file: string;
+    namespace: string;
+    waitMs: string | undefined;
+    json: boolean;
+  },
+  out: Output,
+): Promise<number> {
+  const { raw, file } = args;
+  checkedRegistryDocument(raw, file); // Cedar sets are refused before anything is stored
+  const waitMs = parseWaitMs(args.waitMs);
+  const namespace = args.namespace;
+  const before = waitMs === 0 ? undefined : await coordinatorsBefore(nc, namespace);
+  const { snapshot, changed } = await store.applyChange(raw, file);
+  const propagation =
+    before === undefined
+      ? undefined
+      : await awaitRevision(nc, namespace, snapshot.revision, waitMs, "registry", before);
+  if (args.json)
+    out.print(
+      JSON.stringify(
+        { revision: snapshot.revision, changed, ...snapshot.document, propagation },
+        null,
+        2,
+      ),
+    );
+  else {
+    out.print(
+      changed
+        ? `applied ${file}: ${snapshot.document.policies.length} policies, revision ${snapshot.revision}`
+        : `unchanged: ${file} matches revision ${snapshot.revision}, nothing stored`,
+    );
+    if (propagation !== undefined) out.print(formatPropagation(propagation));
+  }
+  return propagation !== undefined && !isEnforced(propagation) ? 1 : 0;
 }
 
 const ACTIONS = new Set(["apply", "show", "validate", "diff"]);
@@ -174,32 +235,13 @@ export const registryCommand: Command = {
         );
         return diff.same ? 0 : 1;
       }
-      if (action === "apply") {
-        checkedRegistryDocument(raw, file!); // Cedar sets are refused before anything is stored
-        const { snapshot, changed } = await store.applyChange(raw, file);
-        const waitMs = parseWaitMs(values["wait-ms"]);
-        const propagation =
-          waitMs === 0
-            ? undefined
-            : await awaitRevision(nc, subjects.namespace, snapshot.revision, waitMs);
-        if (json)
-          out.print(
-            JSON.stringify(
-              { revision: snapshot.revision, changed, ...snapshot.document, propagation },
-              null,
-              2,
-            ),
-          );
-        else {
-          out.print(
-            changed
-              ? `applied ${file}: ${snapshot.document.policies.length} policies, revision ${snapshot.revision}`
-              : `unchanged: ${file} matches revision ${snapshot.revision}, nothing stored`,
-          );
-          if (propagation !== undefined) out.print(formatPropagation(propagation));
-        }
-        return propagation !== undefined && propagation.laggards.length > 0 ? 1 : 0;
-      }
+      if (action === "apply")
+        return await applyAndConfirm(
+          nc,
+          store,
+          { raw, file: file!, namespace: subjects.namespace, waitMs: values["wait-ms"], json },
+          out,
+        );
       const snapshot = await store.current();
       out.print(
         json

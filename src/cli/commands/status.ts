@@ -10,17 +10,21 @@ import { connectNats } from "../../bus/connect.js";
 
 const HELP = `usage: hookbus status [--json] [--wait MS] [--max-seal-lag-s S] [--indexer-consumer NAME]
 
-Shows the registry revision in force, the emergency stops in force (hookbus stop) and, per declared policy and hook, the live workers (count,
-versions), their recent latency and error rate, the live coordinators and their log lag. Asks every
-worker and coordinator of the namespace on <ns>.discover and collects replies until they stop.
-Then the sealer's evidence lag (log records and seconds not yet sealed, last sealed seq, whether a
-sealer holds the lease) and the audit indexer's lag, each only when that component exists
-("no sealer" / "no indexer" otherwise).
+Shows the registry revision in force, the emergency stops in force (hookbus stop) and, per declared
+policy: for a worker entry, the live workers (count, versions; a worker in any language that
+answers discovery, docs/protocol.md) and per hook their recent latency and error rate; for a Cedar
+entry, the set's hash and how many live coordinators evaluate exactly that set. Then the live
+coordinators and their log lag. Asks every worker and coordinator of the namespace on
+<ns>.discover and collects replies until they stop. Then the sealer's evidence lag (log records
+and seconds not yet sealed, last sealed seq, whether a sealer holds the lease) and the audit
+indexer's lag, each only when that component exists ("no sealer" / "no indexer" otherwise).
 
-Exits 1 when anything is wrong (no registry applied, a declared policy with no live worker, no
-coordinator, a coordinator on an old registry revision, a seal stream with no sealer holding the
-lease, an evidence lag older than --max-seal-lag-s), 0 otherwise: scripts and health checks can
-use it as it is. (--check, which asked for this before, is still accepted.)
+Exits 1 when anything is wrong, each problem with the command that fixes it: no registry applied,
+a worker entry with no live worker, a Cedar set that some live coordinator has not loaded (failed,
+still loading, another text, or a coordinator too old to say), no coordinator, a coordinator on an
+old registry revision, a seal stream with no sealer holding the lease, an evidence lag older than
+--max-seal-lag-s. 0 otherwise: scripts and health checks can use it as it is. (--check, which
+asked for this before, is still accepted.)
 
 options:
   --json      the report as JSON, on one line

@@ -8,7 +8,7 @@ import { userInfo } from "node:os";
 import { HookbusError } from "../../foundation/errors.js";
 import { Subjects } from "../../bus/subjects.js";
 import { connectNats } from "../../bus/connect.js";
-import { awaitRevision } from "../../registry/propagation.js";
+import { awaitRevision, isEnforced } from "../../registry/propagation.js";
 import {
   AGENT_STOPS_STALE_AFTER_MS,
   parseStopTarget,
@@ -109,7 +109,7 @@ function commandFor(action: "stop" | "resume"): Command {
               `${formatPropagation(propagation)}; agents' fast paths: within ${AGENT_STOPS_STALE_AFTER_MS} ms by construction`,
             );
         }
-        return propagation !== undefined && propagation.laggards.length > 0 ? 1 : 0;
+        return propagation !== undefined && !isEnforced(propagation) ? 1 : 0;
       } finally {
         await nc.drain();
       }

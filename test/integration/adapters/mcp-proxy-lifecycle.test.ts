@@ -100,6 +100,71 @@ describe("hookbus mcp-proxy ends with its client, and its upstream with it", () 
     }, 90_000);
 });
 
+/** Running, not a zombie (a killed process its parent has not reaped yet still answers signal 0). */
+function running(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return !/^[ZX]$/.test(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[0] ?? "");
+  } catch {
+    return false;
+  }
+}
+
+function parentOf(pid: number): { pid: number; name: string } {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+  const parent = readFileSync(`/proc/${ppid}/stat`, "utf8");
+  return { pid: ppid, name: parent.slice(parent.indexOf("(") + 1, parent.lastIndexOf(")")) };
+}
+
+const npxLike = fileURLToPath(new URL("../../fixtures/mcp/npx-like.mjs", import.meta.url));
+const quoted = (arg: string) => `'${arg.replaceAll("'", `'\\''`)}'`;
+
+describe.runIf(process.platform === "linux")("hookbus mcp-proxy under npx (issue 33.6)", () => {
+  it("exits with its server when npx is killed -9, a shell between them and stdin still held", async () => {
+    const pidFile = join(dir, `upstream-${++seq}.pid`);
+    const command = [process.execPath, ...proxyArgs(uniqueNamespace("mcp-npx"))].map(quoted);
+    // `sleep` writes nothing and holds the pipe that is npx's, the shell's and the proxy's stdin
+    // open: the third process of the issue. In its own process group, so the test ends it all.
+    const holder = spawn(
+      "sh",
+      [
+        "-c",
+        `sleep 300 | exec ${quoted(process.execPath)} ${quoted(npxLike)} ${quoted(command.join(" "))}`,
+      ],
+      {
+        env: { ...process.env, HOOKBUS_CLI_SOURCE: "1", UPSTREAM_PID_FILE: pidFile },
+        stdio: ["ignore", "pipe", "inherit"],
+        detached: true,
+      },
+    );
+    try {
+      const upstreamPid = await until(
+        () =>
+          existsSync(pidFile) ? Number(readFileSync(pidFile, "utf8")) || undefined : undefined,
+        60_000,
+        "the upstream server's pid",
+      );
+      const proxy = parentOf(upstreamPid);
+      const shell = parentOf(proxy.pid);
+      const npx = parentOf(shell.pid);
+      // As under npm: npx → sh → the proxy → its server.
+      expect(shell.name).toMatch(/^(sh|dash|bash)$/);
+      expect(readFileSync(`/proc/${npx.pid}/cmdline`, "utf8")).toContain("npx-like.mjs");
+
+      process.kill(npx.pid, "SIGKILL");
+      const started = Date.now();
+      await until(() => !running(proxy.pid) || undefined, 15_000, "the proxy to exit");
+      await until(() => !running(upstreamPid) || undefined, 10_000, "its server to exit");
+      console.log(`mcp-proxy and its server gone ${Date.now() - started} ms after npx was killed`);
+      expect(holder.exitCode).toBeNull(); // sleep still holds stdin: the proxy did not see it end
+    } finally {
+      process.kill(-holder.pid!, "SIGKILL");
+      holder.stdout?.destroy();
+    }
+  }, 90_000);
+});
+
 describe("hookbus mcp-proxy while NATS is away", () => {
   let coordinator: Coordinator | undefined;
   let worker: PolicyRunner | undefined;

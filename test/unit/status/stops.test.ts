@@ -31,8 +31,8 @@ describe("emergency stops in hookbus status", () => {
       coordinator("c3"),
     ]);
     expect(problems).toEqual([
-      'coordinator "c2" enforces stop list revision 3, the list is at 4',
-      'coordinator "c3" does not report the emergency stop list (too old, or it cannot read it and blocks every call)',
+      'coordinator "c2" enforces stop list revision 3, the list is at 4: if it stays behind (hookbus status again), restart it',
+      'coordinator "c3" does not report the emergency stop list (too old, or it cannot read it and blocks every call): read its log, then upgrade or restart it (hookbus coordinator)',
     ]);
     expect(stopProblems({ unreadable: "denied" }, [])[0]).toMatch(/cannot be read \(denied\)/);
   });
