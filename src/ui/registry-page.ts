@@ -3,9 +3,9 @@
  * asked) each entry's kind, hooks, order and failure mode, each Cedar set's source and hash, and
  * what changed from the revision before. Read with the auditor's rights, like the stops page.
  */
-import { createHash } from "node:crypto";
 import type { Bus } from "../bus/bus.js";
 import { HookbusError } from "../foundation/errors.js";
+import { cedarSetHash } from "../cedar/set-hash.js";
 import { isCedarPolicy, type RegistryPolicy } from "../registry/document.js";
 import { diffRegistry, formatRegistryDiff } from "../registry/diff.js";
 import type { RegistrySnapshot } from "../registry/snapshot.js";
@@ -26,14 +26,14 @@ function entryRow(policy: RegistryPolicy): Html {
   </tr>`;
 }
 
-/** A Cedar set's text and its sha256, the hash coordinators report for the set they loaded. */
+/** A Cedar set's text and its hash: the `version` in its outcomes, and what coordinators report loaded. */
 function cedarSource(policy: RegistryPolicy & { cedar: string }): Html {
-  const hash = createHash("sha256").update(policy.cedar).digest("hex");
+  const hash = cedarSetHash(policy.cedar);
   return html`<details class="cedar">
     <summary>
       <b>${policy.name}</b> — Cedar, ${String(policy.cedar.length)} characters, accepted by
       <code>registry apply</code> (parsed and type-checked there)
-      <div class="hash"><code>sha256 ${hash}</code></div>
+      <div class="hash"><code>${hash}</code></div>
     </summary>
     <pre>${policy.cedar}</pre>
   </details>`;

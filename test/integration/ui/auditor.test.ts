@@ -149,7 +149,7 @@ when { resource.name == "launch_rocket" };`;
     expect(current).toContain(`Revision ${second.revision}`);
     expect(current).toMatch(/<td><b>rockets<\/b><\/td>\s*<td>cedar<\/td>/);
     expect(current).toContain("&lt;no rockets&gt;"); // the source, as text
-    expect(current).toContain(`sha256 ${createHash("sha256").update(cedar).digest("hex")}`);
+    expect(current).toContain(`sha256:${createHash("sha256").update(cedar).digest("hex")}`);
     expect(current).toMatch(/\+ rockets\s+\(before_tool_call, priority 30, enforce\)/);
     // The stop list shares the bucket, so revisions are not consecutive: the diff names the one before.
     expect(current).toContain(`against registry revision ${before.revision}:`);
