@@ -22,6 +22,7 @@ import { HookbusError } from "../foundation/errors.js";
 import { toValidationIssues as zodIssues } from "../catalog/validate.js";
 import type { Subjects } from "../bus/subjects.js";
 import { isToolClass, TOOL_CLASSES } from "../vocabulary/classes.js";
+import { parseMcpToolName } from "../vocabulary/mcp.js";
 import { toolVocabulary, type ToolVocabulary } from "../vocabulary/vocabulary.js";
 import { openRegistryBucket, REGISTRY_CHECK_MS } from "./store.js";
 
@@ -158,13 +159,29 @@ export class StopList {
     let toolClass: string | undefined;
     return this.stops.find((s) => {
       if (s.kind !== "tool") return false;
-      if (s.name === tool) return true;
+      if (stopNamesTool(s.name, tool)) return true;
       const stopped = toolClassName(s.name);
       if (stopped === undefined) return false;
       toolClass ??= (call.vocabulary ?? toolVocabulary).classify(tool).class;
       return stopped === toolClass;
     });
   }
+}
+
+/**
+ * A stop of a tool name holds for that tool under every spelling a framework gives it: any case,
+ * and an MCP tool by its bare name either way (`delete_repo` stops `mcp__github__delete_repo`,
+ * and `mcp__github__delete_repo` stops the MCP gateway's bare `delete_repo`, whose server the
+ * coordinator does not see). In an emergency, stopping a same-named tool too is the safe side.
+ */
+export function stopNamesTool(stopName: string, toolName: string): boolean {
+  if (stopName === toolName) return true;
+  const stop = stopName.toLowerCase();
+  const tool = toolName.toLowerCase();
+  if (stop === tool) return true;
+  const bareTool = parseMcpToolName(tool)?.tool;
+  const bareStop = parseMcpToolName(stop)?.tool;
+  return (bareTool ?? tool) === (bareStop ?? stop);
 }
 
 /** The reason a stopped call's record and answer carry. */
