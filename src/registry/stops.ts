@@ -169,19 +169,17 @@ export class StopList {
 }
 
 /**
- * A stop of a tool name holds for that tool under every spelling a framework gives it: any case,
- * and an MCP tool by its bare name either way (`delete_repo` stops `mcp__github__delete_repo`,
- * and `mcp__github__delete_repo` stops the MCP gateway's bare `delete_repo`, whose server the
- * coordinator does not see). In an emergency, stopping a same-named tool too is the safe side.
+ * A stop of a tool name holds for that tool under both MCP spellings: `delete_repo` stops
+ * `mcp__github__delete_repo`, and `mcp__github__delete_repo` stops the MCP gateway's bare
+ * `delete_repo` (whose server the coordinator does not see: in an emergency, a same-named tool of
+ * another server stopped too is the safe side). Names are exact, in case too, as frameworks
+ * dispatch them.
  */
 export function stopNamesTool(stopName: string, toolName: string): boolean {
   if (stopName === toolName) return true;
-  const stop = stopName.toLowerCase();
-  const tool = toolName.toLowerCase();
-  if (stop === tool) return true;
-  const bareTool = parseMcpToolName(tool)?.tool;
-  const bareStop = parseMcpToolName(stop)?.tool;
-  return (bareTool ?? tool) === (bareStop ?? stop);
+  const bareTool = parseMcpToolName(toolName)?.tool ?? toolName;
+  const bareStop = parseMcpToolName(stopName)?.tool ?? stopName;
+  return bareTool === bareStop;
 }
 
 /** The reason a stopped call's record and answer carry. */

@@ -115,7 +115,7 @@ describe("a stop of a tool name", () => {
   it("holds for the MCP spelling of a bare name, and the bare name of an MCP spelling", () => {
     const bare = new StopList(1, [stop("delete_repo")]);
     expect(bare.stopFor({ agentId: "a", toolName: "mcp__github__delete_repo" })).toBeDefined();
-    expect(bare.stopFor({ agentId: "a", toolName: "DELETE_REPO" })).toBeDefined();
+    expect(bare.stopFor({ agentId: "a", toolName: "mcp__gitlab__delete_repo" })).toBeDefined();
     const qualified = new StopList(1, [stop("mcp__github__delete_repo")]);
     expect(qualified.stopFor({ agentId: "a", toolName: "delete_repo" })).toBeDefined();
     expect(qualified.stopFor({ agentId: "a", toolName: "mcp__other__delete_repo" })).toBeDefined();
