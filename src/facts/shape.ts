@@ -8,7 +8,9 @@
  *
  * A string is found by the key that holds it (`command`, `url`, `path`, `to`, …, matched without
  * case, `_` or `-`), by the key of the array it is in, and, for URLs, by its own form
- * (`scheme://…` under any key). A string that holds JSON (`"{\"command\": …}"`) is walked too.
+ * (`scheme://…` under any key). A string that holds JSON (`"{\"command\": …}"`) is walked too,
+ * when it is the whole params, sits under a key of its own role or a key that carries arguments
+ * (`arguments`, `input`, …): a file's JSON content is not parsed on every write.
  */
 
 /** Nesting deeper than this is not read. */
@@ -148,7 +150,11 @@ function foundString(
 ): void {
   const trimmed = text.trim();
   if (trimmed === "") return;
-  if ((trimmed.startsWith("{") || trimmed.startsWith("[")) && trimmed.length <= MAX_JSON_STRING) {
+  if (
+    (trimmed.startsWith("{") || trimmed.startsWith("[")) &&
+    trimmed.length <= MAX_JSON_STRING &&
+    (role !== undefined || carriesArguments(at))
+  ) {
     const parsed = parseJson(trimmed);
     if (parsed !== undefined) {
       stack.push({ value: parsed, role, at: `${at}(json)`, depth: depth + 1 });
@@ -163,6 +169,24 @@ function foundString(
     return;
   }
   if (role === "url" || /^[a-z][a-z0-9+.-]{0,30}:\/\//i.test(trimmed)) add(found, found.urls, text);
+}
+
+/** Keys under which frameworks send a call's arguments as JSON text. */
+const ARGUMENT_KEYS: ReadonlySet<string> = new Set([
+  "arguments",
+  "args",
+  "input",
+  "params",
+  "parameters",
+  "payload",
+  "action",
+]);
+
+/** The whole params, or the value of an arguments key (`at` ends in its key). */
+function carriesArguments(at: string): boolean {
+  if (at === "") return true;
+  const key = at.slice(at.lastIndexOf(".") + 1).replace(/\[\d+\]$/, "");
+  return ARGUMENT_KEYS.has(keyOf(key));
 }
 
 function parseJson(text: string): unknown {

@@ -103,3 +103,18 @@ describe("the nested shape of parameters", () => {
     expect(findInShape(many).unparsed).toEqual(["too-many"]);
   });
 });
+
+describe("JSON held in strings", () => {
+  it("is walked under arguments keys and the keys of a role, not in a file's content", () => {
+    const inner = JSON.stringify({ command: "rm -rf /" });
+    expect(findInShape(inner).commands).toHaveLength(1);
+    expect(findInShape({ input: inner }).commands).toHaveLength(1);
+    expect(findInShape({ params: [inner] }).commands).toHaveLength(1);
+    expect(findInShape({ action: inner }).commands).toHaveLength(1);
+    // A JSON file being written is content, not the call's parameters.
+    expect(findInShape({ file_path: "package.json", content: inner })).toMatchObject({
+      commands: [],
+      paths: ["package.json"],
+    });
+  });
+});
