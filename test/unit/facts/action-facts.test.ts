@@ -151,4 +151,13 @@ describe("one fact set for a call", () => {
     expect(facts.tools[0]!.unparsed).toEqual(["depth"]);
     roundTrips(facts);
   });
+
+  it("writes a JSON Schema for the wire (npm run schemas, once the request carries it)", () => {
+    const schema = z.toJSONSchema(ActionFactsSchema) as {
+      $defs: { ActionFacts: { properties: Record<string, unknown> } };
+    };
+    const { properties } = schema.$defs.ActionFacts;
+    expect(properties.version).toEqual({ type: "number", const: FACTS_VERSION });
+    expect(Object.keys(properties)).toEqual(["version", "hook", "tools"]);
+  });
 });
