@@ -84,6 +84,7 @@ export const PathFactSchema = z
     normalized: z.string().describe("`~` and $HOME expanded, `.`, `..` and `//` resolved"),
     absolute: z.boolean(),
     unresolved: z.boolean().describe("Holds a variable or `~user` hookbus could not expand"),
+    glob: z.boolean().describe("Holds `*`, `?` or `[`: a pattern that may match any file"),
     insideProject: z.boolean().optional().describe("Absent when no project root is known"),
     sensitive: z.array(z.enum(SENSITIVE_LABELS)),
     credentials: z.boolean().describe("A secret lives there"),
@@ -122,6 +123,7 @@ export function pathFacts(text: string, options: PathOptions = {}): PathFact {
     normalized,
     absolute,
     unresolved: expanded.unresolved,
+    glob: /[*?[]/.test(text),
     sensitive,
     credentials: sensitive.some((label) => CREDENTIAL_LABELS.has(label)),
     persistence: sensitive.some((label) => PERSISTENCE_LABELS.has(label)),
@@ -138,6 +140,7 @@ function unparsedPath(text: string, reason: "too-long" | "empty"): PathFact {
     normalized: "",
     absolute: false,
     unresolved: true,
+    glob: false,
     sensitive: [],
     credentials: false,
     persistence: false,
@@ -166,7 +169,7 @@ function expandHome(text: string, home: string): { path: string; unresolved: boo
     if (user !== null)
       path = (user[1] === "root" ? "/root" : `/home/${user[1]}`) + path.slice(user[0].length);
   }
-  return { path, unresolved: /\$|`/.test(path) };
+  return { path, unresolved: /\$|`|%[A-Za-z_]+%/.test(path) };
 }
 
 /** Lexical normalisation; `..` never climbs above `/`. A relative path stays relative. */
@@ -269,9 +272,14 @@ const RULES: readonly Rule[] = [
  * wherever the home is (`/root`, `/Users/x`, `/var/lib/jenkins`): the rules read segments.
  */
 function sensitiveLabels(normalized: string): SensitiveLabel[] {
-  // A relative path that climbs from an unknown place (`../../etc/passwd`) may land anywhere:
-  // what follows the climb is read as if from `/`.
-  let lower = normalized.toLowerCase().replace(/^(\.\.\/)+/, "");
+  // What a C library opens ends at a NUL; Windows reads `\` as `/` and has drive letters.
+  let lower = normalized.toLowerCase().split("\0", 1)[0]!;
+  if (lower.includes("\\"))
+    lower = posix.normalize(lower.replace(/\\/g, "/").replace(/^[a-z]:/, ""));
+  // A relative path that climbs from an unknown place (`../../etc/passwd`) may land anywhere,
+  // and /proc/<pid>/root and /proc/<pid>/cwd are links to `/` and to a cwd: what follows the
+  // climb or the link is read as if from `/`.
+  lower = lower.replace(/^(\.\.\/)+/, "").replace(/^(\/proc\/[^/]+\/(root|cwd))+(?=\/)/, "");
   if (!lower.startsWith("/")) lower = `/${lower}`;
   const base = lower.slice(lower.lastIndexOf("/") + 1);
   return RULES.filter(([, test]) => test(lower, base)).map(([label]) => label);

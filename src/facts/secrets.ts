@@ -26,7 +26,9 @@ export const SecretFactSchema = z
     decodedKinds: z
       .array(z.string())
       .describe("Secret types found only after decoding base64 or hex"),
-    encodings: z.array(z.enum(["base64", "hex"])).describe("Encodings a secret was found under"),
+    encodings: z
+      .array(z.enum(["base64", "hex", "percent"]))
+      .describe("Encodings a secret was found under"),
     truncated: z.boolean().describe("A decode bound was reached: part of the text was not decoded"),
   })
   .strict();
@@ -46,7 +48,7 @@ export function secretFacts(texts: readonly string[]): SecretFact {
   const kinds = new Set<string>();
   for (const text of texts) for (const kind of secretKinds(text)) kinds.add(kind);
   const decoded = new Set<string>();
-  const encodings = new Set<"base64" | "hex">();
+  const encodings = new Set<Encoding>();
   const budget: Budget = { bytes: MAX_DECODED_BYTES, runs: MAX_RUNS, truncated: false };
   for (const text of texts) scanDecoded(text, 1, budget, decoded, encodings);
   const decodedKinds = [...decoded].filter((kind) => !kinds.has(kind));
@@ -63,15 +65,18 @@ function scanDecoded(
   depth: number,
   budget: Budget,
   found: Set<string>,
-  encodings: Set<"base64" | "hex">,
+  encodings: Set<Encoding>,
 ): void {
-  for (const { encoding, run } of encodedRuns(text)) {
+  const runs: EncodedRun[] = encodedRuns(text);
+  const percent = percentDecoded(text);
+  if (percent !== undefined) runs.unshift({ encoding: "percent", run: percent });
+  for (const { encoding, run } of runs) {
     if (budget.runs <= 0 || budget.bytes <= 0) {
       budget.truncated = true;
       return;
     }
     budget.runs--;
-    const plain = decodeRun(run, encoding, budget);
+    const plain = encoding === "percent" ? run : decodeRun(run, encoding, budget);
     if (plain === undefined) continue;
     const kinds = secretKinds(plain);
     for (const kind of kinds) found.add(kind);
@@ -80,9 +85,26 @@ function scanDecoded(
   }
 }
 
+type Encoding = "base64" | "hex" | "percent";
+
 interface EncodedRun {
-  encoding: "base64" | "hex";
+  encoding: Encoding;
   run: string;
+}
+
+/** `%41%4B…` (a URL's encoding) decoded, when the text has at least 8 escapes; else undefined. */
+function percentDecoded(text: string): string | undefined {
+  let escapes = 0;
+  for (let i = text.indexOf("%"); i !== -1 && escapes < 8; i = text.indexOf("%", i + 1))
+    if (isHex(text.charCodeAt(i + 1)) && isHex(text.charCodeAt(i + 2))) escapes++;
+  if (escapes < 8) return undefined;
+  return text.replace(/(?:%[0-9A-Fa-f]{2})+/g, (run) => {
+    try {
+      return decodeURIComponent(run);
+    } catch {
+      return run; // not UTF-8: left as it was
+    }
+  });
 }
 
 /**

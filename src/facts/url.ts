@@ -157,10 +157,32 @@ function hostRanges(host: string, ip: IpFacts | undefined): HostRange[] {
   if (host === "") return [];
   const ranges: HostRange[] = [];
   if (host === "localhost" || host.endsWith(".localhost")) ranges.push("loopback");
+  if (LOOPBACK_NAMES.some((name) => host === name || host.endsWith(`.${name}`)))
+    ranges.push("loopback");
+  const embedded = wildcardDnsAddress(host);
+  if (embedded !== undefined) for (const range of embedded.ranges) ranges.push(range);
   if (METADATA_NAMES.has(host)) ranges.push("metadata");
   if (LOCAL_SUFFIXES.some((suffix) => host.endsWith(suffix))) ranges.push("local-name");
   if (!host.includes(".") && host !== "localhost") ranges.push("single-label");
   return ranges;
+}
+
+/** Public names whose every subdomain resolves to 127.0.0.1. */
+const LOOPBACK_NAMES = ["localtest.me", "lvh.me", "vcap.me", "lacolhost.com"];
+
+/**
+ * Wildcard DNS services answer with the address written in the name (`127.0.0.1.nip.io`,
+ * `10-0-0-1.sslip.io`, `7f000001.nip.io`, `app.169.254.169.254.xip.io`): the host is that address.
+ */
+const WILDCARD_DNS =
+  /(?:^|\.)((?:\d{1,3}[.-]){3}\d{1,3}|[0-9a-f]{8})\.(?:nip\.io|sslip\.io|xip\.io|traefik\.me|localh\.st)$/;
+
+function wildcardDnsAddress(host: string): IpFacts | undefined {
+  const match = WILDCARD_DNS.exec(host);
+  if (match === null) return undefined;
+  const written = match[1]!;
+  const dotted = /^[0-9a-f]{8}$/.test(written) ? `0x${written}` : written.replace(/-/g, ".");
+  return ipFacts(dotted);
 }
 
 function ipShape(ip: IpFacts): NonNullable<UrlFact["ip"]> {

@@ -153,7 +153,7 @@ describe("one fact set for a call", () => {
   });
 
   it("writes a JSON Schema for the wire (npm run schemas, once the request carries it)", () => {
-    const schema = z.toJSONSchema(ActionFactsSchema) as {
+    const schema = z.toJSONSchema(ActionFactsSchema) as unknown as {
       $defs: { ActionFacts: { properties: Record<string, unknown> } };
     };
     const { properties } = schema.$defs.ActionFacts;

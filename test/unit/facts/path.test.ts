@@ -109,6 +109,18 @@ describe("sensitive places", () => {
     expect(PathFactSchema.parse(facts)).toEqual(facts);
   });
 
+  it("reaches a sensitive place through NUL, Windows spellings and /proc links", () => {
+    expect(pathFacts("~/.ssh/id_rsa\0.txt", options).sensitive).toContain("private-key");
+    expect(pathFacts("C:\\Users\\me\\.ssh\\id_rsa", options).sensitive).toContain("ssh");
+    expect(pathFacts("/proc/self/root/etc/shadow", options).sensitive).toContain("shadow");
+    expect(pathFacts("/proc/1/cwd/.env", options).sensitive).toContain("env-file");
+    expect(pathFacts("%USERPROFILE%\\.aws\\credentials", options)).toMatchObject({
+      unresolved: true,
+      sensitive: ["aws"],
+    });
+    expect(pathFacts("~/.ss*/id_*", options).glob).toBe(true);
+  });
+
   it("reaches a sensitive place through any climb", () => {
     expect(pathFacts("../../../../etc/shadow").sensitive).toContain("shadow");
     expect(pathFacts("/home/dev/project/../../dev/.aws/credentials").sensitive).toContain("aws");

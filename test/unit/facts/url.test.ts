@@ -65,6 +65,13 @@ describe("IP literals in every spelling", () => {
     ["http://printer.local/", "local-name"],
     ["http://intranet/", "single-label"],
     ["redis://0x7f.1:6379/", "loopback"],
+    ["http://127.0.0.1.nip.io/", "loopback"],
+    ["http://app.10-0-0-1.sslip.io/", "private"],
+    ["http://a9fea9fe.nip.io/latest/", "metadata"],
+    ["http://api.lvh.me:3000/", "loopback"],
+    ["http://１２７.０.０.１/", "loopback"],
+    ["http://%31%32%37.0.0.1/", "loopback"],
+    ["http://0/", "unspecified"],
   ])("%s is %s, and internal", (url, range) => {
     const facts = urlFacts(url);
     expect(facts.ranges).toContain(range);
