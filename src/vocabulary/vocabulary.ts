@@ -1,6 +1,6 @@
 /**
- * Classify a tool by the name its framework gave it. Exact names first, then the same name in
- * any case, then MCP names by their bare tool name, then known prefixes, then the words of the
+ * Classify a tool by the name its framework gave it. Exact names first (in any case), then MCP
+ * names by their bare tool name, then known prefixes of either, then the words of the
  * tool's name, its MCP title and its server's name (words.ts); a tool none of these knows is
  * `unknown`. An app's own tools are added with `extend`. Pure and synchronous: policies call it
  * per tool call.
@@ -81,21 +81,25 @@ export class ToolVocabulary {
     const mcp =
       parsed ??
       (options.mcpServer === undefined ? undefined : { server: options.mcpServer, tool: name });
+    // Exact names (the full one, then an MCP tool's bare one) before any prefix: a registry
+    // prefix for a whole server (`mcp__github__`) must not turn its `send_email` into `other`.
     const named =
-      this.classOfName(name) ??
-      (parsed && this.classOfName(parsed.tool)) ??
+      this.exactClassOf(name) ??
+      (parsed && this.exactClassOf(parsed.tool)) ??
+      this.prefixClassOf(name) ??
+      (parsed && this.prefixClassOf(parsed.tool)) ??
       classOfWords(mcp?.tool ?? name, options.annotations?.title ?? "", mcp?.server ?? "") ??
       "unknown";
     const toolClass = stricterByAnnotations(named, options.annotations);
     return mcp === undefined ? { name, class: toolClass } : { name, class: toolClass, mcp };
   }
 
-  private classOfName(name: string): ToolClass | undefined {
-    const exact = this.exact.get(name);
-    if (exact !== undefined) return exact;
+  private exactClassOf(name: string): ToolClass | undefined {
+    return this.exact.get(name) ?? this.folded.get(name.toLowerCase());
+  }
+
+  private prefixClassOf(name: string): ToolClass | undefined {
     const lower = name.toLowerCase();
-    const known = this.folded.get(lower);
-    if (known !== undefined) return known;
     for (const [prefix, toolClass] of this.foldedPrefixes) {
       if (lower.startsWith(prefix)) return toolClass;
     }

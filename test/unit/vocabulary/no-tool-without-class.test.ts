@@ -146,3 +146,17 @@ describe("a stop of a tool name", () => {
     expect(list.stopFor({ agentId: "a", toolName: "Read" })).toBeUndefined();
   });
 });
+
+describe("classing a whole MCP server in the registry", () => {
+  it("a prefix classes every tool of a server, an exact name still wins", () => {
+    const mine = toolVocabulary.extend({
+      names: { mcp__github__delete_repo: "unknown" },
+      prefixes: { mcp__github__: "other" },
+    });
+    expect(mine.classify("mcp__github__create_pull_request").class).toBe("other");
+    expect(mine.classify("mcp__github__delete_repo").class).toBe("unknown");
+    // Known bare names are exact names: a server's prefix does not shadow them.
+    expect(mine.classify("mcp__github__read_file").class).toBe("file-read");
+    expect(mine.classify("mcp__github__send_email").class).toBe("send-message");
+  });
+});
