@@ -22,6 +22,9 @@ export const MAX_FINDINGS = 256;
 /** A string longer than this is not parsed as JSON. */
 export const MAX_JSON_STRING = 65_536;
 
+/** A key is cut to this many characters in a finding's `at` (the path is for people to read). */
+const MAX_KEY_IN_PATH = 64;
+
 export type ShapeRole = "command" | "commands" | "url" | "path" | "recipient" | "cwd";
 export type ShapeUnparsed = "depth" | "nodes" | "too-many";
 
@@ -124,7 +127,10 @@ function visit(node: Node, stack: Node[], found: ShapeFindings): void {
   if (Array.isArray(value)) {
     if (role === "command" && isArgv(value)) return addCommand(found, argvCommand(value, at));
     const itemRole = role === "commands" ? "command" : role;
-    for (let i = value.length - 1; i >= 0; i--)
+    // Never more children on the stack than could be read: a million-item array costs nothing.
+    const count = Math.min(value.length, MAX_SHAPE_NODES);
+    if (count < value.length) addUnparsed(found, "nodes");
+    for (let i = count - 1; i >= 0; i--)
       stack.push({ value: value[i], role: itemRole, at: `${at}[${i}]`, depth: depth + 1 });
     return;
   }
@@ -135,7 +141,8 @@ function visit(node: Node, stack: Node[], found: ShapeFindings): void {
     const own = KEY_ROLES.get(keyOf(key));
     // Under a recipient list, `{ address }` and `{ name }` objects: only the address is one.
     const inherited = role === "recipient" && keyOf(key) === "address" ? role : undefined;
-    const path = at === "" ? key : `${at}.${key}`;
+    const name = key.length > MAX_KEY_IN_PATH ? `${key.slice(0, MAX_KEY_IN_PATH)}…` : key;
+    const path = at === "" ? name : `${at}.${name}`;
     stack.push({ value: child, role: own ?? inherited, at: path, depth: depth + 1 });
   }
 }

@@ -106,6 +106,12 @@ describe("the nested shape of parameters", () => {
     expect(findInShape(hostile).unparsed).toEqual(["depth"]);
     const wide = { items: Array.from({ length: MAX_SHAPE_NODES + 10 }, () => 1) };
     expect(findInShape(wide).unparsed).toEqual(["nodes"]);
+    const huge = { command: "ls", items: new Array<number>(2_000_000).fill(0) };
+    const started = performance.now();
+    expect(findInShape(huge)).toMatchObject({ commands: [{ text: "ls" }], unparsed: ["nodes"] });
+    expect(performance.now() - started).toBeLessThan(1000);
+    const longKey = findInShape({ ["k".repeat(100_000)]: { command: "ls" } });
+    expect(longKey.commands[0]!.at.length).toBeLessThan(100);
     const many = { paths: Array.from({ length: 300 }, (_, i) => `f${i}`) };
     expect(findInShape(many).unparsed).toEqual(["too-many"]);
   });
