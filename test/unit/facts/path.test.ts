@@ -140,3 +140,35 @@ describe("sensitive places", () => {
       expect(pathFacts(path, options).sensitive, path).toEqual([]);
   });
 });
+
+describe("properties of sensitivity", () => {
+  it("no spelling of a sensitive path (case, `./`, `//`, a climb back) loses its labels", () => {
+    const sensitive = fc.constantFrom(
+      "~/.ssh/id_rsa",
+      "~/.aws/credentials",
+      "/etc/shadow",
+      "~/.bashrc",
+      "/etc/sudoers.d/x",
+      "project/.env.local",
+    );
+    const noise = fc.constantFrom("./", "/", "x/../", "");
+    fc.assert(
+      fc.property(
+        sensitive,
+        fc.array(noise, { maxLength: 4 }),
+        fc.boolean(),
+        (path, extra, upper) => {
+          const expected = pathFacts(path, options).sensitive;
+          const segments = path.split("/");
+          const spelled = segments.map((s, i) =>
+            i === 0 || s === "~" ? s : `${extra[i % (extra.length || 1)] ?? ""}${s}`,
+          );
+          const text = upper
+            ? spelled.join("/").toUpperCase().replace(/^~/, "~")
+            : spelled.join("/");
+          expect(pathFacts(text, options).sensitive).toEqual(expected);
+        },
+      ),
+    );
+  });
+});

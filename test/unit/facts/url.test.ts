@@ -161,3 +161,33 @@ describe("hosts and the rest of a URL", () => {
     );
   });
 });
+
+describe("properties of the host", () => {
+  const label = fc.stringMatching(/^[a-z][a-z0-9-]{0,10}[a-z0-9]$/);
+  const host = fc.array(label, { minLength: 2, maxLength: 4 }).map((labels) => labels.join("."));
+
+  it("user info never changes the host, whatever it dresses up as", () => {
+    const userinfo = fc.oneof(
+      host,
+      fc.constant("127.0.0.1"),
+      fc.constant("user:pw"),
+      host.map((h) => `${h}:443`),
+    );
+    fc.assert(
+      fc.property(host, userinfo, (real, decoy) => {
+        const facts = urlFacts(`https://${decoy}@${real}/path`);
+        expect(facts.host).toBe(real);
+        expect(facts.userinfo).toBe(true);
+      }),
+    );
+  });
+
+  it("case and trailing dots never change the host", () => {
+    fc.assert(
+      fc.property(host, fc.integer({ min: 0, max: 3 }), (name, dots) => {
+        const spelled = `${name.toUpperCase()}${".".repeat(dots)}`;
+        expect(urlFacts(`https://${spelled}/`).host).toBe(name);
+      }),
+    );
+  });
+});
