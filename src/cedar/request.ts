@@ -9,8 +9,9 @@
  */
 import type { ModifyingHookName } from "../catalog/catalog.js";
 import { toolCallId, toolCallName, toolDefinitionName, type ToolCall } from "../catalog/common.js";
+import { findInShape } from "../facts/shape.js";
 import { canonicalize } from "../foundation/canonical-json.js";
-import { toolFacts } from "../vocabulary/facts.js";
+import { toolFacts, type ToolFacts } from "../vocabulary/facts.js";
 import { secretKinds } from "../vocabulary/secrets.js";
 import { toolVocabulary, type ToolVocabulary } from "../vocabulary/vocabulary.js";
 import type { SessionFacts } from "./session-facts.js";
@@ -202,7 +203,40 @@ function callFacts(
   if (facts.command !== undefined) call.command = facts.command;
   if (facts.url !== undefined) call.url = { ...facts.url };
   if (facts.query !== undefined) call.query = facts.query;
+  if (facts.command === undefined || facts.url === undefined) addNested(call, params, facts);
   return call;
+}
+
+/**
+ * What the top-level keys missed, found wherever the params nest it (src/facts/shape.ts):
+ * OpenAI's local_shell sends `action.command` as an argv array, MCP clients a JSON string. Top
+ * level keys first, as before; the nested ones only fill what they left out.
+ */
+function addNested(call: Record<string, CedarValueJson>, params: unknown, facts: ToolFacts): void {
+  if (typeof params !== "object" || params === null) return;
+  const nested = findInShape(params);
+  if (facts.command === undefined && nested.commands.length > 0)
+    call.command = nested.commands.map((c) => c.text).join("\n");
+  // One URL only: with two (`{ url: "evil.com", see: "https://example.com" }`) the one that
+  // parses need not be the one fetched, and a fetch without call.url is refused by the library.
+  if (facts.url === undefined && nested.urls.length === 1) {
+    const url = parseUrlFact(nested.urls[0]!);
+    if (url !== undefined) call.url = url;
+  }
+}
+
+/** The `{ href, scheme, host }` shape of call.url (vocabulary facts.ts), or undefined. */
+function parseUrlFact(text: string): CedarValueJson | undefined {
+  try {
+    const url = new URL(text.trim());
+    return {
+      href: url.href,
+      scheme: url.protocol.replace(/:$/, ""),
+      host: url.hostname.toLowerCase(),
+    };
+  } catch {
+    return undefined;
+  }
 }
 
 function llmFields(event: Readonly<Record<string, unknown>>): CedarContext {

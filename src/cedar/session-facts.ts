@@ -45,7 +45,8 @@ export function emptySessionFacts(): SessionFacts {
  */
 export function afterToolCall(facts: SessionFacts, tool: ToolIdentity): SessionFacts {
   const classCounts = Object.assign({}, facts.classCounts);
-  classCounts[tool.class] = facts.classCounts[tool.class] + 1;
+  // `?? 0`: a store written before a class existed (`unknown`) has no count for it.
+  classCounts[tool.class] = (facts.classCounts[tool.class] ?? 0) + 1;
   return {
     toolCalls: facts.toolCalls + 1,
     toolsCalled: withName(facts.toolsCalled, tool.name),

@@ -22,6 +22,7 @@ import { HookbusError } from "../foundation/errors.js";
 import { toValidationIssues as zodIssues } from "../catalog/validate.js";
 import type { Subjects } from "../bus/subjects.js";
 import { isToolClass, TOOL_CLASSES } from "../vocabulary/classes.js";
+import { parseMcpToolName } from "../vocabulary/mcp.js";
 import { toolVocabulary, type ToolVocabulary } from "../vocabulary/vocabulary.js";
 import { openRegistryBucket, REGISTRY_CHECK_MS } from "./store.js";
 
@@ -158,13 +159,27 @@ export class StopList {
     let toolClass: string | undefined;
     return this.stops.find((s) => {
       if (s.kind !== "tool") return false;
-      if (s.name === tool) return true;
+      if (stopNamesTool(s.name, tool)) return true;
       const stopped = toolClassName(s.name);
       if (stopped === undefined) return false;
       toolClass ??= (call.vocabulary ?? toolVocabulary).classify(tool).class;
       return stopped === toolClass;
     });
   }
+}
+
+/**
+ * A stop of a tool name holds for that tool under both MCP spellings: `delete_repo` stops
+ * `mcp__github__delete_repo`, and `mcp__github__delete_repo` stops the MCP gateway's bare
+ * `delete_repo` (whose server the coordinator does not see: in an emergency, a same-named tool of
+ * another server stopped too is the safe side). Names are exact, in case too, as frameworks
+ * dispatch them.
+ */
+export function stopNamesTool(stopName: string, toolName: string): boolean {
+  if (stopName === toolName) return true;
+  const bareTool = parseMcpToolName(toolName)?.tool ?? toolName;
+  const bareStop = parseMcpToolName(stopName)?.tool ?? stopName;
+  return bareTool === bareStop;
 }
 
 /** The reason a stopped call's record and answer carry. */

@@ -8,6 +8,7 @@ export {
   type ToolIdentity,
   type ClassifyOptions,
   type VocabularyExtension,
+  type McpToolAnnotations,
 } from "./vocabulary.js";
 export { toolFacts, type ToolFacts, type UrlFacts } from "./facts.js";
 export { KNOWN_TOOL_NAMES, KNOWN_TOOL_PREFIXES } from "./names.js";

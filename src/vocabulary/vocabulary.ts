@@ -1,12 +1,15 @@
 /**
- * Classify a tool by the name its framework gave it. Exact names first, then the same name in
- * any case, then MCP names by their bare tool name, then known prefixes; an app's own tools are
- * added with `extend`. Pure and synchronous: policies call it per tool call.
+ * Classify a tool by the name its framework gave it. Exact names first (in any case), then MCP
+ * names by their bare tool name, then known prefixes of either, then the words of the
+ * tool's name, its MCP title and its server's name (words.ts); a tool none of these knows is
+ * `unknown`. An app's own tools are added with `extend`. Pure and synchronous: policies call it
+ * per tool call.
  */
 import { HookbusError } from "../foundation/errors.js";
 import { isToolClass, type ToolClass } from "./classes.js";
 import { parseMcpToolName, type McpToolName } from "./mcp.js";
 import { KNOWN_TOOL_NAMES, KNOWN_TOOL_PREFIXES } from "./names.js";
+import { classOfWords } from "./words.js";
 
 export interface ToolIdentity {
   /** The name as the framework sent it. */
@@ -19,6 +22,21 @@ export interface ToolIdentity {
 export interface ClassifyOptions {
   /** The MCP server the tool came from, when the caller knows it (the hookbus MCP gateway does). */
   mcpServer?: string;
+  /** The tool's MCP annotations, as its server's `tools/list` gave them. */
+  annotations?: McpToolAnnotations;
+}
+
+/**
+ * MCP tool annotations (MCP spec, `ToolAnnotations`). The server says them of itself, so they are
+ * untrusted: they may make a class stricter, never more lenient (a `readOnlyHint` never turns an
+ * unknown tool into a reader). Unknown keys are ignored.
+ */
+export interface McpToolAnnotations {
+  title?: string;
+  readOnlyHint?: boolean;
+  destructiveHint?: boolean;
+  idempotentHint?: boolean;
+  openWorldHint?: boolean;
 }
 
 export interface VocabularyExtension {
@@ -63,22 +81,42 @@ export class ToolVocabulary {
     const mcp =
       parsed ??
       (options.mcpServer === undefined ? undefined : { server: options.mcpServer, tool: name });
-    const toolClass =
-      this.classOfName(name) ?? (parsed && this.classOfName(parsed.tool)) ?? "other";
+    // Exact names (the full one, then an MCP tool's bare one) before any prefix: a registry
+    // prefix for a whole server (`mcp__github__`) must not turn its `send_email` into `other`.
+    const named =
+      this.exactClassOf(name) ??
+      (parsed && this.exactClassOf(parsed.tool)) ??
+      this.prefixClassOf(name) ??
+      (parsed && this.prefixClassOf(parsed.tool)) ??
+      classOfWords(mcp?.tool ?? name, options.annotations?.title ?? "", mcp?.server ?? "") ??
+      "unknown";
+    const toolClass = stricterByAnnotations(named, options.annotations);
     return mcp === undefined ? { name, class: toolClass } : { name, class: toolClass, mcp };
   }
 
-  private classOfName(name: string): ToolClass | undefined {
-    const exact = this.exact.get(name);
-    if (exact !== undefined) return exact;
+  private exactClassOf(name: string): ToolClass | undefined {
+    return this.exact.get(name) ?? this.folded.get(name.toLowerCase());
+  }
+
+  private prefixClassOf(name: string): ToolClass | undefined {
     const lower = name.toLowerCase();
-    const known = this.folded.get(lower);
-    if (known !== undefined) return known;
     for (const [prefix, toolClass] of this.foldedPrefixes) {
       if (lower.startsWith(prefix)) return toolClass;
     }
     return undefined;
   }
+}
+
+/**
+ * A reader its own server says may change things (`readOnlyHint: false`) is a writer: the
+ * annotations only ever make a class stricter.
+ */
+function stricterByAnnotations(
+  toolClass: ToolClass,
+  annotations: McpToolAnnotations | undefined,
+): ToolClass {
+  if (toolClass === "file-read" && annotations?.readOnlyHint === false) return "file-write";
+  return toolClass;
 }
 
 function checkedEntries(

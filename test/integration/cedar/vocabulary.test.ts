@@ -2,7 +2,7 @@
  * The registry's own tool vocabulary (`toolVocabulary` in the registry document) reaches the
  * coordinator, on a real nats-server: under a registry that says `deploy` is a shell, the
  * library's destructive-shell rule blocks `deploy` with `rm -rf /`, the session facts count it as
- * a shell call, and `hookbus stop tool class:shell` stops it; without the entry `deploy` is `other`
+ * a shell call, and `hookbus stop tool class:shell` stops it; without the entry `deploy` is `unknown`
  * and passes. `hookbus replay` of a session recorded without the entry shows what it changes, and
  * `hookbus registry apply` refuses an unknown class with a coded error naming the entry.
  */
@@ -116,7 +116,7 @@ afterAll(async () => {
 });
 
 describe("a registry's tool vocabulary at the coordinator", () => {
-  it("without the entry, deploy is `other`: the shell rules do not see it", async () => {
+  it("without the entry, deploy is `unknown`: the shell rules do not see it", async () => {
     const revision = await apply(WITHOUT);
     const rm = await toolCall("s-without", "deploy", { command: "rm -rf /" }, revision);
     expect(rm.decision).toMatchObject({ outcome: "allow" });
@@ -153,7 +153,7 @@ describe("a registry's tool vocabulary at the coordinator", () => {
       expect(String((stopped.decision as { blockReason?: string }).blockReason)).toMatch(
         /^emergency stop: tool class:shell stopped by alice/,
       );
-      // The same stop, under a revision without the entry: deploy is `other` again.
+      // The same stop, under a revision without the entry: deploy is `unknown` again.
       const withoutRevision = await apply(WITHOUT);
       const passes = await toolCall("s-stop", "deploy", { command: "ls" }, withoutRevision);
       expect(passes.decision.outcome).toBe("allow");

@@ -62,13 +62,14 @@ describe("the tool vocabulary", () => {
       class: "file-read",
       mcp: { server: "fs", tool: "read_text_file" },
     });
-    expect(toolVocabulary.classify("mcp__github__create_issue").class).toBe("other");
+    expect(toolVocabulary.classify("mcp__github__create_issue").class).toBe("unknown");
   });
 
-  it("treats an unknown tool as other, never as a known class", () => {
-    expect(toolClassOf("deploy_to_production")).toBe("other");
-    expect(toolClassOf("")).toBe("other");
-    expect(toolClassOf("execute")).toBe("other");
+  it("treats a tool nothing knows as unknown, never as a known class or `other`", () => {
+    expect(toolClassOf("deploy_to_production")).toBe("unknown");
+    expect(toolClassOf("")).toBe("unknown");
+    expect(toolClassOf("mcp__github__delete_repo")).toBe("unknown");
+    expect(toolClassOf("x".repeat(10_000))).toBe("unknown");
   });
 
   it("parses only well-formed MCP names", () => {
@@ -89,7 +90,7 @@ describe("the tool vocabulary", () => {
     expect(mine.classify("deploy").class).toBe("shell");
     expect(mine.classify("fetch").class).toBe("other");
     expect(mine.classify("notify_oncall").class).toBe("send-message");
-    expect(toolVocabulary.classify("deploy").class).toBe("other");
+    expect(toolVocabulary.classify("deploy").class).toBe("unknown");
   });
 
   it("refuses an extension with an unknown class, with a coded error", () => {

@@ -1,0 +1,286 @@
+/**
+ * Path facts: where a path really points, and whether that place is sensitive. `~/.ssh/id_rsa`,
+ * `$HOME/.ssh/id_rsa`, `/home/dev/project/../.ssh//id_rsa` and `~/.SSH/ID_RSA` (a case-blind
+ * file system) are one file; a rule matching text catches one spelling. Paths are normalised
+ * lexically (`~`, `$HOME`, `${HOME}`, `.`, `..`, `//`, a `file://` prefix) against the cwd and
+ * project root the caller knows; symbolic links are not followed (this is pure: it reads no
+ * file system), so a link inside the project that points out of it is not seen.
+ */
+import { posix } from "node:path";
+import { z } from "zod";
+
+/** A longer path is not normalised (`unparsed: "too-long"`): PATH_MAX is 4096 on Linux. */
+export const MAX_PATH_CHARS = 4096;
+
+export const SENSITIVE_LABELS = [
+  "ssh",
+  "private-key",
+  "authorized-keys",
+  "aws",
+  "gcloud",
+  "azure",
+  "kube-config",
+  "docker-config",
+  "gh",
+  "netrc",
+  "npmrc",
+  "pypirc",
+  "git-credentials",
+  "env-file",
+  "keychain",
+  "gnupg",
+  "shell-startup",
+  "crontab",
+  "systemd-unit",
+  "launchd",
+  "autostart",
+  "sudoers",
+  "passwd",
+  "shadow",
+  "git-hooks",
+  "ci-workflow",
+  "process-environment",
+  "system",
+] as const;
+export type SensitiveLabel = (typeof SENSITIVE_LABELS)[number];
+
+/** What a label is about: a secret to read, or a place that runs code later (persistence). */
+export const CREDENTIAL_LABELS: ReadonlySet<SensitiveLabel> = new Set([
+  "ssh",
+  "private-key",
+  "aws",
+  "gcloud",
+  "azure",
+  "kube-config",
+  "docker-config",
+  "gh",
+  "netrc",
+  "npmrc",
+  "pypirc",
+  "git-credentials",
+  "env-file",
+  "keychain",
+  "gnupg",
+  "shadow",
+  "process-environment",
+]);
+export const PERSISTENCE_LABELS: ReadonlySet<SensitiveLabel> = new Set([
+  "authorized-keys",
+  "shell-startup",
+  "crontab",
+  "systemd-unit",
+  "launchd",
+  "autostart",
+  "sudoers",
+  "passwd",
+  "git-hooks",
+  "ci-workflow",
+]);
+
+export const PathFactSchema = z
+  .object({
+    text: z.string().describe("The path as found (at most 256 characters kept)"),
+    unparsed: z.enum(["too-long", "empty"]).optional(),
+    normalized: z.string().describe("`~` and $HOME expanded, `.`, `..` and `//` resolved"),
+    absolute: z.boolean(),
+    unresolved: z.boolean().describe("Holds a variable or `~user` hookbus could not expand"),
+    glob: z.boolean().describe("Holds `*`, `?` or `[`: a pattern that may match any file"),
+    insideProject: z.boolean().optional().describe("Absent when no project root is known"),
+    sensitive: z.array(z.enum(SENSITIVE_LABELS)),
+    credentials: z.boolean().describe("A secret lives there"),
+    persistence: z.boolean().describe("Code placed there runs later (start-up, cron, keys)"),
+  })
+  .strict();
+export type PathFact = z.infer<typeof PathFactSchema>;
+
+export interface PathOptions {
+  /** The directory relative paths start from; default the project root. */
+  cwd?: string;
+  /** The project's root: `insideProject` is said only when it is known. */
+  projectRoot?: string;
+  /** The user's home for `~` and $HOME; default `~` stays a home marker (`/~`), matched as home. */
+  home?: string;
+}
+
+/** Home marker used when the caller does not know the home directory. */
+const UNKNOWN_HOME = "/~";
+
+/** The facts of one path. Pure; bounded by MAX_PATH_CHARS. */
+export function pathFacts(text: string, options: PathOptions = {}): PathFact {
+  if (text.length > MAX_PATH_CHARS) return unparsedPath(text, "too-long");
+  const expanded = expandHome(stripFileScheme(text.trim()), options.home ?? UNKNOWN_HOME);
+  if (expanded.path === "") return unparsedPath(text, "empty");
+  const base = options.cwd ?? options.projectRoot;
+  const joined =
+    expanded.path.startsWith("/") || base === undefined
+      ? expanded.path
+      : `${base}/${expanded.path}`;
+  const normalized = normalize(joined);
+  const absolute = normalized.startsWith("/");
+  const sensitive = sensitiveLabels(normalized);
+  const facts: PathFact = {
+    text: text.slice(0, 256),
+    normalized,
+    absolute,
+    unresolved: expanded.unresolved,
+    glob: /[*?[]/.test(text),
+    sensitive,
+    credentials: sensitive.some((label) => CREDENTIAL_LABELS.has(label)),
+    persistence: sensitive.some((label) => PERSISTENCE_LABELS.has(label)),
+  };
+  if (options.projectRoot !== undefined && absolute)
+    facts.insideProject = isInside(normalized, normalize(options.projectRoot));
+  return facts;
+}
+
+function unparsedPath(text: string, reason: "too-long" | "empty"): PathFact {
+  return {
+    text: text.slice(0, 256),
+    unparsed: reason,
+    normalized: "",
+    absolute: false,
+    unresolved: true,
+    glob: false,
+    sensitive: [],
+    credentials: false,
+    persistence: false,
+  };
+}
+
+function stripFileScheme(text: string): string {
+  if (!/^file:\/\//i.test(text)) return text;
+  const rest = text.slice("file://".length);
+  const local = rest.startsWith("localhost/") ? rest.slice("localhost".length) : rest;
+  try {
+    return decodeURIComponent(local);
+  } catch {
+    return local;
+  }
+}
+
+/** `~`, `~/x`, `$HOME`, `${HOME}` at the start; any other `$VAR` or `~user` is unresolved. */
+function expandHome(text: string, home: string): { path: string; unresolved: boolean } {
+  let path = text;
+  const match = /^(?:~|\$HOME|\$\{HOME\})(?=\/|$)/.exec(path);
+  if (match !== null) path = home + path.slice(match[0].length);
+  else if (path.startsWith("~")) {
+    const user = /^~([a-z_][a-z0-9_.-]*)(?=\/|$)/i.exec(path);
+    // `~root` is /root; any other user's home is /home/<user> on most systems, so say so.
+    if (user !== null)
+      path = (user[1] === "root" ? "/root" : `/home/${user[1]}`) + path.slice(user[0].length);
+  }
+  return { path, unresolved: /\$|`|%[A-Za-z_]+%/.test(path) };
+}
+
+/** Lexical normalisation; `..` never climbs above `/`. A relative path stays relative. */
+function normalize(path: string): string {
+  const normalized = posix.normalize(path);
+  return normalized.length > 1 ? normalized.replace(/\/+$/, "") : normalized;
+}
+
+function isInside(path: string, root: string): boolean {
+  if (root === "/") return true;
+  return path === root || path.startsWith(`${root}/`);
+}
+
+/** A rule: a label for paths whose lower-cased form matches. */
+type Rule = readonly [label: SensitiveLabel, test: (lower: string, base: string) => boolean];
+
+/** `/x/y` anywhere in the path, as whole segments. */
+const has = (segments: string) => (lower: string) =>
+  lower.includes(`${segments}/`) || lower.endsWith(segments);
+/** The path is `prefix` or under it. */
+const under = (prefix: string) => (lower: string) =>
+  lower === prefix || lower.startsWith(`${prefix}/`);
+const named =
+  (...names: string[]) =>
+  (_lower: string, base: string) =>
+    names.includes(base);
+
+const SYSTEM_PREFIXES = ["/etc", "/usr", "/bin", "/sbin", "/boot", "/lib", "/lib64", "/dev"];
+
+const RULES: readonly Rule[] = [
+  ["authorized-keys", named("authorized_keys", "authorized_keys2")],
+  ["ssh", (l) => has("/.ssh")(l) || under("/etc/ssh")(l)],
+  [
+    "private-key",
+    (_l, b) => /^id_(rsa|dsa|ecdsa|ed25519)(_sk)?$/.test(b) || /\.(p12|pfx)$/.test(b),
+  ],
+  ["aws", has("/.aws")],
+  ["gcloud", has("/.config/gcloud")],
+  ["azure", has("/.azure")],
+  ["kube-config", (l) => has("/.kube/config")(l) || l.endsWith("/kubeconfig")],
+  ["docker-config", has("/.docker/config.json")],
+  ["gh", has("/.config/gh")],
+  ["netrc", named(".netrc", "_netrc")],
+  ["npmrc", named(".npmrc", ".yarnrc", ".yarnrc.yml")],
+  ["pypirc", named(".pypirc", "pip.conf")],
+  ["git-credentials", (l, b) => b === ".git-credentials" || has("/.config/git/credentials")(l)],
+  ["env-file", (_l, b) => b === ".env" || b.startsWith(".env.") || b === ".envrc"],
+  [
+    "keychain",
+    (l, b) =>
+      has("/library/keychains")(l) ||
+      has("/.local/share/keyrings")(l) ||
+      has("/.password-store")(l) ||
+      /\.keychain(-db)?$/.test(b),
+  ],
+  ["gnupg", has("/.gnupg")],
+  [
+    "shell-startup",
+    (l, b) =>
+      /^\.(bashrc|bash_profile|bash_login|bash_logout|profile|zshrc|zshenv|zprofile|zlogin|zlogout|kshrc|cshrc|tcshrc|inputrc)$/.test(
+        b,
+      ) ||
+      has("/.config/fish")(l) ||
+      ["/etc/profile", "/etc/bash.bashrc", "/etc/zshrc", "/etc/environment"].includes(l) ||
+      under("/etc/profile.d")(l) ||
+      under("/etc/zsh")(l),
+  ],
+  [
+    "crontab",
+    (l, b) =>
+      b === "crontab" ||
+      b === "anacrontab" ||
+      /^\/etc\/cron\.[a-z]+(\/|$)/.test(l) ||
+      under("/var/spool/cron")(l),
+  ],
+  [
+    "systemd-unit",
+    (l) =>
+      under("/etc/systemd")(l) ||
+      under("/lib/systemd")(l) ||
+      under("/usr/lib/systemd")(l) ||
+      has("/.config/systemd")(l) ||
+      under("/etc/init.d")(l),
+  ],
+  ["launchd", (l) => has("/library/launchagents")(l) || has("/library/launchdaemons")(l)],
+  ["autostart", (l) => has("/.config/autostart")(l) || under("/etc/xdg/autostart")(l)],
+  // Prefixes, not names: `/etc/shadow-` and `/etc/sudoers.tmp` are copies of the same secrets.
+  ["sudoers", (l) => l.startsWith("/etc/sudoers")],
+  ["passwd", (l) => l.startsWith("/etc/passwd") || l.startsWith("/etc/group")],
+  ["shadow", (l) => l.startsWith("/etc/shadow") || l.startsWith("/etc/gshadow")],
+  ["git-hooks", has("/.git/hooks")],
+  ["ci-workflow", (l) => has("/.github/workflows")(l) || l.endsWith("/.gitlab-ci.yml")],
+  ["process-environment", (l) => /^\/proc\/[^/]+\/environ$/.test(l)],
+  ["system", (l) => SYSTEM_PREFIXES.some((prefix) => under(prefix)(l))],
+];
+
+/**
+ * Every label whose rule matches. Matched case-blind (macOS and Windows file systems are), and on
+ * the path with a leading `/`, so a relative `.ssh/id_rsa` matches `/.ssh` too. Home files match
+ * wherever the home is (`/root`, `/Users/x`, `/var/lib/jenkins`): the rules read segments.
+ */
+function sensitiveLabels(normalized: string): SensitiveLabel[] {
+  // What a C library opens ends at a NUL; Windows reads `\` as `/` and has drive letters.
+  let lower = normalized.toLowerCase().split("\0", 1)[0]!;
+  if (lower.includes("\\"))
+    lower = posix.normalize(lower.replace(/\\/g, "/").replace(/^[a-z]:/, ""));
+  // A relative path that climbs from an unknown place (`../../etc/passwd`) may land anywhere,
+  // and /proc/<pid>/root and /proc/<pid>/cwd are links to `/` and to a cwd: what follows the
+  // climb or the link is read as if from `/`.
+  lower = lower.replace(/^(\.\.\/)+/, "").replace(/^(\/proc\/[^/]+\/(root|cwd))+(?=\/)/, "");
+  if (!lower.startsWith("/")) lower = `/${lower}`;
+  const base = lower.slice(lower.lastIndexOf("/") + 1);
+  return RULES.filter(([, test]) => test(lower, base)).map(([label]) => label);
+}
