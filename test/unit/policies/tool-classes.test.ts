@@ -9,8 +9,11 @@ describe("class: tool patterns", () => {
     const shell = toolMatcher("p", "deny", ["class:shell"]);
     for (const name of ["exec", "Bash", "run_command", "mcp__box__run_command"])
       expect(shell.match(name), name).toBe("class:shell");
-    for (const name of ["Read", "send_email", "bash_history_viewer"])
+    for (const name of ["Read", "send_email", "history_viewer"])
       expect(shell.match(name), name).toBeUndefined();
+    // A name nothing lists is classed by its words (issue 30: no tool without a class), and a
+    // shell word makes it a shell tool: stricter, never milder.
+    expect(shell.match("bash_history_viewer")).toBe("class:shell");
     const send = toolMatcher("p", "sinks", ["class:send-message"]);
     expect(send.match("mcp__mail__send_email")).toBe("class:send-message");
   });
