@@ -74,7 +74,8 @@ export async function verifyLog(bus: Bus, options: VerifyOptions = {}): Promise<
     if (signatures !== undefined) for (const f of await signatures.check(item)) analyser.note(f);
   };
   // The lease first: its state now, before the walk (which may take a while on a large log).
-  for (const f of await checkSealerLease(bus, options.keys ?? [])) analyser.note(f);
+  const sealed = bounds.sealLastSeq > 0;
+  for (const f of await checkSealerLease(bus, options.keys ?? [], { sealed })) analyser.note(f);
   try {
     let next = await log.next();
     for await (const batch of readSealBatches(bus, bounds.sealLastSeq)) {
@@ -117,6 +118,7 @@ function signatureWalk(bus: Bus, bounds: ReadBounds, options: VerifyOptions, fil
     now: Date.now(),
     filtered,
     logFirstSeq: bounds.logFirstSeq,
+    signatureFirstSeq: bounds.signatureFirstSeq,
   });
   const batches = readSignatureBatches(bus, bounds.signatureLastSeq);
   let next: IteratorResult<StoredSignatureBatch> | undefined;
@@ -137,7 +139,7 @@ function signatureWalk(bus: Bus, bounds: ReadBounds, options: VerifyOptions, fil
     async finish() {
       const findings: VerifyFinding[] = [];
       await readUntil(Number.MAX_SAFE_INTEGER, bounds.logLastSeq + 1, findings);
-      const done = check.finish(bounds.logLastSeq);
+      const done = check.finish();
       return { findings: [...findings, ...done.findings], stats: done.stats };
     },
     close: () => batches.return(undefined),

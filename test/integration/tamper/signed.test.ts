@@ -4,16 +4,12 @@
  * any record (the sealer cannot tell), but `audit verify` given the trusted coordinator keys
  * names it, while an honest run verifies clean.
  */
-import { mkdtempSync, statSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { statSync } from "node:fs";
 import { connect, headers as natsHeaders, type NatsConnection } from "@nats-io/transport-node";
 import { describe, expect, it } from "vitest";
-import { generateAuth, parseAuthDescription } from "../../../src/auth/index.js";
 import { verifyLog } from "../../../src/audit/verify.js";
 import { bodyHeaders } from "../../../src/bus/codec.js";
 import { startCoordinator } from "../../../src/coordinator/coordinator.js";
-import { parseTrustedKeys, signingKeyFromFile } from "../../../src/log/sign/keys.js";
 import {
   RecordSignerHeader,
   recordHash,
@@ -27,26 +23,18 @@ import { bytesHash } from "../../../src/log/seal/hash.js";
 import { pino } from "pino";
 import { until } from "../../support/wait.js";
 import { useNatsServer, uniqueNamespace } from "../pipeline/harness.js";
-import { AGENT, SESSION, hookbus, sealKey, sealedUpToNow, sessionPipeline } from "./harness.js";
+import {
+  AGENT,
+  SESSION,
+  hookbus,
+  issuedKeys,
+  sealKey,
+  sealedUpToNow,
+  sessionPipeline,
+} from "./harness.js";
 import { startSealer } from "../../../src/sealer/sealer.js";
 
 const nats = useNatsServer();
-
-/** Keys as an operator gets them: `hookbus auth` for one coordinator. */
-function issuedKeys() {
-  const dir = mkdtempSync(join(tmpdir(), "hookbus-sign-"));
-  const generated = generateAuth(parseAuthDescription({ namespace: "x", coordinators: ["c1"] }), {
-    configFile: join(dir, "nats-auth.conf"),
-    keyDir: join(dir, "keys"),
-  });
-  const issued = generated.signingKeys[0]!;
-  return {
-    seedFile: issued.file,
-    trustedFile: generated.trustedKeysFile,
-    key: signingKeyFromFile(issued.file),
-    trusted: parseTrustedKeys([], generated.trustedKeysFile),
-  };
-}
 
 /** A signed session of 9 records, sealed, every record covered by its coordinator's batch. */
 async function signedSession(keys: ReturnType<typeof issuedKeys>) {

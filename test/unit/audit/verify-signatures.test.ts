@@ -79,7 +79,7 @@ describe("coordinator signatures in audit verify", () => {
     const b = batch(items);
     expect(c.addBatch(b.stored, b.hash)).toEqual([]);
     expect(items.flatMap((i) => c.checkRecord(i))).toEqual([]);
-    const done = c.finish(3);
+    const done = c.finish();
     expect(done.findings).toEqual([]);
     expect(done.stats).toMatchObject({ signed: 3, pending: 0, batches: 1 });
   });
@@ -103,7 +103,7 @@ describe("coordinator signatures in audit verify", () => {
     expect(reasons(c.checkRecord(item(2, "y", { ...young, signer: undefined })))).toEqual([
       "unsigned-record@2",
     ]);
-    expect(c.finish(2).stats.pending).toBe(1);
+    expect(c.finish().stats.pending).toBe(1);
   });
 
   it("another record under a signed sequence, or a signature replayed onto other bytes, is bad-signature", () => {
@@ -152,9 +152,50 @@ describe("coordinator signatures in audit verify", () => {
     expect(c.addBatch(first.stored, first.hash)).toEqual([]);
     expect(reasons(c.addBatch(third.stored, third.hash))).toEqual(["batch-chain-break"]);
     const second = batch([item(2)], honest, { index: 2, prev: first.hash, epoch: "e9" });
-    expect(c.addBatch(second.stored, second.hash)).toEqual([]);
+    // A run first met at batch 2 lost batch 1: the stream keeps every batch.
+    expect(reasons(c.addBatch(second.stored, second.hash))).toEqual(["batch-chain-break"]);
     // A retry of the same batch stored again (after the duplicate window) is no break.
     expect(c.addBatch(second.stored, second.hash)).toEqual([]);
+  });
+
+  it("a run first met past batch 1 is no break once the stream's first batches aged out", () => {
+    const c = new RecordSignatureCheck({
+      namespace: NS,
+      keys: [honest.publicKey],
+      graceMs: GRACE,
+      now: NOW,
+      filtered: false,
+      logFirstSeq: 1,
+      signatureFirstSeq: 40,
+    });
+    const later = batch([item(1)], honest, { index: 7, prev: "0".repeat(64), epoch: "e7" });
+    expect(c.addBatch(later.stored, later.hash)).toEqual([]);
+  });
+
+  it("a signed sequence beyond the log's end is removed: the log was cut back (issue 31)", () => {
+    const c = check();
+    const b = batch([item(1), item(2), item(3)]);
+    c.addBatch(b.stored, b.hash);
+    // The log was re-created holding seqs 1-2: seq 3 is listed, and never met.
+    const found = [...c.checkRecord(item(1)), ...c.checkRecord(item(2)), ...c.finish().findings];
+    expect(reasons(found)).toEqual(["signed-record-missing@3"]);
+  });
+
+  it("a sequence signed for two different records is named, whichever the log holds now", () => {
+    const c = check();
+    const first = batch([item(1), item(2, "blocked exec")]);
+    c.addBatch(first.stored, first.hash);
+    // Re-created log: seq 2 reused by the next genuine record, signed in the same run.
+    const reused = item(2, "a later call");
+    const second = batch([reused], honest, { index: 2, prev: first.hash });
+    const found = [...c.addBatch(second.stored, second.hash), ...c.checkRecord(item(1))];
+    found.push(...c.checkRecord(reused), ...c.finish().findings);
+    expect(found.map((f) => [f.kind, f.reason, f.seq])).toEqual([["removed", "signed-twice", 2]]);
+    // The same hash signed again (a batch retried after the duplicate window) is not.
+    const d = check();
+    d.addBatch(first.stored, first.hash);
+    const again = batch([item(2, "blocked exec")], honest, { index: 2, prev: first.hash });
+    expect(d.addBatch(again.stored, again.hash)).toEqual([]);
   });
 
   it("a signed record the log no longer holds is removed (not on a filtered walk)", () => {
@@ -163,7 +204,7 @@ describe("coordinator signatures in audit verify", () => {
       const b = batch([item(1), item(2), item(3)]);
       c.addBatch(b.stored, b.hash);
       const found = [...c.checkRecord(item(1)), ...c.checkRecord(item(3))];
-      found.push(...c.finish(3).findings);
+      found.push(...c.finish().findings);
       expect(reasons(found)).toEqual(filtered ? [] : ["signed-record-missing@2"]);
     }
   });
