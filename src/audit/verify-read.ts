@@ -10,6 +10,7 @@ import { sealStreamName } from "../log/seal/batch.js";
 import { toStoredBatch, type StoredBatch } from "../log/seal/stream.js";
 import {
   RecordSignerHeader,
+  RecordSignerRunHeader,
   signatureStreamName,
   toStoredSignatureBatch,
   type StoredSignatureBatch,
@@ -24,6 +25,8 @@ export interface LogItem {
   storedAt: number;
   /** Its `Hookbus-Signer` header: the coordinator key whose batch is to list it. */
   signer?: string;
+  /** Its `Hookbus-Signer-Run` header: the signer's run (epoch) whose batch is to list it. */
+  signerRun?: string;
   /** The decoded record (not validated), or why it could not be decoded. */
   record?: unknown;
   unreadable?: string;
@@ -113,6 +116,8 @@ export async function* readLogItems(
     };
     const signer = msg.headers?.get(RecordSignerHeader);
     if (signer !== undefined && signer !== "") item.signer = signer;
+    const run = msg.headers?.get(RecordSignerRunHeader);
+    if (run !== undefined && run !== "") item.signerRun = run;
     try {
       item.record = await bus.codec.decodeMessage(msg);
     } catch (error) {

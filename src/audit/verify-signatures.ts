@@ -16,13 +16,15 @@
  *   sequence: the log was re-created and the sequence reused, so one signed record is gone.
  *
  * Records younger than the grace with a signer header and no batch yet are `pending`: counted,
- * not findings. Memory is bounded by the records of one grace window (the caller reads batches
+ * not findings. Older ones a dead coordinator run left unsigned are its crash tail, named apart
+ * and not findings, within the bounds of verify-crash-tail.ts. Memory is bounded by the records of one grace window (the caller reads batches
  * only up to the record's time plus the grace, and entries behind the log walk are dropped).
  */
 import { recordHash, type StoredSignatureBatch } from "../log/sign/batch.js";
 import { SignatureVerifier } from "../log/sign/keys.js";
 import type { RecordSignatureStats, VerifyFinding } from "./verify-analyse.js";
 import type { LogItem } from "./verify-read.js";
+import { CrashTails, type CrashTail, type CrashTailOptions } from "./verify-crash-tail.js";
 
 export interface SignatureCheckOptions {
   namespace: string;
@@ -38,6 +40,8 @@ export interface SignatureCheckOptions {
   logFirstSeq: number;
   /** The signature stream's first sequence: above 1, runs may have begun before it. */
   signatureFirstSeq?: number;
+  /** The crash window (verify-crash-tail.ts; defaults there). */
+  crashWindow?: CrashTailOptions;
 }
 
 interface Cover {
@@ -57,6 +61,7 @@ export class RecordSignatureCheck {
   private readonly untrusted = new Map<number, string>();
   private readonly runs = new Map<string, { index: number; hash: string }>();
   private readonly stats: RecordSignatureStats;
+  private readonly tails: CrashTails;
   private lastSeq = 0;
   private sinceSweep = 0;
   /** A run was forgotten (RUNS_REMEMBERED): one seen again cannot be told from one cut short. */
@@ -64,6 +69,7 @@ export class RecordSignatureCheck {
 
   constructor(private readonly options: SignatureCheckOptions) {
     this.verifier = new SignatureVerifier(options.keys);
+    this.tails = new CrashTails(options.crashWindow);
     this.stats = {
       keys: options.keys.length,
       batches: 0,
@@ -128,6 +134,7 @@ export class RecordSignatureCheck {
       });
       return findings;
     }
+    this.tails.addBatch(key, batch, stored.storedAt);
     for (const [seq, hash] of batch.records) {
       // The walk is past it (a batch stored out of its grace), or a filtered walk will not meet it.
       if (seq <= this.lastSeq || (this.options.filtered && seq < floorSeq)) continue;
@@ -217,15 +224,23 @@ export class RecordSignatureCheck {
       });
       return findings;
     }
-    findings.push({
-      ...about,
+    // Judged once every batch is read: it may be a dead run's crash tail.
+    if (this.verifier.trusts(item.signer ?? "") && this.tails.hold(item)) return findings;
+    findings.push(this.unsigned(item));
+    return findings;
+  }
+
+  private unsigned(item: LogItem, why?: string): VerifyFinding {
+    return {
+      seq: item.seq,
+      subject: item.subject,
+      kind: "signature",
       reason: "unsigned-record",
       message:
         item.signer === undefined
           ? `seq ${item.seq} carries no coordinator signature: written by something other than a signing coordinator`
-          : `seq ${item.seq} names signer ${item.signer} but no trusted coordinator signed it within ${this.options.graceMs} ms`,
-    });
-    return findings;
+          : `seq ${item.seq} names signer ${item.signer} but no trusted coordinator signed it within ${this.options.graceMs} ms${why === undefined ? "" : `, and it is no crash tail: ${why}`}`,
+    };
   }
 
   /** Entries behind the walk: on an unfiltered walk, sequences signed but no longer in the log. */
@@ -257,8 +272,11 @@ export class RecordSignatureCheck {
    * a listed sequence past `logLastSeq` was stored once and is gone: the log was truncated, or
    * deleted and re-created shorter (issue 31).
    */
-  finish(): { findings: VerifyFinding[]; stats: RecordSignatureStats } {
-    return { findings: this.sweep(Number.MAX_SAFE_INTEGER, true), stats: { ...this.stats } };
+  finish(): { findings: VerifyFinding[]; stats: RecordSignatureStats; crashTails: CrashTail[] } {
+    const findings = this.sweep(Number.MAX_SAFE_INTEGER, true);
+    const { tails, unsigned } = this.tails.finish();
+    for (const { item, why } of unsigned) findings.push(this.unsigned(item, why));
+    return { findings, stats: { ...this.stats }, crashTails: tails };
   }
 }
 

@@ -32,7 +32,13 @@ function item(seq: number, text = `record ${seq}`, over: Partial<LogItem> = {}):
 }
 
 let streamSeq = 0;
-function batch(items: LogItem[], key = honest, over: Partial<SignatureBatch> = {}, signWith = key) {
+function batch(
+  items: LogItem[],
+  key = honest,
+  over: Partial<SignatureBatch> = {},
+  signWith = key,
+  storedAt = NOW - 2 * GRACE,
+) {
   const body: SignatureBatch = {
     v: SIGNATURE_VERSION,
     namespace: NS,
@@ -53,7 +59,7 @@ function batch(items: LogItem[], key = honest, over: Partial<SignatureBatch> = {
     ++streamSeq,
     data,
     { get: (n) => headers.get(n) ?? "" },
-    NOW - 2 * GRACE,
+    storedAt,
   );
   return { stored, hash: bytesHash(data) };
 }
@@ -207,5 +213,85 @@ describe("coordinator signatures in audit verify", () => {
       found.push(...c.finish().findings);
       expect(reasons(found)).toEqual(filtered ? [] : ["signed-record-missing@2"]);
     }
+  });
+
+  describe("crash tails (issue 32)", () => {
+    const DIED = NOW - 2 * GRACE;
+    const inRun = (seq: number, storedAt: number, run = "e1") =>
+      item(seq, `record ${seq}`, { storedAt, signerRun: run });
+    /** Run e1 signed seqs 1-2 in a batch stored at DIED; `later` are then checked. */
+    function afterCrash(later: LogItem[], over: Partial<SignatureBatch> = {}) {
+      const c = check();
+      const b = batch([inRun(1, DIED - 50), inRun(2, DIED - 40)], honest, over, honest, DIED);
+      c.addBatch(b.stored, b.hash);
+      const found = [inRun(1, DIED - 50), inRun(2, DIED - 40), ...later].flatMap((i) =>
+        c.checkRecord(i),
+      );
+      const done = c.finish();
+      return { findings: reasons([...found, ...done.findings]), tails: done.crashTails };
+    }
+
+    it("records a run stored after its last batch, and never signed, are its crash tail", () => {
+      const { findings, tails } = afterCrash([inRun(3, DIED + 2), inRun(5, DIED + 57)]);
+      expect(findings).toEqual([]);
+      expect(tails).toHaveLength(1);
+      expect(tails[0]).toMatchObject({
+        coordinator: "c1",
+        key: honest.publicKey,
+        run: "e1",
+        records: 2,
+        fromSeq: 3,
+        toSeq: 5,
+        seqs: [3, 5],
+      });
+    });
+
+    it("a record claiming the run but stored beyond the window stays unsigned", () => {
+      const { findings, tails } = afterCrash([inRun(3, DIED + 2), inRun(4, DIED + 10_001)]);
+      expect(findings).toEqual(["unsigned-record@4"]);
+      expect(tails.map((t) => t.seqs)).toEqual([[3]]);
+    });
+
+    it("a run that stopped cleanly, or signed later records, has no crash tail", () => {
+      expect(afterCrash([inRun(3, DIED + 2)], { last: true }).findings).toEqual([
+        "unsigned-record@3",
+      ]);
+      const c = check();
+      const first = batch([inRun(1, DIED - 50)], honest, {}, honest, DIED);
+      const second = batch(
+        [inRun(3, DIED + 100)],
+        honest,
+        { index: 2, prev: first.hash },
+        honest,
+        DIED + 300,
+      );
+      c.addBatch(first.stored, first.hash);
+      c.addBatch(second.stored, second.hash);
+      const found = [inRun(1, DIED - 50), inRun(2, DIED + 10), inRun(3, DIED + 100)].flatMap((i) =>
+        c.checkRecord(i),
+      );
+      expect(reasons([...found, ...c.finish().findings])).toEqual(["unsigned-record@2"]);
+    });
+
+    it("a record that names no run, another run, or an untrusted key is no crash tail", () => {
+      const noRun = item(3, "x", { storedAt: DIED + 2 });
+      const otherRun = inRun(4, DIED + 2, "e-unknown");
+      const untrusted = { ...inRun(5, DIED + 2), signer: other.publicKey };
+      expect(afterCrash([noRun, otherRun, untrusted]).findings).toEqual([
+        "unsigned-record@3",
+        "unsigned-record@5",
+        "unsigned-record@4",
+      ]);
+    });
+
+    it("a run that lived on well past a record without signing it leaves no crash tail", () => {
+      const c = check();
+      const b = batch([inRun(1, DIED - 5000)], honest, {}, honest, DIED - 4900);
+      const beat = batch([], honest, { index: 2, prev: b.hash }, honest, DIED);
+      c.addBatch(b.stored, b.hash);
+      c.addBatch(beat.stored, beat.hash);
+      const found = [inRun(1, DIED - 5000), inRun(2, DIED - 4000)].flatMap((i) => c.checkRecord(i));
+      expect(reasons([...found, ...c.finish().findings])).toEqual(["unsigned-record@2"]);
+    });
   });
 });

@@ -1,0 +1,148 @@
+/**
+ * Crash tails in `audit verify` (issue 32, docs/security.md "Crash tails"). A coordinator answers
+ * a call once its record is stored, and signs in batches up to 200 ms later; killed in between,
+ * it leaves a few stored, answered records no batch will ever list. Each names its signer's key
+ * and run (`Hookbus-Signer`, `Hookbus-Signer-Run`), and the run's batches (heartbeats included,
+ * src/coordinator/record-signer.ts) show until when it lived. A record past the grace that no
+ * batch lists is a crash tail, not a finding, only when all of this holds:
+ *
+ * - its key is trusted and its run has at least one valid batch of that key, none marked `last`
+ *   (a run that stopped cleanly signed everything);
+ * - its sequence is above every sequence the run's batches list (a live signer signs in order:
+ *   an unlisted record followed by signed ones was not left by a crash);
+ * - it was stored at most `afterMs` after the run's last batch (the run died within a heartbeat
+ *   of it), and at most `beforeMs` before it (a batch in flight may land after a record it does
+ *   not list; a run that kept writing batches long after the record lived, and did not sign it).
+ *
+ * Anything else stays `unsigned-record`. What an attacker who can append to the log gains: a
+ * record in that window, after a coordinator's last batch, is named as that coordinator's crash
+ * tail instead of failing verify; it is still listed, by sequence, in every report.
+ *
+ * Bounded: MAX_HELD records wait for the end of the walk (beyond, they are judged unsigned at
+ * once), and runs are kept in an LRU of RUNS_REMEMBERED (a record of a forgotten run is unsigned).
+ */
+import type { LogItem } from "./verify-read.js";
+
+/** How long after its last batch a dead run's records may be stored: 2 heartbeats (5 s each). */
+export const DEFAULT_CRASH_WINDOW_MS = 10_000;
+/** How long before its last batch: a batch's append may take this long (retries included). */
+export const CRASH_WINDOW_BEFORE_MS = 2000;
+const MAX_HELD = 10_000;
+const RUNS_REMEMBERED = 10_000;
+
+export interface CrashTail {
+  /** The coordinator id its batches name. */
+  coordinator: string;
+  key: string;
+  run: string;
+  records: number;
+  fromSeq: number;
+  toSeq: number;
+  /** When the run's last batch was stored, and its records after it (epoch ms, the server's). */
+  lastBatchAt: string;
+  lastRecordAt: string;
+  /** The records' sequences, in log order (at most 100 named). */
+  seqs: number[];
+}
+
+interface Run {
+  key: string;
+  epoch: string;
+  coordinator: string;
+  lastBatchAt: number;
+  maxListed: number;
+  last: boolean;
+}
+
+export interface CrashTailOptions {
+  afterMs?: number;
+  beforeMs?: number;
+}
+
+export class CrashTails {
+  private readonly runs = new Map<string, Run>();
+  private readonly held: LogItem[] = [];
+  private readonly afterMs: number;
+  private readonly beforeMs: number;
+
+  constructor(options: CrashTailOptions = {}) {
+    this.afterMs = options.afterMs ?? DEFAULT_CRASH_WINDOW_MS;
+    this.beforeMs = options.beforeMs ?? CRASH_WINDOW_BEFORE_MS;
+  }
+
+  /** A valid batch of a trusted key: evidence that its run lived until `storedAt`. */
+  addBatch(
+    key: string,
+    batch: { epoch: string; coordinator: string; records: [number, string][]; last?: true },
+    storedAt: number,
+  ): void {
+    const id = `${key}\n${batch.epoch}`;
+    const run = this.runs.get(id) ?? {
+      key,
+      epoch: batch.epoch,
+      coordinator: batch.coordinator,
+      lastBatchAt: 0,
+      maxListed: 0,
+      last: false,
+    };
+    run.lastBatchAt = Math.max(run.lastBatchAt, storedAt);
+    for (const [seq] of batch.records) run.maxListed = Math.max(run.maxListed, seq);
+    run.last ||= batch.last === true;
+    this.runs.delete(id);
+    this.runs.set(id, run);
+    if (this.runs.size > RUNS_REMEMBERED) this.runs.delete(this.runs.keys().next().value!);
+  }
+
+  /**
+   * A record past its grace that no trusted batch lists, naming a trusted key: held to be judged
+   * once every batch is read. False when it cannot be a crash tail (no run named) or the bound
+   * is reached: the caller reports it unsigned at once.
+   */
+  hold(item: LogItem): boolean {
+    if (item.signer === undefined || item.signerRun === undefined) return false;
+    if (this.held.length >= MAX_HELD) return false;
+    this.held.push(item);
+    return true;
+  }
+
+  /** After the last batch: the crash tails, and the held records that are not in one. */
+  finish(): { tails: CrashTail[]; unsigned: { item: LogItem; why: string }[] } {
+    const byRun = new Map<string, LogItem[]>();
+    const unsigned: { item: LogItem; why: string }[] = [];
+    for (const item of this.held) {
+      const id = `${item.signer}\n${item.signerRun}`;
+      const why = this.outside(this.runs.get(id), item);
+      if (why !== undefined) unsigned.push({ item, why });
+      else byRun.set(id, [...(byRun.get(id) ?? []), item]);
+    }
+    const tails = [...byRun].map(([id, items]) => describeTail(this.runs.get(id)!, items));
+    return { tails, unsigned };
+  }
+
+  /** Why `item` is not in its run's crash tail (undefined: it is). */
+  private outside(run: Run | undefined, item: LogItem): string | undefined {
+    if (run === undefined) return `its run ${item.signerRun} has no batch of that key`;
+    if (run.last) return `its run ${item.signerRun} stopped cleanly and signed all it wrote`;
+    if (item.seq < run.maxListed)
+      return `its run ${item.signerRun} signed later records (up to seq ${run.maxListed}) and not this one`;
+    if (item.storedAt > run.lastBatchAt + this.afterMs)
+      return `stored ${item.storedAt - run.lastBatchAt} ms after its run's last batch, beyond the crash window (${this.afterMs} ms)`;
+    if (item.storedAt < run.lastBatchAt - this.beforeMs)
+      return `its run ${item.signerRun} lived ${run.lastBatchAt - item.storedAt} ms past it without signing it`;
+    return undefined;
+  }
+}
+
+function describeTail(run: Run, items: LogItem[]): CrashTail {
+  return {
+    coordinator: run.coordinator,
+    key: run.key,
+    run: run.epoch,
+    records: items.length,
+    fromSeq: items[0]!.seq,
+    toSeq: items.at(-1)!.seq,
+    lastBatchAt: new Date(run.lastBatchAt).toISOString(),
+    lastRecordAt: new Date(Math.max(...items.map((i) => i.storedAt))).toISOString(),
+    seqs: items.slice(0, 100).map((i) => i.seq),
+  };
+}
