@@ -30,16 +30,21 @@ export const CRASH_WINDOW_BEFORE_MS = 2000;
 const MAX_HELD = 10_000;
 const RUNS_REMEMBERED = 10_000;
 
+/** One dead coordinator run's records that no batch lists (`VerifyReport.crashTails`). */
 export interface CrashTail {
   /** The coordinator id its batches name. */
   coordinator: string;
+  /** Its trusted signing key (public). */
   key: string;
+  /** Its run (the batches' `epoch`, the records' `Hookbus-Signer-Run`). */
   run: string;
+  /** How many records, and the first and last sequence. */
   records: number;
   fromSeq: number;
   toSeq: number;
-  /** When the run's last batch was stored, and its records after it (epoch ms, the server's). */
+  /** When the server stored the run's last batch (ISO time). */
   lastBatchAt: string;
+  /** When the server stored the tail's last record (ISO time). */
   lastRecordAt: string;
   /** The records' sequences, in log order (at most 100 named). */
   seqs: number[];
