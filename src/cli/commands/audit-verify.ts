@@ -45,7 +45,9 @@ a usage error.
                the trusted coordinator signing keys (\`hookbus auth\` writes
                <keys>/coordinator-signing-keys; env HOOKBUS_COORDINATOR_KEYS_FILE): every record
                must then be signed by one of them (findings unsigned-record, bad-signature,
-               untrusted-key; docs/security.md)
+               untrusted-key, signed-record-missing, signed-twice; docs/security.md). Records
+               a killed coordinator stored but never signed are named as its crash tail, not
+               findings (docs/security.md, "Crash tails")
 --coordinator-key PUB
                a trusted coordinator public key (repeat or comma-separate; env
                HOOKBUS_COORDINATOR_PUBLIC_KEYS)
