@@ -20,7 +20,15 @@ import type { Bus } from "../../../src/bus/bus.js";
 import { startChild } from "../../support/child.js";
 import { until } from "../../support/wait.js";
 import { startPipeline, uniqueNamespace, useNatsServer } from "../pipeline/harness.js";
-import { guard, hookbus, issuedKeys, sealKey, toolCtx, toolEvent } from "./harness.js";
+import {
+  guard,
+  hookbus,
+  issuedKeys,
+  sealKey,
+  sessionPipeline,
+  toolCtx,
+  toolEvent,
+} from "./harness.js";
 
 const nats = useNatsServer();
 const cli = fileURLToPath(new URL("../../../bin/hookbus.js", import.meta.url));
@@ -147,6 +155,31 @@ describe("a coordinator killed with SIGKILL", () => {
     expect(after.findings.map((f) => [f.reason, f.seq])).toEqual([["unsigned-record", forged]]);
     expect(after.findings[0]!.message).toMatch(/beyond the crash window/);
     expect(after.crashTails![0]!.seqs).toEqual(unsigned);
+  });
+});
+
+describe("a coordinator stopped cleanly", () => {
+  it("has no crash window: a record appended in its run's name right after is unsigned", async () => {
+    const keys = issuedKeys();
+    const { p } = await sessionPipeline(nats.url(), {
+      calls: 2,
+      coordinator: { signingKey: keys.key, id: "c1" },
+    });
+    await p.coordinator.stop();
+    const all = await batches(p.bus);
+    expect(all.at(-1)!.last).toBe(true);
+    const forged = await appendInRun(p.bus, keys.key.publicKey, all[0]!.epoch);
+    const report = await until(
+      async () => {
+        const r = await verifyLog(p.bus, { coordinatorKeys: keys.trusted, signatureGraceMs: 300 });
+        return r.recordSignatures!.pending === 0 && r;
+      },
+      10_000,
+      "past the grace",
+    );
+    expect(report.findings.map((f) => [f.reason, f.seq])).toEqual([["unsigned-record", forged]]);
+    expect(report.findings[0]!.message).toMatch(/stopped cleanly/);
+    expect(report.crashTails).toEqual([]);
   });
 });
 

@@ -289,4 +289,46 @@ describe("signed decisions", () => {
       await nc.drain();
     }
   });
+
+  it("an idle signer stores heartbeats (empty batches) in its chain, and a clean stop a last batch", async () => {
+    const nc = await connect({ servers: nats.url() });
+    try {
+      const bus = await Bus.open(nc, { namespace: uniqueNamespace("s") });
+      const keys = issuedKeys();
+      const signer = await RecordSigner.start({
+        bus,
+        key: keys.key,
+        coordinatorId: "c1",
+        logger: pino({ level: "silent" }),
+        maxDelayMs: 20,
+        heartbeatMs: 200,
+      });
+      signer.add(1, "x.audit.a.s.h.allow", new TextEncoder().encode("record 1"));
+      const stream = signatureStreamName(bus.subjects);
+      const count = async () => (await bus.jsm.streams.info(stream)).state.messages;
+      await until(async () => (await count()) >= 3, 5000, "a batch, then two heartbeats");
+      await signer.stop();
+      const total = await count();
+      const verifier = new SignatureVerifier(keys.trusted);
+      let prev: string | null = null;
+      const bodies = [];
+      for (let seq = 1; seq <= total; seq++) {
+        const msg = (await bus.jsm.streams.getMessage(stream, { seq }))!;
+        const stored = toStoredSignatureBatch(seq, msg.data, msg.header, 0);
+        expect(verifier.verify(stored.key!, stored.data, stored.signature!)).toBe(true);
+        expect(stored.batch).toMatchObject({ index: seq, prev, epoch: signer.epoch });
+        prev = bytesHash(msg.data);
+        bodies.push(stored.batch!);
+      }
+      expect(bodies[0]!.records.map(([n]) => n)).toEqual([1]);
+      // Heartbeats between, never while something waits to be signed.
+      expect(bodies.slice(1).every((b) => b.records.length === 0)).toBe(true);
+      expect(bodies.map((b) => b.last ?? false)).toEqual([
+        ...Array<boolean>(total - 1).fill(false),
+        true,
+      ]);
+    } finally {
+      await nc.drain();
+    }
+  });
 });
