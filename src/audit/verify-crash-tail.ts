@@ -21,10 +21,11 @@
  * Bounded: MAX_HELD records wait for the end of the walk (beyond, they are judged unsigned at
  * once), and runs are kept in an LRU of RUNS_REMEMBERED (a record of a forgotten run is unsigned).
  */
+import { SIGNER_HEARTBEAT_MS } from "../log/sign/batch.js";
 import type { LogItem } from "./verify-read.js";
 
-/** How long after its last batch a dead run's records may be stored: 2 heartbeats (5 s each). */
-export const DEFAULT_CRASH_WINDOW_MS = 10_000;
+/** How long after its last batch a dead run's records may be stored: 2 heartbeats (10 s). */
+export const DEFAULT_CRASH_WINDOW_MS = 2 * SIGNER_HEARTBEAT_MS;
 /** How long before its last batch: a batch's append may take this long (retries included). */
 export const CRASH_WINDOW_BEFORE_MS = 2000;
 const MAX_HELD = 10_000;

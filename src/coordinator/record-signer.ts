@@ -27,6 +27,7 @@ import {
   BatchKeyHeader,
   BatchSignatureHeader,
   SIGNATURE_VERSION,
+  SIGNER_HEARTBEAT_MS,
   ensureSignatureStream,
   recordHash,
   signatureSubject,
@@ -51,9 +52,6 @@ export interface RecordSignerOptions {
   /** With nothing to sign, an empty batch this long after the last one (default 5 s). */
   heartbeatMs?: number;
 }
-
-/** Verify's crash window assumes this (src/audit/verify-crash-tail.ts): change both together. */
-export const DEFAULT_HEARTBEAT_MS = 5000;
 
 /** How long stop() keeps trying to store the last batches. */
 const STOP_WAIT_MS = 5000;
@@ -89,7 +87,7 @@ export class RecordSigner {
     await ensureSignatureStream(options.bus, options.replicas ?? 1);
     options.logger.info({ signingKey: options.key.publicKey }, "signing the records it writes");
     const signer = new RecordSigner(options);
-    const every = options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS;
+    const every = options.heartbeatMs ?? SIGNER_HEARTBEAT_MS;
     signer.heartbeat = setInterval(() => signer.beat(every), every / 4).unref();
     return signer;
   }
@@ -99,11 +97,21 @@ export class RecordSigner {
     if (this.stopped || this.queued || this.entries.length > 0) return;
     if (Date.now() - this.lastStoredAt < everyMs) return;
     this.lastStoredAt = Date.now(); // one heartbeat in flight at a time
-    this.flushing = this.flushing
-      .then(() => (this.entries.length === 0 ? this.store([]) : undefined))
-      .catch((error: unknown) =>
-        this.options.logger.error({ err: error }, "signature heartbeat not stored"),
-      );
+    this.afterFlushes(false).catch((error: unknown) =>
+      this.options.logger.error({ err: error }, "signature heartbeat not stored"),
+    );
+  }
+
+  /**
+   * An empty batch (a heartbeat, or the run's `last`), in line behind every batch before it:
+   * two batches stored at once would both take the same index.
+   */
+  private afterFlushes(last: boolean): Promise<void> {
+    const run = this.flushing.then(() =>
+      this.entries.length === 0 ? this.store([], last) : undefined,
+    );
+    this.flushing = run.catch(() => {});
+    return run;
   }
 
   /** Records dropped unsigned because batches could not be stored (for metrics and tests). */
@@ -200,9 +208,7 @@ export class RecordSigner {
   async stop(): Promise<void> {
     this.stopped = true;
     clearInterval(this.heartbeat);
-    const final = this.flush().then(() =>
-      this.entries.length === 0 ? this.store([], true) : undefined,
-    );
+    const final = this.flush().then(() => this.afterFlushes(true));
     await beforeDeadline(
       final,
       Date.now() + STOP_WAIT_MS,

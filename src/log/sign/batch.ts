@@ -14,6 +14,12 @@ import type { Subjects } from "../../bus/subjects.js";
 import { ensureAppendOnlyStream } from "../append-only-stream.js";
 
 export const SIGNATURE_VERSION = 1;
+/**
+ * A coordinator's signer with nothing to sign stores an empty batch this long after its last one
+ * (src/coordinator/record-signer.ts); `audit verify`'s crash window is two of these
+ * (src/audit/verify-crash-tail.ts).
+ */
+export const SIGNER_HEARTBEAT_MS = 5000;
 /** On each signed record: the key whose batch will list it. */
 export const RecordSignerHeader = "Hookbus-Signer";
 /**
