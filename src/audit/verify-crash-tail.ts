@@ -105,6 +105,7 @@ export class CrashTails {
    * is reached: the caller reports it unsigned at once.
    */
   hold(item: LogItem): boolean {
+    if (this.afterMs <= 0) return false; // no crash window: every unsigned record is a finding
     if (item.signer === undefined || item.signerRun === undefined) return false;
     if (this.held.length >= MAX_HELD) return false;
     this.held.push(item);

@@ -147,7 +147,21 @@ describe("a coordinator killed with SIGKILL", () => {
       ...["--signature-grace", "300"],
     );
     expect(run1.code, run1.stdout).toBe(0);
-    expect(run1.stdout).toMatch(/^crash tail: coordinator c1 .*run .*: \d+ record\(s\)/m);
+    expect(run1.stdout).toMatch(/^crash tail: coordinator c1 .*run .*: 20 record\(s\)/m);
+    // An operator who accepts no crash tail: every one of them is a finding.
+    const strict = await hookbus(
+      nats.url(),
+      p.namespace,
+      "audit",
+      "verify",
+      ...["--key", sealKey.publicKey, "--coordinator-keys", keys.trustedFile],
+      ...["--signature-grace", "300", "--crash-window", "0", "--json"],
+    );
+    expect(strict.code).toBe(1);
+    const strictReport = JSON.parse(strict.stdout) as typeof report;
+    expect(strictReport.findings.map((f) => [f.reason, f.seq])).toEqual(
+      unsigned.map((seq) => ["unsigned-record", seq]),
+    );
 
     // A record appended in the dead run's name, past the crash window: forged, and named.
     const last = Math.max(...(await batches(p.bus)).map((b) => b.storedAt));
