@@ -18,18 +18,22 @@
  * record in that window, after a coordinator's last batch, is named as that coordinator's crash
  * tail instead of failing verify; it is still listed, by sequence, in every report.
  *
+ * The rule itself is src/log/sign/crash-window.ts (the sealer's early warning applies it too).
  * Bounded: MAX_HELD records wait for the end of the walk (beyond, they are judged unsigned at
- * once), and runs are kept in an LRU of RUNS_REMEMBERED (a record of a forgotten run is unsigned).
+ * once), and runs are kept in a bounded LRU (a record of a forgotten run is unsigned).
  */
-import { SIGNER_HEARTBEAT_MS } from "../log/sign/batch.js";
+import {
+  DEFAULT_CRASH_WINDOW,
+  RunEvidenceMap,
+  outsideCrashWindow,
+  type CrashWindow,
+  type RunEvidence,
+} from "../log/sign/crash-window.js";
 import type { LogItem } from "./verify-read.js";
 
 /** How long after its last batch a dead run's records may be stored: 2 heartbeats (10 s). */
-export const DEFAULT_CRASH_WINDOW_MS = 2 * SIGNER_HEARTBEAT_MS;
-/** How long before its last batch: a batch's append may take this long (retries included). */
-export const CRASH_WINDOW_BEFORE_MS = 2000;
+export const DEFAULT_CRASH_WINDOW_MS = DEFAULT_CRASH_WINDOW.afterMs;
 const MAX_HELD = 10_000;
-const RUNS_REMEMBERED = 10_000;
 
 /** One dead coordinator run's records that no batch lists (`VerifyReport.crashTails`). */
 export interface CrashTail {
@@ -51,29 +55,15 @@ export interface CrashTail {
   seqs: number[];
 }
 
-interface Run {
-  key: string;
-  epoch: string;
-  coordinator: string;
-  lastBatchAt: number;
-  maxListed: number;
-  last: boolean;
-}
-
-export interface CrashTailOptions {
-  afterMs?: number;
-  beforeMs?: number;
-}
+export type CrashTailOptions = Partial<CrashWindow>;
 
 export class CrashTails {
-  private readonly runs = new Map<string, Run>();
+  private readonly runs = new RunEvidenceMap();
   private readonly held: LogItem[] = [];
-  private readonly afterMs: number;
-  private readonly beforeMs: number;
+  private readonly window: CrashWindow;
 
   constructor(options: CrashTailOptions = {}) {
-    this.afterMs = options.afterMs ?? DEFAULT_CRASH_WINDOW_MS;
-    this.beforeMs = options.beforeMs ?? CRASH_WINDOW_BEFORE_MS;
+    this.window = { ...DEFAULT_CRASH_WINDOW, ...options };
   }
 
   /** A valid batch of a trusted key: evidence that its run lived until `storedAt`. */
@@ -82,21 +72,7 @@ export class CrashTails {
     batch: { epoch: string; coordinator: string; records: [number, string][]; last?: true },
     storedAt: number,
   ): void {
-    const id = `${key}\n${batch.epoch}`;
-    const run = this.runs.get(id) ?? {
-      key,
-      epoch: batch.epoch,
-      coordinator: batch.coordinator,
-      lastBatchAt: 0,
-      maxListed: 0,
-      last: false,
-    };
-    run.lastBatchAt = Math.max(run.lastBatchAt, storedAt);
-    for (const [seq] of batch.records) run.maxListed = Math.max(run.maxListed, seq);
-    run.last ||= batch.last === true;
-    this.runs.delete(id);
-    this.runs.set(id, run);
-    if (this.runs.size > RUNS_REMEMBERED) this.runs.delete(this.runs.keys().next().value!);
+    this.runs.note(key, batch, storedAt);
   }
 
   /**
@@ -105,7 +81,7 @@ export class CrashTails {
    * is reached: the caller reports it unsigned at once.
    */
   hold(item: LogItem): boolean {
-    if (this.afterMs <= 0) return false; // no crash window: every unsigned record is a finding
+    if (this.window.afterMs <= 0) return false; // no crash window: every unsigned record is a finding
     if (item.signer === undefined || item.signerRun === undefined) return false;
     if (this.held.length >= MAX_HELD) return false;
     this.held.push(item);
@@ -114,33 +90,20 @@ export class CrashTails {
 
   /** After the last batch: the crash tails, and the held records that are not in one. */
   finish(): { tails: CrashTail[]; unsigned: { item: LogItem; why: string }[] } {
-    const byRun = new Map<string, LogItem[]>();
+    const byRun = new Map<RunEvidence, LogItem[]>();
     const unsigned: { item: LogItem; why: string }[] = [];
     for (const item of this.held) {
-      const id = `${item.signer}\n${item.signerRun}`;
-      const why = this.outside(this.runs.get(id), item);
+      const run = this.runs.get(item.signer!, item.signerRun!);
+      const why = outsideCrashWindow(run, { ...item, signerRun: item.signerRun! }, this.window);
       if (why !== undefined) unsigned.push({ item, why });
-      else byRun.set(id, [...(byRun.get(id) ?? []), item]);
+      else if (byRun.has(run!)) byRun.get(run!)!.push(item);
+      else byRun.set(run!, [item]);
     }
-    const tails = [...byRun].map(([id, items]) => describeTail(this.runs.get(id)!, items));
-    return { tails, unsigned };
-  }
-
-  /** Why `item` is not in its run's crash tail (undefined: it is). */
-  private outside(run: Run | undefined, item: LogItem): string | undefined {
-    if (run === undefined) return `its run ${item.signerRun} has no batch of that key`;
-    if (run.last) return `its run ${item.signerRun} stopped cleanly and signed all it wrote`;
-    if (item.seq < run.maxListed)
-      return `its run ${item.signerRun} signed later records (up to seq ${run.maxListed}) and not this one`;
-    if (item.storedAt > run.lastBatchAt + this.afterMs)
-      return `stored ${item.storedAt - run.lastBatchAt} ms after its run's last batch, beyond the crash window (${this.afterMs} ms)`;
-    if (item.storedAt < run.lastBatchAt - this.beforeMs)
-      return `its run ${item.signerRun} lived ${run.lastBatchAt - item.storedAt} ms past it without signing it`;
-    return undefined;
+    return { tails: [...byRun].map(([run, items]) => describeTail(run, items)), unsigned };
   }
 }
 
-function describeTail(run: Run, items: LogItem[]): CrashTail {
+function describeTail(run: RunEvidence, items: LogItem[]): CrashTail {
   return {
     coordinator: run.coordinator,
     key: run.key,
