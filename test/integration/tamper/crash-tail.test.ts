@@ -65,13 +65,6 @@ describe("a coordinator killed with SIGKILL", () => {
       ],
       { LOG_LEVEL: "info" },
     );
-    const sealer = await startSealer({
-      nc: p.bus.nc,
-      namespace: p.namespace,
-      key: sealKey.pair,
-      maxBatch: 16,
-      maxDelayMs: 20,
-    });
     const client = await HookbusClient.connect({
       nc: p.connections.agent,
       namespace: p.namespace,
@@ -80,10 +73,20 @@ describe("a coordinator killed with SIGKILL", () => {
     onTestFinished(async () => {
       if (child.child.exitCode === null) child.child.kill("SIGKILL");
       await client.close();
-      await sealer.stop();
       await p.stop();
     });
     await until(() => child.output().includes("coordinator ready"), 20_000, "CLI coordinator");
+    // Started once the coordinator created the signature stream, which its check follows.
+    const sealer = await startSealer({
+      nc: p.bus.nc,
+      namespace: p.namespace,
+      key: sealKey.pair,
+      maxBatch: 16,
+      maxDelayMs: 20,
+      coordinatorKeys: keys.trusted,
+      signatureGraceMs: 300,
+    });
+    onTestFinished(() => sealer.stop().catch(() => {}));
     const call = (id: string) =>
       client.call("before_tool_call", toolCtx(id, "read_file"), toolEvent(id, "read_file"), {
         callId: id,
@@ -137,6 +140,19 @@ describe("a coordinator killed with SIGKILL", () => {
     expect(report.ok).toBe(true);
     expect(report.crashTails).toHaveLength(1);
     expect(report.crashTails![0]).toMatchObject({ coordinator: "c1", run, seqs: unsigned });
+
+    // The sealer's early warning applies the same rule: counted apart, not as unsigned.
+    const sealerCounts = async () =>
+      JSON.stringify(
+        (await sealer.metrics.getMetricsAsJSON())
+          .find((m) => m.name === "hookbus_seal_signature_findings_total")!
+          .values.map((v) => [v.labels.reason, v.value]),
+      );
+    await until(
+      async () => (await sealerCounts()) === '[["crash-tail",20]]',
+      10_000,
+      `the sealer counts the crash tail (${await sealerCounts()})`,
+    );
 
     const run1 = await hookbus(
       nats.url(),
