@@ -37,6 +37,7 @@ export {
 export { makeAnchor, readAnchor, AnchorStatement, type AnchorFile } from "./anchor.js";
 export { parseTrustedKeys } from "../log/sign/keys.js";
 export type { RecordSignatureStats } from "./verify-analyse.js";
+export type { CrashTail } from "./verify-crash-tail.js";
 export {
   redactRecord,
   hashValue,

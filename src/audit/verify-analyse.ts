@@ -10,6 +10,7 @@ import { chainHash } from "../log/seal/hash.js";
 import { verifySignature } from "../log/seal/keys.js";
 import type { StoredBatch } from "../log/seal/stream.js";
 import type { LogItem } from "./verify-read.js";
+import type { CrashTail } from "./verify-crash-tail.js";
 import { subjectMismatches } from "./verify-subject.js";
 
 export type FindingKind =
@@ -88,6 +89,11 @@ export interface VerifyReport {
   recordSignatures?: RecordSignatureStats;
   /** Signature batches in the namespace that were not checked (no trusted coordinator keys). */
   uncheckedSignatureBatches?: number;
+  /**
+   * Records coordinators stored but could not sign before they died (verify-crash-tail.ts):
+   * named, not findings. Present when coordinator keys were given.
+   */
+  crashTails?: CrashTail[];
   anchor?: AnchorPoint & { found: boolean };
   findings: VerifyFinding[];
   /** Findings beyond the first MAX_FINDINGS are counted, not kept. */
@@ -396,7 +402,7 @@ export class SealAnalyser {
   }
 
   finish(
-    extra: Pick<VerifyReport, "recordSignatures" | "uncheckedSignatureBatches"> = {},
+    extra: Pick<VerifyReport, "recordSignatures" | "uncheckedSignatureBatches" | "crashTails"> = {},
   ): VerifyReport {
     this.closeBatch();
     this.checkTail();

@@ -37,6 +37,11 @@ export function formatVerifyReport(
           ? `; ${rs.pending} newer than ${rs.graceMs} ms still wait for their batch (not tampering)`
           : ""),
     );
+    for (const t of report.crashTails ?? []) {
+      lines.push(
+        `crash tail: coordinator ${t.coordinator} (key ${t.key.slice(0, 12)}…, run ${t.run}): ${t.records} record(s), seq ${t.fromSeq}-${t.toSeq} (last stored ${t.lastRecordAt}), never signed: the run's last signature batch was stored ${t.lastBatchAt} and it died before theirs. Not forged by this bound, not provable either (docs/security.md, "Crash tails")`,
+      );
+    }
   } else if ((report.uncheckedSignatureBatches ?? 0) > 0) {
     lines.push(
       "warning: coordinators sign their records here, but no trusted coordinator key was given (--coordinator-keys FILE or HOOKBUS_COORDINATOR_KEYS_FILE): who wrote each record was not checked",

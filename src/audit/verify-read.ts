@@ -10,6 +10,7 @@ import { sealStreamName } from "../log/seal/batch.js";
 import { toStoredBatch, type StoredBatch } from "../log/seal/stream.js";
 import {
   RecordSignerHeader,
+  RecordSignerRunHeader,
   signatureStreamName,
   toStoredSignatureBatch,
   type StoredSignatureBatch,
@@ -24,6 +25,8 @@ export interface LogItem {
   storedAt: number;
   /** Its `Hookbus-Signer` header: the coordinator key whose batch is to list it. */
   signer?: string;
+  /** Its `Hookbus-Signer-Run` header: the signer's run (epoch) whose batch is to list it. */
+  signerRun?: string;
   /** The decoded record (not validated), or why it could not be decoded. */
   record?: unknown;
   unreadable?: string;
@@ -34,19 +37,26 @@ export interface ReadBounds {
   logFirstSeq: number;
   logLastSeq: number;
   sealLastSeq: number;
-  /** Read after the log's: batches of records stored before verification started are included. */
+  /**
+   * Read before the log's: a coordinator appends a batch only after the log stored every record
+   * it lists, so every sequence a batch up to here lists was in the log when its end was read. A
+   * listed sequence beyond `logLastSeq` was therefore removed, never "not yet stored".
+   */
   signatureLastSeq: number;
+  /** The signature stream's first sequence (above 1: batches before it are gone). */
+  signatureFirstSeq: number;
 }
 
 export async function readBounds(bus: Bus): Promise<ReadBounds> {
-  const log = await bus.jsm.streams.info(bus.subjects.logStream);
-  const seals = await streamInfoIfAny(bus, sealStreamName(bus.subjects));
   const sigs = await streamInfoIfAny(bus, signatureStreamName(bus.subjects));
+  const seals = await streamInfoIfAny(bus, sealStreamName(bus.subjects));
+  const log = await bus.jsm.streams.info(bus.subjects.logStream);
   return {
     logFirstSeq: log.state.first_seq,
     logLastSeq: log.state.last_seq,
     sealLastSeq: seals?.state.last_seq ?? 0,
     signatureLastSeq: sigs?.state.last_seq ?? 0,
+    signatureFirstSeq: sigs?.state.first_seq ?? 0,
   };
 }
 
@@ -106,6 +116,8 @@ export async function* readLogItems(
     };
     const signer = msg.headers?.get(RecordSignerHeader);
     if (signer !== undefined && signer !== "") item.signer = signer;
+    const run = msg.headers?.get(RecordSignerRunHeader);
+    if (run !== undefined && run !== "") item.signerRun = run;
     try {
       item.record = await bus.codec.decodeMessage(msg);
     } catch (error) {

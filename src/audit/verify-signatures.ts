@@ -8,17 +8,23 @@
  * - `bad-signature`: a batch whose signature does not verify, or a record whose bytes or subject
  *   differ from what the trusted batch listing its sequence signed;
  * - `untrusted-key`: a batch signed by a key not in the trusted list (and the records only it lists);
- * - `batch-chain-break`: a coordinator run's batches skip an index or do not link;
- * - `signed-record-missing` (kind removed): a trusted batch lists a sequence the log no longer holds.
+ * - `batch-chain-break`: a coordinator run's batches skip an index or do not link, or a run's
+ *   first batch in the stream is not its batch 1 (its earlier batches were removed);
+ * - `signed-record-missing` (kind removed): a trusted batch lists a sequence the log no longer
+ *   holds, inside the log or beyond its end (the log was truncated, or deleted and re-created);
+ * - `signed-twice` (kind removed): trusted batches signed two different records under one
+ *   sequence: the log was re-created and the sequence reused, so one signed record is gone.
  *
  * Records younger than the grace with a signer header and no batch yet are `pending`: counted,
- * not findings. Memory is bounded by the records of one grace window (the caller reads batches
+ * not findings. Older ones a dead coordinator run left unsigned are its crash tail, named apart
+ * and not findings, within the bounds of verify-crash-tail.ts. Memory is bounded by the records of one grace window (the caller reads batches
  * only up to the record's time plus the grace, and entries behind the log walk are dropped).
  */
 import { recordHash, type StoredSignatureBatch } from "../log/sign/batch.js";
 import { SignatureVerifier } from "../log/sign/keys.js";
 import type { RecordSignatureStats, VerifyFinding } from "./verify-analyse.js";
 import type { LogItem } from "./verify-read.js";
+import { CrashTails, type CrashTail, type CrashTailOptions } from "./verify-crash-tail.js";
 
 export interface SignatureCheckOptions {
   namespace: string;
@@ -32,6 +38,10 @@ export interface SignatureCheckOptions {
   filtered: boolean;
   /** The log's first sequence: older ones aged out (retention), they are not missing. */
   logFirstSeq: number;
+  /** The signature stream's first sequence: above 1, runs may have begun before it. */
+  signatureFirstSeq?: number;
+  /** The crash window (verify-crash-tail.ts; defaults there). */
+  crashWindow?: CrashTailOptions;
 }
 
 interface Cover {
@@ -51,11 +61,15 @@ export class RecordSignatureCheck {
   private readonly untrusted = new Map<number, string>();
   private readonly runs = new Map<string, { index: number; hash: string }>();
   private readonly stats: RecordSignatureStats;
+  private readonly tails: CrashTails;
   private lastSeq = 0;
   private sinceSweep = 0;
+  /** A run was forgotten (RUNS_REMEMBERED): one seen again cannot be told from one cut short. */
+  private runsForgotten = false;
 
   constructor(private readonly options: SignatureCheckOptions) {
     this.verifier = new SignatureVerifier(options.keys);
+    this.tails = new CrashTails(options.crashWindow);
     this.stats = {
       keys: options.keys.length,
       batches: 0,
@@ -120,13 +134,17 @@ export class RecordSignatureCheck {
       });
       return findings;
     }
+    this.tails.addBatch(key, batch, stored.storedAt);
     for (const [seq, hash] of batch.records) {
       // The walk is past it (a batch stored out of its grace), or a filtered walk will not meet it.
       if (seq <= this.lastSeq || (this.options.filtered && seq < floorSeq)) continue;
       const cover = this.covered.get(seq);
       if (cover === undefined)
         this.covered.set(seq, { hashes: [hash], batchSeq: stored.streamSeq });
-      else if (!cover.hashes.includes(hash)) cover.hashes.push(hash);
+      else if (!cover.hashes.includes(hash)) {
+        cover.hashes.push(hash);
+        findings.push(signedTwice(seq, cover.batchSeq, stored.streamSeq));
+      }
       this.untrusted.delete(seq);
     }
     return findings;
@@ -144,8 +162,22 @@ export class RecordSignatureCheck {
     const previous = this.runs.get(run);
     this.runs.delete(run);
     this.runs.set(run, { index: batch.index, hash });
-    if (this.runs.size > RUNS_REMEMBERED) this.runs.delete(this.runs.keys().next().value!);
-    if (previous === undefined) return [];
+    if (this.runs.size > RUNS_REMEMBERED) {
+      this.runs.delete(this.runs.keys().next().value!);
+      this.runsForgotten = true;
+    }
+    if (previous === undefined) {
+      // The stream keeps every batch (no retention): a run first met past its batch 1 lost those.
+      const complete = (this.options.signatureFirstSeq ?? 1) <= 1 && !this.runsForgotten;
+      if (batch.index === 1 || !complete) return [];
+      return [
+        {
+          ...where,
+          reason: "batch-chain-break",
+          message: `${what} is the first of its run in the signature stream: batches 1-${batch.index - 1} of the run were removed (the stream was truncated, or deleted and re-created)`,
+        },
+      ];
+    }
     if (batch.index === previous.index + 1 && batch.prev === previous.hash) return [];
     // The same batch again: a retry stored after JetStream's duplicate window. It moves nothing.
     if (batch.index === previous.index && hash === previous.hash) return [];
@@ -192,15 +224,23 @@ export class RecordSignatureCheck {
       });
       return findings;
     }
-    findings.push({
-      ...about,
+    // Judged once every batch is read: it may be a dead run's crash tail.
+    if (this.verifier.trusts(item.signer ?? "") && this.tails.hold(item)) return findings;
+    findings.push(this.unsigned(item));
+    return findings;
+  }
+
+  private unsigned(item: LogItem, why?: string): VerifyFinding {
+    return {
+      seq: item.seq,
+      subject: item.subject,
+      kind: "signature",
       reason: "unsigned-record",
       message:
         item.signer === undefined
           ? `seq ${item.seq} carries no coordinator signature: written by something other than a signing coordinator`
-          : `seq ${item.seq} names signer ${item.signer} but no trusted coordinator signed it within ${this.options.graceMs} ms`,
-    });
-    return findings;
+          : `seq ${item.seq} names signer ${item.signer} but no trusted coordinator signed it within ${this.options.graceMs} ms${why === undefined ? "" : `, and it is no crash tail: ${why}`}`,
+    };
   }
 
   /** Entries behind the walk: on an unfiltered walk, sequences signed but no longer in the log. */
@@ -226,13 +266,26 @@ export class RecordSignatureCheck {
   }
 
   /**
-   * After the last record: what trusted batches list below `logLastSeq` and the walk never met
-   * was removed; entries beyond it are records stored after verification started.
+   * After the last record: whatever trusted batches list and the walk never met was removed,
+   * beyond the log's end too. The batches were read up to where their stream ended before the
+   * log's end was read (readBounds), and a coordinator signs only records the log has stored, so
+   * a listed sequence past `logLastSeq` was stored once and is gone: the log was truncated, or
+   * deleted and re-created shorter (issue 31).
    */
-  finish(logLastSeq: number): { findings: VerifyFinding[]; stats: RecordSignatureStats } {
-    for (const listed of [...this.covered.keys()]) {
-      if (listed > logLastSeq) this.covered.delete(listed);
-    }
-    return { findings: this.sweep(Number.MAX_SAFE_INTEGER, true), stats: { ...this.stats } };
+  finish(): { findings: VerifyFinding[]; stats: RecordSignatureStats; crashTails: CrashTail[] } {
+    const findings = this.sweep(Number.MAX_SAFE_INTEGER, true);
+    const { tails, unsigned } = this.tails.finish();
+    for (const { item, why } of unsigned) findings.push(this.unsigned(item, why));
+    return { findings, stats: { ...this.stats }, crashTails: tails };
   }
+}
+
+function signedTwice(seq: number, firstBatchSeq: number, batchSeq: number): VerifyFinding {
+  return {
+    kind: "removed",
+    reason: "signed-twice",
+    seq,
+    batchSeq,
+    message: `seq ${seq} was signed for two different records (signature stream seqs ${firstBatchSeq} and ${batchSeq}): the log was deleted and re-created, and a signed record under this sequence replaced`,
+  };
 }

@@ -27,6 +27,7 @@ import { bytesHash } from "../log/seal/hash.js";
 import type { StoredSignatureBatch } from "../log/sign/batch.js";
 
 export type { VerifyFinding, VerifyReport, FindingKind } from "./verify-analyse.js";
+export type { CrashTail } from "./verify-crash-tail.js";
 export { formatVerifyReport } from "./verify-format.js";
 
 export interface VerifyOptions {
@@ -45,6 +46,11 @@ export interface VerifyOptions {
   coordinatorKeys?: readonly string[];
   /** How long a record may wait for its coordinator's signature batch (default 60 s). */
   signatureGraceMs?: number;
+  /**
+   * How long after a coordinator run's last signature batch its unsigned records count as its
+   * crash tail, not as forged (default DEFAULT_CRASH_WINDOW_MS: two heartbeats).
+   */
+  crashWindowMs?: number;
 }
 
 export const DEFAULT_SIGNATURE_GRACE_MS = 60_000;
@@ -74,7 +80,8 @@ export async function verifyLog(bus: Bus, options: VerifyOptions = {}): Promise<
     if (signatures !== undefined) for (const f of await signatures.check(item)) analyser.note(f);
   };
   // The lease first: its state now, before the walk (which may take a while on a large log).
-  for (const f of await checkSealerLease(bus, options.keys ?? [])) analyser.note(f);
+  const sealed = bounds.sealLastSeq > 0;
+  for (const f of await checkSealerLease(bus, options.keys ?? [], { sealed })) analyser.note(f);
   try {
     let next = await log.next();
     for await (const batch of readSealBatches(bus, bounds.sealLastSeq)) {
@@ -94,9 +101,9 @@ export async function verifyLog(bus: Bus, options: VerifyOptions = {}): Promise<
         bounds.signatureLastSeq === 0 ? {} : { uncheckedSignatureBatches: bounds.signatureLastSeq },
       );
     }
-    const { findings, stats } = await signatures.finish();
+    const { findings, stats, crashTails } = await signatures.finish();
     for (const f of findings) analyser.note(f);
-    return analyser.finish({ recordSignatures: stats });
+    return analyser.finish({ recordSignatures: stats, crashTails });
   } finally {
     await log.return(undefined);
     await signatures?.close();
@@ -117,6 +124,10 @@ function signatureWalk(bus: Bus, bounds: ReadBounds, options: VerifyOptions, fil
     now: Date.now(),
     filtered,
     logFirstSeq: bounds.logFirstSeq,
+    signatureFirstSeq: bounds.signatureFirstSeq,
+    ...(options.crashWindowMs === undefined
+      ? {}
+      : { crashWindow: { afterMs: options.crashWindowMs } }),
   });
   const batches = readSignatureBatches(bus, bounds.signatureLastSeq);
   let next: IteratorResult<StoredSignatureBatch> | undefined;
@@ -137,8 +148,8 @@ function signatureWalk(bus: Bus, bounds: ReadBounds, options: VerifyOptions, fil
     async finish() {
       const findings: VerifyFinding[] = [];
       await readUntil(Number.MAX_SAFE_INTEGER, bounds.logLastSeq + 1, findings);
-      const done = check.finish(bounds.logLastSeq);
-      return { findings: [...findings, ...done.findings], stats: done.stats };
+      const done = check.finish();
+      return { ...done, findings: [...findings, ...done.findings] };
     },
     close: () => batches.return(undefined),
   };

@@ -18,7 +18,7 @@ import { HookbusError, isHookbusError } from "../foundation/errors.js";
 import { sleep } from "../foundation/time.js";
 import { LogRecord } from "../log/record.js";
 import { backoffMs } from "../foundation/backoff.js";
-import { RecordSignerHeader } from "../log/sign/batch.js";
+import { RecordSignerHeader, RecordSignerRunHeader } from "../log/sign/batch.js";
 import type { RecordSigner } from "./record-signer.js";
 
 /** Pauses between append attempts: 50 ms doubling to 1 s, always within the caller's deadline. */
@@ -54,7 +54,10 @@ export class LogWriter {
     const extra: Record<string, string> = {};
     if ("callId" in record) extra[Header.CallId] = record.callId;
     if (record.callDigest !== undefined) extra[Header.CallDigest] = record.callDigest;
-    if (this.signer !== undefined) extra[RecordSignerHeader] = this.signer.publicKey;
+    if (this.signer !== undefined) {
+      extra[RecordSignerHeader] = this.signer.publicKey;
+      extra[RecordSignerRunHeader] = this.signer.epoch;
+    }
     let encoded: EncodedBody | undefined;
     let attempt = 0;
     let lastError: unknown;

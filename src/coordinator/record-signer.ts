@@ -10,6 +10,12 @@
  * Batches are linked per writer start (`epoch`, `index`, `prev`), so a verifier sees a batch of
  * the run that went missing. Memory is bounded: past `maxPending` unsigned entries the oldest are
  * dropped, counted and logged (their records then verify as `unsigned-record`).
+ *
+ * Liveness for the crash tail (docs/security.md, "Crash tails"): while it has nothing to sign the
+ * signer stores an empty batch (a heartbeat) once `heartbeatMs` has passed since its last batch,
+ * and a clean stop ends the run with a batch marked `last`. So the run's batches show, within a
+ * heartbeat, until when the coordinator lived: records it stored but could not sign before a kill
+ * lie just after its last batch, and verify names them `crash-tail` instead of forged.
  */
 import { headers as natsHeaders, nuid } from "@nats-io/transport-node";
 import type { Logger } from "pino";
@@ -21,6 +27,7 @@ import {
   BatchKeyHeader,
   BatchSignatureHeader,
   SIGNATURE_VERSION,
+  SIGNER_HEARTBEAT_MS,
   ensureSignatureStream,
   recordHash,
   signatureSubject,
@@ -42,6 +49,8 @@ export interface RecordSignerOptions {
   maxPending?: number;
   /** Replicas of `<NS>_SIGNATURES` when this coordinator creates it. */
   replicas?: number;
+  /** With nothing to sign, an empty batch this long after the last one (default 5 s). */
+  heartbeatMs?: number;
 }
 
 /** How long stop() keeps trying to store the last batches. */
@@ -50,7 +59,8 @@ const RETRY = { firstMs: 50, capMs: 1000 };
 
 export class RecordSigner {
   readonly publicKey: string;
-  private readonly epoch = nuid.next();
+  /** This run: on every record it signs (`Hookbus-Signer-Run`) and every batch. */
+  readonly epoch = nuid.next();
   private readonly maxRecords: number;
   private readonly maxDelayMs: number;
   private readonly maxPending: number;
@@ -63,6 +73,8 @@ export class RecordSigner {
   private stopped = false;
   private queued = false;
   private dropped = 0;
+  private lastStoredAt = Date.now();
+  private heartbeat: NodeJS.Timeout | undefined;
 
   private constructor(private readonly options: RecordSignerOptions) {
     this.publicKey = options.key.publicKey;
@@ -74,7 +86,32 @@ export class RecordSigner {
   static async start(options: RecordSignerOptions): Promise<RecordSigner> {
     await ensureSignatureStream(options.bus, options.replicas ?? 1);
     options.logger.info({ signingKey: options.key.publicKey }, "signing the records it writes");
-    return new RecordSigner(options);
+    const signer = new RecordSigner(options);
+    const every = options.heartbeatMs ?? SIGNER_HEARTBEAT_MS;
+    signer.heartbeat = setInterval(() => signer.beat(every), every / 4).unref();
+    return signer;
+  }
+
+  /** An empty batch when nothing was stored for `everyMs`: the run is alive (its crash window). */
+  private beat(everyMs: number): void {
+    if (this.stopped || this.queued || this.entries.length > 0) return;
+    if (Date.now() - this.lastStoredAt < everyMs) return;
+    this.lastStoredAt = Date.now(); // one heartbeat in flight at a time
+    this.afterFlushes(false).catch((error: unknown) =>
+      this.options.logger.error({ err: error }, "signature heartbeat not stored"),
+    );
+  }
+
+  /**
+   * An empty batch (a heartbeat, or the run's `last`), in line behind every batch before it:
+   * two batches stored at once would both take the same index.
+   */
+  private afterFlushes(last: boolean): Promise<void> {
+    const run = this.flushing.then(() =>
+      this.entries.length === 0 ? this.store([], last) : undefined,
+    );
+    this.flushing = run.catch(() => {});
+    return run;
   }
 
   /** Records dropped unsigned because batches could not be stored (for metrics and tests). */
@@ -126,7 +163,7 @@ export class RecordSigner {
   }
 
   /** Append one batch, retried (with backoff) until stored, or given up after stop(). */
-  private async store(records: [number, string][]): Promise<void> {
+  private async store(records: [number, string][], last = false): Promise<void> {
     const { bus, key, coordinatorId } = this.options;
     const batch: SignatureBatch = {
       v: SIGNATURE_VERSION,
@@ -136,6 +173,7 @@ export class RecordSigner {
       index: this.index + 1,
       prev: this.prev,
       records,
+      ...(last ? { last: true as const } : {}),
       signedAt: new Date().toISOString(),
     };
     const data = this.encoder.encode(JSON.stringify(batch));
@@ -153,6 +191,7 @@ export class RecordSigner {
         });
         this.index = batch.index;
         this.prev = bytesHash(data);
+        this.lastStoredAt = Date.now();
         return;
       } catch (error) {
         if (this.stopped && attempt > 2) throw error;
@@ -165,11 +204,13 @@ export class RecordSigner {
     }
   }
 
-  /** Store what is pending (bounded by STOP_WAIT_MS), then stop. */
+  /** Store what is pending and the run's `last` batch (bounded by STOP_WAIT_MS), then stop. */
   async stop(): Promise<void> {
     this.stopped = true;
+    clearInterval(this.heartbeat);
+    const final = this.flush().then(() => this.afterFlushes(true));
     await beforeDeadline(
-      this.flush(),
+      final,
       Date.now() + STOP_WAIT_MS,
       "HOOKBUS_LOG_UNAVAILABLE",
       () => `the last signature batches were not stored within ${STOP_WAIT_MS} ms`,

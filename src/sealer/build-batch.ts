@@ -17,6 +17,9 @@ export interface PendingRecord {
   subject: string;
   data: Uint8Array;
   storedAt: number;
+  /** Its `Hookbus-Signer` and `Hookbus-Signer-Run` headers (the signature check's crash window). */
+  signer?: string;
+  signerRun?: string;
 }
 
 /** Where the next batch starts: the last batch stored on the seal stream. */

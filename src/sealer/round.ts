@@ -3,11 +3,12 @@
  * the batcher and seal it, renewing the lease as it goes, until the lease is lost, the log
  * consumer fails or stalls, or the sealer stops.
  */
-import { DeliverPolicy, type ConsumerMessages } from "@nats-io/jetstream";
+import { DeliverPolicy, type ConsumerMessages, type JsMsg } from "@nats-io/jetstream";
 import type { Logger } from "pino";
 import type { Bus } from "../bus/bus.js";
 import { deleteOrderedConsumer } from "../bus/streams.js";
 import { HookbusError } from "../foundation/errors.js";
+import { RecordSignerHeader, RecordSignerRunHeader } from "../log/sign/batch.js";
 import type { SealBatcher } from "./batcher.js";
 import type { SessionHeads } from "./heads.js";
 import type { SealerLease } from "./lease.js";
@@ -156,7 +157,7 @@ class SealRound {
       if (batcher.state === undefined || msg.seq < batcher.state.nextSeq) continue;
       const storedAt = Math.floor(msg.info.timestampNanos / 1e6);
       batcher.add(
-        { seq: msg.seq, subject: msg.subject, data: msg.data, storedAt },
+        { seq: msg.seq, subject: msg.subject, data: msg.data, storedAt, ...signerOf(msg) },
         msg.info.pending,
       );
       this.lastDelivery = Date.now();
@@ -164,4 +165,14 @@ class SealRound {
       else this.timer ??= setTimeout(() => void this.flushSoon(), maxDelayMs);
     }
   }
+}
+
+/** The signer headers a coordinator put on the record (absent: none). */
+function signerOf(msg: JsMsg): { signer?: string; signerRun?: string } {
+  const signer = msg.headers?.get(RecordSignerHeader) ?? "";
+  const signerRun = msg.headers?.get(RecordSignerRunHeader) ?? "";
+  return {
+    ...(signer === "" ? {} : { signer }),
+    ...(signerRun === "" ? {} : { signerRun }),
+  };
 }

@@ -6,6 +6,10 @@
  * was signed, is logged and counted (`hookbus_seal_signature_findings_total{reason}`), so an
  * operator hears of a forged record before anyone runs `audit verify`, which stays the judge.
  *
+ * A record a killed coordinator run stored but never signed, inside that run's crash window
+ * (src/log/sign/crash-window.ts, the rule verify applies), is counted as `crash-tail` and logged
+ * at info, not warned of as unsigned: it is what a kill -9 leaves, not a forgery.
+ *
  * Bounded: at most MAX_WAITING sealed records wait for their batch (beyond, the oldest are let
  * go unchecked and counted), and signed entries no sealed record claimed are forgotten after
  * twice the grace. Records older than the grace when this sealer started are not checked (their
@@ -24,6 +28,11 @@ import {
   type StoredSignatureBatch,
 } from "../log/sign/batch.js";
 import { SignatureVerifier } from "../log/sign/keys.js";
+import {
+  DEFAULT_CRASH_WINDOW,
+  RunEvidenceMap,
+  outsideCrashWindow,
+} from "../log/sign/crash-window.js";
 
 export interface SealedRecord {
   seq: number;
@@ -31,9 +40,14 @@ export interface SealedRecord {
   data: Uint8Array;
   /** Epoch ms the log stored it. */
   storedAt: number;
+  /** Its `Hookbus-Signer` / `Hookbus-Signer-Run` headers. */
+  signer?: string;
+  signerRun?: string;
 }
 
 export type SignatureFindingReason = "unsigned-record" | "bad-signature" | "untrusted-key";
+/** Counted beside the findings, not findings: a dead run's unsigned records, records let go. */
+type Counted = SignatureFindingReason | "crash-tail" | "unchecked";
 
 const MAX_WAITING = 100_000;
 const CHECK_EVERY_MS = 1000;
@@ -45,7 +59,8 @@ export class SealerSignatureCheck {
   private readonly covered = new Map<number, { hashes: string[]; at: number }>();
   private readonly waiting: SealedRecord[] = [];
   private readonly startedAt = Date.now();
-  private readonly counts = new Map<SignatureFindingReason | "unchecked", number>();
+  private readonly counts = new Map<Counted, number>();
+  private readonly runs = new RunEvidenceMap();
   private readonly timer: NodeJS.Timeout;
   private stopped = false;
   private stopFollowing: (() => void) | undefined;
@@ -83,7 +98,7 @@ export class SealerSignatureCheck {
     const counts = this.counts;
     new Counter({
       name: "hookbus_seal_signature_findings_total",
-      help: "Sealed records no trusted coordinator signed (unsigned-record), or whose bytes differ from what was signed (bad-signature); unchecked: let go past the bound.",
+      help: "Sealed records no trusted coordinator signed (unsigned-record), or whose bytes differ from what was signed (bad-signature); not findings: crash-tail (a killed coordinator's unsigned records, within its crash window), unchecked (let go past the bound).",
       labelNames: ["reason"],
       registers: [registry],
       collect() {
@@ -106,7 +121,7 @@ export class SealerSignatureCheck {
     this.judge();
   }
 
-  private count(reason: SignatureFindingReason | "unchecked", n = 1): void {
+  private count(reason: Counted, n = 1): void {
     this.counts.set(reason, (this.counts.get(reason) ?? 0) + n);
   }
 
@@ -119,7 +134,7 @@ export class SealerSignatureCheck {
         this.covered.delete(r.seq);
         if (!cover.hashes.includes(recordHash(r.subject, r.data))) this.report("bad-signature", r);
       } else if (r.storedAt < now - this.graceMs) {
-        this.report("unsigned-record", r);
+        this.judgeUnsigned(r);
       } else {
         this.waiting[kept++] = r;
       }
@@ -128,6 +143,21 @@ export class SealerSignatureCheck {
     for (const [seq, cover] of this.covered) {
       if (cover.at < now - 2 * this.graceMs) this.covered.delete(seq);
     }
+  }
+
+  /** Past the grace and unlisted: a dead run's crash tail, or unsigned. */
+  private judgeUnsigned(r: SealedRecord): void {
+    const trusted = r.signer !== undefined && this.verifier.trusts(r.signer);
+    if (!trusted || r.signerRun === undefined) return this.report("unsigned-record", r);
+    const run = this.runs.get(r.signer!, r.signerRun);
+    const signerRun = r.signerRun;
+    if (outsideCrashWindow(run, { ...r, signerRun }, DEFAULT_CRASH_WINDOW) !== undefined)
+      return this.report("unsigned-record", r);
+    this.count("crash-tail");
+    this.logger.info(
+      { seq: r.seq, subject: r.subject, coordinator: run!.coordinator, run: signerRun },
+      "sealed a record a killed coordinator stored but never signed (its crash tail)",
+    );
   }
 
   private report(reason: SignatureFindingReason, r: SealedRecord): void {
@@ -154,6 +184,7 @@ export class SealerSignatureCheck {
       );
       return;
     }
+    this.runs.note(key, stored.batch!, stored.storedAt);
     for (const [seq, hash] of stored.batch!.records) {
       const cover = this.covered.get(seq);
       if (cover === undefined) this.covered.set(seq, { hashes: [hash], at: Date.now() });

@@ -45,7 +45,13 @@ a usage error.
                the trusted coordinator signing keys (\`hookbus auth\` writes
                <keys>/coordinator-signing-keys; env HOOKBUS_COORDINATOR_KEYS_FILE): every record
                must then be signed by one of them (findings unsigned-record, bad-signature,
-               untrusted-key; docs/security.md)
+               untrusted-key, signed-record-missing, signed-twice; docs/security.md). Records
+               a killed coordinator stored but never signed are named as its crash tail, not
+               findings (docs/security.md, "Crash tails")
+--crash-window MS
+               how long after a killed coordinator run's last signature batch its unsigned
+               records count as its crash tail (default 10000: two heartbeats); 0: none do,
+               every unsigned record is a finding
 --coordinator-key PUB
                a trusted coordinator public key (repeat or comma-separate; env
                HOOKBUS_COORDINATOR_PUBLIC_KEYS)
@@ -72,6 +78,7 @@ export const auditVerifyCommand: Command = {
       "coordinator-keys": { type: "string" },
       "coordinator-key": { type: "string", multiple: true },
       "signature-grace": { type: "string" },
+      "crash-window": { type: "string" },
     });
     if (values.help === true) {
       out.print(HELP);
@@ -86,7 +93,8 @@ export const auditVerifyCommand: Command = {
       values["coordinator-key"] ?? [process.env.HOOKBUS_COORDINATOR_PUBLIC_KEYS ?? ""],
       values["coordinator-keys"] ?? process.env.HOOKBUS_COORDINATOR_KEYS_FILE,
     );
-    const signatureGraceMs = graceFlag(values["signature-grace"]);
+    const signatureGraceMs = msFlag(values["signature-grace"], "signature-grace");
+    const crashWindowMs = msFlag(values["crash-window"], "crash-window");
     // A bad namespace, key or anchor is reported before connecting.
     const subjects = new Subjects(values.namespace);
     const anchor =
@@ -101,6 +109,7 @@ export const auditVerifyCommand: Command = {
         keys,
         coordinatorKeys,
         ...(signatureGraceMs === undefined ? {} : { signatureGraceMs }),
+        ...(crashWindowMs === undefined ? {} : { crashWindowMs }),
         ...(values.agent === undefined ? {} : { agentId: values.agent }),
         ...(values.session === undefined ? {} : { sessionKey: values.session }),
         ...(anchor === undefined ? {} : { anchor: { batch: anchor.batch, hash: anchor.hash } }),
@@ -133,14 +142,14 @@ function describeFilter(values: { session?: string | undefined; agent?: string |
   return parts.length === 0 ? "" : ` (${parts.join(" ")})`;
 }
 
-function graceFlag(value: string | undefined): number | undefined {
+function msFlag(value: string | undefined, name: string): number | undefined {
   if (value === undefined) return undefined;
   const ms = Number(value);
   if (!Number.isInteger(ms) || ms < 0) {
     throw new HookbusError(
       "HOOKBUS_INVALID_ARGUMENT",
-      `--signature-grace must be a whole number of milliseconds, not ${JSON.stringify(value)}`,
-      { argument: "signature-grace" },
+      `--${name} must be a whole number of milliseconds, not ${JSON.stringify(value)}`,
+      { argument: name },
     );
   }
   return ms;

@@ -14,8 +14,19 @@ import type { Subjects } from "../../bus/subjects.js";
 import { ensureAppendOnlyStream } from "../append-only-stream.js";
 
 export const SIGNATURE_VERSION = 1;
+/**
+ * A coordinator's signer with nothing to sign stores an empty batch this long after its last one
+ * (src/coordinator/record-signer.ts); `audit verify`'s crash window is two of these
+ * (src/audit/verify-crash-tail.ts).
+ */
+export const SIGNER_HEARTBEAT_MS = 5000;
 /** On each signed record: the key whose batch will list it. */
 export const RecordSignerHeader = "Hookbus-Signer";
+/**
+ * On each signed record: the signer's run (`epoch`), so a record left unsigned when its
+ * coordinator died can be told apart by the run it claims (a crash tail, src/audit/verify-crash-tail.ts).
+ */
+export const RecordSignerRunHeader = "Hookbus-Signer-Run";
 /** On each batch: its signature (base64) and the signing key. */
 export const BatchSignatureHeader = "Hookbus-Batch-Signature";
 export const BatchKeyHeader = "Hookbus-Batch-Key";
@@ -31,8 +42,14 @@ export const SignatureBatch = z
     epoch: z.string().max(64),
     index: z.int().min(1),
     prev: Hex.nullable(),
-    /** `[seq, hash]` of each record this coordinator stored, in the order its appends were acknowledged. */
-    records: z.array(z.tuple([z.int().min(1), Hex])).min(1),
+    /**
+     * `[seq, hash]` of each record this coordinator stored, in the order its appends were
+     * acknowledged. Empty: a heartbeat, stored while the coordinator has nothing to sign, so a
+     * verifier knows how long the run lived (its crash window).
+     */
+    records: z.array(z.tuple([z.int().min(1), Hex])),
+    /** The run's last batch, stored on a clean stop: the run has no crash tail. */
+    last: z.literal(true).optional(),
     signedAt: z.iso.datetime(),
   })
   .meta({ id: "SignatureBatch" });

@@ -4,6 +4,9 @@
  * stored messages raw, running the CLI as a user does, and building a session through the real
  * pipeline (coordinator, policy workers, agent SDK, observations).
  */
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import type { Logger } from "pino";
 import { connect, type MsgHdrs } from "@nats-io/transport-node";
 import { logStreamConfig } from "../../../src/bus/streams.js";
@@ -22,6 +25,8 @@ import { Subjects } from "../../../src/bus/subjects.js";
 import { createSealKey, sealKeyFromSeed } from "../../../src/log/seal/keys.js";
 import { readSealLag } from "../../../src/sealer/lag.js";
 import { startSealer, type Sealer } from "../../../src/sealer/sealer.js";
+import { generateAuth, parseAuthDescription } from "../../../src/auth/index.js";
+import { parseTrustedKeys, signingKeyFromFile } from "../../../src/log/sign/keys.js";
 
 export interface Run {
   code: number;
@@ -90,6 +95,22 @@ export async function sessionMessages(
     out.push({ seq: msg.seq, subject: msg.subject, raw, data: msg.data });
   }
   return out;
+}
+
+/** Coordinator signing keys as an operator gets them: `hookbus auth` for one coordinator, c1. */
+export function issuedKeys() {
+  const dir = mkdtempSync(join(tmpdir(), "hookbus-sign-"));
+  const generated = generateAuth(parseAuthDescription({ namespace: "x", coordinators: ["c1"] }), {
+    configFile: join(dir, "nats-auth.conf"),
+    keyDir: join(dir, "keys"),
+  });
+  const issued = generated.signingKeys[0]!;
+  return {
+    seedFile: issued.file,
+    trustedFile: generated.trustedKeysFile,
+    key: signingKeyFromFile(issued.file),
+    trusted: parseTrustedKeys([], generated.trustedKeysFile),
+  };
 }
 
 /** One sealer key pair per test file: the seed stays in the test (the "operator"). */

@@ -4,16 +4,12 @@
  * any record (the sealer cannot tell), but `audit verify` given the trusted coordinator keys
  * names it, while an honest run verifies clean.
  */
-import { mkdtempSync, statSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { statSync } from "node:fs";
 import { connect, headers as natsHeaders, type NatsConnection } from "@nats-io/transport-node";
 import { describe, expect, it } from "vitest";
-import { generateAuth, parseAuthDescription } from "../../../src/auth/index.js";
 import { verifyLog } from "../../../src/audit/verify.js";
 import { bodyHeaders } from "../../../src/bus/codec.js";
 import { startCoordinator } from "../../../src/coordinator/coordinator.js";
-import { parseTrustedKeys, signingKeyFromFile } from "../../../src/log/sign/keys.js";
 import {
   RecordSignerHeader,
   recordHash,
@@ -27,26 +23,18 @@ import { bytesHash } from "../../../src/log/seal/hash.js";
 import { pino } from "pino";
 import { until } from "../../support/wait.js";
 import { useNatsServer, uniqueNamespace } from "../pipeline/harness.js";
-import { AGENT, SESSION, hookbus, sealKey, sealedUpToNow, sessionPipeline } from "./harness.js";
+import {
+  AGENT,
+  SESSION,
+  hookbus,
+  issuedKeys,
+  sealKey,
+  sealedUpToNow,
+  sessionPipeline,
+} from "./harness.js";
 import { startSealer } from "../../../src/sealer/sealer.js";
 
 const nats = useNatsServer();
-
-/** Keys as an operator gets them: `hookbus auth` for one coordinator. */
-function issuedKeys() {
-  const dir = mkdtempSync(join(tmpdir(), "hookbus-sign-"));
-  const generated = generateAuth(parseAuthDescription({ namespace: "x", coordinators: ["c1"] }), {
-    configFile: join(dir, "nats-auth.conf"),
-    keyDir: join(dir, "keys"),
-  });
-  const issued = generated.signingKeys[0]!;
-  return {
-    seedFile: issued.file,
-    trustedFile: generated.trustedKeysFile,
-    key: signingKeyFromFile(issued.file),
-    trusted: parseTrustedKeys([], generated.trustedKeysFile),
-  };
-}
 
 /** A signed session of 9 records, sealed, every record covered by its coordinator's batch. */
 async function signedSession(keys: ReturnType<typeof issuedKeys>) {
@@ -297,6 +285,48 @@ describe("signed decisions", () => {
         prev = bytesHash(msg.data);
       }
       await signer.stop();
+    } finally {
+      await nc.drain();
+    }
+  });
+
+  it("an idle signer stores heartbeats (empty batches) in its chain, and a clean stop a last batch", async () => {
+    const nc = await connect({ servers: nats.url() });
+    try {
+      const bus = await Bus.open(nc, { namespace: uniqueNamespace("s") });
+      const keys = issuedKeys();
+      const signer = await RecordSigner.start({
+        bus,
+        key: keys.key,
+        coordinatorId: "c1",
+        logger: pino({ level: "silent" }),
+        maxDelayMs: 20,
+        heartbeatMs: 200,
+      });
+      signer.add(1, "x.audit.a.s.h.allow", new TextEncoder().encode("record 1"));
+      const stream = signatureStreamName(bus.subjects);
+      const count = async () => (await bus.jsm.streams.info(stream)).state.messages;
+      await until(async () => (await count()) >= 3, 5000, "a batch, then two heartbeats");
+      await signer.stop();
+      const total = await count();
+      const verifier = new SignatureVerifier(keys.trusted);
+      let prev: string | null = null;
+      const bodies = [];
+      for (let seq = 1; seq <= total; seq++) {
+        const msg = (await bus.jsm.streams.getMessage(stream, { seq }))!;
+        const stored = toStoredSignatureBatch(seq, msg.data, msg.header, 0);
+        expect(verifier.verify(stored.key!, stored.data, stored.signature!)).toBe(true);
+        expect(stored.batch).toMatchObject({ index: seq, prev, epoch: signer.epoch });
+        prev = bytesHash(msg.data);
+        bodies.push(stored.batch!);
+      }
+      expect(bodies[0]!.records.map(([n]) => n)).toEqual([1]);
+      // Heartbeats between, never while something waits to be signed.
+      expect(bodies.slice(1).every((b) => b.records.length === 0)).toBe(true);
+      expect(bodies.map((b) => b.last ?? false)).toEqual([
+        ...Array<boolean>(total - 1).fill(false),
+        true,
+      ]);
     } finally {
       await nc.drain();
     }

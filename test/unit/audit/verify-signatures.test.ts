@@ -32,7 +32,13 @@ function item(seq: number, text = `record ${seq}`, over: Partial<LogItem> = {}):
 }
 
 let streamSeq = 0;
-function batch(items: LogItem[], key = honest, over: Partial<SignatureBatch> = {}, signWith = key) {
+function batch(
+  items: LogItem[],
+  key = honest,
+  over: Partial<SignatureBatch> = {},
+  signWith = key,
+  storedAt = NOW - 2 * GRACE,
+) {
   const body: SignatureBatch = {
     v: SIGNATURE_VERSION,
     namespace: NS,
@@ -53,7 +59,7 @@ function batch(items: LogItem[], key = honest, over: Partial<SignatureBatch> = {
     ++streamSeq,
     data,
     { get: (n) => headers.get(n) ?? "" },
-    NOW - 2 * GRACE,
+    storedAt,
   );
   return { stored, hash: bytesHash(data) };
 }
@@ -79,7 +85,7 @@ describe("coordinator signatures in audit verify", () => {
     const b = batch(items);
     expect(c.addBatch(b.stored, b.hash)).toEqual([]);
     expect(items.flatMap((i) => c.checkRecord(i))).toEqual([]);
-    const done = c.finish(3);
+    const done = c.finish();
     expect(done.findings).toEqual([]);
     expect(done.stats).toMatchObject({ signed: 3, pending: 0, batches: 1 });
   });
@@ -103,7 +109,7 @@ describe("coordinator signatures in audit verify", () => {
     expect(reasons(c.checkRecord(item(2, "y", { ...young, signer: undefined })))).toEqual([
       "unsigned-record@2",
     ]);
-    expect(c.finish(2).stats.pending).toBe(1);
+    expect(c.finish().stats.pending).toBe(1);
   });
 
   it("another record under a signed sequence, or a signature replayed onto other bytes, is bad-signature", () => {
@@ -152,9 +158,50 @@ describe("coordinator signatures in audit verify", () => {
     expect(c.addBatch(first.stored, first.hash)).toEqual([]);
     expect(reasons(c.addBatch(third.stored, third.hash))).toEqual(["batch-chain-break"]);
     const second = batch([item(2)], honest, { index: 2, prev: first.hash, epoch: "e9" });
-    expect(c.addBatch(second.stored, second.hash)).toEqual([]);
+    // A run first met at batch 2 lost batch 1: the stream keeps every batch.
+    expect(reasons(c.addBatch(second.stored, second.hash))).toEqual(["batch-chain-break"]);
     // A retry of the same batch stored again (after the duplicate window) is no break.
     expect(c.addBatch(second.stored, second.hash)).toEqual([]);
+  });
+
+  it("a run first met past batch 1 is no break once the stream's first batches aged out", () => {
+    const c = new RecordSignatureCheck({
+      namespace: NS,
+      keys: [honest.publicKey],
+      graceMs: GRACE,
+      now: NOW,
+      filtered: false,
+      logFirstSeq: 1,
+      signatureFirstSeq: 40,
+    });
+    const later = batch([item(1)], honest, { index: 7, prev: "0".repeat(64), epoch: "e7" });
+    expect(c.addBatch(later.stored, later.hash)).toEqual([]);
+  });
+
+  it("a signed sequence beyond the log's end is removed: the log was cut back (issue 31)", () => {
+    const c = check();
+    const b = batch([item(1), item(2), item(3)]);
+    c.addBatch(b.stored, b.hash);
+    // The log was re-created holding seqs 1-2: seq 3 is listed, and never met.
+    const found = [...c.checkRecord(item(1)), ...c.checkRecord(item(2)), ...c.finish().findings];
+    expect(reasons(found)).toEqual(["signed-record-missing@3"]);
+  });
+
+  it("a sequence signed for two different records is named, whichever the log holds now", () => {
+    const c = check();
+    const first = batch([item(1), item(2, "blocked exec")]);
+    c.addBatch(first.stored, first.hash);
+    // Re-created log: seq 2 reused by the next genuine record, signed in the same run.
+    const reused = item(2, "a later call");
+    const second = batch([reused], honest, { index: 2, prev: first.hash });
+    const found = [...c.addBatch(second.stored, second.hash), ...c.checkRecord(item(1))];
+    found.push(...c.checkRecord(reused), ...c.finish().findings);
+    expect(found.map((f) => [f.kind, f.reason, f.seq])).toEqual([["removed", "signed-twice", 2]]);
+    // The same hash signed again (a batch retried after the duplicate window) is not.
+    const d = check();
+    d.addBatch(first.stored, first.hash);
+    const again = batch([item(2, "blocked exec")], honest, { index: 2, prev: first.hash });
+    expect(d.addBatch(again.stored, again.hash)).toEqual([]);
   });
 
   it("a signed record the log no longer holds is removed (not on a filtered walk)", () => {
@@ -163,8 +210,88 @@ describe("coordinator signatures in audit verify", () => {
       const b = batch([item(1), item(2), item(3)]);
       c.addBatch(b.stored, b.hash);
       const found = [...c.checkRecord(item(1)), ...c.checkRecord(item(3))];
-      found.push(...c.finish(3).findings);
+      found.push(...c.finish().findings);
       expect(reasons(found)).toEqual(filtered ? [] : ["signed-record-missing@2"]);
     }
+  });
+
+  describe("crash tails (issue 32)", () => {
+    const DIED = NOW - 2 * GRACE;
+    const inRun = (seq: number, storedAt: number, run = "e1") =>
+      item(seq, `record ${seq}`, { storedAt, signerRun: run });
+    /** Run e1 signed seqs 1-2 in a batch stored at DIED; `later` are then checked. */
+    function afterCrash(later: LogItem[], over: Partial<SignatureBatch> = {}) {
+      const c = check();
+      const b = batch([inRun(1, DIED - 50), inRun(2, DIED - 40)], honest, over, honest, DIED);
+      c.addBatch(b.stored, b.hash);
+      const found = [inRun(1, DIED - 50), inRun(2, DIED - 40), ...later].flatMap((i) =>
+        c.checkRecord(i),
+      );
+      const done = c.finish();
+      return { findings: reasons([...found, ...done.findings]), tails: done.crashTails };
+    }
+
+    it("records a run stored after its last batch, and never signed, are its crash tail", () => {
+      const { findings, tails } = afterCrash([inRun(3, DIED + 2), inRun(5, DIED + 57)]);
+      expect(findings).toEqual([]);
+      expect(tails).toHaveLength(1);
+      expect(tails[0]).toMatchObject({
+        coordinator: "c1",
+        key: honest.publicKey,
+        run: "e1",
+        records: 2,
+        fromSeq: 3,
+        toSeq: 5,
+        seqs: [3, 5],
+      });
+    });
+
+    it("a record claiming the run but stored beyond the window stays unsigned", () => {
+      const { findings, tails } = afterCrash([inRun(3, DIED + 2), inRun(4, DIED + 10_001)]);
+      expect(findings).toEqual(["unsigned-record@4"]);
+      expect(tails.map((t) => t.seqs)).toEqual([[3]]);
+    });
+
+    it("a run that stopped cleanly, or signed later records, has no crash tail", () => {
+      expect(afterCrash([inRun(3, DIED + 2)], { last: true }).findings).toEqual([
+        "unsigned-record@3",
+      ]);
+      const c = check();
+      const first = batch([inRun(1, DIED - 50)], honest, {}, honest, DIED);
+      const second = batch(
+        [inRun(3, DIED + 100)],
+        honest,
+        { index: 2, prev: first.hash },
+        honest,
+        DIED + 300,
+      );
+      c.addBatch(first.stored, first.hash);
+      c.addBatch(second.stored, second.hash);
+      const found = [inRun(1, DIED - 50), inRun(2, DIED + 10), inRun(3, DIED + 100)].flatMap((i) =>
+        c.checkRecord(i),
+      );
+      expect(reasons([...found, ...c.finish().findings])).toEqual(["unsigned-record@2"]);
+    });
+
+    it("a record that names no run, another run, or an untrusted key is no crash tail", () => {
+      const noRun = item(3, "x", { storedAt: DIED + 2 });
+      const otherRun = inRun(4, DIED + 2, "e-unknown");
+      const untrusted = { ...inRun(5, DIED + 2), signer: other.publicKey };
+      expect(afterCrash([noRun, otherRun, untrusted]).findings).toEqual([
+        "unsigned-record@3",
+        "unsigned-record@5",
+        "unsigned-record@4",
+      ]);
+    });
+
+    it("a run that lived on well past a record without signing it leaves no crash tail", () => {
+      const c = check();
+      const b = batch([inRun(1, DIED - 5000)], honest, {}, honest, DIED - 4900);
+      const beat = batch([], honest, { index: 2, prev: b.hash }, honest, DIED);
+      c.addBatch(b.stored, b.hash);
+      c.addBatch(beat.stored, beat.hash);
+      const found = [inRun(1, DIED - 5000), inRun(2, DIED - 4000)].flatMap((i) => c.checkRecord(i));
+      expect(reasons([...found, ...c.finish().findings])).toEqual(["unsigned-record@2"]);
+    });
   });
 });
