@@ -9,8 +9,9 @@
 import { createHash } from "node:crypto";
 import { ApprovalSeverity } from "../catalog/approval.js";
 import { HookbusError, type ValidationIssue } from "../foundation/errors.js";
-import { cedarWasm, describeErrors } from "./wasm.js";
+import { cedarWasm, describeErrors, markPreparsed } from "./wasm.js";
 import { contextKeysOf, type ContextKeys } from "./context-keys.js";
+import { assertCedarLimits } from "./limits.js";
 
 export interface CedarPolicyInfo {
   id: string;
@@ -47,8 +48,12 @@ export interface CedarPolicySet {
 
 const ID_PATTERN = /^[A-Za-z0-9_.:-]{1,128}$/;
 
-/** Parse a policy set; every problem is reported at once (HOOKBUS_INVALID_CEDAR). */
+/**
+ * Parse a policy set; every problem is reported at once (HOOKBUS_INVALID_CEDAR). A set over a
+ * limit is refused with that limit's code before the engine sees it (limits.ts).
+ */
 export function parseCedarPolicySet(text: string, source = "cedar policy set"): CedarPolicySet {
+  assertCedarLimits(text, source);
   const parts = cedarWasm.policySetTextToParts(text);
   if (parts.type === "failure") throw invalid(source, issuesOf("", parts.errors));
   if (parts.policy_templates.length > 0) {
@@ -75,7 +80,9 @@ export function parseCedarPolicySet(text: string, source = "cedar policy set"): 
   const hasPermit = [...policies.values()].some((p) => p.effect === "permit");
   const contextKeys = contextKeysOf([...policies.values()].map((p) => p.text));
   const readsSecrets = contextKeys === "all" || /secrets/i.test(text);
-  return { hash, source, text, policies, hasPermit, engineId, contextKeys, readsSecrets };
+  const set = { hash, source, text, policies, hasPermit, engineId, contextKeys, readsSecrets };
+  markPreparsed(set);
+  return set;
 }
 
 function policyInfo(

@@ -9,8 +9,9 @@
  * the set's own text (6 hooks × 2 resource types × the resources its policies name), which
  * matters because the bindings cannot free a pre-parsed set.
  */
+import { HookbusError } from "../foundation/errors.js";
 import type { CedarPolicySet } from "./policy-set.js";
-import { cedarWasm, type EntityUidJson } from "./wasm.js";
+import { cedarWasm, isPreparsed, markPreparsed, type EntityUidJson } from "./wasm.js";
 
 interface Scope {
   id: string;
@@ -40,6 +41,7 @@ export function engineIdFor(
   resource: EntityUidJson,
 ): string {
   const index = indexFor(set);
+  if (!isPreparsed(set)) preparseAgain(set, index);
   const act = uidOf(action);
   const res = uidOf(resource);
   if (act === undefined || res === undefined) return set.engineId;
@@ -57,6 +59,20 @@ export function engineIdFor(
   }
   index.subsets.set(key, engineId);
   return engineId;
+}
+
+/**
+ * A trapped engine was replaced (wasm.ts): the set and its sub-sets are not in the new instance.
+ * Parse the whole set into it again (bounded by the set limits) and the sub-sets on demand.
+ */
+function preparseAgain(set: CedarPolicySet, index: ScopeIndex): void {
+  index.subsets.clear();
+  const staticPolicies = Object.fromEntries([...set.policies].map(([id, p]) => [id, p.text]));
+  const parsed = cedarWasm.preparsePolicySet(set.engineId, { staticPolicies });
+  if (parsed.type === "failure") {
+    throw new HookbusError("HOOKBUS_POLICY_ERROR", `${set.source} no longer pre-parses`);
+  }
+  markPreparsed(set);
 }
 
 function applies(scope: Scope, action: string, resource: { type: string; id: string }): boolean {
