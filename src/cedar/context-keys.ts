@@ -5,16 +5,25 @@
  * reads. Conservative: any use of `context` other than reading a named attribute (`context ==`,
  * `context in`, passing it whole) keeps the whole context.
  */
-import { cedarWasm } from "./wasm.js";
+import { cedarWasm, type PolicyJson } from "./wasm.js";
 
 export type ContextKeys = ReadonlySet<string> | "all";
 
 export function contextKeysOf(policyTexts: readonly string[]): ContextKeys {
-  const keys = new Set<string>();
+  const json: PolicyJson[] = [];
   for (const text of policyTexts) {
-    const json = cedarWasm.policyToJson(text);
-    if (json.type === "failure") return "all";
-    for (const clause of json.json.conditions) {
+    const answer = cedarWasm.policyToJson(text);
+    if (answer.type === "failure") return "all";
+    json.push(answer.json);
+  }
+  return contextKeysOfJson(json);
+}
+
+/** The same, from the policies' JSON (already computed by whoever parsed the set). */
+export function contextKeysOfJson(policies: readonly PolicyJson[]): ContextKeys {
+  const keys = new Set<string>();
+  for (const policy of policies) {
+    for (const clause of policy.conditions) {
       if (!collect(clause.body, keys)) return "all";
     }
   }

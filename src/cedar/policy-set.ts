@@ -9,8 +9,15 @@
 import { createHash } from "node:crypto";
 import { ApprovalSeverity } from "../catalog/approval.js";
 import { HookbusError, type ValidationIssue } from "../foundation/errors.js";
-import { cedarWasm, describeErrors, markPreparsed } from "./wasm.js";
-import { contextKeysOf, type ContextKeys } from "./context-keys.js";
+import {
+  cedarWasm,
+  describeErrors,
+  markPreparsed,
+  type PolicyJson,
+  type PolicyToJsonAnswer,
+} from "./wasm.js";
+import { contextKeysOfJson, type ContextKeys } from "./context-keys.js";
+import { indexScopes } from "./scope-index.js";
 import { assertCedarLimits } from "./limits.js";
 
 export interface CedarPolicyInfo {
@@ -61,15 +68,32 @@ export function parseCedarPolicySet(text: string, source = "cedar policy set"): 
       { path: "", rule: "cedar_template", message: "policy templates are not supported" },
     ]);
   }
+  const answers = parts.policies.map((policyText) => cedarWasm.policyToJson(policyText));
+  return buildCedarPolicySet(text, source, parts.policies, answers);
+}
+
+/**
+ * A set from its text already split into policies and their JSON (by this thread's engine, or by
+ * load-worker.ts off the decision path): all that is left for the engine is pre-parsing the set.
+ */
+export function buildCedarPolicySet(
+  text: string,
+  source: string,
+  texts: readonly string[],
+  answers: readonly PolicyToJsonAnswer[],
+): CedarPolicySet {
   const issues: ValidationIssue[] = [];
   const policies = new Map<string, CedarPolicyInfo>();
-  parts.policies.forEach((policyText, index) => {
-    const info = policyInfo(policyText, index, issues);
-    if (info === undefined) return;
+  const json: PolicyJson[] = [];
+  texts.forEach((policyText, index) => {
+    const answer = answers[index];
+    const info = answer && policyInfo(policyText, answer, index, issues);
+    if (info === undefined || answer?.type !== "success") return;
     if (policies.has(info.id)) {
       issues.push({ path: info.id, rule: "duplicate_id", message: `@id("${info.id}") repeats` });
     }
     policies.set(info.id, info);
+    json.push(answer.json);
   });
   if (issues.length > 0) throw invalid(source, issues);
   const hash = `sha256:${createHash("sha256").update(text).digest("hex")}`;
@@ -78,19 +102,20 @@ export function parseCedarPolicySet(text: string, source = "cedar policy set"): 
   const parsed = cedarWasm.preparsePolicySet(engineId, { staticPolicies });
   if (parsed.type === "failure") throw invalid(source, issuesOf("", parsed.errors));
   const hasPermit = [...policies.values()].some((p) => p.effect === "permit");
-  const contextKeys = contextKeysOf([...policies.values()].map((p) => p.text));
+  const contextKeys = contextKeysOfJson(json);
   const readsSecrets = contextKeys === "all" || /secrets/i.test(text);
   const set = { hash, source, text, policies, hasPermit, engineId, contextKeys, readsSecrets };
   markPreparsed(set);
+  indexScopes(set, json);
   return set;
 }
 
 function policyInfo(
   text: string,
+  json: PolicyToJsonAnswer,
   index: number,
   issues: ValidationIssue[],
 ): CedarPolicyInfo | undefined {
-  const json = cedarWasm.policyToJson(text);
   if (json.type === "failure") {
     issues.push(...issuesOf(`policy${index}`, json.errors));
     return undefined;

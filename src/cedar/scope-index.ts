@@ -10,8 +10,20 @@
  * matters because the bindings cannot free a pre-parsed set.
  */
 import { HookbusError } from "../foundation/errors.js";
-import type { CedarPolicySet } from "./policy-set.js";
-import { cedarWasm, isPreparsed, markPreparsed, type EntityUidJson } from "./wasm.js";
+import {
+  cedarWasm,
+  isPreparsed,
+  markPreparsed,
+  type EntityUidJson,
+  type PolicyJson,
+} from "./wasm.js";
+
+/** What the index reads of a set (policy-set.ts's CedarPolicySet, which builds the index). */
+interface CedarPolicySet {
+  readonly source: string;
+  readonly engineId: string;
+  readonly policies: ReadonlyMap<string, { readonly id: string; readonly text: string }>;
+}
 
 interface Scope {
   id: string;
@@ -82,23 +94,39 @@ function applies(scope: Scope, action: string, resource: { type: string; id: str
   return eq === undefined || (eq.type === resource.type && eq.id === resource.id);
 }
 
+/** Builds the set's index from its policies' JSON (in the set's order), with no engine call. */
+export function indexScopes(set: CedarPolicySet, json: readonly PolicyJson[]): void {
+  const scopes = [...set.policies.values()].map((p, i) => {
+    const policy = json[i];
+    return policy === undefined ? { id: p.id, text: p.text } : scopeOfJson(p.id, p.text, policy);
+  });
+  indexes.set(set, indexOf(scopes));
+}
+
 function indexFor(set: CedarPolicySet): ScopeIndex {
   let index = indexes.get(set);
   if (index !== undefined) return index;
-  const scopes = [...set.policies.values()].map((p) => scopeOf(p.id, p.text));
-  const named = new Set(
-    scopes.flatMap((s) => (s.resourceEq ? [`${s.resourceEq.type}::${s.resourceEq.id}`] : [])),
-  );
-  index = { scopes, named, subsets: new Map() };
+  index = indexOf([...set.policies.values()].map((p) => scopeOf(p.id, p.text)));
   indexes.set(set, index);
   return index;
 }
 
+function indexOf(scopes: Scope[]): ScopeIndex {
+  const named = new Set(
+    scopes.flatMap((s) => (s.resourceEq ? [`${s.resourceEq.type}::${s.resourceEq.id}`] : [])),
+  );
+  return { scopes, named, subsets: new Map() };
+}
+
 function scopeOf(id: string, text: string): Scope {
-  const scope: Scope = { id, text };
   const json = cedarWasm.policyToJson(text);
-  if (json.type === "failure") return scope; // parsed before: never expected; keep it everywhere
-  const { action, resource } = json.json;
+  if (json.type === "failure") return { id, text }; // parsed before: never expected; kept everywhere
+  return scopeOfJson(id, text, json.json);
+}
+
+function scopeOfJson(id: string, text: string, json: PolicyJson): Scope {
+  const scope: Scope = { id, text };
+  const { action, resource } = json;
   if (action.op === "==" && "entity" in action) {
     const uid = uidOf(action.entity);
     if (uid?.type === "Action") scope.action = uid.id;

@@ -28,6 +28,8 @@ export type {
   DetailedError,
   EntityJson,
   EntityUidJson,
+  PolicyJson,
+  PolicyToJsonAnswer,
   ValidationAnswer,
 } from "@cedar-policy/cedar-wasm/nodejs";
 
