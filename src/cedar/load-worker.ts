@@ -28,7 +28,8 @@ export type LoadReply =
       id: number;
       type: "loaded";
       policies: string[];
-      json: unknown[];
+      /** Each policy's JSON (Cedar's answer, as is). */
+      json: CedarBindings.PolicyToJsonAnswer[];
       /** Type errors by policy position (`p<N>`), Cedar's messages. */
       typeErrors: { position: number; message: string }[];
       ms: number;
@@ -87,10 +88,7 @@ function load(request: LoadRequest): LoadReply {
   if (parts.policy_templates.length > 0) {
     return { id: request.id, type: "invalid", messages: ["policy templates are not supported"] };
   }
-  const json = parts.policies.map((text) => {
-    const answer = cedar.policyToJson(text);
-    return answer.type === "success" ? answer.json : { failure: lines(answer.errors) };
-  });
+  const json = parts.policies.map((text) => cedar.policyToJson(text));
   const typeErrors = typeErrorsOf(parts.policies);
   if (typeErrors.length === 0) firstEvaluation(parts.policies, request.id);
   const ms = performance.now() - startedAt;
