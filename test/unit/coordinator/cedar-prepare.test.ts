@@ -1,6 +1,6 @@
 /**
  * A revision's Cedar sets are parsed when the revision comes into force (CedarEvaluator.prepare,
- * called by the coordinator's registry watch), never on a call: parsing costs the engine tens to
+ * called by the coordinator's registry watch, in the load thread), never on a call: parsing costs the engine tens to
  * hundreds of milliseconds per set, and a call running under an older revision must not make the
  * sets in force be parsed again.
  */
@@ -44,27 +44,29 @@ describe("Cedar sets are prepared with their revision", () => {
   it("parses every set once, keeps a set that fails as its error, and a call parses nothing", async () => {
     const cedar = new CedarEvaluator(new MemorySessionFactStore());
     const rev1 = snapshot(1, { rm: NO_RM, typo: ILL_TYPED });
-    expect(cedar.prepare(rev1)).toMatchObject({ loaded: 2, failed: ["typo"] });
+    expect(await cedar.prepare(rev1)).toMatchObject({ loaded: 2, failed: ["typo"] });
 
     const outcomes = await cedar.evaluate(cedarOf(rev1), call, rev1);
     expect(outcomes.map((o) => [o.policy, o.status])).toEqual([
       ["rm", "ok"],
       ["typo", "error"],
     ]);
-    expect(cedar.prepare(rev1).loaded).toBe(0);
+    expect((await cedar.prepare(rev1)).loaded).toBe(0);
+    await cedar.close();
   });
 
   it("a call under an older revision does not make the sets in force be parsed again", async () => {
     const cedar = new CedarEvaluator(new MemorySessionFactStore());
     const rev1 = snapshot(1, { rm: NO_RM });
     const rev2 = snapshot(2, { send: NO_SEND });
-    cedar.prepare(rev1);
-    expect(cedar.prepare(rev2)).toMatchObject({ loaded: 1, failed: [] });
+    await cedar.prepare(rev1);
+    expect(await cedar.prepare(rev2)).toMatchObject({ loaded: 1, failed: [] });
 
     await cedar.evaluate(cedarOf(rev1), call, rev1); // still running under revision 1
-    expect(cedar.prepare(rev2).loaded).toBe(0);
+    expect((await cedar.prepare(rev2)).loaded).toBe(0);
     // A newer revision forgets what it no longer uses (bounded by the registry).
-    cedar.prepare(snapshot(3, { send: NO_SEND }));
-    expect(cedar.prepare(snapshot(4, { rm: NO_RM })).loaded).toBe(1);
+    await cedar.prepare(snapshot(3, { send: NO_SEND }));
+    expect((await cedar.prepare(snapshot(4, { rm: NO_RM }))).loaded).toBe(1);
+    await cedar.close();
   });
 });
