@@ -89,21 +89,27 @@ export function cedarLimitError(
   );
 }
 
+const OPEN = new Set([0x28, 0x5b, 0x7b]); // ( [ {
+const CLOSE = new Set([0x29, 0x5d, 0x7d]); // ) ] }
+const QUOTE = 0x22;
+const SLASH = 0x2f;
+const SEMICOLON = 0x3b;
+
 /** Reads one token (or skips one string, comment or blank) from `i`; returns where the next starts. */
 function step(text: string, i: number, scan: Scan): number {
-  const c = text[i] as string;
-  if (c === '"') return skipString(text, i);
-  if (c === "/" && text[i + 1] === "/") return skipLine(text, i);
-  if (c === "(" || c === "[" || c === "{") {
+  const c = text.charCodeAt(i);
+  if (c === QUOTE) return skipString(text, i);
+  if (c === SLASH && text.charCodeAt(i + 1) === SLASH) return skipLine(text, i);
+  if (OPEN.has(c)) {
     scan.depth++;
     if (scan.depth > scan.maxDepth) scan.maxDepth = scan.depth;
     return i + 1;
   }
-  if (c === ")" || c === "]" || c === "}") {
+  if (CLOSE.has(c)) {
     scan.depth = Math.max(0, scan.depth - 1);
     return i + 1;
   }
-  if (c === ";" && scan.depth === 0) {
+  if (c === SEMICOLON && scan.depth === 0) {
     endPolicy(scan);
     scan.rules++;
     return i + 1;
@@ -113,7 +119,7 @@ function step(text: string, i: number, scan: Scan): number {
     scan.terms++;
     return i + 2;
   }
-  if (ONE_CHAR_OPERATORS.has(c)) scan.terms++;
+  if (ONE_CHAR_OPERATORS.has(text[i] as string)) scan.terms++;
   return i + 1;
 }
 
@@ -133,10 +139,14 @@ function endPolicy(scan: Scan): void {
   scan.terms = 0;
 }
 
-/** Past the closing quote (or the end of the text); `\` escapes the next character. */
+/** Past the closing quote (or the end of the text); `\\` escapes the next character. */
 function skipString(text: string, i: number): number {
   let j = i + 1;
-  while (j < text.length && text[j] !== '"') j += text[j] === "\\" ? 2 : 1;
+  while (j < text.length) {
+    const c = text.charCodeAt(j);
+    if (c === QUOTE) break;
+    j += c === 0x5c ? 2 : 1;
+  }
   return j + 1;
 }
 
@@ -145,18 +155,18 @@ function skipLine(text: string, i: number): number {
   return end === -1 ? text.length : end + 1;
 }
 
-function isWordStart(c: string): boolean {
-  return (c >= "a" && c <= "z") || (c >= "A" && c <= "Z") || c === "_";
+function isWordStart(c: number): boolean {
+  return (c >= 0x61 && c <= 0x7a) || (c >= 0x41 && c <= 0x5a) || c === 0x5f; // a-z A-Z _
 }
 
-function isWordChar(c: string | undefined): boolean {
-  return c !== undefined && (isWordStart(c) || (c >= "0" && c <= "9"));
+function isWordChar(c: number): boolean {
+  return isWordStart(c) || (c >= 0x30 && c <= 0x39);
 }
 
 function readWord(text: string, i: number, scan: Scan): number {
   let j = i + 1;
-  while (isWordChar(text[j])) j++;
-  if (WORD_OPERATORS.has(text.slice(i, j))) scan.terms++;
+  while (j < text.length && isWordChar(text.charCodeAt(j))) j++;
+  if (j - i <= 4 && WORD_OPERATORS.has(text.slice(i, j))) scan.terms++;
   return j;
 }
 

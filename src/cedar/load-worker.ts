@@ -59,10 +59,11 @@ function typeErrorsOf(policies: string[]): { position: number; message: string }
 }
 
 /** One evaluation per hook against an empty context: a set whose evaluation traps, traps here. */
-function firstEvaluation(policies: string[], id: number): void {
+function firstEvaluation(policies: string[], id: number): string[] {
   const setId = `load:${id}`;
   const staticPolicies = Object.fromEntries(policies.map((text, i) => [`p${i}`, text]));
-  if (cedar.preparsePolicySet(setId, { staticPolicies }).type === "failure") return;
+  const parsed = cedar.preparsePolicySet(setId, { staticPolicies });
+  if (parsed.type === "failure") return lines(parsed.errors);
   for (const hook of hooks) {
     for (const resource of [
       { type: "Tool", id: "load" },
@@ -78,6 +79,7 @@ function firstEvaluation(policies: string[], id: number): void {
       });
     }
   }
+  return [];
 }
 
 function load(request: LoadRequest): LoadReply {
@@ -90,7 +92,8 @@ function load(request: LoadRequest): LoadReply {
   }
   const json = parts.policies.map((text) => cedar.policyToJson(text));
   const typeErrors = typeErrorsOf(parts.policies);
-  if (typeErrors.length === 0) firstEvaluation(parts.policies, request.id);
+  const unparsed = typeErrors.length === 0 ? firstEvaluation(parts.policies, request.id) : [];
+  if (unparsed.length > 0) return { id: request.id, type: "invalid", messages: unparsed };
   const ms = performance.now() - startedAt;
   return { id: request.id, type: "loaded", policies: parts.policies, json, typeErrors, ms };
 }

@@ -2,9 +2,10 @@
  * Loading a Cedar set without holding the thread that decides calls. The set is measured against
  * the limits here (one loop, microseconds), then split, turned into JSON, type-checked and
  * evaluated once in a worker thread (load-worker.ts) with its own engine instance, under a time
- * budget. Only what cannot be handed across threads is done here: pre-parsing the set into this
- * thread's engine, bounded by the limits (docs/cedar.md, "An engine that cannot be broken", has the
- * measurements). A set that traps the worker's engine, or runs past the budget, ends that worker
+ * budget. What is left for this thread is plain JavaScript over the answer (ids, annotations,
+ * context keys, scopes); pre-parsing into this thread's engine, which cannot be handed across
+ * threads, happens on first need and only for the sub-sets calls need (scope-index.ts; docs/cedar.md,
+ * "An engine that cannot be broken", has the measurements). A set that traps the worker's engine, or runs past the budget, ends that worker
  * (the next set gets a fresh one) and is refused with its own code; no engine here ever saw it.
  */
 import { Worker } from "node:worker_threads";
@@ -55,7 +56,7 @@ export class CedarSetLoader {
     }
     const typeIssues = typeIssuesOf(reply);
     if (typeIssues.length > 0) throw invalid(source, typeIssues);
-    return buildCedarPolicySet(text, source, reply.policies, reply.json);
+    return buildCedarPolicySet(text, source, reply.policies, reply.json, false);
   }
 
   /** Load threads ended by a trap or the budget (for tests and metrics). */

@@ -74,13 +74,17 @@ export function parseCedarPolicySet(text: string, source = "cedar policy set"): 
 
 /**
  * A set from its text already split into policies and their JSON (by this thread's engine, or by
- * load-worker.ts off the decision path): all that is left for the engine is pre-parsing the set.
+ * load-worker.ts off the decision path). `preparse: false` (the load thread already pre-parsed it
+ * once, so it does): the set is pre-parsed into this thread's engine on first need, only the
+ * sub-sets calls need (scope-index.ts), since pre-parsing costs ~40 µs per policy (more on a
+ * busy machine) of the thread that decides calls.
  */
 export function buildCedarPolicySet(
   text: string,
   source: string,
   texts: readonly string[],
   answers: readonly PolicyToJsonAnswer[],
+  preparse = true,
 ): CedarPolicySet {
   const issues: ValidationIssue[] = [];
   const policies = new Map<string, CedarPolicyInfo>();
@@ -98,14 +102,16 @@ export function buildCedarPolicySet(
   if (issues.length > 0) throw invalid(source, issues);
   const hash = `sha256:${createHash("sha256").update(text).digest("hex")}`;
   const engineId = `hookbus:${hash}`;
-  const staticPolicies = Object.fromEntries([...policies].map(([id, p]) => [id, p.text]));
-  const parsed = cedarWasm.preparsePolicySet(engineId, { staticPolicies });
-  if (parsed.type === "failure") throw invalid(source, issuesOf("", parsed.errors));
+  if (preparse) {
+    const staticPolicies = Object.fromEntries([...policies].map(([id, p]) => [id, p.text]));
+    const parsed = cedarWasm.preparsePolicySet(engineId, { staticPolicies });
+    if (parsed.type === "failure") throw invalid(source, issuesOf("", parsed.errors));
+  }
   const hasPermit = [...policies.values()].some((p) => p.effect === "permit");
   const contextKeys = contextKeysOfJson(json);
   const readsSecrets = contextKeys === "all" || /secrets/i.test(text);
   const set = { hash, source, text, policies, hasPermit, engineId, contextKeys, readsSecrets };
-  markPreparsed(set);
+  if (preparse) markPreparsed(set);
   indexScopes(set, json);
   return set;
 }

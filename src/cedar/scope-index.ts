@@ -12,6 +12,7 @@
 import { HookbusError } from "../foundation/errors.js";
 import {
   cedarWasm,
+  engineGeneration,
   isPreparsed,
   markPreparsed,
   type EntityUidJson,
@@ -42,6 +43,8 @@ interface ScopeIndex {
   named: Set<string>;
   /** Engine ids of the sub-sets pre-parsed so far, by key. */
   subsets: Map<string, string>;
+  /** The engine instance they were pre-parsed into (wasm.ts replaces one that traps). */
+  generation: number;
 }
 
 const indexes = new WeakMap<CedarPolicySet, ScopeIndex>();
@@ -53,7 +56,21 @@ export function engineIdFor(
   resource: EntityUidJson,
 ): string {
   const index = indexFor(set);
-  if (!isPreparsed(set)) preparseAgain(set, index);
+  if (index.generation !== engineGeneration()) {
+    index.subsets.clear(); // a trapped engine was replaced: none of them is in the new one
+    index.generation = engineGeneration();
+  }
+  const engineId = subsetFor(set, index, action, resource);
+  if (engineId === set.engineId && !isPreparsed(set)) preparseWhole(set);
+  return engineId;
+}
+
+function subsetFor(
+  set: CedarPolicySet,
+  index: ScopeIndex,
+  action: EntityUidJson,
+  resource: EntityUidJson,
+): string {
   const act = uidOf(action);
   const res = uidOf(resource);
   if (act === undefined || res === undefined) return set.engineId;
@@ -74,11 +91,11 @@ export function engineIdFor(
 }
 
 /**
- * A trapped engine was replaced (wasm.ts): the set and its sub-sets are not in the new instance.
- * Parse the whole set into it again (bounded by the set limits) and the sub-sets on demand.
+ * The whole set, when a request needs it and it is not in the engine: a set loaded off the
+ * decision path (loader.ts) is pre-parsed here on first need, sub-set by sub-set, and a set
+ * pre-parsed before a trap replaced the engine (wasm.ts) is parsed again. Bounded by the limits.
  */
-function preparseAgain(set: CedarPolicySet, index: ScopeIndex): void {
-  index.subsets.clear();
+function preparseWhole(set: CedarPolicySet): void {
   const staticPolicies = Object.fromEntries([...set.policies].map(([id, p]) => [id, p.text]));
   const parsed = cedarWasm.preparsePolicySet(set.engineId, { staticPolicies });
   if (parsed.type === "failure") {
@@ -115,7 +132,7 @@ function indexOf(scopes: Scope[]): ScopeIndex {
   const named = new Set(
     scopes.flatMap((s) => (s.resourceEq ? [`${s.resourceEq.type}::${s.resourceEq.id}`] : [])),
   );
-  return { scopes, named, subsets: new Map() };
+  return { scopes, named, subsets: new Map(), generation: engineGeneration() };
 }
 
 function scopeOf(id: string, text: string): Scope {
