@@ -5,8 +5,9 @@
  * call of another session back to back, first for 2 s under a registry of one small set, then
  * while a registry adding a RULES-rule set (default 5,000) is stored straight into the bucket (as
  * `registry apply` would not: it refuses sets over the limits) until the coordinator has it in
- * force, and 1 s more. The LAST line is machine-readable:
- *   cedar-stall: rules=… load_ms=… baseline_p50_ms=… baseline_max_ms=… during_p50_ms=… during_max_ms=… calls_during=…
+ * force, and 1 s more. `npx tsx bench/cedar-stall.ts 1000 unscoped`: rules that every call must
+ * read (the whole set is pre-parsed by the first call). The LAST line is machine-readable:
+ *   cedar-stall: rules=… shape=… load_ms=… baseline_p50_ms=… baseline_max_ms=… during_p50_ms=… during_max_ms=… calls_during=…
  */
 import { findNatsServer } from "../src/testing/nats.js";
 import { HookbusClient } from "../src/agent/index.js";
@@ -16,14 +17,16 @@ import { RegistryStore } from "../src/registry/store.js";
 import { connect } from "@nats-io/transport-node";
 
 const RULES = Number(process.argv[2] ?? 5000);
+/** `scoped`: each rule names its tool in the scope; `unscoped`: in the condition (every call reads all). */
+const SHAPE = process.argv[3] === "unscoped" ? "unscoped" : "scoped";
 const namespace = `stall${Date.now()}`;
 const GUARD = `@id("no-exec") forbid (principal, action == Action::"before_tool_call", resource == Tool::"exec");`;
 
 function bigSet(rules: number): string {
-  return Array.from(
-    { length: rules },
-    (_, i) =>
-      `@id("r${i}") forbid (principal, action == Action::"before_tool_call", resource == Tool::"tool${i}") when { context.call.paramsText like "*x${i}*" };`,
+  return Array.from({ length: rules }, (_, i) =>
+    SHAPE === "scoped"
+      ? `@id("r${i}") forbid (principal, action == Action::"before_tool_call", resource == Tool::"tool${i}") when { context.call.paramsText like "*x${i}*" };`
+      : `@id("r${i}") forbid (principal, action == Action::"before_tool_call", resource is Tool) when { resource.name == "tool${i}" && context.call.paramsText like "*x${i}*" };`,
   ).join("\n");
 }
 
@@ -83,7 +86,7 @@ async function main(): Promise<void> {
   const b = summary(baseline);
   const d = summary(during);
   process.stdout.write(
-    `cedar-stall: rules=${RULES} load_ms=${loadMs?.toFixed(0)} baseline_p50_ms=${b.p50.toFixed(2)} baseline_max_ms=${b.max.toFixed(1)} during_p50_ms=${d.p50.toFixed(2)} during_max_ms=${d.max.toFixed(1)} calls_during=${during.length}\n`,
+    `cedar-stall: rules=${RULES} shape=${SHAPE} load_ms=${loadMs?.toFixed(0)} baseline_p50_ms=${b.p50.toFixed(2)} baseline_max_ms=${b.max.toFixed(1)} during_p50_ms=${d.p50.toFixed(2)} during_max_ms=${d.max.toFixed(1)} calls_during=${during.length}\n`,
   );
   await client.close();
   await coordinator.stop();
