@@ -126,7 +126,7 @@ const hostileSet = fc.oneof(
     .map((d) => rule(`${"[".repeat(d)}"zz"${"]".repeat(d)} == resource.name`)),
   fc
     .integer({ min: 1, max: 200 })
-    .map((d) => rule(`${"{a: ".repeat(d)}1${"}".repeat(d)} == {a: 1}`)),
+    .map((d) => rule(`${"{a: ".repeat(d)}1${"}".repeat(d)} == {b: 1}`)),
   fc
     .tuple(fc.integer({ min: 1, max: 700 }), fc.constantFrom("||", "&&"))
     .map(([n, op]) => rule(chain(n, op))),
