@@ -11,6 +11,7 @@ import type { ModifyingHookName } from "../catalog/catalog.js";
 import { SEVERITY_ORDER, type ApprovalSeverity } from "../catalog/approval.js";
 import type { CedarPolicyInfo, CedarPolicySet } from "./policy-set.js";
 import { cedarRequests, type CedarRequest, type RequestInput } from "./request.js";
+import { isHookbusError } from "../foundation/errors.js";
 import { cedarWasm, describeErrors, isEngineTrapError } from "./wasm.js";
 import { pruneContext } from "./context-keys.js";
 import { engineIdFor } from "./scope-index.js";
@@ -45,10 +46,15 @@ export function evaluateCedar(set: CedarPolicySet, input: RequestInput): CedarEv
   try {
     return evaluateSet(set, input);
   } catch (error) {
-    if (!isEngineTrapError(error)) throw error;
-    const message = `cedar: ${(error as Error).message}; this set answers an error until it changes`;
-    trapped.set(set, message);
-    return trapEvaluation(message);
+    if (isEngineTrapError(error)) {
+      const message = `cedar: ${(error as Error).message}; this set answers an error until it changes`;
+      trapped.set(set, message);
+      return trapEvaluation(message);
+    }
+    // A coded failure of this set (a sub-set that no longer pre-parses): its failure mode decides.
+    if (!isHookbusError(error)) throw error;
+    const failure = { code: error.code, message: `cedar: ${error.message}` };
+    return { status: "error", error: failure, decidedBy: [] };
   }
 }
 
