@@ -5,6 +5,7 @@
  * sets in force be parsed again.
  */
 import { describe, expect, it } from "vitest";
+import { CedarSetLoader } from "../../../src/cedar/loader.js";
 import { MemorySessionFactStore } from "../../../src/cedar/session-facts.js";
 import { CedarEvaluator, type CedarCall } from "../../../src/coordinator/cedar-evaluator.js";
 import { parseRegistryDocument, type RegistryPolicy } from "../../../src/registry/document.js";
@@ -68,5 +69,25 @@ describe("Cedar sets are prepared with their revision", () => {
     await cedar.prepare(snapshot(3, { send: NO_SEND }));
     expect((await cedar.prepare(snapshot(4, { rm: NO_RM }))).loaded).toBe(1);
     await cedar.close();
+  });
+
+  it("a set over a limit or past the load budget answers its own code; its failure mode decides", async () => {
+    const deep = `forbid (principal, action, resource) when { ${"(".repeat(40)}true${")".repeat(40)} };`;
+    const cedar = new CedarEvaluator(new MemorySessionFactStore());
+    const rev = snapshot(1, { rm: NO_RM, deep });
+    expect(await cedar.prepare(rev)).toMatchObject({ failed: ["deep"] });
+    const outcomes = await cedar.evaluate(cedarOf(rev), call, rev);
+    expect(outcomes.map((o) => [o.policy, o.status, o.error?.code])).toEqual([
+      ["rm", "ok", undefined],
+      ["deep", "error", "HOOKBUS_CEDAR_TOO_DEEP"],
+    ]);
+    await cedar.close();
+
+    const hurried = new CedarEvaluator(new MemorySessionFactStore(), new CedarSetLoader(1));
+    const slow = snapshot(1, { rm: NO_RM });
+    expect(await hurried.prepare(slow)).toMatchObject({ failed: ["rm"] });
+    const [outcome] = await hurried.evaluate(cedarOf(slow), call, slow);
+    expect(outcome?.error?.code).toBe("HOOKBUS_CEDAR_LOAD_TIMEOUT");
+    await hurried.close();
   });
 });
