@@ -75,6 +75,10 @@ export class CedarSetLoader {
       workerData: { schema: cedarSchema(), hooks: MODIFYING_HOOK_NAMES },
     });
     worker.unref(); // an idle loader never keeps the process alive
+    // A thread that ends between sets (killed, out of memory) is not asked again.
+    worker.once("exit", () => {
+      if (this.worker === worker) this.worker = undefined;
+    });
     this.worker = worker;
     return worker;
   }
