@@ -5,6 +5,7 @@
  * every set is reported at once, with its line and column.
  */
 import { HookbusError, isHookbusError, type ValidationIssue } from "../foundation/errors.js";
+import { cedarLimitError, cedarLimitIssues, type CedarLimitIssue } from "./limits.js";
 import { parseCedarPolicySet, type CedarPolicySet } from "./policy-set.js";
 import { lintCedarSet } from "./lint.js";
 import { locatedSyntaxIssues } from "./locate.js";
@@ -18,8 +19,12 @@ export interface CedarEntry {
   hooks?: readonly string[] | undefined;
 }
 
-/** The parsed sets by policy name; throws HOOKBUS_INVALID_CEDAR naming each bad policy. */
+/**
+ * The parsed sets by policy name; throws HOOKBUS_INVALID_CEDAR naming each bad policy. A set over
+ * a limit (limits.ts) is refused first, with that limit's own code, before any set is parsed.
+ */
 export function checkCedarEntries(entries: readonly CedarEntry[]): Map<string, CedarPolicySet> {
+  assertEntryLimits(entries);
   const issues: ValidationIssue[] = [];
   const sets = new Map<string, CedarPolicySet>();
   for (const entry of entries) {
@@ -42,4 +47,12 @@ export function checkCedarEntries(entries: readonly CedarEntry[]): Map<string, C
     throw new HookbusError("HOOKBUS_INVALID_CEDAR", `Cedar policies refused:\n${list}`, { issues });
   }
   return sets;
+}
+
+function assertEntryLimits(entries: readonly CedarEntry[]): void {
+  const issues: CedarLimitIssue[] = entries.flatMap((entry) =>
+    cedarLimitIssues(entry.cedar).map((i) => ({ ...i, path: `${entry.name}: ${i.path}` })),
+  );
+  const error = cedarLimitError(issues, "Cedar policies");
+  if (error !== undefined) throw error;
 }

@@ -11,7 +11,8 @@ import type { ModifyingHookName } from "../catalog/catalog.js";
 import { SEVERITY_ORDER, type ApprovalSeverity } from "../catalog/approval.js";
 import type { CedarPolicyInfo, CedarPolicySet } from "./policy-set.js";
 import { cedarRequests, type CedarRequest, type RequestInput } from "./request.js";
-import { cedarWasm, describeErrors } from "./wasm.js";
+import { isHookbusError } from "../foundation/errors.js";
+import { cedarWasm, describeErrors, isEngineTrapError } from "./wasm.js";
 import { pruneContext } from "./context-keys.js";
 import { engineIdFor } from "./scope-index.js";
 
@@ -32,7 +33,36 @@ interface RequestAnswer {
   errors: string[];
 }
 
+/**
+ * Sets the engine trapped on (wasm.ts): they answer this error from then on without reaching the
+ * engine again, so a set that can trap it fails by its own failure mode, once, and every other
+ * set goes on being decided by a fresh instance.
+ */
+const trapped = new WeakMap<CedarPolicySet, string>();
+
 export function evaluateCedar(set: CedarPolicySet, input: RequestInput): CedarEvaluation {
+  const trap = trapped.get(set);
+  if (trap !== undefined) return trapEvaluation(trap);
+  try {
+    return evaluateSet(set, input);
+  } catch (error) {
+    if (isEngineTrapError(error)) {
+      const message = `cedar: ${(error as Error).message}; this set answers an error until it changes`;
+      trapped.set(set, message);
+      return trapEvaluation(message);
+    }
+    // A coded failure of this set (a sub-set that no longer pre-parses): its failure mode decides.
+    if (!isHookbusError(error)) throw error;
+    const failure = { code: error.code, message: `cedar: ${error.message}` };
+    return { status: "error", error: failure, decidedBy: [] };
+  }
+}
+
+function trapEvaluation(message: string): CedarEvaluation {
+  return { status: "error", error: { code: "HOOKBUS_CEDAR_ENGINE_TRAP", message }, decidedBy: [] };
+}
+
+function evaluateSet(set: CedarPolicySet, input: RequestInput): CedarEvaluation {
   // Spelled out, not `{ ...input, findSecrets: false }` (a spread then a property: microseconds
   // on Node 20's V8, docs/performance.md); the builders read only these fields.
   const requests = cedarRequests(

@@ -9,8 +9,16 @@
 import { cedarSetHash } from "./set-hash.js";
 import { ApprovalSeverity } from "../catalog/approval.js";
 import { HookbusError, type ValidationIssue } from "../foundation/errors.js";
-import { cedarWasm, describeErrors } from "./wasm.js";
-import { contextKeysOf, type ContextKeys } from "./context-keys.js";
+import {
+  cedarWasm,
+  describeErrors,
+  markPreparsed,
+  type PolicyJson,
+  type PolicyToJsonAnswer,
+} from "./wasm.js";
+import { contextKeysOfJson, type ContextKeys } from "./context-keys.js";
+import { indexScopes } from "./scope-index.js";
+import { assertCedarLimits } from "./limits.js";
 
 export interface CedarPolicyInfo {
   id: string;
@@ -47,8 +55,12 @@ export interface CedarPolicySet {
 
 const ID_PATTERN = /^[A-Za-z0-9_.:-]{1,128}$/;
 
-/** Parse a policy set; every problem is reported at once (HOOKBUS_INVALID_CEDAR). */
+/**
+ * Parse a policy set; every problem is reported at once (HOOKBUS_INVALID_CEDAR). A set over a
+ * limit is refused with that limit's code before the engine sees it (limits.ts).
+ */
 export function parseCedarPolicySet(text: string, source = "cedar policy set"): CedarPolicySet {
+  assertCedarLimits(text, source);
   const parts = cedarWasm.policySetTextToParts(text);
   if (parts.type === "failure") throw invalid(source, issuesOf("", parts.errors));
   if (parts.policy_templates.length > 0) {
@@ -56,34 +68,60 @@ export function parseCedarPolicySet(text: string, source = "cedar policy set"): 
       { path: "", rule: "cedar_template", message: "policy templates are not supported" },
     ]);
   }
+  const answers = parts.policies.map((policyText) => cedarWasm.policyToJson(policyText));
+  return buildCedarPolicySet(text, source, parts.policies, answers);
+}
+
+/**
+ * A set from its text already split into policies and their JSON (by this thread's engine, or by
+ * load-worker.ts off the decision path). `preparse: false` (the load thread already pre-parsed it
+ * once, so it does): the set is pre-parsed into this thread's engine on first need, only the
+ * sub-sets calls need (scope-index.ts), since pre-parsing costs ~40 µs per policy (more on a
+ * busy machine) of the thread that decides calls.
+ */
+export function buildCedarPolicySet(
+  text: string,
+  source: string,
+  texts: readonly string[],
+  answers: readonly PolicyToJsonAnswer[],
+  preparse = true,
+): CedarPolicySet {
   const issues: ValidationIssue[] = [];
   const policies = new Map<string, CedarPolicyInfo>();
-  parts.policies.forEach((policyText, index) => {
-    const info = policyInfo(policyText, index, issues);
-    if (info === undefined) return;
+  const json: PolicyJson[] = [];
+  texts.forEach((policyText, index) => {
+    const answer = answers[index];
+    const info = answer && policyInfo(policyText, answer, index, issues);
+    if (info === undefined || answer?.type !== "success") return;
     if (policies.has(info.id)) {
       issues.push({ path: info.id, rule: "duplicate_id", message: `@id("${info.id}") repeats` });
     }
     policies.set(info.id, info);
+    json.push(answer.json);
   });
   if (issues.length > 0) throw invalid(source, issues);
   const hash = cedarSetHash(text);
   const engineId = `hookbus:${hash}`;
-  const staticPolicies = Object.fromEntries([...policies].map(([id, p]) => [id, p.text]));
-  const parsed = cedarWasm.preparsePolicySet(engineId, { staticPolicies });
-  if (parsed.type === "failure") throw invalid(source, issuesOf("", parsed.errors));
+  if (preparse) {
+    const staticPolicies = Object.fromEntries([...policies].map(([id, p]) => [id, p.text]));
+    const parsed = cedarWasm.preparsePolicySet(engineId, { staticPolicies });
+    if (parsed.type === "failure") throw invalid(source, issuesOf("", parsed.errors));
+  }
   const hasPermit = [...policies.values()].some((p) => p.effect === "permit");
-  const contextKeys = contextKeysOf([...policies.values()].map((p) => p.text));
+  const contextKeys = contextKeysOfJson(json);
   const readsSecrets = contextKeys === "all" || /secrets/i.test(text);
-  return { hash, source, text, policies, hasPermit, engineId, contextKeys, readsSecrets };
+  const set = { hash, source, text, policies, hasPermit, engineId, contextKeys, readsSecrets };
+  if (preparse) markPreparsed(set);
+  indexScopes(set, json);
+  return set;
 }
 
 function policyInfo(
   text: string,
+  json: PolicyToJsonAnswer,
   index: number,
   issues: ValidationIssue[],
 ): CedarPolicyInfo | undefined {
-  const json = cedarWasm.policyToJson(text);
   if (json.type === "failure") {
     issues.push(...issuesOf(`policy${index}`, json.errors));
     return undefined;

@@ -9,8 +9,22 @@
  * the set's own text (6 hooks × 2 resource types × the resources its policies name), which
  * matters because the bindings cannot free a pre-parsed set.
  */
-import type { CedarPolicySet } from "./policy-set.js";
-import { cedarWasm, type EntityUidJson } from "./wasm.js";
+import { HookbusError } from "../foundation/errors.js";
+import {
+  cedarWasm,
+  engineGeneration,
+  isPreparsed,
+  markPreparsed,
+  type EntityUidJson,
+  type PolicyJson,
+} from "./wasm.js";
+
+/** What the index reads of a set (policy-set.ts's CedarPolicySet, which builds the index). */
+interface CedarPolicySet {
+  readonly source: string;
+  readonly engineId: string;
+  readonly policies: ReadonlyMap<string, { readonly id: string; readonly text: string }>;
+}
 
 interface Scope {
   id: string;
@@ -29,6 +43,8 @@ interface ScopeIndex {
   named: Set<string>;
   /** Engine ids of the sub-sets pre-parsed so far, by key. */
   subsets: Map<string, string>;
+  /** The engine instance they were pre-parsed into (wasm.ts replaces one that traps). */
+  generation: number;
 }
 
 const indexes = new WeakMap<CedarPolicySet, ScopeIndex>();
@@ -40,6 +56,21 @@ export function engineIdFor(
   resource: EntityUidJson,
 ): string {
   const index = indexFor(set);
+  if (index.generation !== engineGeneration()) {
+    index.subsets.clear(); // a trapped engine was replaced: none of them is in the new one
+    index.generation = engineGeneration();
+  }
+  const engineId = subsetFor(set, index, action, resource);
+  if (engineId === set.engineId && !isPreparsed(set)) preparseWhole(set);
+  return engineId;
+}
+
+function subsetFor(
+  set: CedarPolicySet,
+  index: ScopeIndex,
+  action: EntityUidJson,
+  resource: EntityUidJson,
+): string {
   const act = uidOf(action);
   const res = uidOf(resource);
   if (act === undefined || res === undefined) return set.engineId;
@@ -59,6 +90,20 @@ export function engineIdFor(
   return engineId;
 }
 
+/**
+ * The whole set, when a request needs it and it is not in the engine: a set loaded off the
+ * decision path (loader.ts) is pre-parsed here on first need, sub-set by sub-set, and a set
+ * pre-parsed before a trap replaced the engine (wasm.ts) is parsed again. Bounded by the limits.
+ */
+function preparseWhole(set: CedarPolicySet): void {
+  const staticPolicies = Object.fromEntries([...set.policies].map(([id, p]) => [id, p.text]));
+  const parsed = cedarWasm.preparsePolicySet(set.engineId, { staticPolicies });
+  if (parsed.type === "failure") {
+    throw new HookbusError("HOOKBUS_POLICY_ERROR", `${set.source} no longer pre-parses`);
+  }
+  markPreparsed(set);
+}
+
 function applies(scope: Scope, action: string, resource: { type: string; id: string }): boolean {
   if (scope.action !== undefined && scope.action !== action) return false;
   if (scope.resourceIs !== undefined && scope.resourceIs !== resource.type) return false;
@@ -66,23 +111,39 @@ function applies(scope: Scope, action: string, resource: { type: string; id: str
   return eq === undefined || (eq.type === resource.type && eq.id === resource.id);
 }
 
+/** Builds the set's index from its policies' JSON (in the set's order), with no engine call. */
+export function indexScopes(set: CedarPolicySet, json: readonly PolicyJson[]): void {
+  const scopes = [...set.policies.values()].map((p, i) => {
+    const policy = json[i];
+    return policy === undefined ? { id: p.id, text: p.text } : scopeOfJson(p.id, p.text, policy);
+  });
+  indexes.set(set, indexOf(scopes));
+}
+
 function indexFor(set: CedarPolicySet): ScopeIndex {
   let index = indexes.get(set);
   if (index !== undefined) return index;
-  const scopes = [...set.policies.values()].map((p) => scopeOf(p.id, p.text));
-  const named = new Set(
-    scopes.flatMap((s) => (s.resourceEq ? [`${s.resourceEq.type}::${s.resourceEq.id}`] : [])),
-  );
-  index = { scopes, named, subsets: new Map() };
+  index = indexOf([...set.policies.values()].map((p) => scopeOf(p.id, p.text)));
   indexes.set(set, index);
   return index;
 }
 
+function indexOf(scopes: Scope[]): ScopeIndex {
+  const named = new Set(
+    scopes.flatMap((s) => (s.resourceEq ? [`${s.resourceEq.type}::${s.resourceEq.id}`] : [])),
+  );
+  return { scopes, named, subsets: new Map(), generation: engineGeneration() };
+}
+
 function scopeOf(id: string, text: string): Scope {
-  const scope: Scope = { id, text };
   const json = cedarWasm.policyToJson(text);
-  if (json.type === "failure") return scope; // parsed before: never expected; keep it everywhere
-  const { action, resource } = json.json;
+  if (json.type === "failure") return { id, text }; // parsed before: never expected; kept everywhere
+  return scopeOfJson(id, text, json.json);
+}
+
+function scopeOfJson(id: string, text: string, json: PolicyJson): Scope {
+  const scope: Scope = { id, text };
+  const { action, resource } = json;
   if (action.op === "==" && "entity" in action) {
     const uid = uidOf(action.entity);
     if (uid?.type === "Action") scope.action = uid.id;

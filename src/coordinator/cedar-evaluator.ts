@@ -16,6 +16,7 @@ import {
   type SessionFactStore,
   type SessionFacts,
 } from "../cedar/index.js";
+import { CedarSetLoader } from "../cedar/loader.js";
 import { toWireError } from "./failure-record.js";
 import { MAX_DESCRIBED_POLICIES, type CedarSetState } from "../observability/discovery-schema.js";
 import type { PolicyOutcomeInput } from "../merge/outcome.js";
@@ -52,8 +53,13 @@ export class CedarEvaluator {
   private revision = -1;
   /** Sets parsed so far (each parse costs the engine's time: see prepare). */
   private loads = 0;
+  /** Revisions are prepared one after another, in the order they arrive. */
+  private preparing: Promise<unknown> = Promise.resolve();
 
-  constructor(private readonly facts: SessionFactStore) {}
+  constructor(
+    private readonly facts: SessionFactStore,
+    private readonly loader = new CedarSetLoader(),
+  ) {}
 
   /** One outcome per Cedar policy, in the order given (the merge orders them). */
   async evaluate(
@@ -104,21 +110,39 @@ export class CedarEvaluator {
   }
 
   /**
-   * Parse and type-check every Cedar set of a revision before it comes into force. Parsing a set
-   * takes tens to hundreds of milliseconds of the engine's time (more for the first, which starts
-   * it); done here, once per revision, no call pays it on the decision path. Sets the revision no
-   * longer uses are forgotten. A set that does not load is kept as its error: its policy answers
-   * `error` and its failure mode decides. The revision's tool vocabulary is built here too.
+   * Parse and type-check every Cedar set of a revision before it comes into force, off the
+   * decision path: each new set goes through the load thread (src/cedar/loader.ts, under a time
+   * budget), and only its pre-parsing, bounded by the set limits, runs on this thread, one set at
+   * a time with calls decided in between. Sets the revision no longer uses are forgotten. A set
+   * that does not load is kept as its error: its policy answers `error` and its failure mode
+   * decides. The revision's tool vocabulary is built here too. Revisions are prepared in order.
    */
-  prepare(snapshot: RegistrySnapshot): CedarPreparation {
+  prepare(snapshot: RegistrySnapshot): Promise<CedarPreparation> {
+    const prepared = this.preparing.then(() => this.prepareInOrder(snapshot));
+    this.preparing = prepared.catch(() => undefined);
+    return prepared;
+  }
+
+  /** Ends the load thread (the coordinator's stop). */
+  close(): Promise<void> {
+    return this.loader.close();
+  }
+
+  private async prepareInOrder(snapshot: RegistrySnapshot): Promise<CedarPreparation> {
     const startedAt = performance.now();
     const before = this.loads;
     const failed: string[] = [];
     void snapshot.vocabulary; // built here, once, not by the revision's first call
-    if (snapshot.revision > this.revision) this.swap(snapshot);
     for (const policy of cedarPoliciesOf(snapshot)) {
-      if (this.setFor(policy, snapshot) instanceof Error) failed.push(policy.name);
+      let set = this.sets.get(policy.cedar);
+      if (set === undefined) {
+        set = await loadOffThread(this.loader, policy);
+        this.loads++;
+        this.sets.set(policy.cedar, set);
+      }
+      if (set instanceof Error) failed.push(policy.name);
     }
+    if (snapshot.revision > this.revision) this.swap(snapshot);
     return { loaded: this.loads - before, failed, ms: performance.now() - startedAt };
   }
 
@@ -192,6 +216,21 @@ export class CedarEvaluator {
   }
 }
 
+async function loadOffThread(
+  loader: CedarSetLoader,
+  policy: CedarPolicy,
+): Promise<CedarPolicySet | Error> {
+  try {
+    return await loader.load(policy.cedar, policy.source ?? policy.name);
+  } catch (error) {
+    return error instanceof Error ? error : new Error(String(error));
+  }
+}
+
+/**
+ * On the calling thread: only for a set `prepare` did not load (a call under a revision that was
+ * never prepared, as when a CallHandler is used without a coordinator). Bounded by the set limits.
+ */
 function load(policy: CedarPolicy): CedarPolicySet | Error {
   try {
     const set = parseCedarPolicySet(policy.cedar, policy.source ?? policy.name);

@@ -23,7 +23,7 @@ import { recordLateVerdict } from "./late-verdicts.js";
 import { LogWriter } from "./log-writer.js";
 import { ObservationHandler } from "./observation-handler.js";
 import { PolicyAsker } from "./policy-asker.js";
-import { CedarEvaluator } from "./cedar-evaluator.js";
+import { CedarEvaluator, type CedarPreparation } from "./cedar-evaluator.js";
 import { MemorySessionFactStore, type SessionFactStore } from "../cedar/session-facts.js";
 import { CoordinatorTelemetry } from "./telemetry.js";
 import { RecordSigner } from "./record-signer.js";
@@ -115,6 +115,19 @@ async function ensureStores(options: CoordinatorOptions, bus: Bus, logger: Logge
   return { registry, approvals, stops };
 }
 
+function logRevision(logger: Logger, next: RegistrySnapshot, prepared: CedarPreparation): void {
+  logger.info(
+    { revision: next.revision, policies: next.document.policies.length, cedar: prepared },
+    "registry revision in force",
+  );
+  if (prepared.failed.length > 0) {
+    logger.warn(
+      { revision: next.revision, policies: prepared.failed },
+      "Cedar policy sets that do not load answer with an error (their failure mode decides): fix them and apply the registry again",
+    );
+  }
+}
+
 /**
  * Step 3: the registry revision in force and the emergency stop list, followed live. A stop list
  * that cannot be read at start fails the start: a coordinator that took calls without it would
@@ -127,21 +140,22 @@ async function followRegistry(
   logger: Logger,
 ) {
   let snapshot = RegistrySnapshot.empty();
+  let firstInForce: Promise<unknown> | undefined;
   const stopWatch = await store.watch((next) => {
-    // The revision's Cedar sets are parsed before it is in force, so no call waits for them.
-    const prepared = cedar.prepare(next);
-    snapshot = next;
-    logger.info(
-      { revision: next.revision, policies: next.document.policies.length, cedar: prepared },
-      "registry revision in force",
-    );
-    if (prepared.failed.length > 0) {
-      logger.warn(
-        { revision: next.revision, policies: prepared.failed },
-        "Cedar policy sets that do not load answer with an error (their failure mode decides): fix them and apply the registry again",
-      );
-    }
+    // The revision's Cedar sets are loaded (off this thread) before it is in force, so no call
+    // waits for them; revisions come into force in order.
+    const prepared = cedar
+      .prepare(next)
+      .then((cedarPrepared) => {
+        if (next.revision > snapshot.revision) snapshot = next;
+        logRevision(logger, next, cedarPrepared);
+      })
+      .catch((error: unknown) => {
+        logger.error({ err: error, revision: next.revision }, "registry revision not prepared");
+      });
+    firstInForce ??= prepared;
   }, logger);
+  await firstInForce; // the revision in force at start, with its Cedar sets, before any call is taken
   const stops = new StopListFollower(stopStore, logger);
   const first = await stops.start();
   if (!first.readable) {
@@ -160,6 +174,7 @@ async function followRegistry(
     stop: async () => {
       stops.stop();
       await stopWatch();
+      await cedar.close();
     },
   };
 }

@@ -100,6 +100,16 @@ export const ErrorCodes = {
     "A policy worker failed cases of the conformance kit (`hookbus conformance worker`).",
   HOOKBUS_INVALID_CEDAR:
     "A Cedar policy set does not parse, repeats a policy id, or does not type-check against the hook schema.",
+  HOOKBUS_CEDAR_TOO_DEEP:
+    "A Cedar policy nests brackets deeper than the limit (32), which would overflow the engine's stack.",
+  HOOKBUS_CEDAR_TOO_MANY_TERMS:
+    "A Cedar policy has more operators than the limit (128), which would overflow the engine's stack.",
+  HOOKBUS_CEDAR_TOO_MANY_RULES: "A Cedar policy set has more policies than the limit (1,000).",
+  HOOKBUS_CEDAR_TOO_LARGE: "A Cedar policy set's text is larger than the limit (256 KiB).",
+  HOOKBUS_CEDAR_ENGINE_TRAP:
+    "The Cedar engine trapped (stack overflow, out-of-bounds memory) on a policy set; the instance was replaced and the set answers this error.",
+  HOOKBUS_CEDAR_LOAD_TIMEOUT:
+    "Parsing and checking a Cedar policy set took longer than its time budget, so it was not loaded.",
   HOOKBUS_DAEMON_UNAVAILABLE:
     "The Claude Code hook daemon could not be started or reached, or closed a request without answering.",
   HOOKBUS_DAEMON_SOCKET_UNSAFE:

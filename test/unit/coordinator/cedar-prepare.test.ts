@@ -1,10 +1,11 @@
 /**
  * A revision's Cedar sets are parsed when the revision comes into force (CedarEvaluator.prepare,
- * called by the coordinator's registry watch), never on a call: parsing costs the engine tens to
+ * called by the coordinator's registry watch, in the load thread), never on a call: parsing costs the engine tens to
  * hundreds of milliseconds per set, and a call running under an older revision must not make the
  * sets in force be parsed again.
  */
 import { describe, expect, it } from "vitest";
+import { CedarSetLoader } from "../../../src/cedar/loader.js";
 import { MemorySessionFactStore } from "../../../src/cedar/session-facts.js";
 import { CedarEvaluator, type CedarCall } from "../../../src/coordinator/cedar-evaluator.js";
 import { parseRegistryDocument, type RegistryPolicy } from "../../../src/registry/document.js";
@@ -44,27 +45,49 @@ describe("Cedar sets are prepared with their revision", () => {
   it("parses every set once, keeps a set that fails as its error, and a call parses nothing", async () => {
     const cedar = new CedarEvaluator(new MemorySessionFactStore());
     const rev1 = snapshot(1, { rm: NO_RM, typo: ILL_TYPED });
-    expect(cedar.prepare(rev1)).toMatchObject({ loaded: 2, failed: ["typo"] });
+    expect(await cedar.prepare(rev1)).toMatchObject({ loaded: 2, failed: ["typo"] });
 
     const outcomes = await cedar.evaluate(cedarOf(rev1), call, rev1);
     expect(outcomes.map((o) => [o.policy, o.status])).toEqual([
       ["rm", "ok"],
       ["typo", "error"],
     ]);
-    expect(cedar.prepare(rev1).loaded).toBe(0);
+    expect((await cedar.prepare(rev1)).loaded).toBe(0);
+    await cedar.close();
   });
 
   it("a call under an older revision does not make the sets in force be parsed again", async () => {
     const cedar = new CedarEvaluator(new MemorySessionFactStore());
     const rev1 = snapshot(1, { rm: NO_RM });
     const rev2 = snapshot(2, { send: NO_SEND });
-    cedar.prepare(rev1);
-    expect(cedar.prepare(rev2)).toMatchObject({ loaded: 1, failed: [] });
+    await cedar.prepare(rev1);
+    expect(await cedar.prepare(rev2)).toMatchObject({ loaded: 1, failed: [] });
 
     await cedar.evaluate(cedarOf(rev1), call, rev1); // still running under revision 1
-    expect(cedar.prepare(rev2).loaded).toBe(0);
+    expect((await cedar.prepare(rev2)).loaded).toBe(0);
     // A newer revision forgets what it no longer uses (bounded by the registry).
-    cedar.prepare(snapshot(3, { send: NO_SEND }));
-    expect(cedar.prepare(snapshot(4, { rm: NO_RM })).loaded).toBe(1);
+    await cedar.prepare(snapshot(3, { send: NO_SEND }));
+    expect((await cedar.prepare(snapshot(4, { rm: NO_RM }))).loaded).toBe(1);
+    await cedar.close();
+  });
+
+  it("a set over a limit or past the load budget answers its own code; its failure mode decides", async () => {
+    const deep = `forbid (principal, action, resource) when { ${"(".repeat(40)}true${")".repeat(40)} };`;
+    const cedar = new CedarEvaluator(new MemorySessionFactStore());
+    const rev = snapshot(1, { rm: NO_RM, deep });
+    expect(await cedar.prepare(rev)).toMatchObject({ failed: ["deep"] });
+    const outcomes = await cedar.evaluate(cedarOf(rev), call, rev);
+    expect(outcomes.map((o) => [o.policy, o.status, o.error?.code])).toEqual([
+      ["rm", "ok", undefined],
+      ["deep", "error", "HOOKBUS_CEDAR_TOO_DEEP"],
+    ]);
+    await cedar.close();
+
+    const hurried = new CedarEvaluator(new MemorySessionFactStore(), new CedarSetLoader(1));
+    const slow = snapshot(1, { rm: NO_RM });
+    expect(await hurried.prepare(slow)).toMatchObject({ failed: ["rm"] });
+    const [outcome] = await hurried.evaluate(cedarOf(slow), call, slow);
+    expect(outcome?.error?.code).toBe("HOOKBUS_CEDAR_LOAD_TIMEOUT");
+    await hurried.close();
   });
 });
