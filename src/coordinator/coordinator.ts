@@ -8,6 +8,7 @@ import type { Logger } from "pino";
 import { ApprovalStore } from "../approvals/store.js";
 import { Bus, type BusOptions } from "../bus/bus.js";
 import { defaultReplicas, ensureLogStreams, type LogSettings } from "../bus/streams.js";
+import { ConnectionWatch } from "../bus/connection-watch.js";
 import { beforeDeadline } from "../foundation/deadline.js";
 import { AgentRateLimiter, resolveLimits, type Limits } from "../foundation/limits.js";
 import { redactionKeyFromEnv } from "../log/redaction.js";
@@ -121,6 +122,7 @@ async function ensureStores(options: CoordinatorOptions, bus: Bus, logger: Logge
  * have to block them all anyway.
  */
 async function followRegistry(
+  nc: NatsConnection,
   store: RegistryStore,
   stopStore: StopStore,
   cedar: CedarEvaluator,
@@ -144,7 +146,12 @@ async function followRegistry(
   }, logger);
   const stops = new StopListFollower(stopStore, logger);
   const first = await stops.start();
+  // Back from a disconnect: re-read the list before deciding by it (a stop may have been stored).
+  const unwatch = ConnectionWatch.of(nc).onChange((change) => {
+    if (change === "reconnect") stops.reconnected();
+  });
   if (!first.readable) {
+    unwatch();
     stops.stop();
     await stopWatch();
     throw new HookbusError(
@@ -157,7 +164,9 @@ async function followRegistry(
   return {
     current: () => snapshot,
     stops: () => stops.state(),
+    stopList: stops,
     stop: async () => {
+      unwatch();
       stops.stop();
       await stopWatch();
     },
@@ -217,6 +226,7 @@ function buildServices(
     logger,
     redact: () => registry.current().document.redact ?? [],
     redactionKey,
+    stops: { list: registry.stopList, registry: registry.current },
     ...(options.approvalSweepMs === undefined ? {} : { sweepIntervalMs: options.approvalSweepMs }),
   });
   const calls = new CallHandler({
@@ -225,7 +235,7 @@ function buildServices(
     asker,
     writer,
     registry: registry.current,
-    stops: registry.stops,
+    stops: registry.stopList,
     coordinatorId: id,
     redactionKey,
     telemetry,
@@ -320,7 +330,13 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
   const stores = await ensureStores(options, started.bus, started.logger);
   const signer = await startSigner(options, started);
   const cedar = new CedarEvaluator(options.sessionFacts ?? new MemorySessionFactStore());
-  const registry = await followRegistry(stores.registry, stores.stops, cedar, started.logger);
+  const registry = await followRegistry(
+    options.nc,
+    stores.registry,
+    stores.stops,
+    cedar,
+    started.logger,
+  );
   const services = buildServices(options, started, { registry, cedar }, stores.approvals, signer);
   const intake = subscribe(options, started, services);
   await confirmReady(options.nc, started.logger);
