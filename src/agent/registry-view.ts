@@ -9,11 +9,12 @@
  * watch that ended is restarted with backoff; while it has been down longer than a bound, every
  * call goes to a coordinator instead of trusting a policy set that may be stale.
  *
- * The emergency stop list (registry/stops.ts) is read every 250 ms beside the watch. While any
- * stop is in force, or while the last good read started more than 750 ms ago, no call takes the
- * fast path: each goes to a
- * coordinator, which blocks (and records) the stopped ones and decides the others as usual. The
- * agent thus never answers `allow` locally for a stopped agent or tool.
+ * The emergency stop list (registry/stops.ts) is read every 250 ms beside the watch. A call that
+ * a stop in force matches (its agent, its tool by name or by class, matched exactly as the
+ * coordinator matches it) never takes the fast path: it goes to a coordinator, which blocks and
+ * records it. Other agents' and tools' calls keep the fast path (issue 32, item 5). While the
+ * last good read started more than 750 ms ago, or the list cannot be read, no call takes the fast
+ * path. The agent thus never answers `allow` locally for a stopped agent or tool.
  */
 import type { NatsConnection } from "@nats-io/transport-node";
 import type { Logger } from "pino";
@@ -26,9 +27,16 @@ import type { RedactionRule } from "../log/redaction.js";
 import { backoffMs } from "../foundation/backoff.js";
 import { AGENT_STOPS_STALE_AFTER_MS, StopListFollower, StopStore } from "../registry/stops.js";
 
+/** What the stop list matches a call by; without it, any stop in force sends the call on. */
+export interface RoutedCall {
+  agentId: string;
+  /** The tool as policies see it: the event's `toolName`, else the context's. */
+  toolName?: string | undefined;
+}
+
 export interface RegistryView {
-  /** True when a call of this hook must go to a coordinator. */
-  needsRoundTrip(hook: ModifyingHookName): boolean;
+  /** True when a call of this hook (of this agent and tool, when given) must go to a coordinator. */
+  needsRoundTrip(hook: ModifyingHookName, call?: RoutedCall): boolean;
   /** The registry revision the view reflects; undefined when it knows none. */
   readonly revision: number | undefined;
   /** True when the view knows that no registry was ever applied in the namespace. */
@@ -219,20 +227,29 @@ export class WatchedRegistryView implements RegistryView {
     return this.downSince === undefined || Date.now() - this.downSince <= this.staleAfterMs;
   }
 
-  needsRoundTrip(hook: ModifyingHookName): boolean {
+  needsRoundTrip(hook: ModifyingHookName, call?: RoutedCall): boolean {
     // Not known (stopped) or stale (watch down too long): a coordinator decides.
+    const snapshot = this.snapshot;
     return (
-      this.snapshot === undefined ||
+      snapshot === undefined ||
       !this.fresh() ||
-      this.snapshot.hasPolicies(hook) ||
-      this.stopsInForce()
+      snapshot.hasPolicies(hook) ||
+      this.stopsMatch(snapshot, call)
     );
   }
 
-  /** Any stop in force, or a list that cannot be read: a coordinator decides (see the header). */
-  private stopsInForce(): boolean {
+  /**
+   * A stop in force matches the call, or the list cannot be trusted: a coordinator decides (see
+   * the header). The tool is classed by the same registry revision the fast path trusts.
+   */
+  private stopsMatch(snapshot: RegistrySnapshot, call: RoutedCall | undefined): boolean {
     const state = this.stops?.state();
-    return state !== undefined && (!state.readable || state.list.size > 0);
+    if (state === undefined) return false;
+    if (!state.readable) return true;
+    if (state.list.size === 0) return false;
+    if (call === undefined) return true;
+    const stoppable = { ...call, vocabulary: snapshot.vocabulary };
+    return state.list.stopFor(stoppable) !== undefined;
   }
 
   missing(): boolean {

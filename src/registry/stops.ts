@@ -137,8 +137,30 @@ export interface StoppableCall {
   vocabulary?: ToolVocabulary | undefined;
 }
 
+/** The stops of one list by what they match, built once per revision (the fast path asks per call). */
+interface StopIndex {
+  agents: Map<string, Stop>;
+  tools: Map<string, Stop>;
+  /** By class name, without the `class:` prefix. */
+  classes: Map<string, Stop>;
+}
+
+function indexOf(stops: readonly Stop[]): StopIndex {
+  const index: StopIndex = { agents: new Map(), tools: new Map(), classes: new Map() };
+  for (const stop of stops) {
+    const cls = stop.kind === "tool" ? toolClassName(stop.name) : undefined;
+    const into =
+      stop.kind === "agent" ? index.agents : cls === undefined ? index.tools : index.classes;
+    const key = cls ?? stop.name;
+    if (!into.has(key)) into.set(key, stop);
+  }
+  return index;
+}
+
 /** The list in force at one revision of the key (0: never written). */
 export class StopList {
+  private index: StopIndex | undefined;
+
   constructor(
     readonly revision: number,
     readonly stops: readonly Stop[],
@@ -152,22 +174,21 @@ export class StopList {
     return this.stops.length;
   }
 
-  /** The stop that blocks this call, if any (an agent stop first). */
+  /**
+   * The stop that blocks this call, if any: an agent stop first, then a stop of the tool by its
+   * name, then one of its class. Constant time in the list's size: agents consult it on their
+   * fast path, per call.
+   */
   stopFor(call: StoppableCall): Stop | undefined {
-    const agent = this.stops.find((s) => s.kind === "agent" && s.name === call.agentId);
+    if (this.stops.length === 0) return undefined;
+    const index = (this.index ??= indexOf(this.stops));
+    const agent = index.agents.get(call.agentId);
     if (agent !== undefined || call.toolName === undefined) return agent;
-    const tool = call.toolName;
-    // Classified only when a class stop is in force: this runs on every call a coordinator
-    // decides, and the list is usually empty.
-    let toolClass: string | undefined;
-    return this.stops.find((s) => {
-      if (s.kind !== "tool") return false;
-      if (s.name === tool) return true;
-      const stopped = toolClassName(s.name);
-      if (stopped === undefined) return false;
-      toolClass ??= (call.vocabulary ?? toolVocabulary).classify(tool).class;
-      return stopped === toolClass;
-    });
+    const byName = index.tools.get(call.toolName);
+    // Classified only when a class stop is in force: classifying is the costly part.
+    if (byName !== undefined || index.classes.size === 0) return byName;
+    const toolClass = (call.vocabulary ?? toolVocabulary).classify(call.toolName).class;
+    return index.classes.get(toolClass);
   }
 }
 

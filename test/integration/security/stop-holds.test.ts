@@ -261,4 +261,56 @@ describe("an emergency stop holds after the decision", () => {
     expect(stopped.recordSeq).toBeGreaterThan(0);
     await change("resume", "tool", "wire_money");
   });
+
+  it("a stop costs only what it stops: other tools and agents keep their fast path (issue 32, item 5)", async () => {
+    const event = (id: string, tool: string) => ({
+      toolName: tool,
+      toolCallId: id,
+      params: {},
+      result: "x",
+      isError: false,
+    });
+    let k = 0;
+    const call = (agentId: string, tool: string) => {
+      const id = `cost-${++k}`;
+      return pipeline.client.call("before_tool_result", ctx(id, agentId), event(id, tool), {
+        callId: id,
+      });
+    };
+    await change("stop", "tool", "wire_money");
+    await change("stop", "agent", "agent-7");
+    await change("stop", "tool", "class:shell");
+    // Not stopped: answered locally, as with no stop at all.
+    expect(await call("agent-6", "read_file")).toMatchObject({
+      source: "fast-path",
+      decision: { outcome: "allow" },
+    });
+    expect(pipeline.client.stats().fastPath).toBeGreaterThan(0);
+    // Stopped by name, by class (Bash is a shell) and by agent: decided and recorded by a coordinator.
+    for (const [agentId, tool, by] of [
+      ["agent-6", "wire_money", /^emergency stop: tool wire_money /],
+      ["agent-6", "Bash", /^emergency stop: tool class:shell /],
+      ["agent-7", "read_file", /^emergency stop: agent agent-7 /],
+    ] as const) {
+      const stopped = await call(agentId, tool);
+      expect(stopped).toMatchObject({ source: "coordinator", decision: { outcome: "block" } });
+      expect(stopped.decision.blockReason).toMatch(by);
+      expect(stopped.recordSeq).toBeGreaterThan(0);
+    }
+    // The stopped agent's LLM calls too; another agent's keep the fast path.
+    const llm = (agentId: string) =>
+      pipeline.client.call(
+        "before_llm_call",
+        { agentId, sessionKey: "s-hold", runId: "r" },
+        { messages: [{ role: "user", content: "hi" }] },
+      );
+    expect((await llm("agent-6")).source).toBe("fast-path");
+    expect(await llm("agent-7")).toMatchObject({
+      source: "coordinator",
+      decision: { outcome: "block", blockedBy: "hookbus:emergency-stop" },
+    });
+    await change("resume", "tool", "wire_money");
+    await change("resume", "agent", "agent-7");
+    await change("resume", "tool", "class:shell");
+  });
 });
