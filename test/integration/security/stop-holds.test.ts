@@ -19,6 +19,7 @@ import {
   type LogRecord,
 } from "../../../src/index.js";
 import { answerApproval } from "../../../src/approvals/client.js";
+import { sessionTimeline } from "../../../src/audit/index.js";
 import { main } from "../../../src/cli/main.js";
 import type { Output } from "../../../src/cli/output.js";
 import { readLog } from "../../support/log.js";
@@ -113,13 +114,12 @@ describe("an emergency stop holds after the decision", () => {
   it("an approval granted after `hookbus stop tool wire_money` gives block, and its record names the stop", async () => {
     const { result, id } = await held("wm-approved", "agent-1");
     const revision = await change("stop", "tool", "wire_money");
-    const reply = await approve(id);
-    expect(reply.entry.settlement).toMatchObject({
-      resolution: "approved",
-      effect: "block",
-      stopsRevision: revision,
-      stop: { kind: "tool", name: "wire_money", by: "ops", reason: "incident 31" },
-    });
+    // The approver answers with the CLI, and is told the call stays blocked.
+    const answered = await cli("approvals", "approve", id, "--as", "alice", "--reason", "ok");
+    expect(answered.code).toBe(0);
+    expect(answered.text).toMatch(
+      /: approved, but the call is blocked: tool wire_money is under an emergency stop \(by ops at /,
+    );
     const { decision } = await result;
     expect(decision).toMatchObject({
       outcome: "block",
@@ -133,8 +133,13 @@ describe("an emergency stop holds after the decision", () => {
       resolution: "approved",
       effect: "block",
       stopsRevision: revision,
-      stop: { kind: "tool", name: "wire_money", by: "ops" },
+      stop: { kind: "tool", name: "wire_money", by: "ops", reason: "incident 31" },
+      answers: [{ approver: "alice", decision: "approve" }],
     });
+    const timeline = await sessionTimeline(await Bus.open(nc, { namespace }), "s-hold");
+    expect(timeline.find((step) => step.kind === "approval")?.summary).toMatch(
+      /^approved by alice \("ok"\), blocked by the emergency stop of tool wire_money \(by ops\), decision #\d+$/,
+    );
     await change("resume", "tool", "wire_money");
   });
 
