@@ -20,6 +20,7 @@ import type { NatsConnection } from "@nats-io/transport-node";
 import type { Logger } from "pino";
 import type { ModifyingHookName } from "../catalog/catalog.js";
 import type { Subjects } from "../bus/subjects.js";
+import { ConnectionWatch } from "../bus/connection-watch.js";
 import { sameDocument } from "../registry/diff.js";
 import { RegistryStore } from "../registry/store.js";
 import type { RegistrySnapshot } from "../registry/snapshot.js";
@@ -100,6 +101,7 @@ export class WatchedRegistryView implements RegistryView {
   private readonly firstRestartDelay: number;
   private readonly maxRestartDelay: number;
   private stops: StopListFollower | undefined;
+  private unwatchConnection: (() => void) | undefined;
 
   private constructor(
     private readonly store: RegistryStore,
@@ -134,6 +136,10 @@ export class WatchedRegistryView implements RegistryView {
       staleAfterMs: AGENT_STOPS_STALE_AFTER_MS,
     });
     await view.stops.start();
+    // Back from a disconnect: a stop may have been stored meanwhile; re-read before trusting.
+    view.unwatchConnection = ConnectionWatch.of(nc).onChange((change) => {
+      if (change === "reconnect") view.stops?.reconnected();
+    });
     return view;
   }
 
@@ -277,6 +283,7 @@ export class WatchedRegistryView implements RegistryView {
     this.stopped = true;
     this.snapshot = undefined;
     this.stops?.stop();
+    this.unwatchConnection?.();
     if (this.timer !== undefined) clearTimeout(this.timer);
     const stop = this.stopWatch;
     this.stopWatch = undefined;

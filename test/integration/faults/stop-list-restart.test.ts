@@ -104,6 +104,21 @@ describe("the stop list across a NATS restart", () => {
     );
     for (const result of second.filter((r) => r.decision.outcome === "block"))
       expect(result.decision.blockedBy).toBe("hookbus:emergency-stop");
+    // The agent's fast path (before_tool_result has no policy) re-reads too: exec is never
+    // answered locally, read_file is again once the list is read.
+    const result = (tool: string) => {
+      const id = `${tool}-${++n}`;
+      return agent.call(
+        "before_tool_result",
+        { agentId: "agent-r", sessionKey: "s", runId: "r", toolCallId: id },
+        { toolName: tool, toolCallId: id, params: {}, result: "ok", isError: false },
+      );
+    };
+    expect(await result("exec")).toMatchObject({
+      source: "coordinator",
+      decision: { outcome: "block", blockedBy: "hookbus:emergency-stop" },
+    });
+    await until(async () => (await result("read_file")).source === "fast-path", 3000);
 
     // 3. A stop made after the restart takes effect, confirmed by the coordinator.
     const stop = await cli("stop", "tool", "read_file", "--by", "ops");
