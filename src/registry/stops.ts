@@ -374,6 +374,7 @@ export class StopListFollower implements StopListSource {
     return this.lastRead >= this.readAfter && now - this.lastRead <= this.staleAfterMs;
   }
 
+  /** The state once a read started since the last reconnect succeeded, or at `deadline`. */
   async fresh(deadline: number): Promise<StopListState> {
     for (;;) {
       const state = this.state();
