@@ -242,8 +242,16 @@ export class ApprovalService {
           (entry.settlement === undefined && Date.parse(entry.expiresAt) <= now.getTime()) ||
           (entry.settlement !== undefined && entry.recordSeq === undefined);
         if (!due) continue;
-        await this.advance(entry.id, (e, at) => expire(e, at));
-        settled++;
+        // One request that cannot settle now (an unreadable stop list holds a timeout that would
+        // allow) must not hold up the others behind it.
+        const done = await this.advance(entry.id, (e, at) => expire(e, at)).then(
+          () => true,
+          (error: unknown) => {
+            this.options.logger.warn({ err: error, id: entry.id }, "approval not settled yet");
+            return false;
+          },
+        );
+        if (done) settled++;
       }
     } catch (error) {
       this.options.logger.warn({ err: error }, "approvals sweep failed; retried next round");

@@ -24,7 +24,9 @@ import { main } from "../../../src/cli/main.js";
 import type { Output } from "../../../src/cli/output.js";
 import { readLog } from "../../support/log.js";
 import { uniqueNamespace, useNatsServer } from "../../support/nats.js";
-import { until } from "../../support/wait.js";
+import { rejection, until } from "../../support/wait.js";
+import { Subjects } from "../../../src/bus/subjects.js";
+import { openRegistryBucket } from "../../../src/registry/store.js";
 import { startPipeline, type Pipeline } from "../approvals/harness.js";
 
 const nats = useNatsServer();
@@ -317,5 +319,20 @@ describe("an emergency stop holds after the decision", () => {
     await change("resume", "tool", "wire_money");
     await change("resume", "agent", "agent-7");
     await change("resume", "tool", "class:shell");
+  });
+
+  it("an approval cannot settle to allow while the stop list cannot be read: refused, it stays pending, and settles once the list is read", async () => {
+    const { result, id } = await held("wm-unreadable", "agent-8");
+    const kv = await openRegistryBucket(nc, new Subjects(namespace));
+    await kv.put("stops", JSON.stringify({ stops: "everything" }));
+    await until(() => pipeline.coordinator!.stops().readable === false, 3000);
+    expect(await rejection(approve(id))).toMatchObject({ code: "HOOKBUS_STOP_LIST_UNREADABLE" });
+    // The operator's repair (docs/operations.md): delete the malformed key.
+    await kv.delete("stops");
+    await until(() => pipeline.coordinator!.stops().readable, 3000);
+    await approve(id);
+    const { decision } = await result;
+    expect(decision.outcome).not.toBe("block");
+    expect(decision).toMatchObject({ resolvedApproval: { resolution: "approved", by: ["alice"] } });
   });
 });
