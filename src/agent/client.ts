@@ -33,12 +33,7 @@ import { NatsApprovalWaiter, type ApprovalProgressCallback } from "./approval-wa
 import { settleApproval } from "./approval-settle.js";
 import { ObservationPublisher, type ObserveResult } from "./observer.js";
 import { checkId, checkTimeout, DEFAULT_AGENT_TIMEOUT_MS } from "./options.js";
-import {
-  ALWAYS_ROUND_TRIP,
-  WatchedRegistryView,
-  type RegistryView,
-  type RoutedCall,
-} from "./registry-view.js";
+import { ALWAYS_ROUND_TRIP, WatchedRegistryView, type RegistryView } from "./registry-view.js";
 import { NatsCallTransport, type CallTransport } from "./transport.js";
 import { traceAgentCall } from "../observability/trace.js";
 import type {
@@ -477,7 +472,7 @@ export class HookbusClient {
         ),
       );
     }
-    if (!this.registry.needsRoundTrip(hook, routedCall(context, event))) {
+    if (!this.registry.needsRoundTrip(hook, { context, event })) {
       this.counts.fastPath++;
       // No policy (enforce or shadow) for this hook: nothing to ask and nothing to record.
       return Promise.resolve({
@@ -543,18 +538,6 @@ export class HookbusClient {
       });
     }
   }
-}
-
-/**
- * What the stop list matches a call by, as the coordinator reads it (coordinator/emergency-stop.ts):
- * the context's agent, and the event's tool name, else the context's.
- */
-function routedCall(context: AnyContext, event: AnyEvent): RoutedCall {
-  const tool = event.toolName ?? context.toolName;
-  return {
-    agentId: String(context.agentId),
-    toolName: typeof tool === "string" && tool !== "" ? tool : undefined,
-  };
 }
 
 /** A rejected promise of what was thrown (always an Error, as callers and linters expect). */

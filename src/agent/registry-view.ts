@@ -28,15 +28,14 @@ import type { RedactionRule } from "../log/redaction.js";
 import { backoffMs } from "../foundation/backoff.js";
 import { AGENT_STOPS_STALE_AFTER_MS, StopListFollower, StopStore } from "../registry/stops.js";
 
-/** What the stop list matches a call by; without it, any stop in force sends the call on. */
+/** A call as the stop list matches it; without one, any stop in force sends the call on. */
 export interface RoutedCall {
-  agentId: string;
-  /** The tool as policies see it: the event's `toolName`, else the context's. */
-  toolName?: string | undefined;
+  context: Readonly<Record<string, unknown>>;
+  event: Readonly<Record<string, unknown>>;
 }
 
 export interface RegistryView {
-  /** True when a call of this hook (of this agent and tool, when given) must go to a coordinator. */
+  /** True when a call of this hook (this call, when given) must go to a coordinator. */
   needsRoundTrip(hook: ModifyingHookName, call?: RoutedCall): boolean;
   /** The registry revision the view reflects; undefined when it knows none. */
   readonly revision: number | undefined;
@@ -254,7 +253,14 @@ export class WatchedRegistryView implements RegistryView {
     if (!state.readable) return true;
     if (state.list.size === 0) return false;
     if (call === undefined) return true;
-    const stoppable = { ...call, vocabulary: snapshot.vocabulary };
+    // Read as the coordinator reads it (coordinator/emergency-stop.ts): the context's agent, and
+    // the event's tool name, else the context's. Only here: no cost while nothing is stopped.
+    const tool = call.event.toolName ?? call.context.toolName;
+    const stoppable = {
+      agentId: String(call.context.agentId),
+      toolName: typeof tool === "string" && tool !== "" ? tool : undefined,
+      vocabulary: snapshot.vocabulary,
+    };
     return state.list.stopFor(stoppable) !== undefined;
   }
 
