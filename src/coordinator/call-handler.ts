@@ -369,7 +369,7 @@ export class CallHandler {
       outcomes,
       callDigest: call.digest,
       registryRevision: call.snapshot.revision,
-      ...(stops?.readable === true ? { stopsRevision: stops.list.revision } : {}),
+      stopsRevision: stops?.readable === true ? stops.list.revision : undefined,
       receivedAt: call.receivedAt,
       decidedAt: new Date(),
       coordinator: this.deps.coordinatorId,
