@@ -472,7 +472,7 @@ export class HookbusClient {
         ),
       );
     }
-    if (!this.registry.needsRoundTrip(hook)) {
+    if (!this.registry.needsRoundTrip(hook, { context, event })) {
       this.counts.fastPath++;
       // No policy (enforce or shadow) for this hook: nothing to ask and nothing to record.
       return Promise.resolve({

@@ -9,16 +9,18 @@
  * watch that ended is restarted with backoff; while it has been down longer than a bound, every
  * call goes to a coordinator instead of trusting a policy set that may be stale.
  *
- * The emergency stop list (registry/stops.ts) is read every 250 ms beside the watch. While any
- * stop is in force, or while the last good read started more than 750 ms ago, no call takes the
- * fast path: each goes to a
- * coordinator, which blocks (and records) the stopped ones and decides the others as usual. The
- * agent thus never answers `allow` locally for a stopped agent or tool.
+ * The emergency stop list (registry/stops.ts) is read every 250 ms beside the watch. A call that
+ * a stop in force matches (its agent, its tool by name or by class, matched exactly as the
+ * coordinator matches it) never takes the fast path: it goes to a coordinator, which blocks and
+ * records it. Other agents' and tools' calls keep the fast path (issue 32, item 5). While the
+ * last good read started more than 750 ms ago, or the list cannot be read, no call takes the fast
+ * path. The agent thus never answers `allow` locally for a stopped agent or tool.
  */
 import type { NatsConnection } from "@nats-io/transport-node";
 import type { Logger } from "pino";
 import type { ModifyingHookName } from "../catalog/catalog.js";
 import type { Subjects } from "../bus/subjects.js";
+import { ConnectionWatch } from "../bus/connection-watch.js";
 import { sameDocument } from "../registry/diff.js";
 import { RegistryStore } from "../registry/store.js";
 import type { RegistrySnapshot } from "../registry/snapshot.js";
@@ -26,9 +28,15 @@ import type { RedactionRule } from "../log/redaction.js";
 import { backoffMs } from "../foundation/backoff.js";
 import { AGENT_STOPS_STALE_AFTER_MS, StopListFollower, StopStore } from "../registry/stops.js";
 
+/** A call as the stop list matches it; without one, any stop in force sends the call on. */
+export interface RoutedCall {
+  context: Readonly<Record<string, unknown>>;
+  event: Readonly<Record<string, unknown>>;
+}
+
 export interface RegistryView {
-  /** True when a call of this hook must go to a coordinator. */
-  needsRoundTrip(hook: ModifyingHookName): boolean;
+  /** True when a call of this hook (this call, when given) must go to a coordinator. */
+  needsRoundTrip(hook: ModifyingHookName, call?: RoutedCall): boolean;
   /** The registry revision the view reflects; undefined when it knows none. */
   readonly revision: number | undefined;
   /** True when the view knows that no registry was ever applied in the namespace. */
@@ -92,6 +100,7 @@ export class WatchedRegistryView implements RegistryView {
   private readonly firstRestartDelay: number;
   private readonly maxRestartDelay: number;
   private stops: StopListFollower | undefined;
+  private unwatchConnection: (() => void) | undefined;
 
   private constructor(
     private readonly store: RegistryStore,
@@ -126,6 +135,10 @@ export class WatchedRegistryView implements RegistryView {
       staleAfterMs: AGENT_STOPS_STALE_AFTER_MS,
     });
     await view.stops.start();
+    // Back from a disconnect: a stop may have been stored meanwhile; re-read before trusting.
+    view.unwatchConnection = ConnectionWatch.of(nc).onChange((change) => {
+      if (change === "reconnect") view.stops?.reconnected();
+    });
     return view;
   }
 
@@ -219,20 +232,36 @@ export class WatchedRegistryView implements RegistryView {
     return this.downSince === undefined || Date.now() - this.downSince <= this.staleAfterMs;
   }
 
-  needsRoundTrip(hook: ModifyingHookName): boolean {
+  needsRoundTrip(hook: ModifyingHookName, call?: RoutedCall): boolean {
     // Not known (stopped) or stale (watch down too long): a coordinator decides.
+    const snapshot = this.snapshot;
     return (
-      this.snapshot === undefined ||
+      snapshot === undefined ||
       !this.fresh() ||
-      this.snapshot.hasPolicies(hook) ||
-      this.stopsInForce()
+      snapshot.hasPolicies(hook) ||
+      this.stopsMatch(snapshot, call)
     );
   }
 
-  /** Any stop in force, or a list that cannot be read: a coordinator decides (see the header). */
-  private stopsInForce(): boolean {
+  /**
+   * A stop in force matches the call, or the list cannot be trusted: a coordinator decides (see
+   * the header). The tool is classed by the same registry revision the fast path trusts.
+   */
+  private stopsMatch(snapshot: RegistrySnapshot, call: RoutedCall | undefined): boolean {
     const state = this.stops?.state();
-    return state !== undefined && (!state.readable || state.list.size > 0);
+    if (state === undefined) return false;
+    if (!state.readable) return true;
+    if (state.list.size === 0) return false;
+    if (call === undefined) return true;
+    // Read as the coordinator reads it (coordinator/emergency-stop.ts): the context's agent, and
+    // the event's tool name, else the context's. Only here: no cost while nothing is stopped.
+    const tool = call.event.toolName ?? call.context.toolName;
+    const stoppable = {
+      agentId: String(call.context.agentId),
+      toolName: typeof tool === "string" && tool !== "" ? tool : undefined,
+      vocabulary: snapshot.vocabulary,
+    };
+    return state.list.stopFor(stoppable) !== undefined;
   }
 
   missing(): boolean {
@@ -260,6 +289,7 @@ export class WatchedRegistryView implements RegistryView {
     this.stopped = true;
     this.snapshot = undefined;
     this.stops?.stop();
+    this.unwatchConnection?.();
     if (this.timer !== undefined) clearTimeout(this.timer);
     const stop = this.stopWatch;
     this.stopWatch = undefined;

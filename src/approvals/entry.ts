@@ -7,6 +7,7 @@ import { createHash } from "node:crypto";
 import { z } from "zod";
 import { ApprovalRequest } from "../catalog/approval.js";
 import { ToolParams } from "../catalog/common.js";
+import { stopCheckFields } from "../log/record.js";
 
 export const ApprovalAnswer = z.strictObject({
   approver: z.string(),
@@ -23,6 +24,7 @@ export const Settlement = z.strictObject({
   effect: z.enum(["allow", "block"]),
   reason: z.string().optional(),
   resolvedAt: z.iso.datetime(),
+  ...stopCheckFields,
 });
 export type Settlement = z.infer<typeof Settlement>;
 

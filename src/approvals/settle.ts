@@ -6,6 +6,7 @@
 import type { Decision } from "../catalog/catalog.js";
 import { HookbusError } from "../foundation/errors.js";
 import type { ApprovalRecord } from "../log/record.js";
+import { EMERGENCY_STOP_POLICY, stopReason, type Stop } from "../registry/stops.js";
 import type { ApprovalAnswer, ApprovalEntry, Settlement } from "./entry.js";
 
 /** The group token of an answer that names no group (any approver may use it). */
@@ -106,6 +107,29 @@ function settle(entry: ApprovalEntry, settlement: Settlement): ApprovalEntry {
   return { ...entry, settlement };
 }
 
+/**
+ * A settlement that would let the call proceed, checked against the emergency stop list at
+ * `revision` (issue 31, item 2): with `stop` (the stop of its agent or tool in force there) it
+ * blocks instead, and says which stop; without, it allows and says which revision it was checked
+ * against. A block needs no check and is returned as it is.
+ */
+export function checkedAgainstStops(
+  entry: ApprovalEntry,
+  revision: number,
+  stop: Stop | undefined,
+): ApprovalEntry {
+  const s = entry.settlement;
+  if (s === undefined || s.effect !== "allow") return entry;
+  if (stop === undefined) return settle(entry, { ...s, stopsRevision: revision });
+  const { kind, name, by, at, reason } = stop;
+  return settle(entry, {
+    ...s,
+    effect: "block",
+    stopsRevision: revision,
+    stop: { kind, name, by, at, reason },
+  });
+}
+
 /** The log record of a settled entry: derived from the entry alone, so any writer writes the same. */
 export function approvalRecord(entry: ApprovalEntry, coordinator: string): ApprovalRecord {
   const s = entry.settlement;
@@ -130,6 +154,8 @@ export function approvalRecord(entry: ApprovalEntry, coordinator: string): Appro
     requestedAt: entry.requestedAt,
     expiresAt: entry.expiresAt,
     resolvedAt: s.resolvedAt,
+    ...(s.stopsRevision === undefined ? {} : { stopsRevision: s.stopsRevision }),
+    ...(s.stop === undefined ? {} : { stop: s.stop }),
     coordinator,
   };
 }
@@ -152,6 +178,17 @@ export function settledDecision(entry: ApprovalEntry): Decision<"before_tool_cal
   const pending = entry.decision;
   const decidedBy = { ...(pending.decidedBy as Record<string, string[]>) };
   delete decidedBy.requireApproval;
+  if (s.stop !== undefined) {
+    const what =
+      s.resolution === "timed-out" ? "timed out to allow" : `approved by ${by.join(", ")}`;
+    return {
+      outcome: "block",
+      blockReason: `${stopReason(s.stop)} (the approval, ${what}, settled after the stop)`,
+      blockedBy: EMERGENCY_STOP_POLICY,
+      decidedBy: { block: [EMERGENCY_STOP_POLICY] },
+      resolvedApproval,
+    };
+  }
   if (s.effect === "block") {
     const reason =
       s.resolution === "denied"

@@ -259,7 +259,12 @@ export function approvalSummary(record: ApprovalRecord): string {
     record.resolution === "timed-out"
       ? `timed out: ${record.effect}`
       : `${record.resolution} by ${who || "?"}${reason}`;
-  return `${head}, decision #${record.decisionSeq}`;
+  // The approval would have let the call run; a stop in force by then blocked it (issue 31.2).
+  const stop =
+    record.stop === undefined
+      ? ""
+      : `, blocked by the emergency stop of ${record.stop.kind} ${record.stop.name} (by ${record.stop.by})`;
+  return `${head}${stop}, decision #${record.decisionSeq}`;
 }
 
 /** How long the record's interception took (ms): a decision's total, a late verdict's latency. */

@@ -19,6 +19,7 @@ import { approvalIdOf, MAX_SHOWN_PARAMS_BYTES, type ApprovalEntry } from "../app
 import {
   applyAnswer,
   approvalRecord,
+  checkedAgainstStops,
   expire,
   NO_GROUP,
   settledDecision,
@@ -28,6 +29,9 @@ import type { ApprovalStore, StoredEntry } from "../approvals/store.js";
 import { AnswerRequest, StatusRequest, type ApprovalReply } from "../approvals/wire.js";
 import { toWireError } from "./failure-record.js";
 import type { LogWriter } from "./log-writer.js";
+import type { RegistrySnapshot } from "../registry/snapshot.js";
+import { STOPS_STALE_AFTER_MS, type StopListSource } from "../registry/stops.js";
+import { stopOfTool, stopStateFor } from "./emergency-stop.js";
 
 /** Largest answer or status body taken (they are a few hundred bytes). */
 const MAX_BODY_BYTES = 16 * 1024;
@@ -35,6 +39,8 @@ const MAX_BODY_BYTES = 16 * 1024;
 const MAX_CAS_ROUNDS = 32;
 /** Time a settlement's record write may take. */
 const RECORD_DEADLINE_MS = 10_000;
+/** How long a settlement to allow waits for a fresh read of a stale emergency stop list. */
+const STOP_CHECK_MS = STOPS_STALE_AFTER_MS;
 
 export interface ApprovalServiceOptions {
   nc: NatsConnection;
@@ -48,6 +54,11 @@ export interface ApprovalServiceOptions {
   redactionKey?: string | undefined;
   /** How often to settle expired requests nobody asked about (ms; 0: never). Default 2000. */
   sweepIntervalMs?: number;
+  /**
+   * The emergency stop list, checked when a settlement would allow (with the registry revision in
+   * force: its vocabulary classes the tool). Absent: no stop list is enforced.
+   */
+  stops?: { list: StopListSource; registry: () => RegistrySnapshot };
 }
 
 /** What the call handler knows of a decision that waits for a person. */
@@ -231,8 +242,16 @@ export class ApprovalService {
           (entry.settlement === undefined && Date.parse(entry.expiresAt) <= now.getTime()) ||
           (entry.settlement !== undefined && entry.recordSeq === undefined);
         if (!due) continue;
-        await this.advance(entry.id, (e, at) => expire(e, at));
-        settled++;
+        // One request that cannot settle now (an unreadable stop list holds a timeout that would
+        // allow) must not hold up the others behind it.
+        const done = await this.advance(entry.id, (e, at) => expire(e, at)).then(
+          () => true,
+          (error: unknown) => {
+            this.options.logger.warn({ err: error, id: entry.id }, "approval not settled yet");
+            return false;
+          },
+        );
+        if (done) settled++;
       }
     } catch (error) {
       this.options.logger.warn({ err: error }, "approvals sweep failed; retried next round");
@@ -266,7 +285,11 @@ export class ApprovalService {
       if (found === undefined)
         throw new HookbusError("HOOKBUS_APPROVAL_NOT_FOUND", `no approval request ${id}`, { id });
       let { entry, revision } = found;
-      const next = change(entry, new Date());
+      const changed = change(entry, new Date());
+      const next =
+        changed === undefined || entry.settlement !== undefined
+          ? changed
+          : await this.unlessStopped(changed);
       if (next !== undefined) {
         const written = await store.update(next, revision);
         if (written === undefined) continue;
@@ -286,6 +309,29 @@ export class ApprovalService {
       `approval ${id}: too many concurrent writers; try again`,
       { id },
     );
+  }
+
+  /**
+   * A step that settles to allow, checked against the emergency stop list first: a stop of the
+   * call's agent or tool in force by now blocks it (and the entry, so its record, names the stop).
+   * A list that stays unreadable refuses the step with HOOKBUS_STOP_LIST_UNREADABLE: the request
+   * stays pending (the answer may be sent again; a timeout is settled by a later status question
+   * or sweep), and an agent that waits past its grace fails closed.
+   */
+  private async unlessStopped(next: ApprovalEntry): Promise<ApprovalEntry> {
+    const stops = this.options.stops;
+    if (stops === undefined || next.settlement?.effect !== "allow") return next;
+    const checked = stopStateFor(stops.list, Date.now() + STOP_CHECK_MS);
+    const state = checked instanceof Promise ? await checked : checked;
+    if (state === undefined) return next;
+    if (!state.readable)
+      throw new HookbusError(
+        "HOOKBUS_STOP_LIST_UNREADABLE",
+        `approval ${next.id} cannot settle to allow while the emergency stop list cannot be read (${state.why}); it stays pending`,
+        { id: next.id },
+      );
+    const call = { agentId: next.agentId, toolName: next.toolName, snapshot: stops.registry() };
+    return checkedAgainstStops(next, state.list.revision, stopOfTool(state, call));
   }
 
   /** The settlement's record; the same message id for every writer, so the log keeps one. */

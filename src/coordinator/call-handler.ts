@@ -35,8 +35,8 @@ import { buildDecisionRecord } from "../log/decision-record.js";
 import { isCedarPolicy } from "../registry/document.js";
 import { MemorySessionFactStore } from "../cedar/session-facts.js";
 import { CedarEvaluator } from "./cedar-evaluator.js";
-import type { StopListState } from "../registry/stops.js";
-import { emergencyStopOutcome, emergencyStopReason } from "./emergency-stop.js";
+import type { StopListSource, StopListState } from "../registry/stops.js";
+import { emergencyStopOutcome, emergencyStopReason, stopStateFor } from "./emergency-stop.js";
 
 export { toWireError } from "./failure-record.js";
 
@@ -48,7 +48,7 @@ export interface CallHandlerDeps {
   writer: LogWriter;
   registry: () => RegistrySnapshot;
   /** The emergency stop list in force (registry/stops.ts); absent: no stop list is enforced. */
-  stops?: () => StopListState;
+  stops?: StopListSource;
   coordinatorId: string;
   /** Key of keyed hashes of redaction rules (HOOKBUS_REDACTION_KEY); absent: plain sha256. */
   redactionKey?: string | undefined;
@@ -242,8 +242,12 @@ export class CallHandler {
   }
 
   private async decide(call: AdmittedCall): Promise<void> {
-    // A stopped agent or tool: decided here, before any worker is asked (docs/operations.md).
-    const stopped = emergencyStopReason(this.deps.stops?.(), call);
+    // A stopped agent or tool: decided here, before any worker is asked (docs/operations.md). A
+    // stale list is read again within the call's deadline, less the time to record and answer.
+    const reserve = reserveFor(call.deadline - call.receivedAt.getTime());
+    const checked = stopStateFor(this.deps.stops, call.deadline - reserve);
+    const stops = checked instanceof Promise ? await checked : checked;
+    const stopped = emergencyStopReason(stops, call);
     const asked =
       stopped === undefined ? this.askPolicies(call) : [emergencyStopOutcome(call.hook, stopped)];
     const outcomes = asked instanceof Promise ? await asked : asked;
@@ -253,8 +257,8 @@ export class CallHandler {
       ownOutcomes: true,
     });
     result.decision = withApprovalId(result.decision, call.callKey);
-    const appended = await this.record(call, result, outcomes);
-    const answer = this.answerFor(call, result.decision, appended);
+    const appended = await this.record(call, result, outcomes, stops);
+    const answer = this.answerFor(call, result.decision, appended, stopped);
     if (answer.decision.outcome === "pending_approval")
       await this.openApproval(call, answer.decision, appended.seq);
     // Before the answer: the session's next call must see what this one taught (docs/cedar.md).
@@ -353,6 +357,7 @@ export class CallHandler {
     call: AdmittedCall,
     result: MergeResult<ModifyingHookName>,
     outcomes: PolicyOutcomeInput[],
+    stops: StopListState | undefined,
   ): Promise<Appended> {
     const { bus, writer } = this.deps;
     const record = buildDecisionRecord({
@@ -364,6 +369,7 @@ export class CallHandler {
       outcomes,
       callDigest: call.digest,
       registryRevision: call.snapshot.revision,
+      stopsRevision: stops?.readable === true ? stops.list.revision : undefined,
       receivedAt: call.receivedAt,
       decidedAt: new Date(),
       coordinator: this.deps.coordinatorId,
@@ -384,11 +390,15 @@ export class CallHandler {
    * What the agent is told: the fresh decision, or, when the log already held this call (a
    * retry), the recorded one. The id is taken in this agent's session: only the same call again
    * may be answered with what was recorded; any other call under that id is refused (and recorded).
+   * A call recorded before an emergency stop keeps its recorded decision (the agent may have acted
+   * on it already; the log must match what it was told): its record's `stopsRevision` predates
+   * the stop, and the coordinator logs the answer.
    */
   private answerFor(
     call: AdmittedCall,
     fresh: Decision<ModifyingHookName>,
     appended: Appended,
+    stopped: string | undefined,
   ): { decision: Decision<ModifyingHookName>; registryRevision: number } {
     const stored = appended.stored;
     if (!appended.duplicate || stored === undefined)
@@ -404,6 +414,11 @@ export class CallHandler {
       );
       return { decision: fresh, registryRevision: call.snapshot.revision };
     }
+    if (stopped !== undefined)
+      this.deps.bus.logger.warn(
+        { callId: call.callId, seq: appended.seq, stopsRevision: stored.stopsRevision, stopped },
+        "re-sent call answered with the decision recorded before the emergency stop",
+      );
     return {
       decision: stored.decision as Decision<ModifyingHookName>,
       registryRevision: stored.registryRevision,

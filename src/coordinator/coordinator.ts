@@ -8,6 +8,7 @@ import type { Logger } from "pino";
 import { ApprovalStore } from "../approvals/store.js";
 import { Bus, type BusOptions } from "../bus/bus.js";
 import { defaultReplicas, ensureLogStreams, type LogSettings } from "../bus/streams.js";
+import { ConnectionWatch } from "../bus/connection-watch.js";
 import { beforeDeadline } from "../foundation/deadline.js";
 import { AgentRateLimiter, resolveLimits, type Limits } from "../foundation/limits.js";
 import { redactionKeyFromEnv } from "../log/redaction.js";
@@ -134,6 +135,7 @@ function logRevision(logger: Logger, next: RegistrySnapshot, prepared: CedarPrep
  * have to block them all anyway.
  */
 async function followRegistry(
+  nc: NatsConnection,
   store: RegistryStore,
   stopStore: StopStore,
   cedar: CedarEvaluator,
@@ -158,7 +160,12 @@ async function followRegistry(
   await firstInForce; // the revision in force at start, with its Cedar sets, before any call is taken
   const stops = new StopListFollower(stopStore, logger);
   const first = await stops.start();
+  // Back from a disconnect: re-read the list before deciding by it (a stop may have been stored).
+  const unwatch = ConnectionWatch.of(nc).onChange((change) => {
+    if (change === "reconnect") stops.reconnected();
+  });
   if (!first.readable) {
+    unwatch();
     stops.stop();
     await stopWatch();
     throw new HookbusError(
@@ -171,7 +178,9 @@ async function followRegistry(
   return {
     current: () => snapshot,
     stops: () => stops.state(),
+    stopList: stops,
     stop: async () => {
+      unwatch();
       stops.stop();
       await stopWatch();
       await cedar.close();
@@ -233,6 +242,7 @@ function buildServices(
     logger,
     redact: () => registry.current().document.redact ?? [],
     redactionKey,
+    stops: { list: registry.stopList, registry: registry.current },
     ...(options.approvalSweepMs === undefined ? {} : { sweepIntervalMs: options.approvalSweepMs }),
   });
   const calls = new CallHandler({
@@ -241,7 +251,7 @@ function buildServices(
     asker,
     writer,
     registry: registry.current,
-    stops: registry.stops,
+    stops: registry.stopList,
     coordinatorId: id,
     redactionKey,
     telemetry,
@@ -336,7 +346,13 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
   const stores = await ensureStores(options, started.bus, started.logger);
   const signer = await startSigner(options, started);
   const cedar = new CedarEvaluator(options.sessionFacts ?? new MemorySessionFactStore());
-  const registry = await followRegistry(stores.registry, stores.stops, cedar, started.logger);
+  const registry = await followRegistry(
+    options.nc,
+    stores.registry,
+    stores.stops,
+    cedar,
+    started.logger,
+  );
   const services = buildServices(options, started, { registry, cedar }, stores.approvals, signer);
   const intake = subscribe(options, started, services);
   await confirmReady(options.nc, started.logger);

@@ -1,13 +1,24 @@
 /**
  * The emergency stop at the coordinator (docs/operations.md, "Emergency stop"): a call of a
  * stopped agent or tool is blocked before any worker is asked, by the pseudo-policy
- * `hookbus:emergency-stop`, and recorded like any block. While the stop list cannot be read (no
- * good read for STOPS_STALE_AFTER_MS, or a malformed value) every call is blocked: what would
- * have been stopped is unknown, so nothing may pass (fail closed).
+ * `hookbus:emergency-stop`, and recorded like any block. A stale list (no good read for
+ * STOPS_STALE_AFTER_MS, or none since a reconnect) is read again while the call waits, within its
+ * deadline; only when no read succeeds in time, or the stored value is malformed, is the call
+ * blocked: what would have been stopped is unknown, so nothing may pass (fail closed).
+ *
+ * The same list is checked wherever a call can still proceed after its decision: an approval
+ * that settles to allow (approved, or timed out with `timeoutBehavior: "allow"`) is blocked when
+ * its agent or tool is stopped by then (approval-service.ts).
  */
 import { modifyingHooks, type ModifyingHookName } from "../catalog/catalog.js";
 import type { PolicyOutcomeInput } from "../merge/outcome.js";
-import { EMERGENCY_STOP_POLICY, stopReason, type StopListState } from "../registry/stops.js";
+import {
+  EMERGENCY_STOP_POLICY,
+  stopReason,
+  type Stop,
+  type StopListSource,
+  type StopListState,
+} from "../registry/stops.js";
 import type { RegistrySnapshot } from "../registry/snapshot.js";
 
 export interface StoppableCall {
@@ -23,6 +34,32 @@ export interface StoppableCall {
 function toolNameOf(call: StoppableCall): string | undefined {
   const name = call.event.toolName ?? call.context.toolName;
   return typeof name === "string" && name !== "" ? name : undefined;
+}
+
+/**
+ * The state to decide a call by: the follower's own while it is fresh (no await on the hot
+ * path); else a fresh read, waited for until `deadline`.
+ */
+export function stopStateFor(
+  source: StopListSource | undefined,
+  deadline: number,
+): StopListState | undefined | Promise<StopListState> {
+  if (source === undefined) return undefined;
+  const state = source.state();
+  if (state.readable || !state.waitable) return state;
+  return source.fresh(deadline);
+}
+
+/** The stop in force for an agent's tool (an approval's call), by the registry's vocabulary. */
+export function stopOfTool(
+  state: StopListState & { readable: true },
+  call: { agentId: string; toolName: string; snapshot: RegistrySnapshot },
+): Stop | undefined {
+  return state.list.stopFor({
+    agentId: call.agentId,
+    toolName: call.toolName,
+    vocabulary: call.snapshot.vocabulary,
+  });
 }
 
 /** Why this call must be blocked by the emergency stop; undefined when it may be decided. */

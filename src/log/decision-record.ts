@@ -92,6 +92,8 @@ export interface DecisionParts {
   outcomes: readonly PolicyOutcomeInput[];
   callDigest: string;
   registryRevision: number;
+  /** The emergency stop list revision the call was checked against (absent: none enforced). */
+  stopsRevision?: number | undefined;
   receivedAt: Date;
   decidedAt: Date;
   coordinator: string;
@@ -112,6 +114,7 @@ export function buildDecisionRecord(parts: DecisionParts): DecisionRecord {
     ...(result.shadow === undefined ? {} : { shadow: result.shadow }),
     callDigest: parts.callDigest,
     registryRevision: parts.registryRevision,
+    ...(parts.stopsRevision === undefined ? {} : { stopsRevision: parts.stopsRevision }),
     receivedAt: parts.receivedAt.toISOString(),
     decidedAt: parts.decidedAt.toISOString(),
     coordinator: parts.coordinator,

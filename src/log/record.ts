@@ -91,6 +91,13 @@ export const DecisionRecord = z.strictObject({
       "The decision with shadow policies enforced too (present when any shadow policy was asked).",
     ),
   registryRevision: z.int().min(0),
+  stopsRevision: z
+    .int()
+    .min(0)
+    .optional()
+    .describe(
+      "The emergency stop list revision the call was checked against: a call decided before a stop keeps its decision, and this says it predates the stop.",
+    ),
   receivedAt: z.iso.datetime(),
   decidedAt: z.iso.datetime(),
 });
@@ -138,6 +145,29 @@ export const ObservationRecord = z.strictObject({
   publishedAt: z.iso.datetime(),
 });
 
+/** An emergency stop as a record names it (registry/stops.ts keeps the list). */
+export const RecordedStop = z.strictObject({
+  kind: z.enum(["agent", "tool"]),
+  name: z.string(),
+  by: z.string(),
+  at: z.iso.datetime(),
+  reason: z.string(),
+});
+
+/** What the settlement of an approval says of the emergency stop list it was checked against. */
+export const stopCheckFields = {
+  stopsRevision: z
+    .int()
+    .min(0)
+    .optional()
+    .describe(
+      "The emergency stop list revision a settlement that would allow was checked against (absent for a block: nothing to check).",
+    ),
+  stop: RecordedStop.optional().describe(
+    "The stop in force at that revision that blocked what the settlement would have allowed (effect `block`).",
+  ),
+};
+
 /**
  * How a pending approval was settled: its own record, linked to the decision by `callId`,
  * `decisionSeq` and `callDigest` (docs/approvals.md). Exactly one per request.
@@ -150,7 +180,9 @@ export const ApprovalRecord = z.strictObject({
   hook: ModifyingHookNameSchema,
   decisionSeq: z.int().min(1).describe("The log sequence of the pending_approval decision."),
   resolution: z.enum(["approved", "denied", "timed-out"]),
-  effect: z.enum(["allow", "block"]).describe("What the agent was told: timeoutBehavior applied."),
+  effect: z
+    .enum(["allow", "block"])
+    .describe("What the agent was told: timeoutBehavior applied, and an emergency stop in force."),
   answers: z
     .array(
       z.strictObject({
@@ -167,6 +199,7 @@ export const ApprovalRecord = z.strictObject({
   requestedAt: z.iso.datetime(),
   expiresAt: z.iso.datetime(),
   resolvedAt: z.iso.datetime(),
+  ...stopCheckFields,
 });
 
 export const LogRecord = z

@@ -28,5 +28,6 @@ export {
   type StopChange,
   type StopKind,
   type StopListState,
+  type StopListSource,
   type StoppableCall,
 } from "./stops.js";

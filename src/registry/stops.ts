@@ -11,8 +11,10 @@
  *
  * Followers read the key every `checkMs` (250 ms) instead of trusting a KV watch alone: a watch can
  * break without ending (issue 21, finding 1), a read cannot pretend. A follower that has not read
- * the key for `staleAfterMs`, or reads a value that fails validation, reports the list as
- * unreadable: coordinators then block every call (fail closed), agents send every call to one.
+ * the key for `staleAfterMs` (or not since its connection came back), or reads a value that fails
+ * validation, reports the list as unreadable. Coordinators then make a call wait for a fresh read
+ * within its deadline and block it (fail closed) only when none succeeds in time, or at once for a
+ * malformed value; agents send every call to a coordinator.
  */
 import type { NatsConnection } from "@nats-io/transport-node";
 import type { KV, KvEntry } from "@nats-io/kv";
@@ -25,6 +27,8 @@ import { isToolClass, TOOL_CLASSES } from "../vocabulary/classes.js";
 import { parseMcpToolName } from "../vocabulary/mcp.js";
 import { toolVocabulary, type ToolVocabulary } from "../vocabulary/vocabulary.js";
 import { openRegistryBucket, REGISTRY_CHECK_MS } from "./store.js";
+import { settlesWithin } from "../foundation/deadline.js";
+import { sleep } from "../foundation/time.js";
 
 const KEY = "stops";
 /** The deciding policy named in every record of a stopped call. */
@@ -134,8 +138,30 @@ export interface StoppableCall {
   vocabulary?: ToolVocabulary | undefined;
 }
 
+/** The stops of one list by what they match, built once per revision (the fast path asks per call). */
+interface StopIndex {
+  agents: Map<string, Stop>;
+  tools: Map<string, Stop>;
+  /** By class name, without the `class:` prefix. */
+  classes: Map<string, Stop>;
+}
+
+function indexOf(stops: readonly Stop[]): StopIndex {
+  const index: StopIndex = { agents: new Map(), tools: new Map(), classes: new Map() };
+  for (const stop of stops) {
+    const cls = stop.kind === "tool" ? toolClassName(stop.name) : undefined;
+    const into =
+      stop.kind === "agent" ? index.agents : cls === undefined ? index.tools : index.classes;
+    const key = cls ?? (stop.kind === "tool" ? bareToolName(stop.name) : stop.name);
+    if (!into.has(key)) into.set(key, stop);
+  }
+  return index;
+}
+
 /** The list in force at one revision of the key (0: never written). */
 export class StopList {
+  private index: StopIndex | undefined;
+
   constructor(
     readonly revision: number,
     readonly stops: readonly Stop[],
@@ -149,22 +175,22 @@ export class StopList {
     return this.stops.length;
   }
 
-  /** The stop that blocks this call, if any (an agent stop first). */
+  /**
+   * The stop that blocks this call, if any: an agent stop first, then a stop of the tool by its
+   * name, then one of its class. Constant time in the list's size: agents consult it on their
+   * fast path, per call.
+   */
   stopFor(call: StoppableCall): Stop | undefined {
-    const agent = this.stops.find((s) => s.kind === "agent" && s.name === call.agentId);
+    if (this.stops.length === 0) return undefined;
+    const index = (this.index ??= indexOf(this.stops));
+    const agent = index.agents.get(call.agentId);
     if (agent !== undefined || call.toolName === undefined) return agent;
-    const tool = call.toolName;
-    // Classified only when a class stop is in force: this runs on every call a coordinator
-    // decides, and the list is usually empty.
-    let toolClass: string | undefined;
-    return this.stops.find((s) => {
-      if (s.kind !== "tool") return false;
-      if (stopNamesTool(s.name, tool)) return true;
-      const stopped = toolClassName(s.name);
-      if (stopped === undefined) return false;
-      toolClass ??= (call.vocabulary ?? toolVocabulary).classify(tool).class;
-      return stopped === toolClass;
-    });
+    // Tool stops are indexed by their bare name, so either MCP spelling finds them (stopNamesTool).
+    const byName = index.tools.get(bareToolName(call.toolName));
+    // Classified only when a class stop is in force: classifying is the costly part.
+    if (byName !== undefined || index.classes.size === 0) return byName;
+    const toolClass = (call.vocabulary ?? toolVocabulary).classify(call.toolName).class;
+    return index.classes.get(toolClass);
   }
 }
 
@@ -176,10 +202,12 @@ export class StopList {
  * dispatch them.
  */
 export function stopNamesTool(stopName: string, toolName: string): boolean {
-  if (stopName === toolName) return true;
-  const bareTool = parseMcpToolName(toolName)?.tool ?? toolName;
-  const bareStop = parseMcpToolName(stopName)?.tool ?? stopName;
-  return bareTool === bareStop;
+  return stopName === toolName || bareToolName(stopName) === bareToolName(toolName);
+}
+
+/** A tool's name without its MCP server: `mcp__github__delete_repo` → `delete_repo`. */
+function bareToolName(name: string): string {
+  return parseMcpToolName(name)?.tool ?? name;
 }
 
 /** The reason a stopped call's record and answer carry. */
@@ -270,21 +298,48 @@ function listOf(entry: KvEntry | null): StopList {
 
 export type StopListState =
   | { readable: true; list: StopList }
-  | { readable: false; why: string; list: StopList; error?: unknown };
+  | {
+      readable: false;
+      why: string;
+      list: StopList;
+      error?: unknown;
+      /** A fresh read may make it readable (stale, or not re-read since a reconnect); false: malformed. */
+      waitable: boolean;
+    };
+
+/** The stop list in force, and a way to wait for a fresh read of it (StopListFollower). */
+export interface StopListSource {
+  state(): StopListState;
+  /**
+   * The state once a fresh read succeeded, or at `deadline`, whichever comes first: readable at
+   * once when the last good read is fresh; a malformed value is never waited out.
+   */
+  fresh(deadline: number): Promise<StopListState>;
+}
 
 export interface FollowOptions {
   checkMs?: number;
   staleAfterMs?: number;
 }
 
+/** Pause between two reads a waiter starts while reads fail (each read is bounded by its own timeout). */
+const RETRY_PAUSE_MS = 50;
+
 /**
  * Keeps the list in force fresh by reading the key every `checkMs`. `state()` says whether it may
  * be trusted: not when the last good read is older than `staleAfterMs`, nor when the key holds a
- * value that fails validation (someone wrote it by hand): what it stops is then unknown.
+ * value that fails validation (someone wrote it by hand): what it stops is then unknown, nor,
+ * after a reconnect, before a read started since then has succeeded (issue 32, item 1).
+ *
+ * `fresh(deadline)` waits for such a read instead of failing at once: a call whose list is stale
+ * (NATS just came back) waits for the re-read within its deadline. Waiters share one read.
  */
-export class StopListFollower {
+export class StopListFollower implements StopListSource {
   private list = StopList.empty();
+  /** When the last good read started (freshness counts from then: the value is at least that recent). */
   private lastRead = 0;
+  /** Only a read started at or after this counts (set at a reconnect: re-read before trusting). */
+  private readAfter = 0;
   /** The key holds a value that fails validation: unreadable at once, whatever the last read. */
   private failure: string | undefined;
   /** The last read failed (a timeout, NATS away): unreadable only once the last good read is stale. */
@@ -293,40 +348,92 @@ export class StopListFollower {
   private error: unknown;
   private everRead = false;
   private timer: NodeJS.Timeout | undefined;
-  private reading = false;
+  /** The newest read in flight: periodic reads and waiters join it rather than pile up. */
+  private reading: { started: number; done: Promise<void> } | undefined;
   private readonly staleAfterMs: number;
+  private readonly checkMs: number;
 
   constructor(
     private readonly store: StopStore,
     private readonly logger: Logger,
-    private readonly options: FollowOptions = {},
+    options: FollowOptions = {},
   ) {
     this.staleAfterMs = options.staleAfterMs ?? STOPS_STALE_AFTER_MS;
+    this.checkMs = options.checkMs ?? REGISTRY_CHECK_MS;
   }
 
   /** Read once (the caller decides whether a failed first read is fatal), then keep reading. */
   async start(): Promise<StopListState> {
-    await this.read();
-    this.timer = setInterval(() => void this.read(), this.options.checkMs ?? REGISTRY_CHECK_MS);
+    await this.readStartedSince(0);
+    this.timer = setInterval(() => void this.readStartedSince(0), this.checkMs);
     this.timer.unref();
     return this.state();
   }
 
   state(): StopListState {
-    if (this.failure === undefined && Date.now() - this.lastRead <= this.staleAfterMs)
-      return { readable: true, list: this.list };
-    const since = this.lastRead === 0 ? "" : ` (last read ${Date.now() - this.lastRead} ms ago)`;
-    const why = `${this.failure ?? this.readFailure ?? "no fresh read"}${since}`;
-    return { readable: false, why, list: this.list, error: this.error };
+    const now = Date.now();
+    if (this.failure === undefined && this.trusted(now)) return { readable: true, list: this.list };
+    const since = this.lastRead === 0 ? "" : ` (last read ${now - this.lastRead} ms ago)`;
+    const reconnected =
+      this.lastRead !== 0 && this.lastRead < this.readAfter
+        ? "not re-read since a reconnect"
+        : undefined;
+    const why = `${this.failure ?? this.readFailure ?? reconnected ?? "no fresh read"}${since}`;
+    return {
+      readable: false,
+      why,
+      list: this.list,
+      error: this.error,
+      waitable: this.failure === undefined,
+    };
   }
 
-  private async read(): Promise<void> {
-    if (this.reading) return;
-    this.reading = true;
-    // Freshness counts from when the read started: the value is at least that recent.
+  private trusted(now: number): boolean {
+    return this.lastRead >= this.readAfter && now - this.lastRead <= this.staleAfterMs;
+  }
+
+  /** The state once a read started since the last reconnect succeeded, or at `deadline`. */
+  async fresh(deadline: number): Promise<StopListState> {
+    for (;;) {
+      const state = this.state();
+      const remaining = deadline - Date.now();
+      if (state.readable || !state.waitable || remaining <= 0) return state;
+      // A read started within the last check interval is joined; an older one may hang.
+      const read = this.readStartedSince(Math.max(this.readAfter, Date.now() - this.checkMs));
+      await settlesWithin(read, remaining);
+      const after = this.state();
+      if (after.readable || !after.waitable) return after;
+      await sleep(Math.min(RETRY_PAUSE_MS, deadline - Date.now()));
+    }
+  }
+
+  /**
+   * The connection came back: what was read before may miss a stop stored while it was away, so
+   * nothing read before now is trusted, and a read starts at once (not behind a read that hangs
+   * on the old connection).
+   */
+  reconnected(): void {
+    this.readAfter = Date.now();
+    void this.readStartedSince(this.readAfter);
+  }
+
+  /** Join the read in flight if it started at or after `since`, else start one. */
+  private readStartedSince(since: number): Promise<void> {
+    const running = this.reading;
+    if (running !== undefined && running.started >= since) return running.done;
     const started = Date.now();
+    const done = this.read(started).finally(() => {
+      if (this.reading?.done === done) this.reading = undefined;
+    });
+    this.reading = { started, done };
+    return done;
+  }
+
+  private async read(started: number): Promise<void> {
     try {
       const list = await this.store.current();
+      // Reads may overlap (a reconnect starts one beside a hung one): the newest start wins.
+      if (started < this.lastRead) return;
       if (list.revision !== this.list.revision)
         this.logger.warn(
           { revision: list.revision, stops: list.stops },
@@ -340,6 +447,7 @@ export class StopListFollower {
       this.failure = undefined;
       this.readFailure = undefined;
     } catch (error) {
+      if (started < this.lastRead) return;
       if ((this.failure ?? this.readFailure) === undefined)
         this.logger.error({ err: error }, "the emergency stop list cannot be read");
       const why = error instanceof Error ? error.message : String(error);
@@ -349,8 +457,6 @@ export class StopListFollower {
       if (isMalformed(error)) this.failure = why;
       else this.readFailure = why;
       this.error = error;
-    } finally {
-      this.reading = false;
     }
   }
 

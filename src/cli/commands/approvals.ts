@@ -34,10 +34,18 @@ function line(e: ApprovalEntry): string {
   return `${e.id}  ${state}  ${e.request.severity}  ${e.toolName}  "${e.request.title}"  agent=${e.agentId} session=${e.sessionKey} groups=${groups} asked-by=${askedBy} expires=${e.expiresAt}`;
 }
 
+/** An approval that would have let the call run, blocked by an emergency stop in force by then. */
+function stoppedNote(e: ApprovalEntry): string {
+  const stop = e.settlement?.stop;
+  return stop === undefined
+    ? ""
+    : `, but the call is blocked: ${stop.kind} ${stop.name} is under an emergency stop (by ${stop.by} at ${stop.at})`;
+}
+
 function details(e: ApprovalEntry): string[] {
   const out = [
     `id:          ${e.id}`,
-    `state:       ${e.settlement === undefined ? "pending" : `${e.settlement.resolution} (${e.settlement.effect})`}`,
+    `state:       ${e.settlement === undefined ? "pending" : `${e.settlement.resolution} (${e.settlement.effect})${stoppedNote(e)}`}`,
     `title:       ${e.request.title}`,
     ...(e.request.description === undefined ? [] : [`description: ${e.request.description}`]),
     `severity:    ${e.request.severity}`,
@@ -138,7 +146,7 @@ async function answer(
     out.print(
       reply.entry.settlement === undefined
         ? `${id}: ${action} recorded; still waiting for ${reply.entry.request.approvers.join(" and ")}`
-        : `${id}: ${reply.entry.settlement.resolution} (record #${reply.entry.recordSeq ?? "?"})`,
+        : `${id}: ${reply.entry.settlement.resolution}${stoppedNote(reply.entry)} (record #${reply.entry.recordSeq ?? "?"})`,
     );
   return 0;
 }

@@ -29,6 +29,8 @@ stop    block every call of an agent (by agent id) or of a tool (by the tool nam
         ...) at every coordinator, before any policy is asked, and keep agents from answering
         such calls on their fast path. Each blocked call is recorded, blocked by
         hookbus:emergency-stop with "emergency stop: tool NAME stopped by WHO at TIME: REASON".
+        A call held for approval is blocked too when it is approved (or times out to allow)
+        after the stop; a call decided before the stop keeps its decision.
 resume  lift that stop.
 
 The change is stored in the registry bucket (key "stops", whose history keeps every change with

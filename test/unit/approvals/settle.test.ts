@@ -4,6 +4,7 @@ import type { ApprovalEntry } from "../../../src/approvals/entry.js";
 import {
   applyAnswer,
   approvalRecord,
+  checkedAgainstStops,
   expire,
   settledDecision,
 } from "../../../src/approvals/settle.js";
@@ -98,5 +99,44 @@ describe("settling an approval request", () => {
     const settled = expire(entry(), at(2000))!;
     expect(approvalRecord(settled, "c1")).toEqual(approvalRecord(settled, "c1"));
     expect(() => LogRecord.parse(approvalRecord(settled, "c1"))).not.toThrow();
+  });
+
+  it("a settlement to allow checked against a stop of its tool blocks, names the stop, and records it", () => {
+    const stop = {
+      kind: "tool" as const,
+      name: "pay",
+      by: "ops",
+      at: at(5).toISOString(),
+      reason: "fraud",
+    };
+    const approved = applyAnswer(entry(), answer("alice", "-"), at(1));
+    const stopped = checkedAgainstStops(approved, 12, stop);
+    expect(stopped.settlement).toMatchObject({
+      resolution: "approved",
+      effect: "block",
+      stopsRevision: 12,
+      stop,
+    });
+    expect(settledDecision(stopped)).toMatchObject({
+      outcome: "block",
+      blockedBy: "hookbus:emergency-stop",
+      decidedBy: { block: ["hookbus:emergency-stop"] },
+      blockReason: `emergency stop: tool pay stopped by ops at ${stop.at}: fraud (the approval, approved by alice, settled after the stop)`,
+    });
+    const record = LogRecord.parse(approvalRecord(stopped, "c1"));
+    expect(record).toMatchObject({ effect: "block", stopsRevision: 12, stop });
+
+    const timedOut = checkedAgainstStops(expire(entry([], "allow"), at(1000))!, 12, stop);
+    expect(settledDecision(timedOut).blockReason).toContain("(the approval, timed out to allow,");
+  });
+
+  it("a settlement to allow with nothing stopped says which revision it was checked against; a block is left as it is", () => {
+    const approved = applyAnswer(entry(), answer("alice", "-"), at(1));
+    const checked = checkedAgainstStops(approved, 4, undefined);
+    expect(checked.settlement).toMatchObject({ effect: "allow", stopsRevision: 4 });
+    expect(checked.settlement?.stop).toBeUndefined();
+    expect(settledDecision(checked).outcome).toBe("modify");
+    const denied = applyAnswer(entry(), answer("bob", "-", "deny"), at(1));
+    expect(checkedAgainstStops(denied, 4, undefined)).toBe(denied);
   });
 });

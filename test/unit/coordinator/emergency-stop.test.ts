@@ -103,7 +103,10 @@ describe("matching a call", () => {
     );
     expect(emergencyStopReason({ readable: true, list: StopList.empty() }, call)).toBeUndefined();
     expect(
-      emergencyStopReason({ readable: false, why: "timeout", list: StopList.empty() }, call),
+      emergencyStopReason(
+        { readable: false, why: "timeout", list: StopList.empty(), waitable: true },
+        call,
+      ),
     ).toMatch(/^emergency stop list unreadable \(HOOKBUS_STOP_LIST_UNREADABLE: timeout\)/);
     expect(emergencyStopReason(undefined, call)).toBeUndefined();
   });
