@@ -117,7 +117,7 @@ export const ErrorCodes = {
   HOOKBUS_INVALID_STOP:
     "An emergency stop names an unknown kind, an empty, too long or malformed name, or the stored stop list is malformed.",
   HOOKBUS_STOP_LIST_UNREADABLE:
-    "A coordinator could not read the emergency stop list recently enough, so it blocks every call (fail closed).",
+    "A coordinator could not read the emergency stop list recently enough: a call waited for a fresh read within its deadline and none succeeded, so it is blocked (fail closed); or an approval could not settle to allow (it stays pending).",
 } as const;
 
 export type ErrorCode = keyof typeof ErrorCodes;

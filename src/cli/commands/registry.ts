@@ -126,7 +126,7 @@ export function formatPropagation(p: Propagation): string {
   const names = p.laggards
     .map(
       (c) =>
-        `${c.id} (revision ${c.revision}${c.answered === false ? ", no answer since the change: still loading it, or stopped" : ""})`,
+        `${c.id} (revision ${c.revision}, ${c.answered === false ? "no answer since the change: still loading it, or stopped" : "still enforcing it: the change is loading, or failed to load (hookbus status says which)"})`,
     )
     .join(", ");
   return `NOT ENFORCED after ${p.elapsedMs} ms by ${p.laggards.length} of ${p.coordinators.length} coordinator(s): ${names}`;
