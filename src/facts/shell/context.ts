@@ -1,0 +1,23 @@
+/** What the steps of one analysis share: the facts so far, the limits, and the way down. */
+import type { FactsAccumulator } from "./accumulator.js";
+import type { ShellLimits } from "./limits.js";
+import type { PathContext } from "./paths.js";
+
+export interface Analysis {
+  acc: FactsAccumulator;
+  limits: ShellLimits;
+  paths: PathContext;
+  vars: ReadonlyMap<string, string>;
+  /** Analyses a nested script one level deeper (sh -c, eval, a decoded pipe, system("…")). */
+  script(text: string, via: string[], nesting: number): void;
+}
+
+/** What a collected command turned out to run, once its wrappers are unwrapped. */
+export interface Final {
+  program: string;
+  args: string[];
+  /** An interpreter that reads its program from its input. */
+  readsInput: boolean;
+  /** A network program (its output may be downloaded code). */
+  network: boolean;
+}

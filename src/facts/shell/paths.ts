@@ -1,0 +1,91 @@
+/**
+ * Operands as paths: `~`, `$HOME` and relative paths resolved when the home and the working
+ * directory are known, then classified. `rm -rf /`, `rm -rf /*`, `rm -rf ~` and `rm -rf $HOME/`
+ * name the same kinds of place however they are spelt.
+ */
+import { posix } from "node:path";
+import type { PathClass, PathFact } from "./schema.js";
+
+export interface PathContext {
+  home?: string;
+  cwd?: string;
+  /** The project's root; defaults to the working directory. */
+  projectRoot?: string;
+}
+
+const SYSTEM_DIRS = [
+  "/bin",
+  "/boot",
+  "/dev",
+  "/etc",
+  "/home",
+  "/lib",
+  "/lib32",
+  "/lib64",
+  "/libx32",
+  "/media",
+  "/mnt",
+  "/opt",
+  "/proc",
+  "/root",
+  "/run",
+  "/sbin",
+  "/snap",
+  "/srv",
+  "/sys",
+  "/usr",
+  "/var",
+  "/Applications",
+  "/Library",
+  "/System",
+  "/Users",
+  "/private",
+];
+
+const GLOB = /[*?[]/u;
+const HOME_PREFIX = /^(?:~|\$HOME|\$\{HOME\})(?=\/|$)/u;
+
+function inside(path: string, dir: string): boolean {
+  return path === dir || path.startsWith(dir.endsWith("/") ? dir : `${dir}/`);
+}
+
+/** The part of a path before its first glob segment: `/*` → `/`, `~/a/*.txt` → `~/a`. */
+function globBase(path: string): string {
+  const segments = path.split("/");
+  const at = segments.findIndex((s) => GLOB.test(s));
+  if (at === -1) return path;
+  const base = segments.slice(0, at).join("/");
+  return base === "" && path.startsWith("/") ? "/" : base || ".";
+}
+
+function resolve(text: string, ctx: PathContext): string {
+  const home = ctx.home ?? "~";
+  const expanded = text.replace(HOME_PREFIX, home);
+  if (expanded.startsWith("/")) return posix.normalize(expanded);
+  if (expanded.startsWith("~")) return posix.normalize(expanded);
+  if (ctx.cwd !== undefined) return posix.resolve(ctx.cwd, expanded);
+  return posix.normalize(expanded);
+}
+
+function classify(path: string, ctx: PathContext, home: string): PathClass {
+  const base = globBase(path).replace(/(.)\/+$/u, "$1");
+  if (base === "/") return "root";
+  const project = ctx.projectRoot ?? ctx.cwd;
+  if (project !== undefined && inside(base, project)) return "project";
+  if (project === undefined && !base.startsWith("/") && !base.startsWith("~")) {
+    return base === ".." || base.startsWith("../") ? "outside" : "project";
+  }
+  if (base === home || base === "~") return "home";
+  if (inside(base, home) || base.startsWith("~/")) return "inside-home";
+  if (SYSTEM_DIRS.some((dir) => inside(base, dir))) return "system";
+  return "outside";
+}
+
+/** One operand as a path fact. A word that is not static is `unknown`, kept as written. */
+export function pathFact(text: string, isStatic: boolean, ctx: PathContext): PathFact {
+  const dynamicHome =
+    !isStatic && HOME_PREFIX.test(text) && !/\$(?!HOME|\{HOME\})/u.test(text.slice(1));
+  if (!isStatic && !dynamicHome) return { path: text, class: "unknown", glob: GLOB.test(text) };
+  const path = resolve(text, ctx);
+  return { path, class: classify(path, ctx, ctx.home ?? "~"), glob: GLOB.test(path) };
+}
