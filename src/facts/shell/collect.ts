@@ -123,7 +123,8 @@ export class CommandCollector {
 
   private redirected(node: Node, ctx: WalkContext): void {
     const body = node.childForFieldName("body");
-    const redirects = node.namedChildren.filter((c): c is Node => c !== null && c !== body);
+    // Nodes are fresh objects on every access: select the redirections by field, not identity.
+    const redirects = node.childrenForFieldName("redirect");
     const continuation = redirects.flatMap((r) => heredocContinuation(r));
     const piped = continuation.some((c) => c.type === "pipeline");
     const pipeline = piped ? (ctx.pipeline ?? { id: ++this.pipelines, stage: 0 }) : undefined;

@@ -6,6 +6,7 @@
  * it. The policy library treats any interpreter fed from input as needing approval for that reason.
  */
 import type { DangerousCall } from "./schema.js";
+import { decodeAnsiC } from "./words.js";
 import { SHELLS } from "./wrappers.js";
 
 export type Language = "shell" | "python" | "node" | "perl" | "ruby" | "php" | "other";
@@ -159,7 +160,7 @@ function literalsAfter(code: string, from: number, list: boolean): string[] {
   const rest = code.slice(from, from + 2_048);
   const stop = list ? rest.indexOf("]") : rest.search(/[,)]/u);
   const span = stop === -1 ? rest : rest.slice(0, stop);
-  return [...span.matchAll(STRING)].map((m) => (m[2] ?? "").replace(/\\(.)/gu, "$1"));
+  return [...span.matchAll(STRING)].map((m) => decodeAnsiC(m[2] ?? ""));
 }
 
 function commandLines(code: string): string[] {
@@ -182,7 +183,7 @@ export function scanCode(interpreter: string, language: Language, code: string):
   const scan: CodeScan = { calls, scripts: commandLines(code) };
   if (deletes) {
     const targets = [...code.matchAll(STRING)]
-      .map((m) => m[2] ?? "")
+      .map((m) => decodeAnsiC(m[2] ?? ""))
       .filter((s) => s.startsWith("/") || s.startsWith("~") || s.startsWith("."));
     scan.deletion = { recursive: RECURSIVE_DELETE.test(code), targets };
   }
