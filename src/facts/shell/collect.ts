@@ -61,7 +61,18 @@ export class CommandCollector {
     substitute: (node: Node, env: WordEnv) => string | undefined,
   ) {
     this.vars = new Map(vars);
-    this.env = { vars: this.vars, substitute: (node) => substitute(node, this.env) };
+    // Each `$(…)` is evaluated once: words are valued again at every level of a nested `$(…)`,
+    // and without this a deeply nested command would cost the square of its depth.
+    const outputs = new Map<number, string | undefined>();
+    this.env = {
+      vars: this.vars,
+      substitute: (node) => {
+        if (outputs.has(node.id)) return outputs.get(node.id);
+        const output = substitute(node, this.env);
+        outputs.set(node.id, output);
+        return output;
+      },
+    };
   }
 
   walk(node: Node, ctx: WalkContext): void {
