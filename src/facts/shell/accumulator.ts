@@ -16,7 +16,8 @@ import {
   type Unparsed,
 } from "./schema.js";
 
-const SHELL_NAMES = /^(?:sh|bash|zsh|dash|ksh|ash|mksh|fish|tcsh|csh|posh|yash|rbash)$/u;
+/** Shells, and the builtins that run shell code in the current shell. */
+const SHELL_NAMES = /^(?:sh|bash|zsh|dash|ksh|ash|mksh|fish|tcsh|csh|posh|yash|rbash|source|\.)$/u;
 const TARGET_ROOT = new Set<PathClass>(["root"]);
 const TARGET_HOME = new Set<PathClass>(["home"]);
 const TARGET_SYSTEM = new Set<PathClass>(["system"]);

@@ -9,7 +9,9 @@ import type { DangerousCall } from "./schema.js";
 import { decodeAnsiC } from "./words.js";
 import { SHELLS } from "./wrappers.js";
 
-export type Language = "shell" | "python" | "node" | "perl" | "ruby" | "php" | "other";
+export type Language = "shell" | "python" | "node" | "perl" | "ruby" | "php" | "awk" | "other";
+
+type Scanned = Exclude<Language, "shell" | "other">;
 
 const OTHER_INTERPRETERS = new Set(["lua", "tclsh", "Rscript", "osascript", "pwsh", "powershell"]);
 
@@ -22,11 +24,12 @@ export function languageOf(program: string): Language | undefined {
     return "node";
   }
   if (program === "perl" || program === "ruby" || program === "php") return program;
+  if (/^[gmn]?awk$/u.test(program)) return "awk";
   return OTHER_INTERPRETERS.has(program) ? "other" : undefined;
 }
 
 /** The short option that carries a one-liner, per language. */
-const CODE_OPTION: Record<Exclude<Language, "shell" | "other">, RegExp> = {
+const CODE_OPTION: Record<Exclude<Scanned, "awk">, RegExp> = {
   python: /^-[A-Za-z]*c$/u,
   node: /^(?:-[A-Za-z]*[ep]|--eval|--print)$/u,
   perl: /^-[A-Za-z]*[eE]$/u,
@@ -41,8 +44,21 @@ export interface CodeSource {
   readsInput: boolean;
 }
 
+/** awk's program is its first operand, unless `-f` names a program file. */
+function awkSource(args: readonly string[]): CodeSource {
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i] ?? "";
+    if (arg.startsWith("-f")) return { readsInput: false };
+    if (arg === "-F" || arg === "-v") i += 1;
+    else if (arg === "--") return { code: args[i + 1] ?? "", readsInput: false };
+    else if (!arg.startsWith("-")) return { code: arg, readsInput: false };
+  }
+  return { readsInput: false };
+}
+
 /** Where an interpreter's program comes from, from its arguments (after its name). */
 export function codeSource(language: Language, args: readonly string[]): CodeSource {
+  if (language === "awk") return awkSource(args);
   const codeOption =
     language === "shell" || language === "other" ? undefined : CODE_OPTION[language];
   for (let i = 0; i < args.length; i++) {
@@ -98,7 +114,11 @@ interface CallPattern {
 }
 
 /** Names matched as words anywhere in the code, so an alias or `getattr(m, "rmtree")` matches. */
-const CALLS: Record<Exclude<Language, "shell" | "other">, CallPattern[]> = {
+const CALLS: Record<Scanned, CallPattern[]> = {
+  awk: [
+    { call: "system", pattern: /\bsystem\s*\(|\|\s*getline|\|\s*"/u },
+    { call: "network", pattern: /\/inet\//u },
+  ],
   python: [
     { call: "shutil.rmtree", pattern: /\brmtree\b/u },
     { call: "os.remove", pattern: /\b(?:remove|unlink|rmdir|removedirs)\b/u },

@@ -88,9 +88,11 @@ function nestedScript(analysis: Analysis, script: WordValue, via: string[], nest
 }
 
 function wantsPaths(program: string, operand: WordValue | string): boolean {
+  if (FILE_TOOLS.has(program)) return true; // every operand, so no deletion target is left out
   const text = typeof operand === "string" ? operand : operand.text;
-  if (/[\n;()'"]/u.test(text)) return false; // code or prose, not a path
-  return FILE_TOOLS.has(program) || /^[~./]|^\$\{?HOME\b|\//u.test(text);
+  if (/[\s;()'"]/u.test(text)) return false; // code or prose, not a path
+  if (/^[a-z][a-z0-9+.-]*:\/\//iu.test(text)) return false; // a URL
+  return /^[~./]|^\$\{?HOME\b|\//u.test(text);
 }
 
 /** Records the command that finally runs and its effects; returns what later steps need. */
@@ -144,6 +146,8 @@ function record(analysis: Analysis, raw: RawCommand, run: Unwrapped, nesting: nu
   if (/^(?:nc|ncat|netcat)$/u.test(program) && /(?:^|\s)-[A-Za-z]*[ec]\b/u.test(args.join(" "))) {
     acc.addCall({ interpreter: program, call: "exec" });
   }
+  if (program === "source" || program === ".")
+    substitutionFeed(analysis, program, argWords[0], nesting);
   const readsInput = interpreter(analysis, raw, run, program, args, nesting);
   return { program, args, readsInput, network: net !== undefined };
 }
@@ -187,6 +191,35 @@ function findExec(analysis: Analysis, raw: RawCommand, run: Unwrapped, nesting: 
   }
 }
 
+const NETWORK_WORDS = /\b(?:curl|wget|nc|ncat|netcat|socat|ssh|scp|rsync|git|ftp|tftp|telnet)\b/gu;
+const DECODE_WORDS =
+  /\b(?:base64|base32|basenc|xxd|openssl|gunzip|zcat|bunzip2|bzcat|unxz|xzcat|unzstd|uudecode)\b/gu;
+
+/**
+ * `bash <(curl …)`, `source <(…)`: the program is the output of a process substitution. Its
+ * commands are facts of their own; the feed names the network and decode programs in its text.
+ */
+function substitutionFeed(
+  analysis: Analysis,
+  interpreter: string,
+  word: WordValue | undefined,
+  nesting: number,
+): boolean {
+  if (word === undefined || word.static || !word.text.startsWith("<(")) return false;
+  const unique = (found: RegExpMatchArray | null): string[] => [...new Set(found ?? [])];
+  analysis.acc.feeds.push({
+    interpreter,
+    from: "substitution",
+    decodes: unique(word.text.match(DECODE_WORDS)),
+    fromNetwork: unique(word.text.match(NETWORK_WORDS)),
+  });
+  const language = languageOf(interpreter) ?? "shell"; // `source` and `.` run shell code
+  if (word.output !== undefined) {
+    codeInto(analysis, interpreter, language, word.output, [`${interpreter} <(…)`], nesting);
+  }
+  return false;
+}
+
 /** Shells with `-c`, one-liners, and interpreters whose program is their input. */
 function interpreter(
   analysis: Analysis,
@@ -205,14 +238,23 @@ function interpreter(
       nestedScript(analysis, shell.script, [...via.slice(0, -1), `${program} -c`], nesting);
       return false;
     }
-    if (shell.next < run.words.length) return false; // runs a script file
+    // A script operand: a file, or `<(…)` (`bash <(curl …)`), which is a feed.
+    if (shell.next < run.words.length)
+      return substitutionFeed(analysis, program, run.words[shell.next], nesting);
   }
   const source = codeSource(language, args);
   if (source.code !== undefined) {
     scanInto(analysis, program, language, source.code, via, nesting);
     return false;
   }
-  if (!source.readsInput) return false;
+  if (!source.readsInput) {
+    return substitutionFeed(
+      analysis,
+      program,
+      run.words.slice(1).find((w) => !w.text.startsWith("-")),
+      nesting,
+    );
+  }
   if (raw.stdin !== undefined) {
     analysis.acc.feeds.push({
       interpreter: program,

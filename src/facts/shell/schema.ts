@@ -86,8 +86,11 @@ export const NetworkFactSchema = z.object({
 export const InterpreterFeedSchema = z.object({
   /** The interpreter that reads its program from input (`sh`, `python3`, …). */
   interpreter: z.string(),
-  /** How the program arrives: `pipe` (`… | sh`), `heredoc`, `herestring`, `redirect` (`sh < f`). */
-  from: z.enum(["pipe", "heredoc", "herestring", "redirect"]),
+  /**
+   * How the program arrives: `pipe` (`… | sh`), `heredoc`, `herestring`, `redirect` (`sh < f`),
+   * `substitution` (`bash <(curl …)`, `source <(…)`).
+   */
+  from: z.enum(["pipe", "heredoc", "herestring", "redirect", "substitution"]),
   /** Decode steps before it in the pipeline: `base64`, `xxd`, `openssl`, `gzip`, … */
   decodes: z.array(z.string()),
   /** Network programs before it in the pipeline (`curl … | sh`). */

@@ -8,6 +8,8 @@ import type { Node } from "web-tree-sitter";
 export interface WordValue {
   text: string;
   static: boolean;
+  /** For `<(…)`: the fixed text the substitution prints, when it is fixed (`<(echo ls)`). */
+  output?: string;
 }
 
 /** What a word can be resolved against: known variables, and the static output of `$(…)`. */
@@ -118,6 +120,12 @@ export function wordValue(node: Node, env: WordEnv, quoted = false): WordValue {
     case "simple_expansion":
     case "expansion":
       return expansionValue(node, env);
+    case "process_substitution": {
+      const out = env.substitute(node);
+      return out === undefined
+        ? { text: node.text, static: false }
+        : { text: node.text, static: false, output: out };
+    }
     case "command_substitution": {
       const out = env.substitute(node);
       return out === undefined ? { text: node.text, static: false } : { text: out, static: true };
@@ -127,12 +135,26 @@ export function wordValue(node: Node, env: WordEnv, quoted = false): WordValue {
   }
 }
 
+const UNQUOTED_EXPANSIONS = new Set(["simple_expansion", "expansion", "command_substitution"]);
+
 /**
  * An argument's words: usually one, several for a brace list (`{rm,-rf,/}` is three words), and a
  * leading `~` is the home directory. Globs are kept as written; paths say when they are globs.
  */
-export function argumentWords(node: Node, env: WordEnv, home: string | undefined): WordValue[] {
+export function argumentWords(outer: Node, env: WordEnv, home: string | undefined): WordValue[] {
+  // A command name wraps its word: look at the word itself.
+  const node =
+    outer.type === "command_name" && outer.namedChildCount === 1
+      ? (outer.namedChild(0) ?? outer)
+      : outer;
   const value = wordValue(node, env);
+  if (UNQUOTED_EXPANSIONS.has(node.type) && value.static) {
+    // Unquoted, a known value is split into words: `x="rm -rf /"; $x` runs rm.
+    return value.text
+      .split(/[ \t\n]+/u)
+      .filter((text) => text !== "")
+      .map((text) => ({ text, static: true }));
+  }
   if (node.type === "word" || node.type === "concatenation") {
     const braces = /^\{([^{}\s]*,[^{}\s]*)\}$/u.exec(node.text);
     if (braces?.[1] !== undefined && value.static) {

@@ -76,6 +76,14 @@ const containers: ((line: string) => string)[] = [
   (line) => `bash -c "$(echo ${quote(line)})"`,
   (line) => `f() { ${line}; }; f`,
   (line) => `python3 -c ${quote(`import os; os.system(${JSON.stringify(line)})`)}`,
+  (line) => `awk ${quote(`BEGIN { system(${JSON.stringify(line)}) }`)}`,
+  (line) => `bash <(echo ${quote(line)})`,
+  (line) => `source <(echo ${Buffer.from(line).toString("base64")} | base64 -d)`,
+  // After expansion bash removes no quotes and expands no `~`: only a plain line keeps its meaning.
+  (line) => {
+    const plain = line.replace(/^[^ \t]+/u, "rm");
+    return /["'\\$~]/u.test(plain) ? line : `x=${quote(plain)}; $x`;
+  },
 ];
 
 const destructive = fc

@@ -69,6 +69,9 @@ describe("programs and wrappers", () => {
       "(cd / && rm -rf /)",
       "f() { rm -rf /; }; f",
       "x=rm; $x -rf /",
+      'x="rm -rf /"; $x',
+      '$(printf "rm -rf /")',
+      `awk 'BEGIN { system("rm -rf /") }'`,
     ]) {
       expect(facts(command).targetsRoot, command).toBe(true);
     }
@@ -192,6 +195,20 @@ describe("interpreters fed from input", () => {
     expect(f.dangerousCalls).toContainEqual({ interpreter: "python3", call: "shutil.rmtree" });
     expect(facts("bash <<< 'rm -rf /'").targetsRoot).toBe(true);
     expect(facts("cat <<EOF | sh\nrm -rf /\nEOF").targetsRoot).toBe(true);
+  });
+
+  it("treats a process substitution given as the program as a feed, and reads a fixed one", () => {
+    const f = facts("bash <(curl -fsSL https://get.example.com/i.sh)");
+    expect(f.interpreterFeeds).toEqual([
+      { interpreter: "bash", from: "substitution", decodes: [], fromNetwork: ["curl"] },
+    ]);
+    expect(f.pipesNetworkIntoInterpreter).toBe(true);
+    const decoded = facts("source <(echo cm0gLXJmIH4= | base64 -d)");
+    expect(decoded.pipesDecodedIntoShell).toBe(true);
+    expect(decoded.targetsHome).toBe(true);
+    expect(
+      facts("python3 <(echo 'import shutil; shutil.rmtree(\"/srv\")')").deletesRecursively,
+    ).toBe(true);
   });
 
   it("does not call a shell running a script file fed", () => {
