@@ -10,6 +10,7 @@ import type { Analysis, Final } from "./context.js";
 import { analyseInvocation } from "./invocation.js";
 import { countTokens, DEFAULT_SHELL_LIMITS, ShellLimitError, type ShellLimits } from "./limits.js";
 import { parseBash } from "./parser.js";
+import { plainCommand } from "./plain.js";
 import type { PathContext } from "./paths.js";
 import type { ShellFacts } from "./schema.js";
 import { substitutionOutput } from "./static-eval.js";
@@ -62,7 +63,8 @@ function analyseScript(analysis: Analysis, text: string, via: string[], nesting:
   if (tokens > limits.maxTokens) {
     throw new ShellLimitError("too-many-nodes", `more than ${limits.maxTokens} tokens`);
   }
-  const raws = collect(analysis, text, via);
+  const plain = plainCommand(text, via);
+  const raws = plain === undefined ? collect(analysis, text, via) : [plain];
   const finals = new Map<RawCommand, Final>();
   for (const raw of raws) finals.set(raw, analyseInvocation(analysis, raw, nesting));
   feedsOfPipelines(analysis, raws, finals, nesting);
