@@ -96,12 +96,14 @@ export function shellFacts(command: string, options: ShellFactsOptions = {}): Sh
   const acc = new FactsAccumulator();
   const limits = { ...DEFAULT_SHELL_LIMITS, ...options.limits };
   const vars = new Map<string, string>();
+  const projectRoot = options.projectRoot ?? options.cwd;
   if (options.home !== undefined) vars.set("HOME", options.home);
   let currentVia = "";
   const analysis: Analysis = {
     acc,
     limits,
-    paths: options,
+    // The project stays where the command started, whatever `cd` does inside it.
+    paths: projectRoot === undefined ? options : { ...options, projectRoot },
     vars,
     script(text, via, nesting) {
       currentVia = via.join(" › ");

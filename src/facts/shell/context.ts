@@ -6,6 +6,7 @@ import type { PathContext } from "./paths.js";
 export interface Analysis {
   acc: FactsAccumulator;
   limits: ShellLimits;
+  /** Where paths resolve: changed by a `cd` in the command, for the commands after it. */
   paths: PathContext;
   vars: ReadonlyMap<string, string>;
   /** Analyses a nested script one level deeper (sh -c, eval, a decoded pipe, system("…")). */

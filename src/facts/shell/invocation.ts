@@ -8,7 +8,7 @@ import { splitArgs } from "./flags.js";
 import { codeSource, languageOf, scanCode, type Language } from "./interpreters.js";
 import { ShellLimitError } from "./limits.js";
 import { networkFact } from "./network.js";
-import { pathFact } from "./paths.js";
+import { changeDirectory, pathFact } from "./paths.js";
 import type { PathFact } from "./schema.js";
 import { basename, scanOptions, scanShell, SHELLS, WRAPPERS } from "./wrappers.js";
 import type { WordValue } from "./words.js";
@@ -136,6 +136,10 @@ function record(analysis: Analysis, raw: RawCommand, run: Unwrapped, nesting: nu
     operandsFromInput: run.fromInput,
   });
   deletion(analysis, program, args, { flags, paths: pathFacts });
+  if (program === "cd" || program === "pushd") {
+    const target = argWords.find((w) => !/^-[LPe@]+$/u.test(w.text));
+    analysis.paths = changeDirectory(analysis.paths, target?.text, target?.static ?? true);
+  }
   if (program === "find") findExec(analysis, raw, run, nesting);
   const hasInput =
     (raw.pipeline?.stage ?? 0) > 0 ||

@@ -11,6 +11,8 @@ export interface PathContext {
   cwd?: string;
   /** The project's root; defaults to the working directory. */
   projectRoot?: string;
+  /** A `cd` earlier in the command went somewhere not static: relative paths are unknown. */
+  cwdUnknown?: boolean;
 }
 
 const SYSTEM_DIRS = [
@@ -63,8 +65,11 @@ function resolve(text: string, ctx: PathContext): string {
   const expanded = text.replace(HOME_PREFIX, home);
   if (expanded.startsWith("/")) return posix.normalize(expanded);
   if (expanded.startsWith("~")) return posix.normalize(expanded);
-  if (ctx.cwd !== undefined) return posix.resolve(ctx.cwd, expanded);
-  return posix.normalize(expanded);
+  if (ctx.cwd === undefined) return posix.normalize(expanded);
+  // After `cd sub` with no known start, the working directory is relative, or `~…`.
+  return ctx.cwd.startsWith("/")
+    ? posix.resolve(ctx.cwd, expanded)
+    : posix.normalize(posix.join(ctx.cwd, expanded));
 }
 
 function classify(path: string, ctx: PathContext, home: string): PathClass {
@@ -81,11 +86,30 @@ function classify(path: string, ctx: PathContext, home: string): PathClass {
   return "outside";
 }
 
+/**
+ * Where `cd` (or `pushd`) leaves the working directory: later relative paths of the command
+ * resolve against it, so `cd / && rm -rf *` names `/*`. A target that is not static, or `cd -`,
+ * makes relative paths unknown.
+ */
+export function changeDirectory(
+  ctx: PathContext,
+  target: string | undefined,
+  isStatic: boolean,
+): PathContext {
+  if (target === undefined) return { ...ctx, cwd: ctx.home ?? "~", cwdUnknown: false };
+  if (!isStatic || target === "-") return { ...ctx, cwdUnknown: true };
+  const cwd = resolve(target, ctx);
+  return { ...ctx, cwd, cwdUnknown: ctx.cwdUnknown === true && !/^(?:\/|~)/u.test(cwd) };
+}
+
 /** One operand as a path fact. A word that is not static is `unknown`, kept as written. */
 export function pathFact(text: string, isStatic: boolean, ctx: PathContext): PathFact {
   const dynamicHome =
     !isStatic && HOME_PREFIX.test(text) && !/\$(?!HOME|\{HOME\})/u.test(text.slice(1));
-  if (!isStatic && !dynamicHome) return { path: text, class: "unknown", glob: GLOB.test(text) };
+  const relative = !/^(?:\/|~|\$\{?HOME\b)/u.test(text);
+  if ((!isStatic && !dynamicHome) || (relative && ctx.cwdUnknown === true)) {
+    return { path: text, class: "unknown", glob: GLOB.test(text) };
+  }
   const path = resolve(text, ctx);
   return { path, class: classify(path, ctx, ctx.home ?? "~"), glob: GLOB.test(path) };
 }

@@ -103,6 +103,10 @@ const othersDestructive = fc.constantFrom(
   `perl -e 'system("rm -rf /")'`,
   `node -e "require('fs').rmSync('/', {recursive: true})"`,
   "x=/; rm -rf $x",
+  "cd / && rm -rf *",
+  "cd ~; rm -rf .",
+  "cd $HOME && rm -rf -- *",
+  "pushd /etc && rm -rf ./*",
 );
 
 /** What a rule needs to see: a recursive deletion, and a target that is not inside the project. */

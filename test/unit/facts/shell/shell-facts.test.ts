@@ -149,6 +149,16 @@ describe("paths", () => {
     expect(targets?.map((t) => t.class)).toEqual(["home", "home", "project", "outside"]);
   });
 
+  it("follows cd: later relative paths resolve where it went, the project stays put", () => {
+    expect(facts("cd / && rm -rf *").targetsRoot).toBe(true);
+    expect(facts("cd ~; rm -rf .").targetsHome).toBe(true);
+    expect(facts("cd .. && rm -rf other").deleteTargetClasses).toEqual(["inside-home"]);
+    expect(facts("cd .. && rm -rf app").deleteTargetClasses).toEqual(["project"]);
+    expect(facts("cd src && rm -rf build").deleteTargetClasses).toEqual(["project"]);
+    expect(facts("cd $DIR && rm -rf build").deleteTargetClasses).toEqual(["unknown"]);
+    expect(shellFacts("cd sub && rm -rf ../../x").deleteTargetClasses).toEqual(["outside"]);
+  });
+
   it("calls an expansion it cannot resolve unknown", () => {
     expect(facts('rm -rf "$1"').deletions[0]?.targets[0]?.class).toBe("unknown");
   });
