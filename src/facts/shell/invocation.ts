@@ -7,7 +7,7 @@ import type { Analysis, Final } from "./context.js";
 import { splitArgs } from "./flags.js";
 import { codeSource, languageOf, scanCode, type Language } from "./interpreters.js";
 import { ShellLimitError } from "./limits.js";
-import { networkFact } from "./network.js";
+import { networkFact, sshRemoteCommand } from "./network.js";
 import { changeDirectory, pathFact } from "./paths.js";
 import type { PathFact } from "./schema.js";
 import { basename, scanOptions, scanShell, SHELLS, WRAPPERS } from "./wrappers.js";
@@ -147,11 +147,16 @@ function record(analysis: Analysis, raw: RawCommand, run: Unwrapped, nesting: nu
     raw.redirects.some((r) => r.mode === "read");
   const net = networkFact({ program, args, hasInput });
   if (net !== undefined) acc.network.push(net);
+  const remote = program === "ssh" ? sshRemoteCommand(args) : undefined;
+  if (remote !== undefined) {
+    // It runs on another machine, but it is still what the agent asked for: `ssh prod rm -rf /`.
+    analysis.script(remote, [...run.via, `ssh ${net?.hosts[0] ?? "?"}`], nesting + 1);
+  }
   if (/^(?:nc|ncat|netcat)$/u.test(program) && /(?:^|\s)-[A-Za-z]*[ec]\b/u.test(args.join(" "))) {
     acc.addCall({ interpreter: program, call: "exec" });
   }
   if (program === "source" || program === ".")
-    substitutionFeed(analysis, program, argWords[0], nesting);
+    substitutionFeed(analysis, program, argWords[0], { via: run.via, nesting });
   const readsInput = interpreter(analysis, raw, run, program, args, nesting);
   return { program, args, readsInput, network: net !== undefined };
 }
@@ -207,9 +212,10 @@ function substitutionFeed(
   analysis: Analysis,
   interpreter: string,
   word: WordValue | undefined,
-  nesting: number,
+  where: { via: readonly string[]; nesting: number },
 ): boolean {
   if (word === undefined || word.static || !word.text.startsWith("<(")) return false;
+  const { via, nesting } = where;
   const unique = (found: RegExpMatchArray | null): string[] => [...new Set(found ?? [])];
   analysis.acc.feeds.push({
     interpreter,
@@ -219,7 +225,14 @@ function substitutionFeed(
   });
   const language = languageOf(interpreter) ?? "shell"; // `source` and `.` run shell code
   if (word.output !== undefined) {
-    codeInto(analysis, interpreter, language, word.output, [`${interpreter} <(…)`], nesting);
+    codeInto(
+      analysis,
+      interpreter,
+      language,
+      word.output,
+      [...via, `${interpreter} <(…)`],
+      nesting,
+    );
   }
   return false;
 }
@@ -244,7 +257,7 @@ function interpreter(
     }
     // A script operand: a file, or `<(…)` (`bash <(curl …)`), which is a feed.
     if (shell.next < run.words.length)
-      return substitutionFeed(analysis, program, run.words[shell.next], nesting);
+      return substitutionFeed(analysis, program, run.words[shell.next], { via: run.via, nesting });
   }
   const source = codeSource(language, args);
   if (source.code !== undefined) {
@@ -256,7 +269,7 @@ function interpreter(
       analysis,
       program,
       run.words.slice(1).find((w) => !w.text.startsWith("-")),
-      nesting,
+      { via: run.via, nesting },
     );
   }
   if (raw.stdin !== undefined) {

