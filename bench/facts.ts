@@ -12,7 +12,7 @@ console.log(
   `corpus: ${cost.commands} commands, ${cost.samples} timed calls; process CPU ${cost.cpuUsPerCall.toFixed(1)} µs per call`,
 );
 console.log(
-  "pathological (best of 3): filled to 64 KB, then each shape at the length and token limits",
+  "pathological (best of 5): filled to 64 KB, then each shape at the length and token limits",
 );
 for (const p of cost.pathological) {
   const outcome = p.unparsed === undefined ? "parsed" : `unparsed (${p.unparsed})`;

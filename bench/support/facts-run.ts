@@ -18,7 +18,7 @@ export interface FactsCost {
   /** Process CPU time per corpus command (user + system), µs: what a busy machine does not inflate. */
   cpuUsPerCall: number;
   /**
-   * Each pathological shape: its length, its wall time and CPU time (the best of 3), and whether it
+   * Each pathological shape: its length, its wall time and CPU time (the best of 5), and whether it
    * was parsed or refused.
    */
   pathological: { name: string; length: number; ms: number; cpuMs: number; unparsed?: string }[];
@@ -93,7 +93,7 @@ export async function measureShellFacts(rounds = 20): Promise<FactsCost> {
       let best = Infinity;
       let bestCpu = Infinity;
       let unparsed: string | undefined;
-      for (let i = 0; i < 3; i++) {
+      for (let i = 0; i < 5; i++) {
         const c0 = process.cpuUsage();
         const t0 = performance.now();
         unparsed = shellFacts(command, where).unparsed?.reason;

@@ -9,7 +9,7 @@ export interface ShellLimits {
   /** Characters of command text handed to the parser (nested `sh -c` scripts included). */
   maxLength: number;
   /**
-   * Weighted tokens found by a scan before parsing (a `|` counts 6, an expansion 2): bounds the
+   * Weighted tokens found by a scan before parsing (a `|` counts 8, an expansion 2): bounds the
    * parser's work on any input.
    */
   maxTokens: number;
@@ -81,7 +81,7 @@ function heredocEnd(text: string, at: number): number {
  * several times a plain word (its cost grows faster than the number of stages), an expansion
  * about twice.
  */
-const PIPE_WEIGHT = 6;
+const PIPE_WEIGHT = 8;
 const EXPANSION_WEIGHT = 2;
 
 function expansions(text: string, from: number, to: number): number {
