@@ -9,7 +9,8 @@ import { CommandCollector, type RawCommand } from "./collect.js";
 import type { Analysis, Final } from "./context.js";
 import { analyseInvocation } from "./invocation.js";
 import { countTokens, DEFAULT_SHELL_LIMITS, ShellLimitError, type ShellLimits } from "./limits.js";
-import { parseBash } from "./parser.js";
+import { HookbusError } from "../../foundation/errors.js";
+import { parseBash, shellParserLoaded } from "./parser.js";
 import { plainCommand } from "./plain.js";
 import type { PathContext } from "./paths.js";
 import type { ShellFacts } from "./schema.js";
@@ -93,6 +94,14 @@ function unparsedOf(error: unknown, acc: FactsAccumulator, via: string): void {
  * `unparsed`, with the facts found before the problem kept.
  */
 export function shellFacts(command: string, options: ShellFactsOptions = {}): ShellFacts {
+  // Checked here, not only in the parser: a plain command never reaches it, and a forgotten load
+  // must fail on the first call, not on the first complicated one.
+  if (!shellParserLoaded()) {
+    throw new HookbusError(
+      "HOOKBUS_SHELL_PARSER_UNAVAILABLE",
+      "shell facts asked for before `await loadShellParser()` finished",
+    );
+  }
   const acc = new FactsAccumulator();
   const limits = { ...DEFAULT_SHELL_LIMITS, ...options.limits };
   const vars = new Map<string, string>();
