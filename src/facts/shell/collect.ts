@@ -79,9 +79,11 @@ export class CommandCollector {
     if (ctx.depth > this.limits.maxTreeDepth) {
       throw new ShellLimitError("too-deep", `tree depth over ${this.limits.maxTreeDepth}`);
     }
-    if (LEAVES.has(node.type)) return;
+    // Every `type` read is a call into WebAssembly: read it once.
+    const type = node.type;
+    if (LEAVES.has(type)) return;
     const inner = { ...ctx, depth: ctx.depth + 1 };
-    switch (node.type) {
+    switch (type) {
       case "command":
         return this.command(node, ctx, []);
       case "redirected_statement":
@@ -164,18 +166,19 @@ export class CommandCollector {
     let named = false;
     for (const child of node.namedChildren) {
       if (child === null) continue;
-      if (!named && child.type === "variable_assignment") {
+      const type = child.type;
+      if (!named && type === "variable_assignment") {
         const value = child.childForFieldName("value");
         if (value !== null) this.walk(value, { ...ctx, pipeline: undefined, depth: ctx.depth + 1 });
         continue;
       }
-      if (child.type.endsWith("_redirect")) {
+      if (type.endsWith("_redirect")) {
         redirectNodes.push(child);
         continue;
       }
       named = true;
-      words.push(...argumentWords(child, this.env, this.home));
-      this.walk(child, { via: ctx.via, depth: ctx.depth + 1 });
+      words.push(...argumentWords(child, this.env, this.home, type));
+      if (!LEAVES.has(type)) this.walk(child, { via: ctx.via, depth: ctx.depth + 1 });
     }
     const command: RawCommand = { words, via: ctx.via, redirects: [] };
     if (ctx.pipeline !== undefined) command.pipeline = ctx.pipeline;

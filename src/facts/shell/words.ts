@@ -98,8 +98,13 @@ function literal(raw: string, quoted: boolean): string {
 }
 
 /** The value of one word node of tree-sitter-bash (an argument, a command name, a target). */
-export function wordValue(node: Node, env: WordEnv, quoted = false): WordValue {
-  switch (node.type) {
+export function wordValue(
+  node: Node,
+  env: WordEnv,
+  quoted = false,
+  type: string = node.type,
+): WordValue {
+  switch (type) {
     case "word":
     case "number":
     case "variable_name":
@@ -113,7 +118,7 @@ export function wordValue(node: Node, env: WordEnv, quoted = false): WordValue {
       return { text: decodeAnsiC(node.text.slice(2, -1)), static: true };
     case "string":
     case "translated_string":
-      return partsValue(node.type === "string" ? node : (node.namedChild(0) ?? node), env, true);
+      return partsValue(type === "string" ? node : (node.namedChild(0) ?? node), env, true);
     case "concatenation":
     case "command_name":
       return partsValue(node, env, quoted);
@@ -141,26 +146,30 @@ const UNQUOTED_EXPANSIONS = new Set(["simple_expansion", "expansion", "command_s
  * An argument's words: usually one, several for a brace list (`{rm,-rf,/}` is three words), and a
  * leading `~` is the home directory. Globs are kept as written; paths say when they are globs.
  */
-export function argumentWords(outer: Node, env: WordEnv, home: string | undefined): WordValue[] {
+export function argumentWords(
+  outer: Node,
+  env: WordEnv,
+  home: string | undefined,
+  outerType: string = outer.type,
+): WordValue[] {
   // A command name wraps its word: look at the word itself.
-  const node =
-    outer.type === "command_name" && outer.namedChildCount === 1
-      ? (outer.namedChild(0) ?? outer)
-      : outer;
-  const value = wordValue(node, env);
-  if (UNQUOTED_EXPANSIONS.has(node.type) && value.static) {
+  const wrapped = outerType === "command_name" && outer.namedChildCount === 1;
+  const node = wrapped ? (outer.namedChild(0) ?? outer) : outer;
+  const type = wrapped ? node.type : outerType;
+  const value = wordValue(node, env, false, type);
+  if (UNQUOTED_EXPANSIONS.has(type) && value.static) {
     // Unquoted, a known value is split into words: `x="rm -rf /"; $x` runs rm.
     return value.text
       .split(/[ \t\n]+/u)
       .filter((text) => text !== "")
       .map((text) => ({ text, static: true }));
   }
-  if (node.type === "word" || node.type === "concatenation") {
-    const braces = /^\{([^{}\s]*,[^{}\s]*)\}$/u.exec(node.text);
+  if (type === "word" || type === "concatenation") {
+    const raw = node.text;
+    const braces = /^\{([^{}\s]*,[^{}\s]*)\}$/u.exec(raw);
     if (braces?.[1] !== undefined && value.static) {
       return braces[1].split(",").map((text) => ({ text: unescapeBare(text), static: true }));
     }
-    const raw = node.text;
     if (home !== undefined && (raw === "~" || raw.startsWith("~/"))) {
       return [{ text: home + value.text.slice(1), static: value.static }];
     }
