@@ -9,7 +9,7 @@ export interface ShellLimits {
   /** Characters of command text handed to the parser (nested `sh -c` scripts included). */
   maxLength: number;
   /**
-   * Weighted tokens found by a scan before parsing (a `|` counts 8, an expansion 2): bounds the
+   * Weighted tokens found by a scan before parsing (a `|` counts 8, an expansion 3): bounds the
    * parser's work on any input.
    */
   maxTokens: number;
@@ -77,12 +77,12 @@ function heredocEnd(text: string, at: number): number {
 }
 
 /**
- * Weights measured on tree-sitter-bash (npm run bench:facts): a pipeline stage costs the parser
- * several times a plain word (its cost grows faster than the number of stages), an expansion
- * about twice.
+ * Weights set from `npm run bench:facts`: a pipeline stage costs the parser several times a plain
+ * word (its cost grows faster than the number of stages); an expansion costs the parser about
+ * twice a word, and the analysis as much again (it is valued, `$(…)` evaluated).
  */
 const PIPE_WEIGHT = 8;
-const EXPANSION_WEIGHT = 2;
+const EXPANSION_WEIGHT = 3;
 
 function expansions(text: string, from: number, to: number): number {
   let count = 0;
