@@ -118,9 +118,12 @@ function record(analysis: Analysis, raw: RawCommand, run: Unwrapped, nesting: nu
   const args = argWords.map((w) => w.text);
   const { flags, operands } = splitArgs(program, args);
   const staticOf = new Map(argWords.map((w) => [w.text, w.static]));
-  const pathFacts = operands
-    .filter((op) => wantsPaths(program, op) || staticOf.get(op) === false)
-    .map((op) => pathFact(op, staticOf.get(op) ?? true, paths));
+  const pathFacts =
+    program === "find"
+      ? findStarts(analysis, argWords)
+      : operands
+          .filter((op) => wantsPaths(program, op) || staticOf.get(op) === false)
+          .map((op) => pathFact(op, staticOf.get(op) ?? true, paths));
   if (run.fromInput) pathFacts.push(INPUT_MARK);
   acc.programs.add(program);
   if (program === "?") acc.dynamic = true;
@@ -135,7 +138,7 @@ function record(analysis: Analysis, raw: RawCommand, run: Unwrapped, nesting: nu
     dynamic: program === "?",
     operandsFromInput: run.fromInput,
   });
-  deletion(analysis, program, args, { flags, paths: pathFacts });
+  deletion(analysis, program, { flags, paths: pathFacts });
   if (program === "cd" || program === "pushd") {
     const target = argWords.find((w) => !/^-[LPe@]+$/u.test(w.text));
     analysis.paths = changeDirectory(analysis.paths, target?.text, target?.static ?? true);
@@ -164,7 +167,6 @@ function record(analysis: Analysis, raw: RawCommand, run: Unwrapped, nesting: nu
 function deletion(
   analysis: Analysis,
   program: string,
-  args: string[],
   split: { flags: string[]; paths: PathFact[] },
 ): void {
   const { flags, paths } = split;
@@ -173,18 +175,14 @@ function deletion(
     analysis.acc.deletions.push({ program, recursive, targets: paths });
   }
   if (program === "find" && flags.includes("delete")) {
-    const end = args.findIndex((a) => /^[-(!]/u.test(a));
-    const starts = args.slice(0, end === -1 ? undefined : end);
-    const targets = (starts.length > 0 ? starts : ["."]).map((p) =>
-      pathFact(p, true, analysis.paths),
-    );
-    analysis.acc.deletions.push({ program, recursive: true, targets });
+    analysis.acc.deletions.push({ program, recursive: true, targets: paths }); // its start paths
   }
 }
 
 /** `find … -exec CMD … ;` and `-execdir`, `-ok`: CMD runs with find's results as operands. */
 function findExec(analysis: Analysis, raw: RawCommand, run: Unwrapped, nesting: number): void {
   const words = run.words;
+  const deletionsBefore = analysis.acc.deletions.length;
   for (let i = 1; i < words.length; i++) {
     if (!/^-(?:exec|execdir|ok|okdir)$/u.test(words[i]?.text ?? "")) continue;
     const end = words.findIndex((w, k) => k > i && (w.text === ";" || w.text === "+"));
@@ -198,6 +196,21 @@ function findExec(analysis: Analysis, raw: RawCommand, run: Unwrapped, nesting: 
     }
     i = end === -1 ? words.length : end;
   }
+  // `find / -exec rm {} +` deletes everything find finds: the tree under its start paths, not
+  // an unknown `{}`. The nested deletions are replaced by that one.
+  const nested = analysis.acc.deletions.splice(deletionsBefore);
+  if (nested[0] !== undefined) {
+    const targets = findStarts(analysis, words.slice(1));
+    analysis.acc.deletions.push({ program: nested[0].program, recursive: true, targets });
+  }
+}
+
+/** find's start paths: the operands before its first expression (`.` when there are none). */
+function findStarts(analysis: Analysis, words: readonly WordValue[]): PathFact[] {
+  const end = words.findIndex((w) => /^[-(!]/u.test(w.text));
+  const starts = words.slice(0, end === -1 ? undefined : end);
+  if (starts.length === 0) return [pathFact(".", true, analysis.paths)];
+  return starts.map((w) => pathFact(w.text, w.static, analysis.paths));
 }
 
 const NETWORK_WORDS = /\b(?:curl|wget|nc|ncat|netcat|socat|ssh|scp|rsync|git|ftp|tftp|telnet)\b/gu;

@@ -62,7 +62,12 @@ function globBase(path: string): string {
 
 function resolve(text: string, ctx: PathContext): string {
   const home = ctx.home ?? "~";
-  const expanded = text.replace(HOME_PREFIX, home);
+  // `~user` is another user's home: under /home (a system directory), or /root.
+  const expanded = text
+    .replace(HOME_PREFIX, home)
+    .replace(/^~([A-Za-z_][\w.-]*)(?=\/|$)/u, (_m, user: string) =>
+      user === "root" ? "/root" : `/home/${user}`,
+    );
   if (expanded.startsWith("/")) return posix.normalize(expanded);
   if (expanded.startsWith("~")) return posix.normalize(expanded);
   if (ctx.cwd === undefined) return posix.normalize(expanded);

@@ -107,6 +107,8 @@ const othersDestructive = fc.constantFrom(
   "cd ~; rm -rf .",
   "cd $HOME && rm -rf -- *",
   "pushd /etc && rm -rf ./*",
+  "find / -exec rm -f {} +",
+  "sudo find ~ -type f -exec shred -u {} \\;",
 );
 
 /** What a rule needs to see: a recursive deletion, and a target that is not inside the project. */

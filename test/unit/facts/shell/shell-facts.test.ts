@@ -92,6 +92,23 @@ describe("programs and wrappers", () => {
     ]);
   });
 
+  it("counts find -exec rm as a recursive deletion of find's start paths", () => {
+    expect(facts("find / -exec rm -f {} +").deletions).toEqual([
+      { program: "rm", recursive: true, targets: [{ path: "/", class: "root", glob: false }] },
+    ]);
+    const benign = facts("find . -name '*.o' -exec rm {} \\;");
+    expect(benign.deleteTargetClasses).toEqual(["project"]);
+    expect(facts("find $DIR -delete").deleteTargetClasses).toEqual(["unknown"]);
+  });
+
+  it("reads ~user as another user's home", () => {
+    const targets = facts("rm -rf ~root ~bob/x").deletions[0]?.targets;
+    expect(targets?.map((t) => [t.path, t.class])).toEqual([
+      ["/root", "system"],
+      ["/home/bob/x", "system"],
+    ]);
+  });
+
   it("does not run the argument of command -v", () => {
     expect(facts("command -v rm").deletes).toBe(false);
   });
