@@ -2,6 +2,7 @@
 import type { FactsAccumulator } from "./accumulator.js";
 import type { ShellLimits } from "./limits.js";
 import type { PathContext } from "./paths.js";
+import type { PathFact } from "./schema.js";
 
 export interface Analysis {
   acc: FactsAccumulator;
@@ -21,4 +22,8 @@ export interface Final {
   readsInput: boolean;
   /** A network program (its output may be downloaded code). */
   network: boolean;
+  /** The deletion whose operands come from input (`xargs rm`), by index in the facts. */
+  inputDeletion?: number;
+  /** The paths it prints, one per line, when the text says (`ls /`, `find ~`, `echo a b`). */
+  prints?: PathFact[];
 }

@@ -138,6 +138,7 @@ function record(analysis: Analysis, raw: RawCommand, run: Unwrapped, nesting: nu
     dynamic: program === "?",
     operandsFromInput: run.fromInput,
   });
+  const deletionsBefore = acc.deletions.length;
   deletion(analysis, program, { flags, paths: pathFacts });
   if (program === "cd" || program === "pushd") {
     const target = argWords.find((w) => !/^-[LPe@]+$/u.test(w.text));
@@ -161,7 +162,12 @@ function record(analysis: Analysis, raw: RawCommand, run: Unwrapped, nesting: nu
   if (program === "source" || program === ".")
     substitutionFeed(analysis, program, argWords[0], { via: run.via, nesting });
   const readsInput = interpreter(analysis, raw, run, program, args, nesting);
-  return { program, args, readsInput, network: net !== undefined };
+  const final: Final = { program, args, readsInput, network: net !== undefined };
+  const deleted = acc.deletions.length - 1;
+  if (run.fromInput && deleted >= deletionsBefore) final.inputDeletion = deleted;
+  const printed = prints(analysis, program, argWords);
+  if (printed !== undefined) final.prints = printed;
+  return final;
 }
 
 function deletion(
@@ -177,6 +183,25 @@ function deletion(
   if (program === "find" && flags.includes("delete")) {
     analysis.acc.deletions.push({ program, recursive: true, targets: paths }); // its start paths
   }
+}
+
+/** What `ls`, `find` and `echo` print, as paths, for `… | xargs rm` to delete. */
+function prints(
+  analysis: Analysis,
+  program: string,
+  argWords: readonly WordValue[],
+): PathFact[] | undefined {
+  if (program === "find") return findStarts(analysis, argWords);
+  const operands = argWords.filter((w) => !w.text.startsWith("-"));
+  if (program === "ls") {
+    const dirs = operands.length > 0 ? operands : [{ text: ".", static: true }];
+    // `ls /` prints the entries of `/`: the glob `/*`, which is what a rule calls root.
+    return dirs.map((d) => pathFact(`${d.text.replace(/\/+$/u, "")}/*`, d.static, analysis.paths));
+  }
+  if (program === "echo" || program === "printf") {
+    return operands.map((w) => pathFact(w.text, w.static, analysis.paths));
+  }
+  return undefined;
 }
 
 /** `find … -exec CMD … ;` and `-execdir`, `-ok`: CMD runs with find's results as operands. */

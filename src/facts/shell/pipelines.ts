@@ -48,6 +48,30 @@ function feed(
   codeInto(analysis, final.program, language, text, via, nesting);
 }
 
+/**
+ * `ls / | xargs rm -rf`: the deletion's operands are what the stages before it print, when the
+ * text says what that is. Its unknown `(input)` target becomes those paths.
+ */
+function inputDeletions(
+  analysis: Analysis,
+  stages: RawCommand[],
+  finals: ReadonlyMap<RawCommand, Final>,
+): void {
+  for (const target of stages) {
+    const index = finals.get(target)?.inputDeletion;
+    const deletion = index === undefined ? undefined : analysis.acc.deletions[index];
+    if (deletion === undefined) continue;
+    const stage = target.pipeline?.stage ?? 0;
+    const before = stages.filter((s) => (s.pipeline?.stage ?? 0) === stage - 1);
+    const printed = before.flatMap((s) => finals.get(s)?.prints ?? []);
+    if (before.length === 1 && printed.length > 0) {
+      deletion.targets = [...deletion.targets.filter((t) => t.path !== "(input)"), ...printed];
+      // find prints every entry under its start paths: deleting them all deletes the tree.
+      if (before.some((s) => finals.get(s)?.program === "find")) deletion.recursive = true;
+    }
+  }
+}
+
 /** Feeds of every pipeline of one script. */
 export function feedsOfPipelines(
   analysis: Analysis,
@@ -56,6 +80,7 @@ export function feedsOfPipelines(
   nesting: number,
 ): void {
   for (const stages of stagesOf(raws).values()) {
+    inputDeletions(analysis, stages, finals);
     for (let i = 0; i < stages.length; i++) {
       if ((stages[i]?.pipeline?.stage ?? 0) > 0) feed(analysis, stages, i, finals, nesting);
     }

@@ -82,7 +82,18 @@ describe("programs and wrappers", () => {
     const rms = f.commands.filter((c) => c.program === "rm");
     expect(rms).toHaveLength(2);
     expect(rms.every((c) => c.operandsFromInput)).toBe(true);
-    expect(f.deletesUnknownTarget).toBe(true);
+    // Both inputs are known to be the project's: find's start path, and what `ls` prints.
+    expect(f.deleteTargetClasses).toEqual(["project"]);
+    expect(facts("cat list | xargs -0 rm -r").deletesUnknownTarget).toBe(true);
+  });
+
+  it("gives xargs rm the paths the stage before it prints: ls, find, echo", () => {
+    expect(facts("ls / | xargs rm -r -v -f").targetsRoot).toBe(true);
+    const found = facts("find ~ -name '*.bak' | xargs rm");
+    expect(found.deletesRecursively && found.targetsHome).toBe(true);
+    expect(facts("echo /etc | xargs rm -rf").targetsSystem).toBe(true);
+    expect(facts("echo $X | xargs rm -rf").deleteTargetClasses).toEqual(["unknown"]);
+    expect(facts("cat list | xargs rm -rf").deleteTargetClasses).toEqual(["unknown"]);
   });
 
   it("counts find -delete as a recursive deletion of its start paths", () => {
