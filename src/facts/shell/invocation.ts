@@ -165,7 +165,8 @@ function record(analysis: Analysis, raw: RawCommand, run: Unwrapped, nesting: nu
   const final: Final = { program, args, readsInput, network: net !== undefined };
   const deleted = acc.deletions.length - 1;
   if (run.fromInput && deleted >= deletionsBefore) final.inputDeletion = deleted;
-  const printed = prints(analysis, program, argWords);
+  // Only a pipeline stage's output can reach `xargs rm`: do not resolve every `echo` word.
+  const printed = raw.pipeline === undefined ? undefined : prints(analysis, program, argWords);
   if (printed !== undefined) final.prints = printed;
   return final;
 }
