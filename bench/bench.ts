@@ -9,7 +9,8 @@
  * Node CPU a call costs with signing on than off (issue 21 budgets 5 %).
  * A last measurement runs the same calls with every role in its own process: hookbus's coordinator
  * and three workers through the CLI, the baseline's roles as bench/baseline-role.ts, the callers
- * here (bench/support/process-shape.ts); its `processes:` line comes just before the last one.
+ * here (bench/support/process-shape.ts); its `processes:` line comes before the last one, then the
+ * `facts:` line of bench/support/facts-run.ts (shell facts alone, as `npm run bench:facts`).
  * `BENCH_PROCESSES=0` skips it.
  * The LAST line is machine-readable:
  * `sign_work_pct` is the signer's own work per record measured alone (steady where the A/B is noisy).
@@ -33,6 +34,7 @@ import {
   type CpuPerCall,
   type ProcessShapeResult,
 } from "./support/process-shape.js";
+import { factsLine, measureShellFacts } from "./support/facts-run.js";
 import { measureReplay } from "./support/replay-run.js";
 import { createSigningKey, signingKeyFromSeed } from "../src/log/sign/keys.js";
 import { signWorkPerRecordUs } from "./support/sign-work.js";
@@ -158,6 +160,7 @@ async function main(): Promise<void> {
   await server.stop();
   // Replay runs alone, after the call benchmark, in a child process with its own server.
   const replayRps = await measureReplay(REPLAY_RECORDS);
+  const facts = await measureShellFacts();
 
   const stats = (xs: number[]) => {
     const sorted = [...xs].sort((a, b) => a - b);
@@ -226,6 +229,8 @@ async function main(): Promise<void> {
       `processes: p50_ratio=${f(ph.p50 / pb.p50, 2)} p99_ratio=${f(ph.p99 / pb.p99, 2)} throughput_ratio=${f(pht / pbt, 2)} (hookbus p50 ${f(ph.p50)} ms, baseline p50 ${f(pb.p50)} ms; coordinator + 3 workers as processes; ${processes.seconds.toFixed(0)} s)`,
     );
   }
+  // Shell facts (issue 30 item 8): the typical command's cost and the slowest pathological one.
+  console.log(factsLine(facts));
   console.log(
     `bench: p50_ratio=${f(h.p50 / b.p50, 2)} p99_ratio=${f(h.p99 / b.p99, 2)} throughput_ratio=${f(ht / bt, 2)} fastpath_us=${f(fast.usPerCall, 2)} replay_rps=${replayRps.toFixed(0)} sign_cpu_pct=${f(signPct, 1)} sign_work_pct=${f(workPct, 2)}`,
   );

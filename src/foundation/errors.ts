@@ -118,6 +118,12 @@ export const ErrorCodes = {
     "An emergency stop names an unknown kind, an empty, too long or malformed name, or the stored stop list is malformed.",
   HOOKBUS_STOP_LIST_UNREADABLE:
     "A coordinator could not read the emergency stop list recently enough: a call waited for a fresh read within its deadline and none succeeded, so it is blocked (fail closed); or an approval could not settle to allow (it stays pending).",
+  HOOKBUS_SHELL_PARSER_UNAVAILABLE:
+    "Shell facts were asked for before the shell parser (tree-sitter-bash WebAssembly) was loaded, or its WebAssembly failed to load.",
+  HOOKBUS_SHELL_UNPARSED:
+    "A shell command does not parse as bash; its facts say `unparsed` instead of describing it.",
+  HOOKBUS_SHELL_LIMIT:
+    "A shell command is over a facts limit (length, nesting depth, number of commands); its facts say `unparsed` instead of describing it.",
 } as const;
 
 export type ErrorCode = keyof typeof ErrorCodes;

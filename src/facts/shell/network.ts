@@ -1,0 +1,222 @@
+/**
+ * Network programs, the hosts they contact and whether they send data out. Each tool's option
+ * grammar is described here (which options take a value, which upload), so the URL of
+ * `curl -H 'X: y' -d @notes.txt https://paste.example/` is found and the value of `-H` is not.
+ */
+import type { NetworkFact } from "./schema.js";
+
+interface Invocation {
+  program: string;
+  args: readonly string[];
+  /** Its standard input is fed (pipe, `<`, here-document): what it reads may go out. */
+  hasInput: boolean;
+}
+
+/** Lower-case host of a URL or `[user@]host[:port]`, or undefined when the text names none. */
+export function hostOf(target: string): string | undefined {
+  const text = target.trim();
+  if (text === "" || text.startsWith("-")) return undefined;
+  try {
+    const url = new URL(/^[a-z][a-z0-9+.-]*:\/\//iu.test(text) ? text : `http://${text}`);
+    const host = url.hostname.toLowerCase();
+    return host === "" ? undefined : host.replace(/^\[(.*)\]$/u, "$1");
+  } catch {
+    return undefined;
+  }
+}
+
+interface Parsed {
+  operands: string[];
+  values: Map<string, string[]>;
+}
+
+/** Options with a value, short and long, for one tool: the rest are flags or operands. */
+function parseOptions(args: readonly string[], valued: ReadonlySet<string>): Parsed {
+  const operands: string[] = [];
+  const values = new Map<string, string[]>();
+  const put = (name: string, value: string): void => {
+    values.set(name, [...(values.get(name) ?? []), value]);
+  };
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i] ?? "";
+    if (arg.startsWith("--") && arg.length > 2) {
+      const [name = "", value] = arg.slice(2).split("=", 2);
+      if (value !== undefined) put(name, value);
+      else if (valued.has(name)) put(name, args[++i] ?? "");
+      else put(name, "");
+    } else if (arg.startsWith("-") && arg.length > 1) {
+      for (let k = 1; k < arg.length; k++) {
+        const letter = arg[k] ?? "";
+        if (!valued.has(letter)) {
+          put(letter, "");
+          continue;
+        }
+        const attached = arg.slice(k + 1);
+        put(letter, attached === "" ? (args[++i] ?? "") : attached);
+        break;
+      }
+    } else operands.push(arg);
+  }
+  return { operands, values };
+}
+
+const CURL_VALUED = new Set([
+  ..."AbcCdDeEFHKmoPQrTtuUwxXyYz",
+  ...["data", "data-ascii", "data-binary", "data-raw", "data-urlencode", "form", "form-string"],
+  ...["header", "output", "request", "user", "user-agent", "referer", "cookie", "cookie-jar"],
+  ...["upload-file", "url", "proxy", "json", "max-time", "connect-timeout", "cert", "key"],
+  ...["cacert", "write-out", "resolve", "connect-to", "retry", "config", "range", "variable"],
+]);
+const CURL_UPLOAD = ["d", "F", "T", "data", "data-ascii", "data-binary", "data-raw"];
+const CURL_UPLOAD_MORE = ["data-urlencode", "form", "form-string", "upload-file", "json"];
+
+function curl({ args, hasInput }: Invocation): NetworkFact {
+  const { operands, values } = parseOptions(args, CURL_VALUED);
+  const sent = [...CURL_UPLOAD, ...CURL_UPLOAD_MORE].flatMap((name) => values.get(name) ?? []);
+  const method = [...(values.get("X") ?? []), ...(values.get("request") ?? [])].join(" ");
+  const files = sent.flatMap((value) => {
+    const file = /(?:^|=)[@<](.+)$/u.exec(value)?.[1];
+    return file === undefined ? [] : [file === "-" ? "(stdin)" : file];
+  });
+  for (const name of ["T", "upload-file"]) files.push(...(values.get(name) ?? []));
+  const targets = [...operands, ...(values.get("url") ?? [])];
+  return {
+    program: "curl",
+    hosts: hostsOf(targets),
+    upload: sent.length > 0 || /POST|PUT|PATCH/iu.test(method) || (hasInput && files.length > 0),
+    uploadFiles: [...new Set(files)],
+  };
+}
+
+const WGET_VALUED = new Set([
+  ..."OoaeitTwPUQ",
+  ...["output-document", "post-data", "post-file", "body-data", "body-file", "method", "header"],
+  ...["user", "password", "user-agent", "input-file", "directory-prefix", "tries", "timeout"],
+]);
+
+function wget({ args }: Invocation): NetworkFact {
+  const { operands, values } = parseOptions(args, WGET_VALUED);
+  const files = [...(values.get("post-file") ?? []), ...(values.get("body-file") ?? [])];
+  const data = ["post-data", "body-data"].some((name) => values.has(name));
+  const method = (values.get("method") ?? []).join(" ");
+  return {
+    program: "wget",
+    hosts: hostsOf(operands),
+    upload: data || files.length > 0 || /POST|PUT|PATCH/iu.test(method),
+    uploadFiles: files,
+  };
+}
+
+const SSH_VALUED = new Set([..."bcDEeFIiJLlmOopQRSWwB"]);
+
+/** `ssh [opts] [user@]host [command]`: the host, the jump hosts, and input sent along. */
+function ssh({ program, args, hasInput }: Invocation): NetworkFact {
+  const { operands, values } = parseOptions(args, SSH_VALUED);
+  const jumps = (values.get("J") ?? []).flatMap((j) => j.split(","));
+  return {
+    program,
+    hosts: hostsOf([...operands.slice(0, 1), ...jumps]),
+    upload: hasInput || values.has("R"),
+    uploadFiles: [],
+  };
+}
+
+/** The command `ssh [opts] host command…` runs on the host, as the remote shell will parse it. */
+export function sshRemoteCommand(args: readonly string[]): string | undefined {
+  const { operands } = parseOptions(args, SSH_VALUED);
+  return operands.length > 1 ? operands.slice(1).join(" ") : undefined;
+}
+
+const REMOTE = /^(?:(?:scp|sftp|rsync|ssh):\/\/|(?:[^@/:\s]+@)?\[?[A-Za-z0-9._:-]+?\]?::?)/u;
+
+/** `scp`/`rsync`: operands with a host part are remote; local sources before a remote end upload. */
+function copy({ program, args }: Invocation): NetworkFact {
+  const valued = new Set([..."cFiJloPSe", "rsh", "exclude", "include", "filter", "port"]);
+  const { operands } = parseOptions(args, valued);
+  const remote = (op: string): boolean => REMOTE.test(op) && !op.startsWith("/");
+  const hosts = operands.filter(remote).flatMap((op) => {
+    const host = hostOf(op.replace(/^(?:[a-z]+:\/\/)?(?:[^@/]+@)?([^:/]+).*$/u, "$1"));
+    return host === undefined ? [] : [host];
+  });
+  const last = operands.at(-1);
+  const sources = operands.slice(0, -1).filter((op) => !remote(op));
+  const upload = last !== undefined && remote(last) && sources.length > 0;
+  return { program, hosts: [...new Set(hosts)], upload, uploadFiles: upload ? sources : [] };
+}
+
+const GIT_NETWORK = new Set(["push", "fetch", "pull", "clone", "ls-remote", "send-email"]);
+const GIT_GLOBAL_VALUED = new Set(["C", "c", "git-dir", "work-tree", "namespace"]);
+
+function git({ args }: Invocation): NetworkFact | undefined {
+  const { operands } = parseOptions(args, GIT_GLOBAL_VALUED);
+  const sub = operands[0];
+  if (sub === undefined || !GIT_NETWORK.has(sub)) return undefined;
+  const rest = operands.slice(1);
+  const urls = rest.filter((op) => /^[a-z+]+:\/\/|^[^@\s/]+@[^:\s]+:/iu.test(op));
+  const hosts = urls.flatMap((url) => {
+    const host = hostOf(url.replace(/^([^@\s/]+@)?([^:/\s]+):(?!\/\/)/u, "ssh://$1$2/"));
+    return host === undefined ? [] : [host];
+  });
+  const upload = sub === "push" || sub === "send-email";
+  return { program: `git ${sub}`, hosts, upload, uploadFiles: [] };
+}
+
+/** nc, ncat, telnet, ftp, dig…: hosts are operands that are not ports or DNS record types. */
+function plain(valued: string, skipWords: RegExp) {
+  const set = new Set([...valued]);
+  return ({ program, args, hasInput }: Invocation): NetworkFact => {
+    const { operands, values } = parseOptions(args, set);
+    const named = operands.map((op) => op.replace(/^@/u, "")).filter((op) => !skipWords.test(op));
+    const listens = values.has("l");
+    return {
+      program,
+      hosts: hostsOf(named.slice(0, program === "dig" ? undefined : 1)),
+      upload: hasInput && !listens && /^(?:nc|ncat|netcat|socat|telnet)$/u.test(program),
+      uploadFiles: [],
+    };
+  };
+}
+
+const PORT_OR_TYPE = /^(?:\d+(?:-\d+)?|[A-Z]{1,6}|\+.*)$/u;
+
+const NETWORK_PROGRAMS: Readonly<Record<string, (i: Invocation) => NetworkFact | undefined>> = {
+  curl,
+  wget,
+  ssh,
+  sftp: ssh,
+  scp: copy,
+  rsync: copy,
+  git,
+  nc: plain("pswecxXiqWIOT", PORT_OR_TYPE),
+  ncat: plain("pswecxXiqWIOT", PORT_OR_TYPE),
+  netcat: plain("pswecxXiqWIOT", PORT_OR_TYPE),
+  telnet: plain("lnbe", PORT_OR_TYPE),
+  ftp: plain("P", PORT_OR_TYPE),
+  tftp: plain("", PORT_OR_TYPE),
+  dig: plain("bcfkpqtxy", PORT_OR_TYPE),
+  nslookup: plain("", PORT_OR_TYPE),
+  host: plain("cNRtW", PORT_OR_TYPE),
+  whois: plain("hp", PORT_OR_TYPE),
+  ping: plain("cisWwt", PORT_OR_TYPE),
+  traceroute: plain("fmpqwz", PORT_OR_TYPE),
+};
+
+function hostsOf(targets: readonly string[]): string[] {
+  const hosts = targets.flatMap((t) => {
+    const host = hostOf(t);
+    return host === undefined ? [] : [host];
+  });
+  return [...new Set(hosts)];
+}
+
+/** The network fact of one command, or undefined when it is not a network program. */
+export function networkFact(invocation: Invocation): NetworkFact | undefined {
+  if (invocation.program === "socat") {
+    const hosts = invocation.args.flatMap((a) => {
+      const host = /^(?:tcp|udp|ssl|openssl)[46]?(?:-connect)?:([^:,]+)/iu.exec(a)?.[1];
+      return host === undefined ? [] : [host.toLowerCase()];
+    });
+    return { program: "socat", hosts, upload: hosts.length > 0, uploadFiles: [] };
+  }
+  return NETWORK_PROGRAMS[invocation.program]?.(invocation);
+}

@@ -1,0 +1,120 @@
+/**
+ * Operands as paths: `~`, `$HOME` and relative paths resolved when the home and the working
+ * directory are known, then classified. `rm -rf /`, `rm -rf /*`, `rm -rf ~` and `rm -rf $HOME/`
+ * name the same kinds of place however they are spelt.
+ */
+import { posix } from "node:path";
+import type { PathClass, PathFact } from "./schema.js";
+
+export interface PathContext {
+  home?: string;
+  cwd?: string;
+  /** The project's root; defaults to the working directory. */
+  projectRoot?: string;
+  /** A `cd` earlier in the command went somewhere not static: relative paths are unknown. */
+  cwdUnknown?: boolean;
+}
+
+const SYSTEM_DIRS = [
+  "/bin",
+  "/boot",
+  "/dev",
+  "/etc",
+  "/home",
+  "/lib",
+  "/lib32",
+  "/lib64",
+  "/libx32",
+  "/media",
+  "/mnt",
+  "/opt",
+  "/proc",
+  "/root",
+  "/run",
+  "/sbin",
+  "/snap",
+  "/srv",
+  "/sys",
+  "/usr",
+  "/var",
+  "/Applications",
+  "/Library",
+  "/System",
+  "/Users",
+  "/private",
+];
+
+const GLOB = /[*?[]/u;
+const HOME_PREFIX = /^(?:~|\$HOME|\$\{HOME\})(?=\/|$)/u;
+
+function inside(path: string, dir: string): boolean {
+  return path === dir || path.startsWith(dir.endsWith("/") ? dir : `${dir}/`);
+}
+
+/** The part of a path before its first glob segment: `/*` → `/`, `~/a/*.txt` → `~/a`. */
+function globBase(path: string): string {
+  const segments = path.split("/");
+  const at = segments.findIndex((s) => GLOB.test(s));
+  if (at === -1) return path;
+  const base = segments.slice(0, at).join("/");
+  return base === "" && path.startsWith("/") ? "/" : base || ".";
+}
+
+function resolve(text: string, ctx: PathContext): string {
+  const home = ctx.home ?? "~";
+  // `~user` is another user's home: under /home (a system directory), or /root.
+  const expanded = text
+    .replace(HOME_PREFIX, home)
+    .replace(/^~([A-Za-z_][\w.-]*)(?=\/|$)/u, (_m, user: string) =>
+      user === "root" ? "/root" : `/home/${user}`,
+    );
+  if (expanded.startsWith("/")) return posix.normalize(expanded);
+  if (expanded.startsWith("~")) return posix.normalize(expanded);
+  if (ctx.cwd === undefined) return posix.normalize(expanded);
+  // After `cd sub` with no known start, the working directory is relative, or `~…`.
+  return ctx.cwd.startsWith("/")
+    ? posix.resolve(ctx.cwd, expanded)
+    : posix.normalize(posix.join(ctx.cwd, expanded));
+}
+
+function classify(path: string, ctx: PathContext, home: string): PathClass {
+  const base = globBase(path).replace(/(.)\/+$/u, "$1");
+  if (base === "/") return "root";
+  const project = ctx.projectRoot ?? ctx.cwd;
+  if (project !== undefined && inside(base, project)) return "project";
+  if (project === undefined && !base.startsWith("/") && !base.startsWith("~")) {
+    return base === ".." || base.startsWith("../") ? "outside" : "project";
+  }
+  if (base === home || base === "~") return "home";
+  if (inside(base, home) || base.startsWith("~/")) return "inside-home";
+  if (SYSTEM_DIRS.some((dir) => inside(base, dir))) return "system";
+  return "outside";
+}
+
+/**
+ * Where `cd` (or `pushd`) leaves the working directory: later relative paths of the command
+ * resolve against it, so `cd / && rm -rf *` names `/*`. A target that is not static, or `cd -`,
+ * makes relative paths unknown.
+ */
+export function changeDirectory(
+  ctx: PathContext,
+  target: string | undefined,
+  isStatic: boolean,
+): PathContext {
+  if (target === undefined) return { ...ctx, cwd: ctx.home ?? "~", cwdUnknown: false };
+  if (!isStatic || target === "-") return { ...ctx, cwdUnknown: true };
+  const cwd = resolve(target, ctx);
+  return { ...ctx, cwd, cwdUnknown: ctx.cwdUnknown === true && !/^(?:\/|~)/u.test(cwd) };
+}
+
+/** One operand as a path fact. A word that is not static is `unknown`, kept as written. */
+export function pathFact(text: string, isStatic: boolean, ctx: PathContext): PathFact {
+  const dynamicHome =
+    !isStatic && HOME_PREFIX.test(text) && !/\$(?!HOME|\{HOME\})/u.test(text.slice(1));
+  const relative = !/^(?:\/|~|\$\{?HOME\b)/u.test(text);
+  if ((!isStatic && !dynamicHome) || (relative && ctx.cwdUnknown === true)) {
+    return { path: text, class: "unknown", glob: GLOB.test(text) };
+  }
+  const path = resolve(text, ctx);
+  return { path, class: classify(path, ctx, ctx.home ?? "~"), glob: GLOB.test(path) };
+}

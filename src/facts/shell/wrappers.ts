@@ -1,0 +1,151 @@
+/**
+ * Programs that run another program: `sudo`, `env`, `nice`, `timeout`, `xargs`, `busybox`, … and
+ * those that run a script (`sh -c`, `eval`, `su -c`, `watch`). Each is described by its option
+ * grammar, so `sudo -u root env X=1 nice -n 5 rm -rf ~` unwraps to `rm -rf ~` with the wrappers
+ * kept in `via`, and an option's value is never mistaken for the program.
+ */
+import type { WordValue } from "./words.js";
+
+export interface WrapperSpec {
+  /** Short options that take a value (`-u root`, `-uroot`). */
+  valued: string;
+  /** Long options that take a value when written without `=`. */
+  longValued?: readonly string[];
+  /** Positional arguments before the program (`timeout 30`, `chroot /srv`, `flock lockfile`). */
+  skip?: number;
+  /** `NAME=VALUE` words before the program (`env X=1 cmd`). */
+  assignments?: boolean;
+  /** A short option whose value is a script (`su -c`, `flock -c`, `env -S`). */
+  scriptOption?: string;
+  /** The rest of the words are a script (`watch`, `eval`), not a program and its arguments. */
+  restIsScript?: boolean;
+  /** The program's operands come from its input (`xargs`). */
+  fromInput?: boolean;
+  /** It raises privileges. */
+  elevates?: boolean;
+}
+
+const ELEVATE: Pick<WrapperSpec, "elevates"> = { elevates: true };
+
+export const WRAPPERS: Readonly<Record<string, WrapperSpec>> = {
+  sudo: {
+    valued: "ugpChDRTUrt",
+    longValued: ["user", "group", "host", "prompt", "chdir", "role", "type", "other-user"],
+    ...ELEVATE,
+  },
+  doas: { valued: "uC", ...ELEVATE },
+  pkexec: { valued: "", longValued: ["user"], ...ELEVATE },
+  su: { valued: "sgGwC", scriptOption: "c", skip: 1, ...ELEVATE },
+  runuser: { valued: "ugsGw", scriptOption: "c", ...ELEVATE },
+  env: { valued: "uCP", longValued: ["unset", "chdir"], assignments: true, scriptOption: "S" },
+  nice: { valued: "n", longValued: ["adjustment"] },
+  ionice: { valued: "cnpPu" },
+  renice: { valued: "ngpu" },
+  timeout: { valued: "sk", longValued: ["signal", "kill-after"], skip: 1 },
+  nohup: { valued: "" },
+  time: { valued: "fo", longValued: ["format", "output"] },
+  exec: { valued: "a" },
+  builtin: { valued: "" },
+  stdbuf: { valued: "ioe", longValued: ["input", "output", "error"] },
+  setsid: { valued: "" },
+  taskset: { valued: "", skip: 1 },
+  chroot: { valued: "", longValued: ["userspec", "groups"], skip: 1 },
+  flock: { valued: "wEn", scriptOption: "c", skip: 1 },
+  unbuffer: { valued: "" },
+  caffeinate: { valued: "tw" },
+  strace: { valued: "eoOpsSuEIXaAbP" },
+  ltrace: { valued: "eoOpsSuEIXaAbPn" },
+  xargs: {
+    valued: "adEILnPs",
+    longValued: ["arg-file", "delimiter", "max-args", "max-procs", "max-chars", "max-lines"],
+    fromInput: true,
+  },
+  watch: { valued: "nq", longValued: ["interval"], restIsScript: true },
+  eval: { valued: "", restIsScript: true },
+  command: { valued: "" },
+};
+
+/** Shells that run their `-c` argument as a script. */
+export const SHELLS = new Set([
+  "sh",
+  "bash",
+  "zsh",
+  "dash",
+  "ksh",
+  "ash",
+  "mksh",
+  "fish",
+  "tcsh",
+  "csh",
+  "posh",
+  "yash",
+  "rbash",
+]);
+
+export interface OptionScan {
+  /** Index of the first word after the options (the program, or a positional to skip). */
+  next: number;
+  /** The script given to the script option, when present. */
+  script?: WordValue;
+  /** Every option letter or long name seen. */
+  seen: Set<string>;
+}
+
+function takesValue(spec: WrapperSpec, letter: string): boolean {
+  return spec.valued.includes(letter) || spec.scriptOption === letter;
+}
+
+/** Scans the wrapper's own options, starting after its name. */
+export function scanOptions(words: readonly WordValue[], spec: WrapperSpec): OptionScan {
+  const seen = new Set<string>();
+  let script: WordValue | undefined;
+  let i = 1;
+  for (; i < words.length; i++) {
+    const word = words[i]?.text ?? "";
+    if (word === "--") return { next: i + 1, seen, ...(script && { script }) };
+    if (word.startsWith("--") && word.length > 2) {
+      const [name = "", value] = word.slice(2).split("=", 2);
+      seen.add(name);
+      if (value === undefined && spec.longValued?.includes(name)) i += 1;
+      continue;
+    }
+    if (!word.startsWith("-") || word === "-") break;
+    if (/^-\d+$/u.test(word)) continue; // `nice -10`
+    for (let k = 1; k < word.length; k++) {
+      const letter = word[k] ?? "";
+      seen.add(letter);
+      if (!takesValue(spec, letter)) continue;
+      const attached = word.slice(k + 1);
+      const value = attached === "" ? words[++i] : { text: attached, static: true };
+      if (letter === spec.scriptOption && value !== undefined) script = value;
+      break;
+    }
+  }
+  return { next: i, seen, ...(script && { script }) };
+}
+
+/** Shell options before the operands; `-c` makes the first operand the script. */
+export function scanShell(words: readonly WordValue[]): { script?: WordValue; next: number } {
+  let command = false;
+  let i = 1;
+  for (; i < words.length; i++) {
+    const word = words[i]?.text ?? "";
+    if (word === "--" || word === "-") {
+      i += 1;
+      break;
+    }
+    if (/^[-+]o$/u.test(word)) {
+      i += 1;
+      continue;
+    }
+    if (!/^[-+]/u.test(word)) break;
+    if (!word.startsWith("--") && word.slice(1).includes("c")) command = true;
+  }
+  const script = command ? words[i] : undefined;
+  return { next: command ? i + 1 : i, ...(script && { script }) };
+}
+
+export function basename(program: string): string {
+  const slash = program.lastIndexOf("/");
+  return slash === -1 ? program : program.slice(slash + 1);
+}
