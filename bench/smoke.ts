@@ -34,9 +34,11 @@ function runBench(): Promise<BenchRun> {
   const script = fileURLToPath(new URL(`./bench.${extension}`, import.meta.url));
   // The caller's BENCH_* settings win (BENCH_PROCESSES=0 skips the role-per-process part).
   const env = { ...SMOKE_ENV, ...process.env };
+  // A process group of its own, so a hang is ended with its nats-server and role processes.
   const child = spawn(process.execPath, [...process.execArgv, script], {
     env,
     stdio: ["ignore", "pipe", "inherit"],
+    detached: true,
   });
   let stdout = "";
   child.stdout.on("data", (chunk: Buffer) => {
@@ -46,7 +48,7 @@ function runBench(): Promise<BenchRun> {
   let timedOut = false;
   const timer = setTimeout(() => {
     timedOut = true;
-    child.kill("SIGKILL");
+    if (child.pid !== undefined) process.kill(-child.pid, "SIGKILL");
   }, DEADLINE_MS);
   return new Promise((resolve, reject) => {
     child.on("error", reject);
