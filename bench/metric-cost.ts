@@ -3,8 +3,9 @@
  * of `npm run bench`'s call (3 policies on before_tool_call): in the coordinator, per policy a
  * latency observation and an outcome count, then the log append's and the call's latency; in each
  * of the 3 workers, the handler's latency. 11 updates per call, through the real metric classes
- * (src/observability/metrics.ts) and children cache (metric-children.ts), against the floor a
- * child bound to its series' storage would cost (a bucket search and three additions).
+ * (src/observability/metrics.ts) and children cache (metric-children.ts), against prom-client's
+ * own children held by the caller (what the metrics cost before bound-metrics.ts) and the floor
+ * (a bucket search and three additions, nothing else).
  */
 import { Registry } from "prom-client";
 import { CoordinatorMetrics, WorkerMetrics } from "../src/observability/metrics.js";
@@ -22,20 +23,20 @@ function cpuNsPerCall(call: (i: number) => void): number {
   return ((cpu.user + cpu.system) * 1000) / CALLS;
 }
 
-/** Today's path: a children cache (a key string per update) over prom-client's children. */
+/** Today's path: the children cache over bound series, as the telemetry classes use them. */
 function throughChildren(): (i: number) => void {
   const c = new CoordinatorMetrics(new Registry(), () => 0);
   const w = new WorkerMetrics(new Registry(), () => 0);
   const latency = new MetricChildren((p, h, s) =>
-    c.policyLatency.labels({ policy: p, hook: h, status: s }),
+    c.policyLatency.series({ policy: p, hook: h, status: s }),
   );
   const status = new MetricChildren((p, h, s) =>
-    c.policyStatus.labels({ policy: p, hook: h, status: s }),
+    c.policyStatus.series({ policy: p, hook: h, status: s }),
   );
-  const append = new MetricChildren((r) => c.logAppend.labels({ result: r }));
-  const calls = new MetricChildren((h, o) => c.calls.labels({ hook: h, outcome: o }));
+  const append = new MetricChildren((r) => c.logAppend.series({ result: r }));
+  const calls = new MetricChildren((h, o) => c.calls.series({ hook: h, outcome: o }));
   const handler = new MetricChildren((p, h, s) =>
-    w.handler.labels({ policy: p, hook: h, status: s }),
+    w.handler.series({ policy: p, hook: h, status: s }),
   );
   return (i) => {
     const seconds = 0.0002 + (i % 7) * 0.0001;
@@ -107,6 +108,6 @@ for (let round = 0; round < 3; round++) {
 }
 const show = (xs: number[]) => xs.map((x) => (x / 1000).toFixed(2)).join(" / ");
 console.log(`metric updates per call (11), µs of Node CPU, 3 rounds of ${CALLS} calls:`);
-console.log(`  children cache over prom-client children: ${show(ns.children)}`);
+console.log(`  children cache over bound series (today): ${show(ns.children)}`);
 console.log(`  prom-client children held by the caller:   ${show(ns.held)}`);
 console.log(`  series bound once (the floor):            ${show(ns.bound)}`);

@@ -1,11 +1,11 @@
 /**
  * A child per label set, so the decision path's metrics (a few updates per call, label values
- * drawn from the registry: policies, hooks, statuses) skip prom-client's `labels()` call. What
- * this does NOT skip: prom-client 15's children still build the series' key string and check the
- * labels on every `observe`/`inc` (`npm run bench:metrics`: about 3.7 µs of a call's ~5.5 µs in
- * metrics; docs/performance.md). The cache is looked up by nested maps, one level per label, so a
- * lookup builds no key string. Bounded: beyond `max` label sets the cache starts over (the metric
- * itself keeps every series, as it always did).
+ * drawn from the registry: policies, hooks, statuses) reach their series without label work:
+ * the children are bound series (bound-metrics.ts; prom-client's own `labels()` children rebuild
+ * the series' key on every update), and this cache is looked up by nested maps, one level per
+ * label, so a lookup builds no key string either (`npm run bench:metrics`, docs/performance.md).
+ * Bounded: beyond `max` label sets the cache starts over (the metric keeps every series, as
+ * prom-client's always did).
  */
 export class MetricChildren<C> {
   private readonly byLabels = new Map<string, Map<string, Map<string, C>>>();
