@@ -12,12 +12,15 @@
  * here (bench/support/process-shape.ts); its `processes:` line comes before the last one, then the
  * `facts:` line of bench/support/facts-run.ts (shell facts alone, as `npm run bench:facts`).
  * `BENCH_PROCESSES=0` skips it.
- * The LAST line is machine-readable:
+ * The LAST line is machine-readable (its fields: bench/support/bench-line.ts):
+ *   bench: p50_ratio=<hookbus/baseline> p99_ratio=<…> throughput_ratio=<hookbus/baseline> cpu_ratio=<…> alloc_ratio=<…> fastpath_us=<…> replay_rps=<…> sign_cpu_pct=<…> sign_work_pct=<…>
+ * `cpu_ratio` and `alloc_ratio` are the in-process Node CPU and V8 heap bytes allocated per call at
+ * concurrency 64, hookbus / baseline, from the same throughput rounds as `throughput_ratio`.
  * `sign_work_pct` is the signer's own work per record measured alone (steady where the A/B is noisy).
- *   bench: p50_ratio=<hookbus/baseline> p99_ratio=<…> throughput_ratio=<hookbus/baseline> fastpath_us=<…> replay_rps=<…> sign_cpu_pct=<…> sign_work_pct=<…>
  */
 import { findNatsServer } from "../src/testing/nats.js";
 import { startBaseline } from "./baseline.js";
+import { formatBenchLine } from "./support/bench-line.js";
 import { measureFastPath } from "./fast-path.js";
 import { CostMeter } from "./support/cost.js";
 import {
@@ -232,7 +235,17 @@ async function main(): Promise<void> {
   // Shell facts (issue 30 item 8): the typical command's cost and the slowest pathological one.
   console.log(factsLine(facts));
   console.log(
-    `bench: p50_ratio=${f(h.p50 / b.p50, 2)} p99_ratio=${f(h.p99 / b.p99, 2)} throughput_ratio=${f(ht / bt, 2)} fastpath_us=${f(fast.usPerCall, 2)} replay_rps=${replayRps.toFixed(0)} sign_cpu_pct=${f(signPct, 1)} sign_work_pct=${f(workPct, 2)}`,
+    formatBenchLine({
+      p50_ratio: h.p50 / b.p50,
+      p99_ratio: h.p99 / b.p99,
+      throughput_ratio: ht / bt,
+      cpu_ratio: hc.cpuUs / bc.cpuUs,
+      alloc_ratio: hc.bytes / bc.bytes,
+      fastpath_us: fast.usPerCall,
+      replay_rps: replayRps,
+      sign_cpu_pct: signPct,
+      sign_work_pct: workPct,
+    }),
   );
 }
 

@@ -92,14 +92,14 @@ export class CoordinatorTelemetry implements CallTelemetry {
     const { bus, id } = options;
     this.metrics = newRegistry("coordinator", id);
     const m = (this.m = new CoordinatorMetrics(this.metrics, options.inFlight));
-    this.calls = new MetricChildren((hook, outcome) => m.calls.labels({ hook, outcome }));
+    this.calls = new MetricChildren((hook, outcome) => m.calls.series({ hook, outcome }));
     this.policyLatency = new MetricChildren((policy, hook, status) =>
-      m.policyLatency.labels({ policy, hook, status }),
+      m.policyLatency.series({ policy, hook, status }),
     );
     this.policyStatus = new MetricChildren((policy, hook, status) =>
-      m.policyStatus.labels({ policy, hook, status }),
+      m.policyStatus.series({ policy, hook, status }),
     );
-    this.logAppend = new MetricChildren((result) => m.logAppend.labels({ result }));
+    this.logAppend = new MetricChildren((result) => m.logAppend.series({ result }));
     this.identity = processIdentity(bus.subjects.namespace);
     this.connection = followConnection(bus.nc);
     const intervalMs = options.livenessIntervalMs;

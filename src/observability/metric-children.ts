@@ -1,12 +1,15 @@
 /**
- * prom-client hashes a labels object (sorting its keys) on every `observe(labels, value)`; the
- * child returned by `labels(...)` is hashed once. Metrics on the decision path observe a few
- * values per call with label sets drawn from the registry (policies, hooks, statuses), so a child
- * per label set is kept here. Bounded: beyond `max` label sets the cache starts over (the metric
- * itself keeps every series, as it always did).
+ * A child per label set, so the decision path's metrics (a few updates per call, label values
+ * drawn from the registry: policies, hooks, statuses) reach their series without label work:
+ * the children are bound series (bound-metrics.ts; prom-client's own `labels()` children rebuild
+ * the series' key on every update), and this cache is looked up by nested maps, one level per
+ * label, so a lookup builds no key string either (`npm run bench:metrics`, docs/performance.md).
+ * Bounded: beyond `max` label sets the cache starts over (the metric keeps every series, as
+ * prom-client's always did).
  */
 export class MetricChildren<C> {
-  private readonly byKey = new Map<string, C>();
+  private readonly byLabels = new Map<string, Map<string, Map<string, C>>>();
+  private size = 0;
 
   constructor(
     private readonly child: (a: string, b: string, c: string) => C,
@@ -15,13 +18,22 @@ export class MetricChildren<C> {
 
   /** The child for these label values (up to three, in the metric's label order). */
   of(a: string, b = "", c = ""): C {
-    const key = `${a}\u0000${b}\u0000${c}`;
-    let found = this.byKey.get(key);
-    if (found === undefined) {
-      if (this.byKey.size >= this.max) this.byKey.clear();
-      found = this.child(a, b, c);
-      this.byKey.set(key, found);
+    const found = this.byLabels.get(a)?.get(b)?.get(c);
+    return found ?? this.add(a, b, c);
+  }
+
+  private add(a: string, b: string, c: string): C {
+    if (this.size >= this.max) {
+      this.byLabels.clear();
+      this.size = 0;
     }
-    return found;
+    let byB = this.byLabels.get(a);
+    if (byB === undefined) this.byLabels.set(a, (byB = new Map<string, Map<string, C>>()));
+    let byC = byB.get(b);
+    if (byC === undefined) byB.set(b, (byC = new Map<string, C>()));
+    const made = this.child(a, b, c);
+    byC.set(c, made);
+    this.size++;
+    return made;
   }
 }

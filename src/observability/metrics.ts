@@ -3,7 +3,8 @@
  * several instances in one process (tests, an embedding application) never share or clash. Every
  * label takes values from a bounded set: hook names, outcomes, statuses, registered policies.
  */
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
+import { collectDefaultMetrics, Counter, Gauge, Registry } from "prom-client";
+import { BoundCounter, BoundHistogram } from "./bound-metrics.js";
 
 /** Seconds; from a fast in-process policy (sub-millisecond) to a call near its 5 s default deadline. */
 const LATENCY_BUCKETS = [
@@ -18,10 +19,11 @@ export function newRegistry(role: "coordinator" | "worker" | "sealer", id: strin
 }
 
 export class CoordinatorMetrics {
-  readonly calls: Histogram<"hook" | "outcome">;
-  readonly policyLatency: Histogram<"policy" | "hook" | "status">;
-  readonly policyStatus: Counter<"policy" | "hook" | "status">;
-  readonly logAppend: Histogram<"result">;
+  // Updated on every call: series bound once (bound-metrics.ts).
+  readonly calls: BoundHistogram<"hook" | "outcome">;
+  readonly policyLatency: BoundHistogram<"policy" | "hook" | "status">;
+  readonly policyStatus: BoundCounter<"policy" | "hook" | "status">;
+  readonly logAppend: BoundHistogram<"result">;
   readonly lateVerdicts: Counter<"policy">;
   readonly liveWorkers: Gauge<"policy">;
 
@@ -30,21 +32,21 @@ export class CoordinatorMetrics {
     inFlight: () => number,
   ) {
     const registers = [registry];
-    this.calls = new Histogram({
+    this.calls = new BoundHistogram({
       name: "hookbus_call_duration_seconds",
       help: "Agent calls from receipt to answer, by hook and outcome (allow, modify, block, reply, error).",
       labelNames: ["hook", "outcome"],
       buckets: LATENCY_BUCKETS,
       registers,
     });
-    this.policyLatency = new Histogram({
+    this.policyLatency = new BoundHistogram({
       name: "hookbus_policy_duration_seconds",
       help: "Asking one policy, from request to verdict (or timeout), by policy, hook and status.",
       labelNames: ["policy", "hook", "status"],
       buckets: LATENCY_BUCKETS,
       registers,
     });
-    this.policyStatus = new Counter({
+    this.policyStatus = new BoundCounter({
       name: "hookbus_policy_outcomes_total",
       help: "Policy answers by status: ok, error, timeout, invalid, unavailable.",
       labelNames: ["policy", "hook", "status"],
@@ -58,7 +60,7 @@ export class CoordinatorMetrics {
         this.set(inFlight());
       },
     });
-    this.logAppend = new Histogram({
+    this.logAppend = new BoundHistogram({
       name: "hookbus_log_append_duration_seconds",
       help: "Storing one record in the log (chain link, publish, acknowledgement), by result.",
       labelNames: ["result"],
@@ -81,14 +83,14 @@ export class CoordinatorMetrics {
 }
 
 export class WorkerMetrics {
-  readonly handler: Histogram<"policy" | "hook" | "status">;
+  readonly handler: BoundHistogram<"policy" | "hook" | "status">;
 
   constructor(
     readonly registry: Registry,
     inFlight: () => number,
   ) {
     const registers = [registry];
-    this.handler = new Histogram({
+    this.handler = new BoundHistogram({
       name: "hookbus_worker_handler_duration_seconds",
       help: "A policy handler answering one request, by policy, hook and status (ok, error, invalid).",
       labelNames: ["policy", "hook", "status"],

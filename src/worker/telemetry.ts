@@ -53,7 +53,7 @@ export class WorkerTelemetry {
     this.metrics = newRegistry("worker", this.id);
     const metrics = new WorkerMetrics(this.metrics, options.inFlight);
     this.handler = new MetricChildren((policy, hook, status) =>
-      metrics.handler.labels({ policy, hook, status }),
+      metrics.handler.series({ policy, hook, status }),
     );
     this.identity = processIdentity(options.bus.subjects.namespace);
     this.connection = followConnection(options.bus.nc);

@@ -45,3 +45,19 @@ describe("MetricChildren", () => {
     expect(await registry.metrics()).toContain('u_seconds_count{policy="a"} 2');
   });
 });
+
+describe("MetricChildren's label sets", () => {
+  it("keeps label sets apart whatever characters their values hold", () => {
+    const children = new MetricChildren((a, b, c) => `${JSON.stringify([a, b, c])}`);
+    // With one joined key these pairs could meet; each must get its own child.
+    const sets: [string, string, string][] = [
+      ["a\u0000b", "c", ""],
+      ["a", "b\u0000c", ""],
+      ["a", "b", "c"],
+      ["", "", ""],
+      ["a", "", ""],
+    ];
+    for (const set of sets) expect(children.of(...set)).toBe(JSON.stringify(set));
+    expect(children.of("a")).toBe(JSON.stringify(["a", "", ""]));
+  });
+});
