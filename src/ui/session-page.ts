@@ -2,6 +2,7 @@
  * A session's timeline: each interception in log order, who decided what, each policy's latency
  * as a bar (on the session's scale), late verdicts, errors, and which fields redaction masked.
  */
+import { recordRunId } from "../audit/action.js";
 import type { PgPool } from "../indexer/pg.js";
 import { toTimelineEntry, type TimelineEntry } from "../audit/timeline.js";
 import { formatMs } from "../audit/format.js";
@@ -46,9 +47,14 @@ function policies(step: TimelineEntry, max: number): Html {
 function detail(step: TimelineEntry): Html {
   switch (step.kind) {
     case "decision": {
+      // Who set each field; the reason's own words are shown apart, as the policy gave them.
       const by = Object.entries(step.decidedBy).map(
         ([field, names]) => `${field}: ${names.join(", ")}`,
       );
+      const given =
+        step.reason === undefined
+          ? ""
+          : html`<div class="reason">reason given: “${step.reason}”</div>`;
       const shadow =
         step.shadow?.changed === true
           ? html`<div class="shadow">
@@ -58,7 +64,7 @@ function detail(step: TimelineEntry): Html {
             </div>`
           : "";
       return html`<div>${step.summary}</div>
-        ${by.length === 0 ? "" : html`<div class="muted">decided by ${by.join("; ")}</div>`}${shadow}`;
+        ${given}${by.length === 0 ? "" : html`<div class="muted">decided by ${by.join("; ")}</div>`}${shadow}`;
     }
     case "error":
       return html`<div class="error"><code>${step.error.code}</code> ${step.error.message}</div>`;
@@ -116,6 +122,47 @@ function row(entry: AuditEntry, max: number): Html {
   </tr>`;
 }
 
+/** The run a record belongs to ("" when its context names none). */
+function runOf(entry: AuditEntry): string {
+  return recordRunId(entry.record) ?? "";
+}
+
+/**
+ * The timeline's rows with a header row wherever the run changes: a session's turns are its
+ * runs, and an operator reads them one run at a time (each header links to the run alone).
+ */
+function withRunHeaders(entries: AuditEntry[], toRow: (entry: AuditEntry) => Html): Html[] {
+  const rows: Html[] = [];
+  let current: string | undefined;
+  for (const entry of entries) {
+    const run = runOf(entry);
+    if (run !== current) {
+      current = run;
+      rows.push(
+        html`<tr class="run-header">
+          <td colspan="5">
+            ${
+              run === ""
+                ? html`<b>outside any run</b>`
+                : html`<b>run ${run}</b>
+                    <a
+                      href="${href("/session", {
+                        session: entry.address.sessionKey,
+                        agent: entry.address.agentId,
+                        run,
+                      })}"
+                      >this run alone</a
+                    >`
+            }
+          </td>
+        </tr>`,
+      );
+    }
+    rows.push(toRow(entry));
+  }
+  return rows;
+}
+
 export async function sessionPage(pool: PgPool, namespace: string, url: URL): Promise<Html> {
   const params = readParams(url, ["session", "agent", "run"]);
   const sessionKey = params.get("session");
@@ -150,7 +197,7 @@ export async function sessionPage(pool: PgPool, namespace: string, url: URL): Pr
       "outcome",
       `who decided what · each policy's latency (scale: ${formatMs(max)})`,
     ],
-    entries.map((e) => row(e, max)),
+    withRunHeaders(entries, (e) => row(e, max)),
     "No records of this session in the index.",
   )}
   ${cut ? html`<p class="muted">Only the first ${MAX_TIMELINE_RECORDS} records are shown; search with ?session= and the cursor for the rest.</p>` : ""}`;

@@ -228,8 +228,11 @@ describe("search → session → decision", () => {
     await rows.nth(1).getByRole("link", { name: SESSION }).click();
     await page.waitForURL(/\/session\?/);
     expect(await page.locator("h1").textContent()).toBe(`Session ${SESSION}`);
-    const steps = page.locator("table.timeline > tbody > tr");
+    const steps = page.locator("table.timeline > tbody > tr.step");
     await expect.poll(() => steps.count()).toBe(6);
+    // The session's steps are grouped by run, under a header naming it.
+    const runs = page.locator("table.timeline > tbody > tr.run-header");
+    expect(await runs.allTextContents()).toEqual([expect.stringContaining("run run-1")]);
     const timeline = await steps.allTextContents();
     expect(timeline[1]).toContain("no-shell");
     expect(timeline[1]).toContain("block");
@@ -262,7 +265,7 @@ describe("search → session → decision", () => {
     const { page } = browser;
     await page.goto(`${ui.url}/session?session=${SESSION}&agent=${AGENT}`);
     await page
-      .locator("table.timeline > tbody > tr")
+      .locator("table.timeline > tbody > tr.step")
       .nth(2)
       .locator("td")
       .first()
@@ -273,7 +276,7 @@ describe("search → session → decision", () => {
     expect(await page.locator("main").textContent()).toContain("late verdict of sloth");
     await page.goto(`${ui.url}/session?session=${SESSION}`);
     await page
-      .locator("table.timeline > tbody > tr")
+      .locator("table.timeline > tbody > tr.step")
       .nth(4)
       .locator("td")
       .first()
@@ -293,7 +296,7 @@ describe("record content is text, never markup", () => {
     const response = await page.goto(`${ui.url}/?hook=before_tool_call`);
     expect(response?.headers()["content-security-policy"]).toBe(CONTENT_SECURITY_POLICY);
     await page.goto(`${ui.url}/session?session=${SESSION}`);
-    const execRow = page.locator("table.timeline > tbody > tr").nth(1);
+    const execRow = page.locator("table.timeline > tbody > tr.step").nth(1);
     await execRow.locator("td").first().getByRole("link").click();
     await page.waitForURL(/\/decision\?seq=\d+/);
     // The payload is there, as the JSON string the record holds, shown as text.
