@@ -43,10 +43,10 @@ const keep = process.argv.includes("--keep");
  * The CLI as the user can run it from here: the built package, else the sources; on the Node that
  * scripts/setup.sh put in .tools/bin when this demo runs on it (another terminal's PATH lacks it).
  */
-const toolsBin = fileURLToPath(new URL("../.tools/", import.meta.url));
-const onToolsNode = realpathSync(process.execPath).startsWith(
-  realpathSync.native(toolsBin.replace(/\/$/, "")) + "/",
-);
+const toolsDir = fileURLToPath(new URL("../.tools", import.meta.url));
+const onToolsNode =
+  existsSync(toolsDir) &&
+  realpathSync(process.execPath).startsWith(`${realpathSync.native(toolsDir)}/`);
 const cli =
   (onToolsNode ? 'PATH="$PWD/.tools/bin:$PATH" ' : "") +
   (existsSync(fileURLToPath(new URL("../dist/cli/main.js", import.meta.url)))
