@@ -17,7 +17,7 @@ import {
   type Indexer,
   type PgPool,
 } from "../../src/indexer/index.js";
-import { INDEX_URL_ENV } from "../../src/indexer/url.js";
+import { INDEX_URL_ENV } from "../../src/audit/pg/url.js";
 import { sleep } from "../../src/foundation/time.js";
 
 const LOCAL_SERVER = "postgres://postgres@127.0.0.1:5432/postgres";

@@ -20,7 +20,7 @@ import {
   type DurableShape,
 } from "../bus/durable-check.js";
 import { assertIndexSchema } from "./migrate.js";
-import type { PgPool } from "./pg.js";
+import type { PgPool } from "../audit/pg/pool.js";
 import {
   invalidProjection,
   projectBytes,

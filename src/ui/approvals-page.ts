@@ -5,7 +5,7 @@
  * server, connected as the auditor, does not have and must not hold. So it shows the command to
  * paste instead.
  */
-import type { PgPool } from "../indexer/pg.js";
+import type { PgPool } from "../audit/pg/pool.js";
 import { HookbusError } from "../foundation/errors.js";
 import {
   approvalSettlements,
@@ -13,7 +13,7 @@ import {
   indexedRecords,
   pendingApprovalDecisions,
   type ApprovalIndexPage,
-} from "../indexer/query.js";
+} from "../audit/pg/query.js";
 import { href, html, type Html } from "./html.js";
 import { badge, page, tableOrEmpty } from "./layout.js";
 import { DEFAULT_UI_LIMIT, MAX_UI_LIMIT, readParams, sequence } from "./params.js";

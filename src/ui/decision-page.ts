@@ -3,10 +3,10 @@
  * side (with the shadow decision and the call's late verdicts); any other record as stored.
  * Values redaction masked or hashed are marked where they appear.
  */
-import type { PgPool } from "../indexer/pg.js";
+import type { PgPool } from "../audit/pg/pool.js";
 import { formatMs } from "../audit/format.js";
 import { HookbusError } from "../foundation/errors.js";
-import { callRecords, indexedRecord } from "../indexer/query.js";
+import { callRecords, indexedRecord } from "../audit/pg/query.js";
 import type { DecisionRecord, RecordedOutcome } from "../log/record.js";
 import { href, html, type Html } from "./html.js";
 import { jsonView, redactedPointers } from "./json-view.js";

@@ -5,7 +5,7 @@
 import { readFileSync } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Bus } from "../bus/bus.js";
-import type { PgPool } from "../indexer/pg.js";
+import type { PgPool } from "../audit/pg/pool.js";
 import { approvalsPage } from "./approvals-page.js";
 import { registryPage } from "./registry-page.js";
 import { decisionPage } from "./decision-page.js";

@@ -1,5 +1,5 @@
 /** The search page: the index's filters as a form, the charts of the range, and one page of records. */
-import type { PgPool } from "../indexer/pg.js";
+import type { PgPool } from "../audit/pg/pool.js";
 import { AUDIT_OUTCOMES } from "../audit/filter.js";
 import { recordAction, recordRunId } from "../audit/action.js";
 import { queryRow } from "../audit/format.js";
@@ -10,7 +10,7 @@ import {
   MAX_MINUTE_BUCKETS,
   POLICY_STATUSES,
   queryIndex,
-} from "../indexer/query.js";
+} from "../audit/pg/query.js";
 import { latencyChart, perMinuteChart } from "./charts.js";
 import { href, html, type Html } from "./html.js";
 import { badge, page, RECORD_COLUMNS, tableOrEmpty } from "./layout.js";

@@ -9,7 +9,7 @@ import type { AddressInfo } from "node:net";
 import type { Logger } from "pino";
 import type { Bus } from "../bus/bus.js";
 import { isHookbusError } from "../foundation/errors.js";
-import type { PgPool } from "../indexer/pg.js";
+import type { PgPool } from "../audit/pg/pool.js";
 import { sendError, statusOf } from "./responses.js";
 import { loadStatic, route, type RouteContext } from "./routes.js";
 import { LiveTails } from "./tail-stream.js";

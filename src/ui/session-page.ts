@@ -2,10 +2,10 @@
  * A session's timeline: each interception in log order, who decided what, each policy's latency
  * as a bar (on the session's scale), late verdicts, errors, and which fields redaction masked.
  */
-import type { PgPool } from "../indexer/pg.js";
+import type { PgPool } from "../audit/pg/pool.js";
 import { toTimelineEntry, type TimelineEntry } from "../audit/timeline.js";
 import { formatMs } from "../audit/format.js";
-import { queryIndexAll } from "../indexer/query.js";
+import { queryIndexAll } from "../audit/pg/query.js";
 import { HookbusError } from "../foundation/errors.js";
 import { latencyBar } from "./charts.js";
 import { href, html, type Html } from "./html.js";

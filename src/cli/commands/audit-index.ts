@@ -7,7 +7,7 @@ import { parseAuditTime } from "../../audit/time.js";
 import { toTimelineEntry, type TimelineEntry } from "../../audit/timeline.js";
 import { Subjects } from "../../bus/subjects.js";
 import { HookbusError } from "../../foundation/errors.js";
-import { openIndexPool, type PgPool } from "../../indexer/pg.js";
+import { openIndexPool, type PgPool } from "../../audit/pg/pool.js";
 import {
   indexStats,
   POLICY_STATUSES,
@@ -17,8 +17,8 @@ import {
   type IndexFilter,
   type IndexStats,
   type PolicyStatusFilter,
-} from "../../indexer/query.js";
-import { requireIndexUrl } from "../../indexer/url.js";
+} from "../../audit/pg/query.js";
+import { requireIndexUrl } from "../../audit/pg/url.js";
 import { parseCommand, type Command, type CommonFlags } from "../command.js";
 import type { Output } from "../output.js";
 

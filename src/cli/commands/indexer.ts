@@ -12,8 +12,8 @@ import {
   isMissingDatabase,
   missingDatabase,
 } from "../../indexer/database.js";
-import { openIndexPool } from "../../indexer/pg.js";
-import { requireIndexUrl } from "../../indexer/url.js";
+import { openIndexPool } from "../../audit/pg/pool.js";
+import { requireIndexUrl } from "../../audit/pg/url.js";
 import { parseCommand, type Command } from "../command.js";
 import type { Output } from "../output.js";
 import { openService, runService } from "../service.js";

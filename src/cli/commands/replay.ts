@@ -6,9 +6,9 @@ import { stat } from "node:fs/promises";
 import { Bus } from "../../bus/bus.js";
 import { HookbusError } from "../../foundation/errors.js";
 import { parseAuditTime } from "../../audit/time.js";
-import { openIndexPool } from "../../indexer/pg.js";
-import { readIndexedSelection } from "../../indexer/selection.js";
-import { indexUrlFrom } from "../../indexer/url.js";
+import { openIndexPool } from "../../audit/pg/pool.js";
+import { readIndexedSelection } from "../../audit/pg/selection.js";
+import { indexUrlFrom } from "../../audit/pg/url.js";
 import type { LogEntry } from "../../log/reader.js";
 import {
   countSelection,

@@ -5,9 +5,9 @@
 import pino from "pino";
 import { Bus } from "../../bus/bus.js";
 import { HookbusError } from "../../foundation/errors.js";
-import { assertIndexSchema } from "../../indexer/migrate.js";
-import { openIndexPool } from "../../indexer/pg.js";
-import { requireIndexUrl } from "../../indexer/url.js";
+import { assertIndexSchema } from "../../audit/pg/schema.js";
+import { openIndexPool } from "../../audit/pg/pool.js";
+import { requireIndexUrl } from "../../audit/pg/url.js";
 import { startUiServer } from "../../ui/server.js";
 import { parseCommand, type Command } from "../command.js";
 import { connectNats } from "../../bus/connect.js";

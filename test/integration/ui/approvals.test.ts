@@ -18,7 +18,7 @@ import {
   type PolicyRunner,
 } from "../../../src/index.js";
 import { startIndexer, type Indexer, type PgPool } from "../../../src/indexer/index.js";
-import { approvalSettlements, pendingApprovalDecisions } from "../../../src/indexer/query.js";
+import { approvalSettlements, pendingApprovalDecisions } from "../../../src/audit/pg/query.js";
 import { startUiServer, type UiServer } from "../../../src/ui/server.js";
 import { applyRegistry } from "../faults/harness.js";
 import { usePostgres } from "../../support/postgres.js";

@@ -5,13 +5,13 @@
  * formatting and timeline code serve both paths. Time bounds become sequence bounds first (one
  * index probe each), so every query is a range scan of an index that ends in `seq`.
  */
-import { checkAuditFilter, type AuditFilter } from "../audit/filter.js";
-import type { AuditEntry } from "../audit/query.js";
-import type { RecordKind } from "../bus/subjects.js";
-import { POLICY_NAME_PATTERN } from "../bus/tokens.js";
-import { HookbusError } from "../foundation/errors.js";
-import type { LogRecord } from "../log/record.js";
-import { indexError, type PgPool } from "./pg.js";
+import { checkAuditFilter, type AuditFilter } from "../filter.js";
+import type { AuditEntry } from "../query.js";
+import type { RecordKind } from "../../bus/subjects.js";
+import { POLICY_NAME_PATTERN } from "../../bus/tokens.js";
+import { HookbusError } from "../../foundation/errors.js";
+import type { LogRecord } from "../../log/record.js";
+import { indexError, type PgPool } from "./pool.js";
 import { rolledPolicyCounts, rolledRecordCounts, type PolicyCountRow } from "./rollup.js";
 
 export const POLICY_STATUSES = [
