@@ -30,3 +30,9 @@ export {
   type StopListState,
   type StoppableCall,
 } from "./stops.js";
+export {
+  applyEmergencyStop,
+  type EmergencyStopOptions,
+  type EmergencyStopResult,
+} from "./emergency-stop.js";
+export { isEnforced, type CoordinatorRevision, type Propagation } from "./propagation.js";
