@@ -2,10 +2,9 @@
  * A session's timeline: each interception in log order, who decided what, each policy's latency
  * as a bar (on the session's scale), late verdicts, errors, and which fields redaction masked.
  */
-import type { PgPool } from "../audit/pg/pool.js";
+import type { AuditSource } from "../audit/audit-source.js";
 import { toTimelineEntry, type TimelineEntry } from "../audit/timeline.js";
 import { formatMs } from "../audit/format.js";
-import { queryIndexAll } from "../audit/pg/query.js";
 import { HookbusError } from "../foundation/errors.js";
 import { latencyBar } from "./charts.js";
 import { href, html, type Html } from "./html.js";
@@ -116,7 +115,7 @@ function row(entry: AuditEntry, max: number): Html {
   </tr>`;
 }
 
-export async function sessionPage(pool: PgPool, namespace: string, url: URL): Promise<Html> {
+export async function sessionPage(source: AuditSource, url: URL): Promise<Html> {
   const params = readParams(url, ["session", "agent", "run"]);
   const sessionKey = params.get("session");
   if (sessionKey === undefined)
@@ -131,7 +130,7 @@ export async function sessionPage(pool: PgPool, namespace: string, url: URL): Pr
     ...(agentId === undefined ? {} : { agentId }),
     ...(runId === undefined ? {} : { runId }),
   };
-  for await (const entry of queryIndexAll(pool, namespace, filter, {
+  for await (const entry of source.query(filter, {
     max: MAX_TIMELINE_RECORDS + 1,
   }))
     entries.push(entry);
