@@ -19,6 +19,8 @@ import type {
   IndexStats,
   MinuteCountRow,
 } from "./pg/query.js";
+import type { LogEntry } from "../log/reader.js";
+import type { LogSelection } from "../log/selection.js";
 import type { AuditEntry } from "./query.js";
 import type { TimelineEntry, TimelineOptions } from "./timeline.js";
 
@@ -68,6 +70,11 @@ export interface AuditSource {
   pendingApprovals(filter: ApprovalIndexFilter): Promise<ApprovalIndexPage>;
   /** Settled approval requests, newest first (index only). */
   approvalSettlements(filter: ApprovalIndexFilter): Promise<ApprovalIndexPage>;
+  /**
+   * Replay's selection (sessions, agent, time range), per session in log order, as the log's own
+   * records: the index only chooses the sequences, the log supplies the bytes.
+   */
+  selection(selection: LogSelection): AsyncIterable<LogEntry>;
   /** Releases what the source holds (the index's pool); the bus of a log source is the caller's. */
   close(): Promise<void>;
 }

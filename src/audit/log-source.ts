@@ -9,6 +9,8 @@ import type { Bus } from "../bus/bus.js";
 import { HookbusError } from "../foundation/errors.js";
 import type { AuditReadOptions, AuditSource, AuditTailOptions } from "./audit-source.js";
 import type { IndexFilter } from "./pg/query.js";
+import type { LogEntry } from "../log/reader.js";
+import { readSelection, type LogSelection } from "../log/selection.js";
 import { fetchEntry } from "./pg/selection.js";
 import { queryLog, tailLog, type AuditEntry, type AuditQuery } from "./query.js";
 import { assertScanAllowed, DEFAULT_MAX_SCAN } from "./scan-limit.js";
@@ -77,6 +79,10 @@ export class LogAuditSource implements AuditSource {
         return undefined;
       throw error;
     }
+  }
+
+  selection(selection: LogSelection): AsyncIterable<LogEntry> {
+    return readSelection(this.bus, selection);
   }
 
   page(): never {

@@ -32,7 +32,7 @@ export async function openAuditSource(options: AuditSourceOptions): Promise<Audi
   if (options.indexUrl !== undefined) {
     const namespace = options.bus?.subjects.namespace ?? new Subjects(options.namespace).namespace;
     const pool = openIndexPool(options.indexUrl, options.pool);
-    const source = new IndexAuditSource(pool, namespace);
+    const source = new IndexAuditSource(pool, namespace, options.bus);
     try {
       if (options.checkSchema === true) await assertIndexSchema(pool);
     } catch (error) {

@@ -2,6 +2,10 @@
  * The audit log read through the index (PostgreSQL): each `AuditSource` question answered by the
  * queries of query.ts on one pool and namespace. The pool is the source's own: `close` ends it.
  */
+import type { Bus } from "../../bus/bus.js";
+import { HookbusError } from "../../foundation/errors.js";
+import type { LogEntry } from "../../log/reader.js";
+import type { LogSelection } from "../../log/selection.js";
 import type {
   AuditCall,
   AuditReadOptions,
@@ -26,6 +30,7 @@ import {
   type IndexFilter,
 } from "./query.js";
 import type { StatsRange } from "./rollup.js";
+import { readIndexedSelection } from "./selection.js";
 
 /** The most records a session timeline reads from the index. */
 export const MAX_TIMELINE_RECORDS = 100_000;
@@ -37,6 +42,8 @@ export class IndexAuditSource implements AuditSource {
     /** The index's pool; ended by `close`. */
     readonly pool: PgPool,
     readonly namespace: string,
+    /** The log a selection's records are read from (needed by `selection` only). */
+    readonly bus?: Bus,
   ) {}
 
   page(filter: IndexFilter) {
@@ -92,6 +99,16 @@ export class IndexAuditSource implements AuditSource {
 
   approvalSettlements(filter: ApprovalIndexFilter) {
     return approvalSettlements(this.pool, this.namespace, filter);
+  }
+
+  selection(selection: LogSelection): AsyncIterable<LogEntry> {
+    if (this.bus === undefined)
+      throw new HookbusError(
+        "HOOKBUS_INVALID_ARGUMENT",
+        "a selection read through the index needs the log's connection: open the source with a bus",
+        { argument: "bus" },
+      );
+    return readIndexedSelection(this.bus, this.pool, selection);
   }
 
   async close(): Promise<void> {
