@@ -260,7 +260,7 @@ export interface IndexStats {
 
 /**
  * Counts per hook and outcome, and per policy and status (with latency p50/p99), over a time
- * range: from the per-minute rollups, exact for any range (src/indexer/rollup.ts).
+ * range: from the per-minute rollups, exact for any range (rollup.ts).
  */
 export async function indexStats(
   pool: PgPool,
