@@ -24,7 +24,12 @@ export {
   type TimelineEntry,
   type TimelineOptions,
 } from "./timeline.js";
-export { openAuditSource, withAuditSource, type AuditSourceOptions } from "./source.js";
+export {
+  openAuditSource,
+  withAuditSource,
+  type AuditSourceOptions,
+  type LogConnection,
+} from "./source.js";
 export type {
   AuditCall,
   AuditReadOptions,

@@ -40,6 +40,8 @@ export class LogAuditSource implements AuditSource {
     readonly bus: Bus,
     /** The largest log a read may walk (HOOKBUS_SCAN_TOO_LARGE above it); 0: no limit. */
     readonly maxScan: number = DEFAULT_MAX_SCAN,
+    /** Lets go of a connection opened for this source (openAuditSource's `connectLog`). */
+    private readonly release?: () => Promise<void>,
   ) {}
 
   get namespace(): string {
@@ -113,7 +115,7 @@ export class LogAuditSource implements AuditSource {
     throw needsIndex("approvals pages", "index");
   }
 
-  close(): Promise<void> {
-    return Promise.resolve();
+  async close(): Promise<void> {
+    await this.release?.();
   }
 }

@@ -12,11 +12,22 @@ import { IndexAuditSource } from "./pg/index-source.js";
 import { openIndexPool, type IndexPoolOptions } from "./pg/pool.js";
 import { assertIndexSchema } from "./pg/schema.js";
 
+/** A connection to the log opened for one source, and how to let it go. */
+export interface LogConnection {
+  bus: Bus;
+  close(): Promise<void>;
+}
+
 export interface AuditSourceOptions {
   /** The index's URL; undefined: scan the log. */
   indexUrl?: string | undefined;
   /** The bus a log scan reads (needed without an index). */
   bus?: Bus | undefined;
+  /**
+   * Opens a connection to the log when the log is read and no `bus` is given (a command that
+   * needs NATS only without the index); the source closes it.
+   */
+  connectLog?: (() => Promise<LogConnection>) | undefined;
   /** The namespace the index is asked about (default: the bus's, else `HOOKBUS_NAMESPACE`'s). */
   namespace?: string | undefined;
   /** The index's pool (connections, application name). */
@@ -41,13 +52,16 @@ export async function openAuditSource(options: AuditSourceOptions): Promise<Audi
     }
     return source;
   }
-  if (options.bus === undefined)
-    throw new HookbusError(
-      "HOOKBUS_INVALID_ARGUMENT",
-      "reading the audit log needs the index (postgres://…) or a connection to the log",
-      { argument: "index" },
-    );
-  return new LogAuditSource(options.bus, options.maxScan);
+  if (options.bus !== undefined) return new LogAuditSource(options.bus, options.maxScan);
+  if (options.connectLog !== undefined) {
+    const connection = await options.connectLog();
+    return new LogAuditSource(connection.bus, options.maxScan, () => connection.close());
+  }
+  throw new HookbusError(
+    "HOOKBUS_INVALID_ARGUMENT",
+    "reading the audit log needs the index (postgres://…) or a connection to the log",
+    { argument: "index" },
+  );
 }
 
 /** Runs `fn` on a source opened for it and closes the source after, whatever `fn` did. */

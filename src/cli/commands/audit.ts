@@ -10,7 +10,7 @@ import type { AuditSource } from "../../audit/audit-source.js";
 import { LogAuditSource } from "../../audit/log-source.js";
 import type { AuditQuery, AuditStats } from "../../audit/query.js";
 import { maxScanFrom } from "../../audit/scan-limit.js";
-import { withAuditSource } from "../../audit/source.js";
+import { withAuditSource, type LogConnection } from "../../audit/source.js";
 import { parseAuditTime } from "../../audit/time.js";
 import { Bus } from "../../bus/bus.js";
 import { Subjects } from "../../bus/subjects.js";
@@ -137,21 +137,23 @@ function asFlagError(error: unknown): unknown {
   );
 }
 
-async function withBus<T>(flags: CommonFlags, fn: (bus: Bus) => Promise<T>): Promise<T> {
+/** The log over NATS, for a command that reads it (not opened when the index answers). */
+async function connectLog(flags: CommonFlags): Promise<LogConnection> {
   // A bad namespace is reported before connecting.
   const subjects = new Subjects(flags.namespace);
   const nc: NatsConnection = await connectNats({ ...flags, name: "hookbus-audit" });
+  const close = () => nc.drain().catch(() => {});
   try {
-    const bus = await Bus.open(nc, { namespace: subjects.namespace });
-    return await fn(bus);
-  } finally {
-    await nc.drain().catch(() => {});
+    return { bus: await Bus.open(nc, { namespace: subjects.namespace }), close };
+  } catch (error) {
+    await close();
+    throw error;
   }
 }
 
 /**
- * Runs `fn` on the command's `AuditSource` (openAuditSource picks it): the index with `--index` or
- * HOOKBUS_INDEX_URL, which needs no NATS connection; else the log, over one, guarded by
+ * Runs `fn` on the command's `AuditSource`, which openAuditSource picks: the index with `--index`
+ * or HOOKBUS_INDEX_URL (no NATS connection is opened), else the log over one, guarded by
  * `--max-scan`. Library argument errors come out naming the flag.
  */
 async function withSource<T>(
@@ -165,11 +167,14 @@ async function withSource<T>(
       throw asFlagError(error);
     }
   };
-  const indexUrl = indexUrlFrom(flags.index);
-  if (indexUrl !== undefined)
-    return withAuditSource({ indexUrl, namespace: namespaceOf(flags), pool: INDEX_POOL }, run);
-  const maxScan = maxScanFrom(flags["max-scan"]);
-  return withBus(flags, (bus) => withAuditSource({ bus, maxScan }, run));
+  const options = {
+    indexUrl: indexUrlFrom(flags.index),
+    namespace: namespaceOf(flags),
+    pool: INDEX_POOL,
+    maxScan: maxScanFrom(flags["max-scan"]),
+    connectLog: () => connectLog(flags),
+  };
+  return withAuditSource(options, run);
 }
 
 /** A log scan's matches, as a table or JSON lines, with what the scan read. */

@@ -20,10 +20,12 @@ let log: AuditLog;
 let indexer: Indexer;
 let scan: AuditSource;
 let index: AuditSource;
+let indexUrl: string;
 
 beforeAll(async () => {
   log = await buildAuditLog(nats.url());
   const { pool, url } = await postgres.database();
+  indexUrl = url;
   indexer = await startIndexer({ bus: log.bus, pool });
   await until(async () => (await indexer.lag()).records === 0, 20_000, "the index caught up");
   scan = await openAuditSource({ bus: log.bus });
@@ -111,6 +113,25 @@ describe("openAuditSource", () => {
     await expect(small.timeline("conv-1")).rejects.toMatchObject({
       code: "HOOKBUS_SCAN_TOO_LARGE",
     });
+  });
+
+  it("opens the log's connection only when the log is read, and closes it with the source", async () => {
+    const opened: string[] = [];
+    const connectLog = () => {
+      opened.push("open");
+      return Promise.resolve({
+        bus: log.bus,
+        close: () => (opened.push("close"), Promise.resolve()),
+      });
+    };
+    const viaLog = await openAuditSource({ connectLog });
+    expect(viaLog.kind).toBe("log");
+    expect((await collect(viaLog.query({ sessionKey: NIGHT }))).length).toBeGreaterThan(0);
+    await viaLog.close();
+    expect(opened).toEqual(["open", "close"]);
+    const viaIndex = await openAuditSource({ indexUrl: indexUrl, connectLog });
+    await viaIndex.close();
+    expect(opened).toEqual(["open", "close"]);
   });
 
   it("without an index URL or a bus, says what it needs", async () => {
