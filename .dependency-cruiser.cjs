@@ -68,6 +68,23 @@ module.exports = {
       to: { path: "^(test|bench|services|examples|scripts)/" },
     },
     {
+      name: "surfaces-read-through-audit",
+      comment:
+        "The UI reads the audit log through src/audit's AuditSource, never the indexer (issue 33).",
+      severity: "error",
+      from: { path: "^src/ui/" },
+      to: { path: "^src/indexer/" },
+    },
+    {
+      name: "cli-uses-indexer-faces",
+      comment:
+        "The CLI reaches the indexer only through its faces (src/indexer/index.ts, service.ts); " +
+        "reading the audit log goes through src/audit's AuditSource (issue 33).",
+      severity: "error",
+      from: { path: "^src/cli/" },
+      to: { path: "^src/indexer/", pathNot: "^src/indexer/(index|service)\\.ts$" },
+    },
+    {
       name: "entry-only-at-root",
       comment: "src/index.ts is the main entry point; no module inside src/ may import it.",
       severity: "error",

@@ -7,7 +7,7 @@
  * auditor. Prints `running` once the first round is done.
  */
 import { indexStats, openIndexPool, queryIndex, queryIndexAll } from "../src/indexer/index.js";
-import { countsPerMinute } from "../src/indexer/query.js";
+import { countsPerMinute } from "../src/audit/pg/query.js";
 import { syntheticAgent, syntheticSession } from "../test/support/synthetic-log.js";
 
 const url = process.env.BENCH_INDEX_URL!;

@@ -8,16 +8,16 @@
 import { randomBytes } from "node:crypto";
 import pg from "pg";
 import type { Bus } from "../../src/bus/bus.js";
-import { formatStats, printIndexQuery } from "../../src/cli/commands/audit-index.js";
+import { IndexAuditSource } from "../../src/audit/pg/index-source.js";
+import { formatStats, printIndexPage } from "../../src/cli/commands/audit-index.js";
 import {
-  indexStats,
   migrateIndex,
   openIndexPool,
   startIndexer,
   type Indexer,
   type PgPool,
 } from "../../src/indexer/index.js";
-import { INDEX_URL_ENV } from "../../src/indexer/url.js";
+import { INDEX_URL_ENV } from "../../src/audit/pg/url.js";
 import { sleep } from "../../src/foundation/time.js";
 
 const LOCAL_SERVER = "postgres://postgres@127.0.0.1:5432/postgres";
@@ -107,16 +107,11 @@ export async function showIndexedQuery(
     console.log(
       `\nthe session's blocked calls (audit query --index … --session … --outcome block):`,
     );
-    await printIndexQuery(
-      out,
-      dbUrl,
-      bus.subjects.namespace,
-      { agentId, sessionKey, outcome: "block" },
-      false,
-    );
+    // The demo's pool is ended by `close`, so the source is not closed here.
+    const source = new IndexAuditSource(pool, bus.subjects.namespace);
+    await printIndexPage(out, source, { agentId, sessionKey, outcome: "block" }, false);
     console.log(`\ncounts per hook, outcome and policy (audit stats --index …):`);
-    for (const line of formatStats(await indexStats(pool, bus.subjects.namespace)))
-      console.log(line);
+    for (const line of formatStats(await source.stats({}))) console.log(line);
     return { url: dbUrl, close };
   } catch (error) {
     await close().catch(() => {});

@@ -24,6 +24,21 @@ export {
   type TimelineEntry,
   type TimelineOptions,
 } from "./timeline.js";
+export {
+  openAuditSource,
+  withAuditSource,
+  type AuditSourceOptions,
+  type LogConnection,
+} from "./source.js";
+export type {
+  AuditCall,
+  AuditReadOptions,
+  AuditSource,
+  AuditSourceKind,
+  AuditTailOptions,
+} from "./audit-source.js";
+export { LogAuditSource } from "./log-source.js";
+export { IndexAuditSource } from "./pg/index-source.js";
 export { parseAuditTime, parseDuration } from "./time.js";
 export { formatTimeline } from "./format.js";
 export {

@@ -7,7 +7,7 @@ import type { JsMsg } from "@nats-io/jetstream";
 import type { Logger } from "pino";
 import { backoffMs } from "../foundation/backoff.js";
 import { sleep } from "../foundation/time.js";
-import type { PgPool } from "./pg.js";
+import type { PgPool } from "../audit/pg/pool.js";
 import type { Projection } from "./projection.js";
 import { writeBatchIsolating } from "./writer.js";
 

@@ -5,7 +5,7 @@
  */
 import pg from "pg";
 import { HookbusError } from "../foundation/errors.js";
-import { indexError } from "./pg.js";
+import { indexError } from "../audit/pg/pool.js";
 
 /** PostgreSQL's SQLSTATE for "database does not exist" (invalid_catalog_name). */
 const NO_SUCH_DATABASE = "3D000";

@@ -14,7 +14,7 @@ export {
   migrateIndex,
   type MigrateResult,
 } from "./migrate.js";
-export { openIndexPool, type IndexPoolOptions, type PgPool } from "./pg.js";
+export { openIndexPool, type IndexPoolOptions, type PgPool } from "../audit/pg/pool.js";
 export {
   checkIndexFilter,
   DEFAULT_INDEX_LIMIT,
@@ -28,5 +28,5 @@ export {
   type IndexPage,
   type IndexStats,
   type PolicyStatusFilter,
-} from "./query.js";
-export { INDEX_URL_ENV, indexUrlFrom } from "./url.js";
+} from "../audit/pg/query.js";
+export { INDEX_URL_ENV, indexUrlFrom } from "../audit/pg/url.js";

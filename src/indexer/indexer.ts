@@ -14,13 +14,9 @@ import { RECORD_DEPTH_ALLOWANCE, RECORD_SIZE_FACTOR } from "../bus/codec.js";
 import { Header } from "../bus/headers.js";
 import { HookbusError } from "../foundation/errors.js";
 import { assertLogExists } from "../log/reader.js";
-import {
-  consumerMismatchError,
-  durableMismatches,
-  type DurableShape,
-} from "../bus/durable-check.js";
+import { consumerMismatchError } from "../bus/durable-check.js";
 import { assertIndexSchema } from "./migrate.js";
-import type { PgPool } from "./pg.js";
+import type { PgPool } from "../audit/pg/pool.js";
 import {
   invalidProjection,
   projectBytes,
@@ -31,6 +27,20 @@ import {
 import { BatchWriter, type IndexerStats } from "./batch-writer.js";
 import { isConsumerNotFound } from "../bus/streams.js";
 import { reclaimUnacked } from "./reclaim.js";
+import {
+  defaultIndexerConsumer,
+  indexerConsumerMismatches,
+  indexLag,
+  type IndexLag,
+} from "./consumer.js";
+
+export {
+  defaultIndexerConsumer,
+  INDEXER_DURABLE_SHAPE,
+  indexerConsumerMismatches,
+  indexLag,
+  type IndexLag,
+} from "./consumer.js";
 
 export interface IndexerOptions {
   bus: Bus;
@@ -52,13 +62,6 @@ export interface IndexerOptions {
 
 export type { IndexerStats } from "./batch-writer.js";
 
-export interface IndexLag {
-  /** Records stored in the log and not yet indexed (pending + unacked). */
-  records: number;
-  /** Age of the oldest record not yet indexed (0 when caught up). */
-  seconds: number;
-}
-
 export interface Indexer {
   readonly consumer: string;
   readonly stats: Readonly<IndexerStats>;
@@ -78,22 +81,6 @@ export interface Indexer {
 
 const MAX_BATCH = 10_000;
 const MAX_WRITERS = 16;
-
-/** The indexer's durable: the whole log, every record acked once indexed. */
-export const INDEXER_DURABLE_SHAPE: DurableShape = {
-  ack_policy: AckPolicy.Explicit,
-  deliver_policy: DeliverPolicy.All,
-};
-
-/** How the durable `name` on the log differs from the indexer's (empty: it is the indexer's). */
-export async function indexerConsumerMismatches(bus: Bus, name: string): Promise<string[]> {
-  const info = await bus.jsm.consumers.info(bus.subjects.logStream, name);
-  return durableMismatches(INDEXER_DURABLE_SHAPE, info.config);
-}
-
-export function defaultIndexerConsumer(bus: Bus): string {
-  return `${bus.subjects.namespace}-indexer`;
-}
 
 async function ensureConsumer(bus: Bus, name: string, ackWaitMs: number, batch: number) {
   const stream = bus.subjects.logStream;
@@ -128,23 +115,6 @@ async function ensureConsumer(bus: Bus, name: string, ackWaitMs: number, batch: 
 async function assertIndexerShape(bus: Bus, name: string): Promise<void> {
   const found = await indexerConsumerMismatches(bus, name);
   if (found.length > 0) throw consumerMismatchError(bus.subjects.logStream, name, found);
-}
-
-/** How far the durable consumer `consumer` is behind the log. */
-export async function indexLag(
-  bus: Bus,
-  consumer = defaultIndexerConsumer(bus),
-): Promise<IndexLag> {
-  const stream = bus.subjects.logStream;
-  const info = await bus.jsm.consumers.info(stream, consumer);
-  const records = info.num_pending + info.num_ack_pending;
-  if (records === 0) return { records: 0, seconds: 0 };
-  // null: the oldest unindexed record was removed by the stream's limits, so it has no age.
-  const oldest = await bus.jsm.streams.getMessage(stream, {
-    seq: info.ack_floor.stream_seq + 1,
-  });
-  const seconds = oldest === null ? 0 : Math.max(0, (Date.now() - oldest.time.getTime()) / 1000);
-  return { records, seconds };
 }
 
 /** Whether the message's body is the record's JSON itself (not gzip, not a blob reference). */

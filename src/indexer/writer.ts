@@ -16,7 +16,7 @@
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { from as copyFrom } from "pg-copy-streams";
-import { inTransaction, type PgClient, type PgPool } from "./pg.js";
+import { inTransaction, type PgClient, type PgPool } from "../audit/pg/pool.js";
 import type { ParsedAuditSubject } from "../bus/subjects.js";
 import { CopyRows } from "./copy-binary.js";
 import { invalidProjection, type Projection } from "./projection.js";

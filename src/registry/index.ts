@@ -31,3 +31,9 @@ export {
   type StopListSource,
   type StoppableCall,
 } from "./stops.js";
+export {
+  applyEmergencyStop,
+  type EmergencyStopOptions,
+  type EmergencyStopResult,
+} from "./emergency-stop.js";
+export { isEnforced, type CoordinatorRevision, type Propagation } from "./propagation.js";

@@ -4,7 +4,7 @@
  */
 import type { Bus } from "../bus/bus.js";
 import { isConsumerNotFound, isPermissionViolation, isStreamNotFound } from "../bus/streams.js";
-import { indexLag } from "../indexer/indexer.js";
+import { indexLag } from "../indexer/consumer.js";
 import { sealStreamName } from "../log/seal/batch.js";
 import { readSealLag } from "../sealer/lag.js";
 import { readLease, type LeaseValue } from "../log/seal/lease-value.js";

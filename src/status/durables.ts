@@ -7,7 +7,7 @@ import type { Bus } from "../bus/bus.js";
 import { durableMismatches, type DurableShape } from "../bus/durable-check.js";
 import { isConsumerNotFound, isPermissionViolation, isStreamNotFound } from "../bus/streams.js";
 import { OBSERVATIONAL_HOOK_NAMES } from "../catalog/catalog.js";
-import { INDEXER_DURABLE_SHAPE } from "../indexer/indexer.js";
+import { INDEXER_DURABLE_SHAPE } from "../indexer/consumer.js";
 import { observerDurableName, observerDurableShape } from "../worker/observer.js";
 
 /** Bounds the consumer reads one status makes (policies × observed hooks + the indexer). */

@@ -5,15 +5,9 @@
  * server, connected as the auditor, does not have and must not hold. So it shows the command to
  * paste instead.
  */
-import type { PgPool } from "../indexer/pg.js";
+import type { AuditSource } from "../audit/audit-source.js";
 import { HookbusError } from "../foundation/errors.js";
-import {
-  approvalSettlements,
-  checkIndexFilter,
-  indexedRecords,
-  pendingApprovalDecisions,
-  type ApprovalIndexPage,
-} from "../indexer/query.js";
+import { checkIndexFilter, type ApprovalIndexPage } from "../audit/pg/query.js";
 import { href, html, type Html } from "./html.js";
 import { badge, page, tableOrEmpty } from "./layout.js";
 import { DEFAULT_UI_LIMIT, MAX_UI_LIMIT, readParams, sequence } from "./params.js";
@@ -257,31 +251,29 @@ function settledSection(
 
 /** The requests that settled rows answered (their pending decisions), in one query. */
 async function requestsOf(
-  pool: PgPool,
-  namespace: string,
+  source: AuditSource,
   settled: ApprovalIndexPage | undefined,
 ): Promise<Map<number, PendingView>> {
   const seqs = (settled?.entries ?? [])
     .map((e) => settledView(e).decisionSeq)
     .filter((seq): seq is number => seq !== undefined);
-  const decisions = await indexedRecords(pool, namespace, seqs);
+  const decisions = await source.records(seqs);
   return new Map(decisions.map((d) => [d.seq, pendingView(d)]));
 }
 
 export async function approvalsPage(
-  pool: PgPool,
+  source: AuditSource,
   target: AnswerTarget,
   url: URL,
   now = new Date(),
 ): Promise<Html> {
-  const { namespace } = target;
   const q = approvalsQuery(url);
   const filter = { agentId: q.agentId, before: q.cursor, limit: q.limit };
   const [pending, settled] = await Promise.all([
-    q.state === "settled" ? undefined : pendingApprovalDecisions(pool, namespace, filter),
-    q.state === "pending" ? undefined : approvalSettlements(pool, namespace, filter),
+    q.state === "settled" ? undefined : source.pendingApprovals(filter),
+    q.state === "pending" ? undefined : source.approvalSettlements(filter),
   ]);
-  const requests = await requestsOf(pool, namespace, settled);
+  const requests = await requestsOf(source, settled);
   return page(
     "Approvals",
     html`${form(q)}${pending === undefined ? "" : pendingSection(q, pending, target, now)}${settled === undefined ? "" : settledSection(q, settled, requests)}`,

@@ -3,7 +3,7 @@
  * the stylesheet (classes), so the strict Content-Security-Policy needs no inline styles. Every
  * label goes through `html`, so a policy name cannot inject markup into the SVG either.
  */
-import type { MinuteCountRow, PolicyCountRow } from "../indexer/query.js";
+import type { MinuteCountRow, PolicyCountRow } from "../audit/pg/query.js";
 import { html, type Html } from "./html.js";
 
 /** Outcomes in stacking order (bottom first), each with a class in ui.css. */

@@ -3,10 +3,9 @@
  * side (with the shadow decision and the call's late verdicts); any other record as stored.
  * Values redaction masked or hashed are marked where they appear.
  */
-import type { PgPool } from "../indexer/pg.js";
+import type { AuditSource } from "../audit/audit-source.js";
 import { formatMs } from "../audit/format.js";
 import { HookbusError } from "../foundation/errors.js";
-import { callRecords, indexedRecord } from "../indexer/query.js";
 import type { DecisionRecord, RecordedOutcome } from "../log/record.js";
 import { href, html, type Html } from "./html.js";
 import { jsonView, redactedPointers } from "./json-view.js";
@@ -65,14 +64,17 @@ function decisionColumns(record: DecisionRecord, marks: Map<string, string>): Ht
   </section>`;
 }
 
-export async function decisionPage(pool: PgPool, bus: Bus, url: URL): Promise<Html | undefined> {
-  const namespace = bus.subjects.namespace;
+export async function decisionPage(
+  source: AuditSource,
+  bus: Bus,
+  url: URL,
+): Promise<Html | undefined> {
   const seq = sequence(readParams(url, ["seq"]), "seq");
   if (seq === undefined)
     throw new HookbusError("HOOKBUS_INVALID_ARGUMENT", "seq: which record? (?seq=N)", {
       argument: "seq",
     });
-  const entry = await indexedRecord(pool, namespace, seq);
+  const entry = await source.record(seq);
   if (entry === undefined) return undefined;
   const { record } = entry;
   const marks = redactedPointers(record);
@@ -80,9 +82,7 @@ export async function decisionPage(pool: PgPool, bus: Bus, url: URL): Promise<Ht
   const check = await checkAgainstLog(bus, entry);
   const related =
     typeof callId === "string"
-      ? (await callRecords(pool, namespace, { ...entry.address, callId })).filter(
-          (e) => e.seq !== seq,
-        )
+      ? (await source.callRecords({ ...entry.address, callId })).filter((e) => e.seq !== seq)
       : [];
   const redactedList =
     marks.size === 0

@@ -6,7 +6,7 @@
 import type { AuditEntry } from "../audit/query.js";
 import type { Bus } from "../bus/bus.js";
 import { isHookbusError } from "../foundation/errors.js";
-import { fetchEntry } from "../indexer/selection.js";
+import { fetchEntry } from "../audit/pg/selection.js";
 import { canonicalize } from "../foundation/canonical-json.js";
 import { html, type Html } from "./html.js";
 

@@ -5,7 +5,7 @@
  */
 import { parseAuditTime } from "../audit/time.js";
 import { HookbusError } from "../foundation/errors.js";
-import { checkIndexFilter, type IndexFilter, type PolicyStatusFilter } from "../indexer/query.js";
+import { checkIndexFilter, type IndexFilter, type PolicyStatusFilter } from "../audit/pg/query.js";
 import type { AuditOutcome } from "../audit/filter.js";
 import type { HookName } from "../catalog/catalog.js";
 

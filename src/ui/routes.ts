@@ -5,7 +5,7 @@
 import { readFileSync } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Bus } from "../bus/bus.js";
-import type { PgPool } from "../indexer/pg.js";
+import type { AuditSource } from "../audit/audit-source.js";
 import { approvalsPage } from "./approvals-page.js";
 import { registryPage } from "./registry-page.js";
 import { decisionPage } from "./decision-page.js";
@@ -18,8 +18,8 @@ import { SECURITY_HEADERS, send, sendError, sendPage } from "./responses.js";
 import type { LiveTails } from "./tail-stream.js";
 
 export interface RouteContext {
-  pool: PgPool;
-  namespace: string;
+  /** Every page's reads (the index). */
+  source: AuditSource;
   /** The NATS server the answer commands name (`--server`), when known. */
   natsUrl?: string | undefined;
   bus: Bus;
@@ -37,11 +37,11 @@ export interface Request {
 type PageRoute = (ctx: RouteContext, url: URL) => Promise<Html | undefined> | Html;
 
 const PAGES: Readonly<Record<string, PageRoute>> = {
-  "/": (ctx, url) => searchPage(ctx.pool, ctx.namespace, url),
-  "/session": (ctx, url) => sessionPage(ctx.pool, ctx.namespace, url),
-  "/decision": (ctx, url) => decisionPage(ctx.pool, ctx.bus, url),
+  "/": (ctx, url) => searchPage(ctx.source, url),
+  "/session": (ctx, url) => sessionPage(ctx.source, url),
+  "/decision": (ctx, url) => decisionPage(ctx.source, ctx.bus, url),
   "/approvals": (ctx, url) =>
-    approvalsPage(ctx.pool, { namespace: ctx.namespace, natsUrl: ctx.natsUrl }, url),
+    approvalsPage(ctx.source, { namespace: ctx.source.namespace, natsUrl: ctx.natsUrl }, url),
   "/stops": (ctx, url) => stopsPage(ctx.bus, url),
   "/registry": (ctx, url) => registryPage(ctx.bus, url),
   "/tail": (_ctx, url) => tailPage(url),

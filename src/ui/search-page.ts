@@ -1,16 +1,10 @@
 /** The search page: the index's filters as a form, the charts of the range, and one page of records. */
-import type { PgPool } from "../indexer/pg.js";
+import type { AuditSource } from "../audit/audit-source.js";
 import { AUDIT_OUTCOMES } from "../audit/filter.js";
 import { recordAction, recordRunId } from "../audit/action.js";
 import { queryRow } from "../audit/format.js";
 import { HOOK_NAMES } from "../catalog/catalog.js";
-import {
-  countsPerMinute,
-  indexStats,
-  MAX_MINUTE_BUCKETS,
-  POLICY_STATUSES,
-  queryIndex,
-} from "../indexer/query.js";
+import { MAX_MINUTE_BUCKETS, POLICY_STATUSES } from "../audit/pg/query.js";
 import { latencyChart, perMinuteChart } from "./charts.js";
 import { href, html, type Html } from "./html.js";
 import { badge, page, RECORD_COLUMNS, tableOrEmpty } from "./layout.js";
@@ -72,8 +66,7 @@ function form(given: Map<string, string>): Html {
 }
 
 async function charts(
-  pool: PgPool,
-  namespace: string,
+  source: AuditSource,
   since: Date | undefined,
   until: Date | undefined,
   only: { agentId?: string | undefined; runId?: string | undefined },
@@ -91,10 +84,7 @@ async function charts(
     ...(only.agentId === undefined ? {} : { agentId: only.agentId }),
     ...(only.runId === undefined ? {} : { runId: only.runId }),
   };
-  const [minutes, stats] = await Promise.all([
-    countsPerMinute(pool, namespace, range),
-    indexStats(pool, namespace, range),
-  ]);
+  const [minutes, stats] = await Promise.all([source.countsPerMinute(range), source.stats(range)]);
   return html`<section class="charts">
     <div>
       <h2>Records per minute by outcome</h2>
@@ -107,11 +97,11 @@ async function charts(
   </section>`;
 }
 
-export async function searchPage(pool: PgPool, namespace: string, url: URL): Promise<Html> {
+export async function searchPage(source: AuditSource, url: URL): Promise<Html> {
   const { filter, given } = searchQuery(url);
   const [result, chartHtml] = await Promise.all([
-    queryIndex(pool, namespace, filter),
-    charts(pool, namespace, filter.since, filter.until, filter),
+    source.page(filter),
+    charts(source, filter.since, filter.until, filter),
   ]);
   const rows = result.entries.map((entry) => {
     const [time, agent, session, hook, outcome, summary, latency] = queryRow(entry);

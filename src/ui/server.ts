@@ -8,8 +8,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import type { Logger } from "pino";
 import type { Bus } from "../bus/bus.js";
-import { isHookbusError } from "../foundation/errors.js";
-import type { PgPool } from "../indexer/pg.js";
+import { HookbusError, isHookbusError } from "../foundation/errors.js";
+import type { AuditSource } from "../audit/audit-source.js";
 import { sendError, statusOf } from "./responses.js";
 import { loadStatic, route, type RouteContext } from "./routes.js";
 import { LiveTails } from "./tail-stream.js";
@@ -20,8 +20,8 @@ export { CONTENT_SECURITY_POLICY } from "./responses.js";
 export const MAX_URL_CHARS = 4096;
 
 export interface UiServerOptions {
-  pool: PgPool;
-  namespace: string;
+  /** Where the pages read the audit log: the index (openAuditSource with an index URL). */
+  source: AuditSource;
   /** The log, for the live tail (connected with the auditor's credentials). */
   bus: Bus;
   host?: string;
@@ -123,12 +123,20 @@ async function listen(server: Server, port: number, host: string): Promise<strin
 }
 
 export async function startUiServer(options: UiServerOptions): Promise<UiServer> {
+  // Its pages page, count and list approvals: only the index answers those without a full scan.
+  if (options.source.kind !== "index")
+    throw new HookbusError(
+      "HOOKBUS_INVALID_ARGUMENT",
+      "the UI reads the index: open its AuditSource with an index URL",
+      {
+        argument: "source",
+      },
+    );
   const host = options.host ?? "127.0.0.1";
   const { logger } = options;
   const tails = new LiveTails(options.bus, options.maxTails ?? 16);
   const ctx: RouteContext = {
-    pool: options.pool,
-    namespace: options.namespace,
+    source: options.source,
     natsUrl: options.natsUrl,
     bus: options.bus,
     tails,

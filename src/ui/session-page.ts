@@ -3,10 +3,9 @@
  * as a bar (on the session's scale), late verdicts, errors, and which fields redaction masked.
  */
 import { recordRunId } from "../audit/action.js";
-import type { PgPool } from "../indexer/pg.js";
+import type { AuditSource } from "../audit/audit-source.js";
 import { toTimelineEntry, type TimelineEntry } from "../audit/timeline.js";
 import { formatMs } from "../audit/format.js";
-import { queryIndexAll } from "../indexer/query.js";
 import { HookbusError } from "../foundation/errors.js";
 import { latencyBar } from "./charts.js";
 import { href, html, type Html } from "./html.js";
@@ -163,7 +162,7 @@ function withRunHeaders(entries: AuditEntry[], toRow: (entry: AuditEntry) => Htm
   return rows;
 }
 
-export async function sessionPage(pool: PgPool, namespace: string, url: URL): Promise<Html> {
+export async function sessionPage(source: AuditSource, url: URL): Promise<Html> {
   const params = readParams(url, ["session", "agent", "run"]);
   const sessionKey = params.get("session");
   if (sessionKey === undefined)
@@ -178,7 +177,7 @@ export async function sessionPage(pool: PgPool, namespace: string, url: URL): Pr
     ...(agentId === undefined ? {} : { agentId }),
     ...(runId === undefined ? {} : { runId }),
   };
-  for await (const entry of queryIndexAll(pool, namespace, filter, {
+  for await (const entry of source.query(filter, {
     max: MAX_TIMELINE_RECORDS + 1,
   }))
     entries.push(entry);

@@ -4,21 +4,17 @@
  */
 import { printable, queryRow, QUERY_COLUMNS, TableWriter } from "../../audit/format.js";
 import { parseAuditTime } from "../../audit/time.js";
-import { toTimelineEntry, type TimelineEntry } from "../../audit/timeline.js";
 import { Subjects } from "../../bus/subjects.js";
 import { HookbusError } from "../../foundation/errors.js";
-import { openIndexPool, type PgPool } from "../../indexer/pg.js";
+import type { AuditSource } from "../../audit/audit-source.js";
+import { withAuditSource } from "../../audit/source.js";
 import {
-  indexStats,
   POLICY_STATUSES,
-  queryIndex,
-  queryIndexAll,
-  tailIndex,
   type IndexFilter,
   type IndexStats,
   type PolicyStatusFilter,
-} from "../../indexer/query.js";
-import { requireIndexUrl } from "../../indexer/url.js";
+} from "../../audit/pg/query.js";
+import { requireIndexUrl } from "../../audit/pg/url.js";
 import { parseCommand, type Command, type CommonFlags } from "../command.js";
 import type { Output } from "../output.js";
 
@@ -49,6 +45,9 @@ export interface IndexFilterFlags {
   cursor?: string | undefined;
 }
 
+/** The pool a one-shot audit command opens on the index. */
+export const INDEX_POOL = { max: 2, applicationName: "hookbus-audit" };
+
 /** Adds the index-only flags to a filter; throws when one is used without the index. */
 export function addIndexFilters(
   filter: IndexFilter,
@@ -77,83 +76,37 @@ export function addIndexFilters(
   return out;
 }
 
-export async function withIndex<T>(url: string, fn: (pool: PgPool) => Promise<T>): Promise<T> {
-  const pool = openIndexPool(url, { max: 2, applicationName: "hookbus-audit" });
-  try {
-    return await fn(pool);
-  } finally {
-    // The command's own result or error is what counts; the pool is gone with the process.
-    await pool.end().catch(() => {});
-  }
-}
-
 /** The namespace of the flags, checked (a bad one is reported before connecting). */
 export function namespaceOf(flags: CommonFlags): string {
   return new Subjects(flags.namespace).namespace;
 }
 
-export async function printIndexQuery(
+/** A page from the index, as a table or JSON lines, with the cursor of the next page. */
+export async function printIndexPage(
   out: Output,
-  url: string,
-  namespace: string,
+  source: AuditSource,
   filter: IndexFilter,
   json: boolean,
 ): Promise<number> {
-  return withIndex(url, async (pool) => {
-    const page = await queryIndex(pool, namespace, filter);
-    if (json) {
-      for (const entry of page.entries) out.print(JSON.stringify(entry));
-      if (page.nextCursor !== undefined) out.error(`next page: --cursor ${page.nextCursor}`);
-      return 0;
-    }
-    if (page.entries.length === 0) {
-      out.print("no matching records (index)");
-      return 0;
-    }
-    const table = new TableWriter((line) => out.print(line), QUERY_COLUMNS, 200);
-    for (const entry of page.entries) table.add(queryRow(entry));
-    table.end();
-    const n = page.entries.length;
-    out.print(
-      `${n} record${n === 1 ? "" : "s"} (index)` +
-        (page.nextCursor === undefined ? "" : `; next page: --cursor ${page.nextCursor}`),
-    );
+  const page = await source.page(filter);
+  if (json) {
+    for (const entry of page.entries) out.print(JSON.stringify(entry));
+    if (page.nextCursor !== undefined) out.error(`next page: --cursor ${page.nextCursor}`);
     return 0;
-  });
-}
-
-/** The most records a session timeline reads from the index. */
-export const MAX_SESSION_RECORDS = 100_000;
-
-export function indexSessionTimeline(
-  url: string,
-  namespace: string,
-  sessionKey: string,
-  only: { agentId?: string | undefined; runId?: string | undefined } = {},
-): Promise<TimelineEntry[]> {
-  return withIndex(url, async (pool) => {
-    const steps: TimelineEntry[] = [];
-    const filter = {
-      sessionKey,
-      ...(only.agentId === undefined ? {} : { agentId: only.agentId }),
-      ...(only.runId === undefined ? {} : { runId: only.runId }),
-    };
-    for await (const entry of queryIndexAll(pool, namespace, filter, { max: MAX_SESSION_RECORDS }))
-      steps.push(toTimelineEntry(entry));
-    return steps;
-  });
-}
-
-export async function followIndex(
-  url: string,
-  namespace: string,
-  filter: IndexFilter,
-  signal: AbortSignal,
-  onEntry: (entry: Awaited<ReturnType<typeof queryIndex>>["entries"][number]) => void,
-): Promise<void> {
-  await withIndex(url, async (pool) => {
-    for await (const entry of tailIndex(pool, namespace, filter, { signal })) onEntry(entry);
-  });
+  }
+  if (page.entries.length === 0) {
+    out.print("no matching records (index)");
+    return 0;
+  }
+  const table = new TableWriter((line) => out.print(line), QUERY_COLUMNS, 200);
+  for (const entry of page.entries) table.add(queryRow(entry));
+  table.end();
+  const n = page.entries.length;
+  out.print(
+    `${n} record${n === 1 ? "" : "s"} (index)` +
+      (page.nextCursor === undefined ? "" : `; next page: --cursor ${page.nextCursor}`),
+  );
+  return 0;
 }
 
 export function formatStats(stats: IndexStats): string[] {
@@ -213,8 +166,10 @@ export const auditStatsCommand: Command = {
       ...(values.agent === undefined ? {} : { agentId: values.agent }),
       ...(values.run === undefined ? {} : { runId: values.run }),
     };
-    const url = requireIndexUrl(values.index);
-    const stats = await withIndex(url, (pool) => indexStats(pool, namespace, range));
+    const indexUrl = requireIndexUrl(values.index);
+    const stats = await withAuditSource({ indexUrl, namespace, pool: INDEX_POOL }, (source) =>
+      source.stats(range),
+    );
     if (values.json === true) out.print(JSON.stringify(stats));
     else for (const line of formatStats(stats)) out.print(line);
     return 0;

@@ -5,29 +5,31 @@
 import type { NatsConnection } from "@nats-io/transport-node";
 import { AUDIT_OUTCOMES, type AuditFilter, type AuditOutcome } from "../../audit/filter.js";
 import { formatTimeline, queryRow, QUERY_COLUMNS, TableWriter } from "../../audit/format.js";
-import { queryLog, tailLog, type AuditStats } from "../../audit/query.js";
-import { assertScanAllowed, maxScanFrom } from "../../audit/scan-limit.js";
+import type { TimelineEntry } from "../../audit/timeline.js";
+import type { AuditSource } from "../../audit/audit-source.js";
+import { LogAuditSource } from "../../audit/log-source.js";
+import type { AuditQuery, AuditStats } from "../../audit/query.js";
+import { maxScanFrom } from "../../audit/scan-limit.js";
+import { withAuditSource, type LogConnection } from "../../audit/source.js";
 import { parseAuditTime } from "../../audit/time.js";
-import { sessionTimeline } from "../../audit/timeline.js";
 import { Bus } from "../../bus/bus.js";
 import { Subjects } from "../../bus/subjects.js";
 import type { HookName } from "../../catalog/catalog.js";
 import { HookbusError, isHookbusError } from "../../foundation/errors.js";
-import type { IndexFilter } from "../../indexer/query.js";
-import { indexUrlFrom } from "../../indexer/url.js";
+import type { IndexFilter } from "../../audit/pg/query.js";
+import { indexUrlFrom } from "../../audit/pg/url.js";
 import { parseCommand, type Command, type CommonFlags } from "../command.js";
 import { connectNats } from "../../bus/connect.js";
 import type { Output } from "../output.js";
 import {
   addIndexFilters,
   auditStatsCommand,
-  followIndex,
   INDEX_FILTER_HELP,
+  INDEX_POOL,
   indexFilterOptions,
   indexOptions,
-  indexSessionTimeline,
   namespaceOf,
-  printIndexQuery,
+  printIndexPage,
 } from "./audit-index.js";
 import { auditVerifyCommand } from "./audit-verify.js";
 import { auditAnchorCommand } from "./audit-anchor.js";
@@ -135,16 +137,76 @@ function asFlagError(error: unknown): unknown {
   );
 }
 
-async function withBus<T>(flags: CommonFlags, fn: (bus: Bus) => Promise<T>): Promise<T> {
+/** The log over NATS, for a command that reads it (not opened when the index answers). */
+async function connectLog(flags: CommonFlags): Promise<LogConnection> {
   // A bad namespace is reported before connecting.
   const subjects = new Subjects(flags.namespace);
   const nc: NatsConnection = await connectNats({ ...flags, name: "hookbus-audit" });
+  const close = () => nc.drain().catch(() => {});
   try {
-    const bus = await Bus.open(nc, { namespace: subjects.namespace });
-    return await fn(bus);
-  } finally {
-    await nc.drain().catch(() => {});
+    return { bus: await Bus.open(nc, { namespace: subjects.namespace }), close };
+  } catch (error) {
+    await close();
+    throw error;
   }
+}
+
+/**
+ * Runs `fn` on the command's `AuditSource`, which openAuditSource picks: the index with `--index`
+ * or HOOKBUS_INDEX_URL (no NATS connection is opened), else the log over one, guarded by
+ * `--max-scan`. Library argument errors come out naming the flag.
+ */
+async function withSource<T>(
+  flags: CommonFlags & { index?: string | undefined; "max-scan"?: string | undefined },
+  fn: (source: AuditSource) => Promise<T>,
+): Promise<T> {
+  const run = async (source: AuditSource) => {
+    try {
+      return await fn(source);
+    } catch (error) {
+      throw asFlagError(error);
+    }
+  };
+  const options = {
+    indexUrl: indexUrlFrom(flags.index),
+    namespace: namespaceOf(flags),
+    pool: INDEX_POOL,
+    maxScan: maxScanFrom(flags["max-scan"]),
+    connectLog: () => connectLog(flags),
+  };
+  return withAuditSource(options, run);
+}
+
+/** A log scan's matches, as a table or JSON lines, with what the scan read. */
+async function printScan(
+  out: Output,
+  source: LogAuditSource,
+  filter: IndexFilter,
+  json: boolean,
+): Promise<number> {
+  const query = await source.scan(filter);
+  if (json) {
+    for await (const entry of query) out.print(JSON.stringify(entry));
+    reportBadRecords(out, query.stats);
+    return 0;
+  }
+  const table = new TableWriter((line) => out.print(line), QUERY_COLUMNS, 200);
+  for await (const entry of query) table.add(queryRow(entry));
+  reportBadRecords(out, query.stats);
+  if (table.count === 0) {
+    out.print(
+      `no matching records (${query.stats.delivered} read from the server, subject filter ${query.stats.filterSubject})`,
+    );
+    return 0;
+  }
+  table.end();
+  out.print(footer(query.stats));
+  return 0;
+}
+
+/** What a tail follows: the log's subject filter (a log tail counts what it reads), or the index. */
+function following(tail: AsyncIterable<unknown>): string {
+  return "stats" in tail ? (tail as AuditQuery).stats.filterSubject : "the index";
 }
 
 function usageError(out: Output, message: string, help: string): number {
@@ -187,44 +249,15 @@ export const auditQueryCommand: Command = {
     let filter: IndexFilter;
     try {
       filter = addIndexFilters(filterFromFlags(values), values, indexUrl !== undefined);
-      if (indexUrl !== undefined)
-        return await printIndexQuery(
-          out,
-          indexUrl,
-          namespaceOf(values),
-          filter,
-          values.json === true,
-        );
     } catch (error) {
       throw asFlagError(error);
     }
-    const maxScan = maxScanFrom(values["max-scan"]);
-    return withBus(values, async (bus) => {
-      await assertScanAllowed(bus, maxScan);
-      let query;
-      try {
-        query = queryLog(bus, filter);
-      } catch (error) {
-        throw asFlagError(error);
-      }
-      if (values.json === true) {
-        for await (const entry of query) out.print(JSON.stringify(entry));
-        reportBadRecords(out, query.stats);
-        return 0;
-      }
-      const table = new TableWriter((line) => out.print(line), QUERY_COLUMNS, 200);
-      for await (const entry of query) table.add(queryRow(entry));
-      reportBadRecords(out, query.stats);
-      if (table.count === 0) {
-        out.print(
-          `no matching records (${query.stats.delivered} read from the server, subject filter ${query.stats.filterSubject})`,
-        );
-        return 0;
-      }
-      table.end();
-      out.print(footer(query.stats));
-      return 0;
-    });
+    const json = values.json === true;
+    return withSource(values, (source) =>
+      source instanceof LogAuditSource
+        ? printScan(out, source, filter, json)
+        : printIndexPage(out, source, filter, json),
+    );
   },
 };
 
@@ -256,25 +289,7 @@ export const auditSessionCommand: Command = {
     const [sessionKey, ...extra] = positionals;
     if (sessionKey === undefined) return usageError(out, "a session key is required", SESSION_HELP);
     if (extra.length > 0) return usageError(out, `unexpected argument "${extra[0]}"`, SESSION_HELP);
-    const indexUrl = indexUrlFrom(values.index);
-    const maxScan = maxScanFrom(values["max-scan"]);
-    const timeline = async (bus: Bus | undefined) => {
-      try {
-        if (indexUrl !== undefined)
-          return await indexSessionTimeline(indexUrl, namespaceOf(values), sessionKey, {
-            agentId: values.agent,
-            runId: values.run,
-          });
-        await assertScanAllowed(bus!, maxScan);
-        return await sessionTimeline(bus!, sessionKey, {
-          agentId: values.agent,
-          runId: values.run,
-        });
-      } catch (error) {
-        throw asFlagError(error);
-      }
-    };
-    const print = (steps: Awaited<ReturnType<typeof timeline>>): number => {
+    const print = (steps: TimelineEntry[]): number => {
       if (values.json === true) {
         for (const step of steps) out.print(JSON.stringify(step));
         return 0;
@@ -288,8 +303,8 @@ export const auditSessionCommand: Command = {
       for (const line of formatTimeline(sessionKey, steps)) out.print(line);
       return 0;
     };
-    if (indexUrl !== undefined) return print(await timeline(undefined));
-    return withBus(values, async (bus) => print(await timeline(bus)));
+    const only = { agentId: values.agent, runId: values.run };
+    return withSource(values, async (source) => print(await source.timeline(sessionKey, only)));
   },
 };
 
@@ -319,35 +334,14 @@ export const auditTailCommand: Command = {
     } catch (error) {
       throw asFlagError(error);
     }
-    const maxScan = maxScanFrom(values["max-scan"]);
     const stop = new AbortController();
     const onSignal = () => stop.abort();
     process.once("SIGINT", onSignal);
     process.once("SIGTERM", onSignal);
     try {
-      if (indexUrl !== undefined) {
-        const table =
-          values.json === true
-            ? undefined
-            : new TableWriter((line) => out.print(line), QUERY_COLUMNS, 0);
-        table?.end();
-        out.error("following the index (Ctrl-C to stop)");
-        await followIndex(indexUrl, namespaceOf(values), filter, stop.signal, (entry) => {
-          if (table === undefined) out.print(JSON.stringify(entry));
-          else table.add(queryRow(entry));
-        });
-        return 0;
-      }
-      return await withBus(values, async (bus) => {
-        // From now on reads nothing old; a start in the past scans the log.
-        if (filter.since !== undefined) await assertScanAllowed(bus, maxScan);
-        let tail;
-        try {
-          tail = await tailLog(bus, filter, { signal: stop.signal });
-        } catch (error) {
-          throw asFlagError(error);
-        }
-        out.error(`following ${tail.stats.filterSubject} (Ctrl-C to stop)`);
+      return await withSource(values, async (source) => {
+        const tail = await source.tail(filter, { signal: stop.signal });
+        out.error(`following ${following(tail)} (Ctrl-C to stop)`);
         const table =
           values.json === true
             ? undefined

@@ -3,17 +3,18 @@ import { pino } from "pino";
 import { Bus } from "../../bus/bus.js";
 import { HTTP_HELP } from "../../observability/service-http.js";
 import { HookbusError } from "../../foundation/errors.js";
-import { startIndexer } from "../../indexer/indexer.js";
-import { indexerTelemetry } from "../../indexer/telemetry.js";
-import { migrateIndex, type MigrateResult } from "../../indexer/migrate.js";
 import {
   createIndexDatabase,
   databaseOf,
+  indexerTelemetry,
   isMissingDatabase,
+  migrateIndex,
   missingDatabase,
-} from "../../indexer/database.js";
-import { openIndexPool } from "../../indexer/pg.js";
-import { requireIndexUrl } from "../../indexer/url.js";
+  startIndexer,
+  type MigrateResult,
+} from "../../indexer/service.js";
+import { openIndexPool } from "../../audit/pg/pool.js";
+import { requireIndexUrl } from "../../audit/pg/url.js";
 import { parseCommand, type Command } from "../command.js";
 import type { Output } from "../output.js";
 import { openService, runService } from "../service.js";

@@ -6,14 +6,12 @@ import { stat } from "node:fs/promises";
 import { Bus } from "../../bus/bus.js";
 import { HookbusError } from "../../foundation/errors.js";
 import { parseAuditTime } from "../../audit/time.js";
-import { openIndexPool } from "../../indexer/pg.js";
-import { readIndexedSelection } from "../../indexer/selection.js";
-import { indexUrlFrom } from "../../indexer/url.js";
+import { indexUrlFrom } from "../../audit/pg/url.js";
+import { openAuditSource } from "../../audit/source.js";
 import type { LogEntry } from "../../log/reader.js";
 import {
   countSelection,
   readExport,
-  readSelection,
   Replayer,
   ReplaySummarizer,
   type LogSelection,
@@ -108,16 +106,19 @@ async function* replayFromLog(
       nc,
       values.namespace === undefined ? {} : { namespace: values.namespace },
     );
-    const indexUrl = indexUrlFrom(values.index);
-    const pool = indexUrl === undefined ? undefined : openIndexPool(indexUrl, { max: 2 });
-    onClose = () => pool?.end();
+    const source = await openAuditSource({
+      indexUrl: indexUrlFrom(values.index),
+      bus,
+      pool: { max: 2 },
+      // Replay reads every selected record by design; the selection itself bounds it.
+      maxScan: 0,
+    });
+    onClose = () => source.close();
+    // The index gives no count up front; counting a log selection reads only stream info.
     const total =
-      progress.enabled && pool === undefined ? await countSelection(bus, selection) : undefined;
+      progress.enabled && source.kind === "log" ? await countSelection(bus, selection) : undefined;
     let read = 0;
-    const selected =
-      pool === undefined
-        ? readSelection(bus, selection)
-        : readIndexedSelection(bus, pool, selection);
+    const selected = source.selection(selection);
     for await (const entry of selected) {
       read++;
       if (total !== undefined && total > 0) progress.setFraction(read / total);

@@ -8,14 +8,13 @@ import { userInfo } from "node:os";
 import { HookbusError } from "../../foundation/errors.js";
 import { Subjects } from "../../bus/subjects.js";
 import { connectNats } from "../../bus/connect.js";
-import { awaitRevision, isEnforced } from "../../registry/propagation.js";
+import { applyEmergencyStop } from "../../registry/emergency-stop.js";
+import { isEnforced } from "../../registry/propagation.js";
 import {
   AGENT_STOPS_STALE_AFTER_MS,
   parseStopTarget,
-  StopStore,
   type StopChange,
 } from "../../registry/stops.js";
-import { sleep } from "../../foundation/time.js";
 import { parseCommand, type Command } from "../command.js";
 import { formatPropagation, parseWaitMs } from "./registry.js";
 
@@ -80,16 +79,9 @@ function commandFor(action: "stop" | "resume"): Command {
       const nc = await connectNats(values);
       try {
         const subjects = new Subjects(values.namespace);
-        const store = await StopStore.open(nc, subjects);
-        const { list, changed } = await store.change(change);
-        const storedAt = Date.now();
-        const propagation =
-          waitMs === 0 || !changed
-            ? undefined
-            : await awaitRevision(nc, subjects.namespace, list.revision, waitMs, "stops");
-        // Agents are not asked: past this bound none answers from a list older than the change.
-        if (propagation !== undefined)
-          await sleep(storedAt + AGENT_STOPS_STALE_AFTER_MS - Date.now());
+        const { list, changed, propagation } = await applyEmergencyStop(nc, subjects, change, {
+          waitMs,
+        });
         if (values.json === true)
           out.print(
             JSON.stringify({

@@ -5,9 +5,8 @@
 import pino from "pino";
 import { Bus } from "../../bus/bus.js";
 import { HookbusError } from "../../foundation/errors.js";
-import { assertIndexSchema } from "../../indexer/migrate.js";
-import { openIndexPool } from "../../indexer/pg.js";
-import { requireIndexUrl } from "../../indexer/url.js";
+import { openAuditSource } from "../../audit/source.js";
+import { requireIndexUrl } from "../../audit/pg/url.js";
 import { startUiServer } from "../../ui/server.js";
 import { parseCommand, type Command } from "../command.js";
 import { connectNats } from "../../bus/connect.js";
@@ -65,9 +64,13 @@ export const uiCommand: Command = {
     const port = intFlag(values.port, "port", 0, 65535) ?? 8090;
     const maxTails = intFlag(values["max-tails"], "max-tails", 1, 1000);
     const logger = pino({ level: values["log-level"] ?? process.env.LOG_LEVEL ?? "info" });
-    const pool = openIndexPool(url, { max: 4, applicationName: "hookbus-ui" });
+    const source = await openAuditSource({
+      indexUrl: url,
+      namespace: values.namespace,
+      pool: { max: 4, applicationName: "hookbus-ui" },
+      checkSchema: true,
+    });
     try {
-      await assertIndexSchema(pool);
       const nc = await connectNats({ ...values, name: "hookbus-ui" });
       try {
         const bus = await Bus.open(nc, {
@@ -75,9 +78,8 @@ export const uiCommand: Command = {
           ...(values.namespace === undefined ? {} : { namespace: values.namespace }),
         });
         const server = await startUiServer({
-          pool,
+          source,
           bus,
-          namespace: bus.subjects.namespace,
           natsUrl: values.server ?? process.env.NATS_URL ?? "nats://127.0.0.1:4222",
           host: values.host ?? "127.0.0.1",
           port,
@@ -92,7 +94,7 @@ export const uiCommand: Command = {
         await nc.drain().catch(() => {});
       }
     } finally {
-      await pool.end().catch(() => {});
+      await source.close();
     }
   },
 };

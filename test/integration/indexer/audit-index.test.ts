@@ -17,7 +17,7 @@ import {
   type IndexFilter,
   type PgPool,
 } from "../../../src/indexer/index.js";
-import { readIndexedSelection } from "../../../src/indexer/selection.js";
+import { readIndexedSelection } from "../../../src/audit/pg/selection.js";
 import { LogRecord } from "../../../src/log/record.js";
 import { readSelection } from "../../../src/log/selection.js";
 import { publishSyntheticLog } from "../../support/synthetic-log.js";

@@ -17,13 +17,13 @@ import {
   type PgPool,
 } from "../../../src/indexer/index.js";
 import { projectRecord, type Projection } from "../../../src/indexer/projection.js";
-import { countsPerMinute, indexStats } from "../../../src/indexer/query.js";
+import { countsPerMinute, indexStats } from "../../../src/audit/pg/query.js";
 import { writeBatch } from "../../../src/indexer/writer.js";
 import { publishSyntheticLog, syntheticRecord } from "../../support/synthetic-log.js";
 import { uniqueNamespace, useNatsServer } from "../../support/nats.js";
 import { usePostgres } from "../../support/postgres.js";
 import { until } from "../../support/wait.js";
-import { MIGRATIONS_DIR } from "../../../src/indexer/migrate.js";
+import { MIGRATIONS_DIR } from "../../../src/audit/pg/schema.js";
 
 const nats = useNatsServer();
 const postgres = usePostgres();

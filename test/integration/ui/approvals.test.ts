@@ -18,8 +18,9 @@ import {
   type PolicyRunner,
 } from "../../../src/index.js";
 import { startIndexer, type Indexer, type PgPool } from "../../../src/indexer/index.js";
-import { approvalSettlements, pendingApprovalDecisions } from "../../../src/indexer/query.js";
+import { approvalSettlements, pendingApprovalDecisions } from "../../../src/audit/pg/query.js";
 import { startUiServer, type UiServer } from "../../../src/ui/server.js";
+import { IndexAuditSource } from "../../../src/audit/pg/index-source.js";
 import { applyRegistry } from "../faults/harness.js";
 import { usePostgres } from "../../support/postgres.js";
 import { uniqueNamespace, useNatsServer } from "../../support/nats.js";
@@ -122,7 +123,11 @@ beforeAll(async () => {
     30_000,
     "the index has the approval records",
   );
-  ui = await startUiServer({ pool, bus, namespace, natsUrl: nats.url() });
+  ui = await startUiServer({
+    source: new IndexAuditSource(pool, namespace),
+    bus,
+    natsUrl: nats.url(),
+  });
   browser = await openBrowser();
 }, 180_000);
 

@@ -16,6 +16,7 @@ import { Bus, definePolicy } from "../../../src/index.js";
 import { startIndexer, type Indexer, type PgPool } from "../../../src/indexer/index.js";
 import { Replayer, ReplaySummarizer, type ReplayResult } from "../../../src/replay/index.js";
 import { CONTENT_SECURITY_POLICY, startUiServer, type UiServer } from "../../../src/ui/server.js";
+import { IndexAuditSource } from "../../../src/audit/pg/index-source.js";
 import { usePostgres } from "../../support/postgres.js";
 import { sleep, startPipeline, until, useNatsServer, type Pipeline } from "../pipeline/harness.js";
 import { openBrowser, SCREENSHOTS, type Browser } from "./browser.js";
@@ -183,7 +184,7 @@ beforeAll(async () => {
   indexer = await startIndexer({ bus, pool });
   await until(async () => (await indexer.lag()).records === 0, 30_000, "the index caught up");
   logWritten = new Date();
-  ui = await startUiServer({ pool, bus, namespace });
+  ui = await startUiServer({ source: new IndexAuditSource(pool, namespace), bus });
   browser = await openBrowser();
 }, 120_000);
 
@@ -445,7 +446,11 @@ describe("the server refuses what it must", () => {
     expect(await statusWithHost(`${ui.url}/`, "evil.example")).toBe(421);
     expect(await statusWithHost(`${ui.url}/`, "localhost")).toBe(200);
     expect((await fetch(`${ui.url}/static/../server.ts`)).status).toBe(404);
-    const small = await startUiServer({ pool, bus, namespace, maxTails: 1 });
+    const small = await startUiServer({
+      source: new IndexAuditSource(pool, namespace),
+      bus,
+      maxTails: 1,
+    });
     const first = new AbortController();
     try {
       const open = await fetch(`${small.url}/api/tail`, { signal: first.signal });

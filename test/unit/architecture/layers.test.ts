@@ -103,6 +103,22 @@ describe.concurrent("the layers of src/", () => {
       },
       rule: "src-imports-only-src",
     },
+    {
+      what: "the UI reading the index through the indexer",
+      files: {
+        "src/ui/a.ts": 'import { x } from "../indexer/index.js";\nexport const y = x;\n',
+        "src/indexer/index.ts": "export const x = 1;\n",
+      },
+      rule: "surfaces-read-through-audit",
+    },
+    {
+      what: "the CLI importing an indexer internal",
+      files: {
+        "src/cli/a.ts": 'import { x } from "../indexer/query.js";\nexport const y = x;\n',
+        "src/indexer/query.ts": "export const x = 1;\n",
+      },
+      rule: "cli-uses-indexer-faces",
+    },
   ])(
     "fail on $what",
     async ({ files, rule }) => {

@@ -1,5 +1,5 @@
 /** Where the audit index is: `--index URL`, else `HOOKBUS_INDEX_URL`. */
-import { HookbusError } from "../foundation/errors.js";
+import { HookbusError } from "../../foundation/errors.js";
 
 export const INDEX_URL_ENV = "HOOKBUS_INDEX_URL";
 

@@ -3,12 +3,12 @@
  * log gives them (a direct get per sequence, a bounded window in flight), so the records replayed
  * are the log's own bytes, never the index's copy.
  */
-import type { Bus } from "../bus/bus.js";
-import { HookbusError } from "../foundation/errors.js";
-import type { LogEntry } from "../log/reader.js";
-import { LogRecord } from "../log/record.js";
-import { assertSelection, type LogSelection } from "../log/selection.js";
-import type { PgPool } from "./pg.js";
+import type { Bus } from "../../bus/bus.js";
+import { HookbusError } from "../../foundation/errors.js";
+import type { LogEntry } from "../../log/reader.js";
+import { LogRecord } from "../../log/record.js";
+import { assertSelection, type LogSelection } from "../../log/selection.js";
+import type { PgPool } from "./pool.js";
 import { queryIndexAll } from "./query.js";
 
 /** Gets in flight while reading a selection from the log. */

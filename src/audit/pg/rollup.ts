@@ -8,7 +8,7 @@
  * Latency percentiles come from the rollups' histogram buckets (10 % wide): p50/p99 are the
  * geometric middle of the bucket that holds the percentile, within 5 % of the exact value.
  */
-import type { PgPool } from "./pg.js";
+import type { PgPool } from "./pool.js";
 
 const MINUTE_MS = 60_000;
 

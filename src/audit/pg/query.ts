@@ -5,13 +5,13 @@
  * formatting and timeline code serve both paths. Time bounds become sequence bounds first (one
  * index probe each), so every query is a range scan of an index that ends in `seq`.
  */
-import { checkAuditFilter, type AuditFilter } from "../audit/filter.js";
-import type { AuditEntry } from "../audit/query.js";
-import type { RecordKind } from "../bus/subjects.js";
-import { POLICY_NAME_PATTERN } from "../bus/tokens.js";
-import { HookbusError } from "../foundation/errors.js";
-import type { LogRecord } from "../log/record.js";
-import { indexError, type PgPool } from "./pg.js";
+import { checkAuditFilter, type AuditFilter } from "../filter.js";
+import type { AuditEntry } from "../query.js";
+import type { RecordKind } from "../../bus/subjects.js";
+import { POLICY_NAME_PATTERN } from "../../bus/tokens.js";
+import { HookbusError } from "../../foundation/errors.js";
+import type { LogRecord } from "../../log/record.js";
+import { indexError, type PgPool } from "./pool.js";
 import { rolledPolicyCounts, rolledRecordCounts, type PolicyCountRow } from "./rollup.js";
 
 export const POLICY_STATUSES = [
@@ -260,7 +260,7 @@ export interface IndexStats {
 
 /**
  * Counts per hook and outcome, and per policy and status (with latency p50/p99), over a time
- * range: from the per-minute rollups, exact for any range (src/indexer/rollup.ts).
+ * range: from the per-minute rollups, exact for any range (rollup.ts).
  */
 export async function indexStats(
   pool: PgPool,

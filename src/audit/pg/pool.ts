@@ -1,9 +1,24 @@
 /**
  * Reaching the audit index: a `pg` pool from a `postgres://` URL, and PostgreSQL failures turned
  * into coded errors (HOOKBUS_INDEX_UNAVAILABLE) that carry PostgreSQL's own message.
+ *
+ * `pg` is loaded when the first pool opens, not when this module is imported: the audit code is
+ * reached from entry points that never touch PostgreSQL (`hookbus/status`, the log scan), and
+ * they should not pay for, or depend on, the driver. `createRequire` keeps the load synchronous,
+ * so `openIndexPool` keeps its signature.
  */
-import pg from "pg";
-import { HookbusError } from "../foundation/errors.js";
+import { createRequire } from "node:module";
+import type pg from "pg";
+import { HookbusError } from "../../foundation/errors.js";
+
+type PgModule = typeof pg;
+let pgModule: PgModule | undefined;
+
+/** The `pg` driver, required on first use. */
+function loadPg(): PgModule {
+  pgModule ??= createRequire(import.meta.url)("pg") as PgModule;
+  return pgModule;
+}
 
 export type PgPool = pg.Pool;
 export type PgClient = pg.PoolClient;
@@ -29,7 +44,7 @@ function checkUrl(url: string): void {
 
 export function openIndexPool(url: string, options: IndexPoolOptions = {}): PgPool {
   checkUrl(url);
-  const pool = new pg.Pool({
+  const pool = new (loadPg().Pool)({
     connectionString: url,
     max: options.max ?? 4,
     statement_timeout: options.statementTimeoutMs ?? 30_000,
