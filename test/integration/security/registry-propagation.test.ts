@@ -89,7 +89,7 @@ describe("registry changes that confirm their enforcement", () => {
     const result = await apply(namespace, registryFile(20), "--wait-ms", "800");
     expect(result.code).toBe(1);
     expect(result.text).toMatch(
-      /NOT ENFORCED after \d+ ms by 1 of 2 coordinator\(s\): frozen \(revision 1\)/,
+      /NOT ENFORCED after \d+ ms by 1 of 2 coordinator\(s\): frozen \(revision 1, still enforcing it: the change is loading, or failed to load \(hookbus status says which\)\)/,
     );
   });
 });
