@@ -84,13 +84,15 @@ describe("hookbus indexer --http", () => {
       expect(metric(behind, "hookbus_indexer_lag_seconds")).toBeGreaterThan(0);
       expect(metric(behind, "hookbus_indexer_lag_read_failed")).toBe(0);
 
-      // The write fails (its connection is cut): not ready, with the reason.
-      await pool.query(
-        // Only this test's database: other tests on the same server keep their connections.
-        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'hookbus-indexer' AND state <> 'idle'",
-      );
+      // The write fails (its connection is cut): not ready, with the reason. Cut until it has
+      // failed: the write may not have reached the lock yet (its backend still idle) when first
+      // looked for, and an idle connection is not the write.
       await until(
         async () => {
+          await pool.query(
+            // Only this test's database: other tests on the same server keep their connections.
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'hookbus-indexer' AND state <> 'idle'",
+          );
           const ready = await get(`${url}/readyz`);
           return ready.status === 503 && ready.body.includes("index writes are failing");
         },
