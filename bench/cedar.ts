@@ -5,9 +5,11 @@
  * entry of 3 rules, then one of 100 rules, on before_tool_call; every call is the benchmark's
  * read_file call, which every rule evaluates and none forbids. Also the p50 of one in-process
  * Cedar evaluation of that call against the 100 rules (repeated: answered from the set's
- * remembered answers; fresh: other params each time, so the engine runs). The LAST line is
- * machine-readable:
- *   bench-cedar: cedar_p50_ratio_3=… cedar_throughput_ratio_3=… cedar_p50_ratio_100=… cedar_throughput_ratio_100=… cedar_eval_p50_us_100=… cedar_eval_fresh_p50_us_100=…
+ * remembered answers; fresh: other params each time, so the engine runs). The 100-rule set is
+ * also measured on the bus with a request never seen before on every call (`fresh`: the call's
+ * `limit` differs), since real calls differ in every command and a repeated one only shows the
+ * memo. The LAST line is machine-readable:
+ *   bench-cedar: cedar_p50_ratio_3=… cedar_throughput_ratio_3=… cedar_p50_ratio_100=… cedar_throughput_ratio_100=… cedar_fresh_p50_ratio_100=… cedar_fresh_throughput_ratio_100=… cedar_eval_p50_us_100=… cedar_eval_fresh_p50_us_100=…
  */
 import { findNatsServer } from "../src/testing/nats.js";
 import { HookbusClient } from "../src/agent/index.js";
@@ -76,7 +78,12 @@ async function sequential(call: () => Promise<unknown>, n: number, into: number[
 }
 
 /** A coordinator whose registry is one Cedar entry on before_tool_call, and a client off its fast path. */
-async function startCedarPath(roles: RoleConnections, namespace: string, cedar: string) {
+async function startCedarPath(
+  roles: RoleConnections,
+  namespace: string,
+  cedar: string,
+  fresh: boolean,
+) {
   const coordinator = await startCoordinator({ nc: roles.coordinator, namespace });
   const registry = await RegistryStore.open(roles.coordinator, new Subjects(namespace));
   await registry.apply({
@@ -90,12 +97,23 @@ async function startCedarPath(roles: RoleConnections, namespace: string, cedar: 
   )
     await new Promise((r) => setTimeout(r, 20));
   return {
-    call: laneCall(client, CONCURRENCY),
+    call: fresh ? freshCall(client) : laneCall(client, CONCURRENCY),
     async stop() {
       await client.close();
       await coordinator.stop();
     },
   };
+}
+
+/** The benchmark call with params no call before had, so no answer is remembered. */
+function freshCall(client: HookbusClient): (lane: number) => Promise<unknown> {
+  const contexts = Array.from({ length: CONCURRENCY }, (_, lane) => laneContext(lane));
+  let n = 0;
+  return (lane) =>
+    client.beforeToolCall(contexts[lane]!, {
+      ...BENCH_EVENT,
+      params: { ...BENCH_EVENT.params, limit: n++ },
+    });
 }
 
 /** p50 of the baseline and the Cedar path (interleaved rounds), and their throughputs. */
@@ -166,14 +184,16 @@ async function main(): Promise<void> {
   const baselineCall = (lane = 0) =>
     baseline.call({ hook: "before_tool_call", context: contexts[lane]!, event: BENCH_EVENT });
   const stamp = Date.now().toString(36);
-  const results: ({ rules: number } & Awaited<ReturnType<typeof compare>>)[] = [];
-  for (const [rules, cedar] of [
-    [3, THREE_RULES],
-    [100, hundredRules()],
+  const results: ({ rules: number; fresh: boolean } & Awaited<ReturnType<typeof compare>>)[] = [];
+  for (const [rules, cedar, fresh] of [
+    [3, THREE_RULES, false],
+    [100, hundredRules(), false],
+    [100, hundredRules(), true],
   ] as const) {
-    process.stderr.write(`cedar ${rules} rules: measuring\n`);
-    const path = await startCedarPath(roles, `benchcedar${rules}${stamp}`, cedar);
-    results.push({ rules, ...(await compare(baselineCall, path.call)) });
+    process.stderr.write(`cedar ${rules} rules${fresh ? ", fresh requests" : ""}: measuring\n`);
+    const name = `benchcedar${rules}${fresh ? "f" : ""}${stamp}`;
+    const path = await startCedarPath(roles, name, cedar, fresh);
+    results.push({ rules, fresh, ...(await compare(baselineCall, path.call)) });
     await path.stop();
   }
   await baseline.stop();
@@ -194,21 +214,22 @@ async function main(): Promise<void> {
       `baseline            ${f(r.baselineP50).padStart(7)}   ${r.baselineTput.toFixed(0).padStart(7)}`,
     );
     console.log(
-      `cedar ${String(r.rules).padStart(3)} rules      ${f(r.cedarP50).padStart(7)}   ${r.cedarTput.toFixed(0).padStart(7)}`,
+      `cedar ${String(r.rules).padStart(3)} rules${r.fresh ? " fresh" : "      "}${f(r.cedarP50).padStart(7)}   ${r.cedarTput.toFixed(0).padStart(7)}`,
     );
   }
   console.log(
     `one Cedar evaluation in process, p50: ${f(evalUs3, 1)} µs (3 rules), ${f(evalUs, 1)} µs (100 rules); a request not seen before: ${f(freshUs3, 1)} µs, ${f(freshUs, 1)} µs`,
   );
-  const [three, hundred] = results;
+  const [three, hundred, hundredFresh] = results;
   const ratio = (r: (typeof results)[number] | undefined) =>
     r === undefined
       ? "n/a"
       : `${f(r.cedarP50 / r.baselineP50, 2)} ${f(r.cedarTput / r.baselineTput, 2)}`.split(" ");
   const [p3, t3] = ratio(three);
   const [p100, t100] = ratio(hundred);
+  const [pf100, tf100] = ratio(hundredFresh);
   console.log(
-    `bench-cedar: cedar_p50_ratio_3=${p3} cedar_throughput_ratio_3=${t3} cedar_p50_ratio_100=${p100} cedar_throughput_ratio_100=${t100} cedar_eval_p50_us_100=${f(evalUs, 1)} cedar_eval_fresh_p50_us_100=${f(freshUs, 1)}`,
+    `bench-cedar: cedar_p50_ratio_3=${p3} cedar_throughput_ratio_3=${t3} cedar_p50_ratio_100=${p100} cedar_throughput_ratio_100=${t100} cedar_fresh_p50_ratio_100=${pf100} cedar_fresh_throughput_ratio_100=${tf100} cedar_eval_p50_us_100=${f(evalUs, 1)} cedar_eval_fresh_p50_us_100=${f(freshUs, 1)}`,
   );
 }
 
