@@ -15,6 +15,7 @@ import { isHookbusError } from "../foundation/errors.js";
 import { cedarWasm, describeErrors, isEngineTrapError } from "./wasm.js";
 import { pruneContext } from "./context-keys.js";
 import { engineIdFor } from "./scope-index.js";
+import { directAnswer, type DirectAnswer } from "./direct.js";
 
 export interface CedarEvaluation {
   status: "ok" | "error";
@@ -111,11 +112,14 @@ const MAX_CACHED_ANSWERS = 1024;
 const MAX_CACHED_KEY_CHARS = 4096;
 
 function answer(set: CedarPolicySet, request: CedarRequest): RequestAnswer {
+  const context = pruneContext(request.context, set.contextKeys);
+  const direct = directAnswer(set, { ...request, context });
+  if (direct !== undefined) return answerOf(set, direct);
   const call = {
     principal: request.principal,
     action: request.action,
     resource: request.resource,
-    context: pruneContext(request.context, set.contextKeys),
+    context,
     entities: request.entities,
     preparsedPolicySetId: engineIdFor(set, request.action, request.resource),
   };
@@ -134,6 +138,16 @@ function answer(set: CedarPolicySet, request: CedarRequest): RequestAnswer {
   cache.set(key, fresh);
   if (cache.size > MAX_CACHED_ANSWERS) cache.delete(cache.keys().next().value as string);
   return fresh;
+}
+
+/** The engine's answer, from the policies direct.ts found satisfied (already in the set's order). */
+function answerOf(set: CedarPolicySet, direct: DirectAnswer): RequestAnswer {
+  const forbids = direct.forbidIds.map((id) => set.policies.get(id)!);
+  return {
+    forbids,
+    notPermitted: forbids.length === 0 && !direct.permitted && set.hasPermit,
+    errors: [],
+  };
 }
 
 function engineAnswer(

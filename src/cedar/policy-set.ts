@@ -18,6 +18,7 @@ import {
 } from "./wasm.js";
 import { contextKeysOfJson, type ContextKeys } from "./context-keys.js";
 import { indexScopes } from "./scope-index.js";
+import { compileDirect } from "./direct.js";
 import { assertCedarLimits } from "./limits.js";
 
 export interface CedarPolicyInfo {
@@ -113,6 +114,7 @@ export function buildCedarPolicySet(
   const set = { hash, source, text, policies, hasPermit, engineId, contextKeys, readsSecrets };
   if (preparse) markPreparsed(set);
   indexScopes(set, json);
+  compileDirect(set, json);
   return set;
 }
 
