@@ -132,7 +132,8 @@ def facts_of(value: Any) -> Optional[ActionFacts]:
     """The request's facts when they are of the version this SDK reads, else None."""
     if (
         isinstance(value, dict)
-        and value.get("version") == FACTS_VERSION
+        # Not ``==``: True == 1 in Python, and JSON's true is no version.
+        and type(value.get("version")) is int and value["version"] == FACTS_VERSION
         and isinstance(value.get("tools"), list)
     ):
         return value  # type: ignore[return-value]
