@@ -244,3 +244,23 @@ when { resource.class == "shell" && context.call.secrets.contains("aws-access-ke
       expect(text).not.toContain(spelling);
   }, 30_000);
 });
+
+describe("a call whose command is over a facts limit", () => {
+  it("is still decided, and its facts say why they are incomplete", async () => {
+    const p = await start(false);
+    const context = { agentId: "agent-1", sessionKey: "facts-4", toolCallId: "t4" };
+    const command = `echo ${"x ".repeat(12_000)}; rm -rf /`; // over the 16,384-character limit
+    const decision = await p.client.decide(
+      "before_tool_call",
+      context,
+      { toolName: "Bash", toolCallId: "t4", params: { command } },
+      { callId: "facts-call-4" },
+    );
+    expect(decision.outcome).toBe("allow"); // no policy here reads the facts
+    const { record } = await p.decisionRecord("facts-call-4");
+    expect(record.facts?.tools[0]?.shell?.[0]).toMatchObject({
+      unparsed: { reason: "too-long", code: "HOOKBUS_SHELL_LIMIT" },
+    });
+    expect(seen(record, "ts-facts").facts).toEqual(record.facts);
+  }, 30_000);
+});
