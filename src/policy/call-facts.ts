@@ -29,10 +29,10 @@ export function factsOptionsOf(snapshot: RegistrySnapshot): CallFactsOptions {
 }
 
 /**
- * The facts of one call of `hook`. The working directory and home come from the call itself
- * (`event.cwd`, as the Claude Code adapter sends it, else `context.cwd`; `context.home`), and
- * only when they are absolute paths within the path limit: anything else is left out, and paths
- * are then classified without them (`~` stays a home marker).
+ * The facts of one call of `hook`. The working directory comes from the call itself (`event.cwd`,
+ * as the Claude Code adapter sends it, else `context.cwd`), only as an absolute path within the
+ * path limit. The home is never taken from the call: a claimed home of `/` would make `/etc`
+ * "inside-home" instead of "system", so `~` stays a home marker, matched as home.
  */
 export function callFacts(
   hook: string,
@@ -41,15 +41,51 @@ export function callFacts(
   options: CallFactsOptions = {},
 ): CallFacts {
   const cwd = absolutePath(event.cwd) ?? absolutePath(context.cwd);
-  const home = absolutePath(context.home);
   return computeActionFacts<ShellFacts>(hook, event, {
     ...(options.vocabulary === undefined ? {} : { vocabulary: options.vocabulary }),
     ...(options.internalDomains === undefined ? {} : { internalDomains: options.internalDomains }),
     ...(cwd === undefined ? {} : { cwd }),
-    ...(home === undefined ? {} : { home }),
     shellFacts: (command, where) =>
-      shellFacts(command, home === undefined ? where : { ...where, home }),
+      shellFacts(
+        command,
+        where.cwd === undefined ? where : { ...where, projectRoot: projectRootOf(where.cwd) },
+      ),
   });
+}
+
+/** Matches no path: what the shell facts get as the project root when the cwd cannot be one. */
+const NO_PROJECT = "\u0000no-project";
+/** Top-level directories that hold homes: `/home/<user>` and `/Users/<user>` are homes. */
+const HOMES = new Set(["home", "Users"]);
+/** Top-level directories no project lives in: a cwd under one is never a project root. */
+const SYSTEM_ONLY = new Set([
+  "bin",
+  "boot",
+  "dev",
+  "etc",
+  "lib",
+  "lib32",
+  "lib64",
+  "libx32",
+  "proc",
+  "root",
+  "run",
+  "sbin",
+  "sys",
+]);
+
+/**
+ * The shell facts take the working directory for the project's root, and a path inside the
+ * project is "project" before it is anything else. A working directory the call claims (or a
+ * tool parameter names) at `/`, a top-level directory (`/usr`), a home (`/home/dev`) or under
+ * `/etc`, `/root`, `/boot`, … would make `rm -rf /etc` or `rm -rf /home/dev` "project": such a
+ * directory is never a project root (paths still resolve from it: `cd / && rm -rf *` is root).
+ */
+function projectRootOf(cwd: string): string {
+  const parts = cwd.split("/").filter((p) => p !== "" && p !== ".");
+  if (parts.includes("..")) return NO_PROJECT;
+  const isHome = parts.length === 2 && HOMES.has(parts[0]!);
+  return parts.length < 2 || isHome || SYSTEM_ONLY.has(parts[0]!) ? NO_PROJECT : cwd;
 }
 
 /**
