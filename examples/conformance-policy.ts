@@ -29,6 +29,9 @@ async function beforeToolCall(
         params: { sha256: createHash("sha256").update(text).digest("hex"), bytes: text.length },
       };
     }
+    case "conformance_facts":
+      // The call's facts as the SDK handed them over (docs/facts.md), echoed for the kit.
+      return { params: { facts: tools.facts ?? null } };
     case "conformance_whoami":
       return { params: { pid: process.pid } };
     case "conformance_count":

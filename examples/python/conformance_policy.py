@@ -35,6 +35,9 @@ async def conformance(call: Call) -> Any:
         text = params["text"].encode("utf-8")
         return BeforeToolCallVerdict(
             params={"sha256": hashlib.sha256(text).hexdigest(), "bytes": len(text)})
+    if tool == "conformance_facts":
+        # The call's facts as the SDK handed them over (docs/facts.md), echoed for the kit.
+        return BeforeToolCallVerdict(params={"facts": call.facts})
     if tool == "conformance_whoami":
         return BeforeToolCallVerdict(params={"pid": os.getpid()})
     if tool == "conformance_count":

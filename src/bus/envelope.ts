@@ -5,6 +5,8 @@
  */
 import { z } from "zod";
 import { HOOK_NAMES, MODIFYING_HOOK_NAMES } from "../catalog/catalog.js";
+import { actionFactsSchema } from "../facts/index.js";
+import { ShellFactsSchema } from "../facts/shell/schema.js";
 
 const HookNameSchema = z.enum(HOOK_NAMES as [string, ...string[]]);
 const ModifyingHookNameSchema = z.enum(MODIFYING_HOOK_NAMES as [string, ...string[]]);
@@ -42,6 +44,12 @@ export const CallReply = z
   })
   .meta({ id: "CallReply" });
 
+/**
+ * The call's fact set (docs/facts.md), with shell facts typed in each tool's `shell` slot: what
+ * the coordinator computed once and handed to Cedar, to every worker and to the record.
+ */
+export const ActionFactsWire = actionFactsSchema(ShellFactsSchema);
+
 /** Coordinator → one worker of a policy, on `<ns>.policy.<policy>.<hook>`. */
 export const PolicyRequest = z
   .strictObject({
@@ -55,6 +63,9 @@ export const PolicyRequest = z
       ),
     context: z.record(z.string(), z.unknown()),
     event: z.record(z.string(), z.unknown()),
+    facts: ActionFactsWire.optional().describe(
+      "What the call does, computed once by the coordinator from the event (schemas/facts/action-facts.schema.json, docs/facts.md). Added in protocol 1 without a version change: a worker that does not know it ignores it.",
+    ),
   })
   .meta({ id: "PolicyRequest" });
 
@@ -103,5 +114,6 @@ export type CallReply = z.infer<typeof CallReply>;
 export type PolicyRequest = z.infer<typeof PolicyRequest>;
 export type PolicyReply = z.infer<typeof PolicyReply>;
 export type WireError = z.infer<typeof WireError>;
+export type ActionFactsWire = z.infer<typeof ActionFactsWire>;
 
 export { HookNameSchema, ModifyingHookNameSchema };

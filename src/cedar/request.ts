@@ -9,6 +9,7 @@
  */
 import type { ModifyingHookName } from "../catalog/catalog.js";
 import { toolCallId, toolCallName, toolDefinitionName, type ToolCall } from "../catalog/common.js";
+import type { ActionFacts } from "../facts/index.js";
 import { findInShape } from "../facts/shape.js";
 import { canonicalize } from "../foundation/canonical-json.js";
 import { toolFacts, type ToolFacts } from "../vocabulary/facts.js";
@@ -42,6 +43,11 @@ export interface RequestInput {
    * leaves them empty: for a policy set that never reads them (CedarPolicySet.readsSecrets).
    */
   findSecrets?: boolean;
+  /**
+   * The call's fact set as the coordinator computed it (src/policy/call-facts.ts): the same
+   * object workers and the record get. Absent: computed here from the event.
+   */
+  facts?: ActionFacts;
 }
 
 type Builder = (input: RequestInput, base: Base) => CedarRequest[];

@@ -9,6 +9,7 @@ import { MODIFYING_HOOK_NAMES } from "../catalog/catalog.js";
 import { equal, errorCode, eventually, fail, verdictOf } from "./expect.js";
 import { action, context, request, SAMPLE_EVENTS } from "./samples.js";
 import type { Setup } from "./setup.js";
+import { callFacts, loadCallFacts } from "../policy/call-facts.js";
 
 export interface Case {
   name: string;
@@ -111,6 +112,34 @@ async function digestCase(setup: Setup, text: string, expectEncoding: string): P
     "digest of the body the worker read",
   );
 }
+
+/**
+ * The policy request's `facts` (docs/facts.md) reach the handler as sent: the conformance policy
+ * echoes what its SDK handed it, and a worker that drops, re-parses or reshapes them fails.
+ */
+const factsCases: Case[] = [
+  {
+    name: "facts: the request's facts reach the handler as sent",
+    async run({ probe }) {
+      await loadCallFacts();
+      const body = action("conformance_facts", { command: "sudo rm -rvf /" });
+      const facts = callFacts(
+        "before_tool_call",
+        body.event as Record<string, unknown>,
+        body.context as Record<string, unknown>,
+      );
+      if (facts.tools[0]?.shell?.[0]?.deletesRecursively !== true)
+        fail("the kit's own facts do not describe `rm -rvf /`");
+      body.facts = facts;
+      const got = verdictOf(
+        await probe.ask({ hook: "before_tool_call", body, timeoutMs: TIMEOUT_MS }),
+        probe.policy,
+        "before_tool_call",
+      );
+      equal(got, { params: { facts } }, "the facts the handler read");
+    },
+  },
+];
 
 const bodyCases: Case[] = [
   {
@@ -266,6 +295,7 @@ const stateCases: Case[] = [
 export const BASIC_CASES: Case[] = [
   ...eventCases,
   ...verdictCases,
+  ...factsCases,
   ...bodyCases,
   ...malformedCases,
   ...deadlineCases,

@@ -8,6 +8,7 @@ import type { z } from "zod";
 import { hookSchemaDocuments, toJsonSchemaDocument } from "../catalog/json-schema.js";
 import { ENVELOPE_SCHEMAS } from "../bus/compiled-validators.js";
 import { LogRecord } from "../log/record.js";
+import { ActionFactsWire } from "../bus/envelope.js";
 import { ApprovalEntry } from "../approvals/entry.js";
 import { AnswerRequest, ApprovalReply, StatusRequest } from "../approvals/wire.js";
 import { PolicyOutcome } from "../merge/outcome.js";
@@ -21,6 +22,7 @@ export const MESSAGE_SCHEMAS: Readonly<Record<string, z.ZodType>> = {
   "policy-outcome": PolicyOutcome,
   ...ENVELOPE_SCHEMAS,
   "log-record": LogRecord,
+  "facts/action-facts": ActionFactsWire,
   registry: RegistryDocument,
   "discovery/reply": DiscoveryReply,
   // Tamper evidence: what `<NS>_SEALS` stores and what `hookbus audit anchor` writes.

@@ -32,11 +32,13 @@ import type { Appended, LogWriter } from "./log-writer.js";
 import type { PolicyAsker } from "./policy-asker.js";
 import { withApprovalId, type ApprovalService } from "./approval-service.js";
 import { buildDecisionRecord } from "../log/decision-record.js";
+import type { DecisionRecord } from "../log/record.js";
 import { isCedarPolicy } from "../registry/document.js";
 import { MemorySessionFactStore } from "../cedar/session-facts.js";
 import { CedarEvaluator } from "./cedar-evaluator.js";
 import type { StopListSource, StopListState } from "../registry/stops.js";
 import { emergencyStopOutcome, emergencyStopReason, stopStateFor } from "./emergency-stop.js";
+import { callFacts, factsOptionsOf, type CallFacts } from "../policy/call-facts.js";
 
 export { toWireError } from "./failure-record.js";
 
@@ -113,6 +115,23 @@ interface AdmittedCall extends Pick<
   sessionKey: string;
   callKey: string;
   digest: string;
+  /** What the call does, computed once: Cedar, every worker and the record get this object. */
+  facts: CallFacts;
+}
+
+/**
+ * Facts hold text of the parameters (commands, paths, URLs, recipients). A record that any
+ * redaction rule changed gets its facts computed again from its redacted event and context, so
+ * the facts say only what the stored record itself shows: no redacted text survives in them.
+ */
+export function withoutRedactedFacts(
+  logged: DecisionRecord,
+  snapshot: RegistrySnapshot,
+): DecisionRecord {
+  if (logged.facts === undefined || logged.redacted === undefined || logged.redacted.length === 0)
+    return logged;
+  logged.facts = callFacts(logged.hook, logged.event, logged.context, factsOptionsOf(snapshot));
+  return logged;
 }
 
 /** Time kept back from the policies for writing the record and answering. */
@@ -213,6 +232,8 @@ export class CallHandler {
       sessionKey,
       callKey,
       digest,
+      // Bounded by the facts modules' limits: a command over one is `unparsed`, still decided.
+      facts: callFacts(hook, event, context, factsOptionsOf(arrival.snapshot)),
     };
   }
 
@@ -318,7 +339,7 @@ export class CallHandler {
     this.deps.onCallStarted?.(call.callKey, context, event, call.snapshot);
     // One body for every policy: a large event is encoded (and stored as a blob) once per call.
     const encoding = this.deps.bus.codec.encodeNow(
-      { callId, hook, context, event } satisfies PolicyRequest,
+      { callId, hook, context, event, facts: call.facts } satisfies PolicyRequest,
       { deadline },
     );
     return encoding instanceof Promise
@@ -370,6 +391,7 @@ export class CallHandler {
       callDigest: call.digest,
       registryRevision: call.snapshot.revision,
       stopsRevision: stops?.readable === true ? stops.list.revision : undefined,
+      facts: call.facts,
       receivedAt: call.receivedAt,
       decidedAt: new Date(),
       coordinator: this.deps.coordinatorId,
@@ -377,9 +399,10 @@ export class CallHandler {
     const { agentId, sessionKey } = call;
     const subject = bus.subjects.audit(agentId, sessionKey, call.hook, result.decision.outcome);
     // Redaction is for the log only: the agent gets the decision as the policies made it.
-    const logged = redactRecord(record, call.snapshot.document.redact, {
-      key: this.deps.redactionKey,
-    });
+    const logged = withoutRedactedFacts(
+      redactRecord(record, call.snapshot.document.redact, { key: this.deps.redactionKey }),
+      call.snapshot,
+    );
     const msgID = scopedMessageId("decision", agentId, sessionKey, call.callId);
     return traced(this.deps.telemetry).appendLog(() =>
       writer.append(subject, logged, msgID, call.deadline),

@@ -23,6 +23,7 @@ import type { PolicyOutcomeInput } from "../merge/outcome.js";
 import type { RegistryPolicy } from "../registry/document.js";
 import type { RegistrySnapshot } from "../registry/snapshot.js";
 import type { ToolVocabulary } from "../vocabulary/vocabulary.js";
+import type { ActionFacts } from "../facts/index.js";
 
 type CedarPolicy = RegistryPolicy & { cedar: string };
 
@@ -32,6 +33,8 @@ export interface CedarCall {
   event: Readonly<Record<string, unknown>>;
   agentId: string;
   sessionKey: string;
+  /** The call's facts, computed once by the call handler: Cedar reads the same object as workers. */
+  facts?: ActionFacts;
 }
 
 /** What preparing a revision's Cedar sets did: sets parsed, policies whose set failed, time. */
@@ -99,6 +102,7 @@ export class CedarEvaluator {
       event: call.event,
       session,
       vocabulary: snapshot.vocabulary, // built once per revision, with the registry's own tools
+      facts: call.facts,
     };
     const result = evaluateCedar(set, input);
     outcome.version = set.hash;

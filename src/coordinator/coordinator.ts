@@ -25,6 +25,7 @@ import { LogWriter } from "./log-writer.js";
 import { ObservationHandler } from "./observation-handler.js";
 import { PolicyAsker } from "./policy-asker.js";
 import { CedarEvaluator, type CedarPreparation } from "./cedar-evaluator.js";
+import { loadCallFacts } from "../policy/call-facts.js";
 import { MemorySessionFactStore, type SessionFactStore } from "../cedar/session-facts.js";
 import { CoordinatorTelemetry } from "./telemetry.js";
 import { RecordSigner } from "./record-signer.js";
@@ -342,6 +343,9 @@ async function drain(intake: Intake, services: Services, registry: Followed, log
 }
 
 export async function startCoordinator(options: CoordinatorOptions): Promise<Coordinator> {
+  // Before anything is opened: every call's facts parse its shell commands, and a coordinator
+  // without the parser could decide nothing (HOOKBUS_SHELL_PARSER_UNAVAILABLE says what to install).
+  await loadCallFacts();
   const started = await connect(options);
   const stores = await ensureStores(options, started.bus, started.logger);
   const signer = await startSigner(options, started);

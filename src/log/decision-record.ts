@@ -94,6 +94,8 @@ export interface DecisionParts {
   registryRevision: number;
   /** The emergency stop list revision the call was checked against (absent: none enforced). */
   stopsRevision?: number | undefined;
+  /** The call's fact set (src/policy/call-facts.ts); absent for a caller that computed none. */
+  facts?: DecisionRecord["facts"];
   receivedAt: Date;
   decidedAt: Date;
   coordinator: string;
@@ -111,6 +113,7 @@ export function buildDecisionRecord(parts: DecisionParts): DecisionRecord {
     event: parts.event,
     outcomes: recordedOutcomes(result, parts.outcomes),
     decision: result.decision,
+    ...(parts.facts === undefined ? {} : { facts: parts.facts }),
     ...(result.shadow === undefined ? {} : { shadow: result.shadow }),
     callDigest: parts.callDigest,
     registryRevision: parts.registryRevision,

@@ -3,7 +3,12 @@
  * and replay, so it keeps the full input, every policy's outcome and the decision.
  */
 import { z } from "zod";
-import { HookNameSchema, ModifyingHookNameSchema, WireError } from "../bus/envelope.js";
+import {
+  ActionFactsWire,
+  HookNameSchema,
+  ModifyingHookNameSchema,
+  WireError,
+} from "../bus/envelope.js";
 import { FailMode, PolicyMode, PolicyStatus } from "../merge/outcome.js";
 
 export const RECORD_VERSION = 1;
@@ -84,6 +89,9 @@ export const DecisionRecord = z.strictObject({
   event: z.record(z.string(), z.unknown()),
   outcomes: z.array(RecordedOutcome).describe("Every policy asked, in merge order."),
   decision: z.record(z.string(), z.unknown()),
+  facts: ActionFactsWire.optional().describe(
+    "What the call does, as the coordinator computed it once and handed it to Cedar and the workers (docs/facts.md). When a redaction rule changed the event or context, computed again from the redacted event, so no redacted text survives in it (docs/audit.md).",
+  ),
   shadow: z
     .strictObject({ decision: z.record(z.string(), z.unknown()), changed: z.boolean() })
     .optional()

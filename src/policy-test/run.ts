@@ -16,6 +16,7 @@ import { isHookbusError } from "../foundation/errors.js";
 import { buildCandidates, type CandidateSet } from "../replay/candidates.js";
 import { reevaluate } from "../replay/evaluate.js";
 import { invokePolicy } from "../policy/invoke.js";
+import { loadCallFacts } from "../policy/call-facts.js";
 import type { Policy } from "../policy/policy.js";
 import { MemorySessionStateStore } from "../policy/state/memory-store.js";
 import type { FixtureCase } from "./fixture.js";
@@ -80,6 +81,8 @@ async function runStep(
       { hook, event, context, callId },
       candidates.forHook(hook),
       state,
+      undefined,
+      candidates.factsOf({ hook, event, context }),
     );
     return result.decision;
   }
@@ -150,6 +153,7 @@ export async function runPolicyTests(
   sets: readonly CaseSet[],
 ): Promise<CaseResult[]> {
   const candidates = buildCandidates(policies, registry);
+  await loadCallFacts(); // every call's facts parse its shell commands, as live
   const results: CaseResult[] = [];
   for (const set of sets) {
     for (const [index, testCase] of set.cases.entries()) {

@@ -44,7 +44,14 @@ export function cedarPolicy(name: string, text: string, options: CedarPolicyOpti
       tools: PolicyTools,
     ) => {
       const session = (await tools.state.get<SessionFacts>(FACTS_KEY)) ?? emptySessionFacts();
-      const result = evaluateCedar(set, { hook, context, event, session, vocabulary });
+      const result = evaluateCedar(set, {
+        hook,
+        context,
+        event,
+        session,
+        vocabulary,
+        facts: tools.facts,
+      });
       if (result.status === "error") {
         throw new HookbusError("HOOKBUS_POLICY_ERROR", result.error?.message ?? "cedar error");
       }

@@ -31,3 +31,10 @@ export {
   DEFAULT_STATE_RETRY_MAX_MS,
   type KvSessionStateOptions,
 } from "./state/kv-store.js";
+export {
+  callFacts,
+  loadCallFacts,
+  factsOptionsOf,
+  type CallFacts,
+  type CallFactsOptions,
+} from "./call-facts.js";

@@ -17,6 +17,7 @@ import { parseContext, parseEvent, parseVerdict } from "../catalog/validate.js";
 import { HookbusError, isHookbusError } from "../foundation/errors.js";
 import { handlerFor, type Policy, type PolicyTools } from "./policy.js";
 import { createSessionState, type SessionStateStore } from "./state/session-state.js";
+import type { CallFacts } from "./call-facts.js";
 
 /**
  * ok: the handler answered (with a verdict, or none = no opinion). invalid: its verdict failed
@@ -51,6 +52,8 @@ export interface InvokeOptions {
    * @internal
    */
   inputValidated?: boolean;
+  /** The call's facts, handed to the handler as `tools.facts` (the policy request's `facts`). */
+  facts?: CallFacts | undefined;
 }
 
 const silent = pino({ level: "silent" });
@@ -203,6 +206,7 @@ function resolveHandler(
  */
 class LazyTools implements PolicyTools {
   readonly callId: string;
+  readonly facts: CallFacts | undefined;
   #state: PolicyTools["state"] | undefined;
   #never: AbortSignal | undefined;
   readonly #policyName: string;
@@ -217,6 +221,7 @@ class LazyTools implements PolicyTools {
     call: { log(): Logger },
   ) {
     this.callId = options.callId;
+    this.facts = options.facts;
     this.#policyName = policyName;
     this.#sessionKey = sessionKey;
     this.#options = options;

@@ -17,6 +17,7 @@ import {
 } from "../catalog/catalog.js";
 import { HookbusError } from "../foundation/errors.js";
 import type { SessionState } from "./state/session-state.js";
+import type { CallFacts } from "./call-facts.js";
 
 /** What every handler gets besides the event and context. */
 export interface PolicyTools {
@@ -32,6 +33,12 @@ export interface PolicyTools {
    * is still recorded by the coordinator as a late verdict.
    */
   signal: AbortSignal;
+  /**
+   * What the call does (docs/facts.md): the fact set the coordinator computed once and handed
+   * to Cedar and every worker alike (shell facts in each tool's `shell` slot). Absent for
+   * observational hooks and from a coordinator older than the field.
+   */
+  facts: CallFacts | undefined;
 }
 
 type HandlerResult<H extends ModifyingHookName> = Verdict<H> | undefined | void;

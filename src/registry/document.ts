@@ -108,10 +108,21 @@ export const RegistryToolVocabulary = z
       "Your own tools' classes, added to the shipped vocabulary (yours win) for Cedar policies, emergency stops by class and replay (docs/vocabulary.md).",
   });
 
+/** Bounds of `internalDomains`: a domain name is at most 253 characters (RFC 1035). */
+export const MAX_INTERNAL_DOMAINS = 256;
+const MAX_DOMAIN_CHARS = 253;
+
 export const RegistryDocument = z
   .strictObject({
     policies: z.array(PolicyEntry),
     toolVocabulary: RegistryToolVocabulary.optional(),
+    internalDomains: z
+      .array(z.string().min(1).max(MAX_DOMAIN_CHARS))
+      .max(MAX_INTERNAL_DOMAINS)
+      .optional()
+      .describe(
+        `Your own mail domains, each with its subdomains: recipients there are internal in the facts (docs/facts.md) (at most ${MAX_INTERNAL_DOMAINS}).`,
+      ),
     redact: z
       .array(RedactionRule)
       .optional()
@@ -142,6 +153,8 @@ export interface ValidRegistryDocument {
   redact?: RedactionRule[];
   /** The operator's own tool names and prefixes (`toolVocabulary.extend` takes it as is). */
   toolVocabulary?: VocabularyExtension;
+  /** Internal mail domains for the recipients' facts; absent: none is internal. */
+  internalDomains?: string[];
 }
 
 /**

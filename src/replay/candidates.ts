@@ -14,6 +14,8 @@ import { isCedarPolicy, parseRegistryDocument, type RegistryPolicy } from "../re
 import { RegistrySnapshot } from "../registry/snapshot.js";
 import { handlerFor, type Policy } from "../policy/policy.js";
 import { cedarPolicy } from "../policy/cedar-policy.js";
+import { callFacts, factsOptionsOf, type CallFacts } from "../policy/call-facts.js";
+import type { DecisionRecord } from "../log/record.js";
 
 /** One registry entry with the code that answers for it. */
 export interface Candidate {
@@ -30,6 +32,11 @@ export interface CandidateSet {
   unused: string[];
   /** Registry entries whose module has no handler for a listed hook (it fails as it would live). */
   warnings: string[];
+  /**
+   * A call's facts under the candidate registry (its vocabulary and internal domains), computed
+   * as the coordinator computes them: replay and `policy test` hand them to every policy.
+   */
+  factsOf(call: Pick<DecisionRecord, "hook" | "event" | "context">): CallFacts;
 }
 
 /** Loaded modules by name; two different policies with one name are refused. */
@@ -125,5 +132,6 @@ export function buildCandidates(policies: readonly Policy[], registry: unknown):
     observers: (hook) => observing.get(hook) ?? [],
     unused,
     warnings,
+    factsOf: (call) => callFacts(call.hook, call.event, call.context, factsOptionsOf(snapshot)),
   };
 }

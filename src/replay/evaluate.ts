@@ -12,6 +12,7 @@ import type { PolicyOutcomeInput } from "../merge/outcome.js";
 import { parseContext, parseEvent } from "../catalog/validate.js";
 import { invokePolicyNow, type InvokeOptions, type InvokeResult } from "../policy/invoke.js";
 import type { SessionStateStore } from "../policy/state/session-state.js";
+import type { CallFacts } from "../policy/call-facts.js";
 import type { Candidate } from "./candidates.js";
 import type { ReplayedOutcome } from "./types.js";
 
@@ -30,8 +31,9 @@ function ask(
   state: SessionStateStore,
   logger: Logger | undefined,
   inputValidated: boolean,
+  facts: CallFacts | undefined,
 ): PolicyOutcomeInput | Promise<PolicyOutcomeInput> {
-  const options: InvokeOptions = { callId: record.callId, state, inputValidated };
+  const options: InvokeOptions = { callId: record.callId, state, inputValidated, facts };
   if (logger !== undefined) options.logger = logger;
   const answer = invokePolicyNow(
     candidate.policy,
@@ -71,8 +73,9 @@ export async function reevaluate(
   candidates: readonly Candidate[],
   state: SessionStateStore,
   logger?: Logger,
+  facts?: CallFacts,
 ): Promise<Reevaluation> {
-  return reevaluateNow(record, candidates, state, logger);
+  return reevaluateNow(record, candidates, state, logger, facts);
 }
 
 /**
@@ -84,6 +87,8 @@ export function reevaluateNow(
   candidates: readonly Candidate[],
   state: SessionStateStore,
   logger?: Logger,
+  /** The call's facts (CandidateSet.factsOf), handed to every policy as `tools.facts`. */
+  facts?: CallFacts,
 ): Reevaluation | Promise<Reevaluation> {
   // Policies of one call run concurrently, as they do live: every handler is started, in merge
   // order, before any is awaited; each has its own state, so the order in which they finish
@@ -94,7 +99,7 @@ export function reevaluateNow(
   const raw: (PolicyOutcomeInput | Promise<PolicyOutcomeInput>)[] = [];
   let waiting = false;
   for (const candidate of candidates) {
-    const outcome = ask(candidate, record, state, logger, valid);
+    const outcome = ask(candidate, record, state, logger, valid, facts);
     if (outcome instanceof Promise) waiting = true;
     raw.push(outcome);
   }

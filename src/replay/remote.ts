@@ -35,7 +35,12 @@ export async function remotePolicy(options: RemotePolicyOptions): Promise<Policy
     context: unknown,
     tools: PolicyTools,
   ) => {
-    const body = { callId: tools.callId, hook, policy: options.name, context, event };
+    const body = { callId: tools.callId, hook, policy: options.name, context, event } as Record<
+      string,
+      unknown
+    >;
+    // The worker gets the facts replay computed, as it would get the coordinator's live.
+    if (tools.facts !== undefined) body.facts = tools.facts;
     const encoded = await bus.codec.encode(body);
     let msg;
     try {

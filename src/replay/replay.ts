@@ -18,6 +18,7 @@ import type {
   RecordedOutcome,
 } from "../log/record.js";
 import { invokePolicy } from "../policy/invoke.js";
+import { loadCallFacts } from "../policy/call-facts.js";
 import { MemorySessionStateStore } from "../policy/state/memory-store.js";
 import { buildCandidates, type CandidateSet } from "./candidates.js";
 import { diffDecisions } from "./diff.js";
@@ -140,6 +141,7 @@ export class Replayer {
   ): AsyncGenerator<ReplayResult> {
     if (this.used) throw new Error("a Replayer runs once: create another for another replay");
     this.used = true;
+    await loadCallFacts(); // every decision's facts parse its shell commands, as live
     const state = new MemorySessionStateStore();
     const diverged = new Set<string>();
     for await (const input of records) {
@@ -196,7 +198,14 @@ export class Replayer {
   ): ReplayResult | Promise<ReplayResult> {
     this.stats.decisions++;
     const hook = record.hook as ModifyingHookName;
-    const reevaluation = reevaluateNow(record, this.candidates.forHook(hook), state, this.logger);
+    // The facts as the coordinator computed them, from the recorded event (docs/facts.md).
+    const reevaluation = reevaluateNow(
+      record,
+      this.candidates.forHook(hook),
+      state,
+      this.logger,
+      this.candidates.factsOf(record),
+    );
     return reevaluation instanceof Promise
       ? reevaluation.then((settled) => resultOf(entry, record, session, counterfactual, settled))
       : resultOf(entry, record, session, counterfactual, reevaluation);

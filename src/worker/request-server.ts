@@ -19,6 +19,8 @@ import type { WorkerTelemetry } from "./telemetry.js";
 import type { InFlight } from "./in-flight.js";
 import { invokePolicy, type InvokeOptions } from "../policy/invoke.js";
 import type { Policy } from "../policy/policy.js";
+import type { CallFacts } from "../policy/call-facts.js";
+import { FACTS_VERSION } from "../facts/index.js";
 import type { SessionStateStore } from "../policy/state/session-state.js";
 import type { Logger } from "pino";
 
@@ -70,6 +72,18 @@ export function parseEnvelope(value: unknown, policy: string): z.infer<typeof En
   );
 }
 
+/**
+ * The request's facts when they are of the version this SDK reads (the coordinator computed
+ * them; only coordinators may publish policy requests); otherwise the handler sees none.
+ */
+function factsOf(value: unknown): CallFacts | undefined {
+  if (typeof value !== "object" || value === null) return undefined;
+  const facts = value as Partial<CallFacts>;
+  return facts.version === FACTS_VERSION && Array.isArray(facts.tools)
+    ? (facts as CallFacts)
+    : undefined;
+}
+
 /** A reply naming the policy (and its version): its verdict or error is added to it. */
 function replyOf(policy: Policy): PolicyReply {
   // Not a spread of an optional part: a spread copies into a new object field by field.
@@ -90,6 +104,7 @@ class RequestInvokeOptions implements InvokeOptions {
     readonly deadline: number | undefined,
     readonly logger: Logger,
     private readonly deadlineSignal: () => AbortSignal,
+    readonly facts: CallFacts | undefined,
   ) {}
 
   get signal(): AbortSignal {
@@ -213,7 +228,14 @@ export class RequestServer {
         hook,
         body["event"],
         body["context"],
-        new RequestInvokeOptions(callId, state, deadline, bus.logger, deadlineSignal),
+        new RequestInvokeOptions(
+          callId,
+          state,
+          deadline,
+          bus.logger,
+          deadlineSignal,
+          factsOf(body["facts"]),
+        ),
       );
       if (result.error !== undefined && timeoutSignal?.aborted === true) {
         // The handler stopped because the caller's deadline passed: an error now says nothing

@@ -1,6 +1,7 @@
 """hookbus policy workers in Python: ``@policy``, typed verdicts, ``run`` / ``hookbus-worker``."""
 
 from .errors import HookbusError, PolicyError
+from .facts import ActionFacts, ShellFacts, ToolFacts
 from .policy import Call, Policy, invoke, policy
 from .state import SessionState
 from .verdicts import (
@@ -16,6 +17,9 @@ from .verdicts import (
 from .worker import Worker, connect, run
 
 __all__ = [
+    "ActionFacts",
+    "ShellFacts",
+    "ToolFacts",
     "AfterLlmCallVerdict",
     "BeforeAgentReplyVerdict",
     "BeforeLlmCallVerdict",

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, Iterable, Union
 
 from .errors import HookbusError
+from .facts import ActionFacts
 from .schemas import HOOKS, MODIFYING_HOOKS, check
 from .state import KvStateStore, SessionState
 from .tokens import POLICY_NAME
@@ -32,6 +33,9 @@ class Call:
     policy: str
     deadline: float | None = None
     """``time.monotonic()`` at which the caller stops waiting (None: no deadline)."""
+    facts: ActionFacts | None = None
+    """What the call does, computed once by the coordinator (``hookbus.facts``, docs/facts.md);
+    None for observations and from a coordinator that sends none."""
     _store: KvStateStore | None = field(default=None, repr=False)
     _state: SessionState | None = field(default=None, repr=False)
 

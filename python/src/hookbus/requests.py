@@ -20,6 +20,7 @@ from nats.aio.msg import Msg
 
 from .codec import Codec
 from .errors import HookbusError
+from .facts import facts_of
 from .policy import Call, Policy, invoke
 from .schemas import HOOKS, MODIFYING_HOOKS
 from .state import KvStateStore
@@ -168,7 +169,8 @@ class RequestServer:
                 f"{hook} is observational: it is delivered from the log, not asked",
                 {"hook": hook, "policy": name})
         return Call(hook=hook, event=body["event"], context=body["context"],
-                    call_id=body["callId"], policy=name, deadline=deadline, _store=self.state)
+                    call_id=body["callId"], policy=name, deadline=deadline,
+                    facts=facts_of(body.get("facts")), _store=self.state)
 
     def _base_reply(self) -> dict[str, Any]:
         reply: dict[str, Any] = {"policy": self.policy.name}

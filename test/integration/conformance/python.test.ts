@@ -10,6 +10,8 @@ import { describe, expect, it } from "vitest";
 import type { ConformanceReport } from "../../../src/conformance/index.js";
 
 const VENV_PYTHON = ".tools/python/bin/python";
+/** The SDK of this checkout, not the copy the setup installed into .tools/python (maybe older). */
+const WORKTREE_SDK = { ...process.env, PYTHONPATH: "python/src" };
 
 function systemPythonOk(): boolean {
   const probe = spawnSync(
@@ -35,6 +37,7 @@ describe.skipIf(!pythonPresent)("the Python worker SDK", () => {
     const run = spawnSync(VENV_PYTHON, ["-m", "pytest", "-q", "python/tests"], {
       encoding: "utf8",
       timeout: 120_000,
+      env: WORKTREE_SDK,
     });
     expect(run.status, `${run.stdout}\n${run.stderr}`).toBe(0);
     expect(run.stdout).toMatch(/\d+ passed/);
@@ -56,7 +59,7 @@ describe.skipIf(!pythonPresent)("the Python worker SDK", () => {
         "--log-level",
         "warning",
       ],
-      { encoding: "utf8", timeout: 280_000, maxBuffer: 16 * 1024 * 1024 },
+      { encoding: "utf8", timeout: 280_000, maxBuffer: 16 * 1024 * 1024, env: WORKTREE_SDK },
     );
     const report = JSON.parse(run.stdout) as ConformanceReport;
     expect(

@@ -1,0 +1,104 @@
+/**
+ * The one fact set of a call (issue 30 item 5, docs/facts.md "Where the facts go"): the
+ * coordinator computes it once per modifying call and hands the same object to Cedar, to every
+ * worker (the policy request's `facts`) and to the record; replay and `policy test` compute it
+ * with this same function and the same options from the recorded event, so they see what the
+ * live decision saw. Synchronous and bounded by the facts modules' limits: a command over a limit
+ * is described as `unparsed`, never dropped, and the call is still decided.
+ */
+import { computeActionFacts, MAX_PATH_CHARS, type ActionFacts } from "../facts/index.js";
+import { loadShellParser, shellFacts, type ShellFacts } from "../facts/shell/index.js";
+import type { RegistrySnapshot } from "../registry/snapshot.js";
+import type { ToolVocabulary } from "../vocabulary/vocabulary.js";
+
+/** The fact set as it crosses the wire and lands in the record: shell facts in the shell slot. */
+export type CallFacts = ActionFacts<ShellFacts>;
+
+/** What a registry revision contributes: how tools are classified and which mail is internal. */
+export interface CallFactsOptions {
+  vocabulary?: ToolVocabulary;
+  internalDomains?: readonly string[] | undefined;
+}
+
+/** How a registry revision shapes the facts: its vocabulary and its internal mail domains. */
+export function factsOptionsOf(snapshot: RegistrySnapshot): CallFactsOptions {
+  return {
+    vocabulary: snapshot.vocabulary,
+    internalDomains: snapshot.document.internalDomains,
+  };
+}
+
+/**
+ * The facts of one call of `hook`. The working directory comes from the call itself (`event.cwd`,
+ * as the Claude Code adapter sends it, else `context.cwd`), only as an absolute path within the
+ * path limit. The home is never taken from the call: a claimed home of `/` would make `/etc`
+ * "inside-home" instead of "system", so `~` stays a home marker, matched as home.
+ */
+export function callFacts(
+  hook: string,
+  event: Readonly<Record<string, unknown>>,
+  context: Readonly<Record<string, unknown>>,
+  options: CallFactsOptions = {},
+): CallFacts {
+  const cwd = absolutePath(event.cwd) ?? absolutePath(context.cwd);
+  return computeActionFacts<ShellFacts>(hook, event, {
+    ...(options.vocabulary === undefined ? {} : { vocabulary: options.vocabulary }),
+    ...(options.internalDomains === undefined ? {} : { internalDomains: options.internalDomains }),
+    ...(cwd === undefined ? {} : { cwd }),
+    shellFacts: (command, where) =>
+      shellFacts(
+        command,
+        where.cwd === undefined ? where : { ...where, projectRoot: projectRootOf(where.cwd) },
+      ),
+  });
+}
+
+/** Matches no path: what the shell facts get as the project root when the cwd cannot be one. */
+const NO_PROJECT = "\u0000no-project";
+/** Top-level directories that hold homes: `/home/<user>` and `/Users/<user>` are homes. */
+const HOMES = new Set(["home", "Users"]);
+/** Top-level directories no project lives in: a cwd under one is never a project root. */
+const SYSTEM_ONLY = new Set([
+  "bin",
+  "boot",
+  "dev",
+  "etc",
+  "lib",
+  "lib32",
+  "lib64",
+  "libx32",
+  "proc",
+  "root",
+  "run",
+  "sbin",
+  "sys",
+]);
+
+/**
+ * The shell facts take the working directory for the project's root, and a path inside the
+ * project is "project" before it is anything else. A working directory the call claims (or a
+ * tool parameter names) at `/`, a top-level directory (`/usr`), a home (`/home/dev`) or under
+ * `/etc`, `/root`, `/boot`, … would make `rm -rf /etc` or `rm -rf /home/dev` "project": such a
+ * directory is never a project root (paths still resolve from it: `cd / && rm -rf *` is root).
+ */
+function projectRootOf(cwd: string): string {
+  const parts = cwd.split("/").filter((p) => p !== "" && p !== ".");
+  if (parts.includes("..")) return NO_PROJECT;
+  const isHome = parts.length === 2 && HOMES.has(parts[0]!);
+  return parts.length < 2 || isHome || SYSTEM_ONLY.has(parts[0]!) ? NO_PROJECT : cwd;
+}
+
+/**
+ * Loads the shell parser the facts need (once per process). Every process that decides calls
+ * (the coordinator, replay, `policy test`) awaits it before its first call; a failure is
+ * HOOKBUS_SHELL_PARSER_UNAVAILABLE, whose message says what to install.
+ */
+export function loadCallFacts(): Promise<void> {
+  return loadShellParser();
+}
+
+function absolutePath(value: unknown): string | undefined {
+  return typeof value === "string" && value.startsWith("/") && value.length <= MAX_PATH_CHARS
+    ? value
+    : undefined;
+}

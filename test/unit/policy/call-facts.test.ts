@@ -1,0 +1,49 @@
+/**
+ * The fact set the coordinator computes (src/policy/call-facts.ts): a working directory the call
+ * claims never makes a deletion of `/`, a system directory or a home look like project work, and
+ * a claimed home is not taken at all.
+ */
+import { beforeAll, describe, expect, it } from "vitest";
+import { callFacts, loadCallFacts } from "../../../src/policy/call-facts.js";
+
+beforeAll(() => loadCallFacts());
+
+function shellOf(command: string, where: { cwd?: string; paramsCwd?: string; home?: string }) {
+  const params: Record<string, unknown> = { command };
+  if (where.paramsCwd !== undefined) params.cwd = where.paramsCwd;
+  const event: Record<string, unknown> = { toolName: "Bash", params };
+  if (where.cwd !== undefined) event.cwd = where.cwd;
+  const context: Record<string, unknown> = { agentId: "a", sessionKey: "s" };
+  if (where.home !== undefined) context.home = where.home;
+  const facts = callFacts("before_tool_call", event, context);
+  return facts.tools[0]!.shell![0]!;
+}
+
+const CLAIMS = ["/", "/etc", "/etc/ssh", "/root", "/home/dev", "/Users/dev", "/usr", "/boot/x"];
+
+describe("callFacts: a claimed working directory", () => {
+  it.each(CLAIMS.flatMap((cwd) => [{ cwd }, { paramsCwd: cwd }]))(
+    "%o never turns a system, root or home deletion into project work",
+    (where) => {
+      expect(shellOf("rm -rf /etc", where).targetsSystem).toBe(true);
+      expect(shellOf("rm -rf /", where).targetsRoot).toBe(true);
+      expect(shellOf("rm -rf ~", where).targetsHome).toBe(true);
+      const home = shellOf("rm -rf /home/dev", where);
+      expect(home.targetsSystem || home.targetsHome).toBe(true);
+      expect(shellOf("rm -rf *", where).deleteTargetClasses).not.toContain("project");
+    },
+  );
+
+  it("still resolves relative paths from it, and a real project is a project", () => {
+    expect(shellOf("rm -rf *", { cwd: "/" }).targetsRoot).toBe(true);
+    expect(shellOf("rm -rf dist", { cwd: "/home/dev/app" }).deleteTargetClasses).toEqual([
+      "project",
+    ]);
+    expect(shellOf("rm -rf build", { cwd: "/srv/app" }).deleteTargetClasses).toEqual(["project"]);
+  });
+
+  it("takes no home from the call: a claimed home of / does not hide /etc", () => {
+    expect(shellOf("rm -rf /etc", { home: "/" }).targetsSystem).toBe(true);
+    expect(shellOf("rm -rf /usr/*", { home: "/" }).targetsSystem).toBe(true);
+  });
+});
