@@ -105,6 +105,8 @@ export interface ChaosResult {
    * ended in: `start` before the first fault, then each fault's name until the next one.
    */
   failedByPhase: Record<string, number>;
+  /** The failed calls that were answered, by command, outcome and the decision's reason. */
+  failedAnswers: Record<string, number>;
   answered: number;
   lost: number;
   duplicates: number;
@@ -325,6 +327,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     const total = options.sessions * options.callsPerSession;
     const answers = new Map<string, { outcome: string; decision: unknown; cmd: string }>();
     const errors: Record<string, number> = {};
+    const failedAnswers: Record<string, number> = {};
     const done: { at: number; sentAt: number; ok: boolean; clean: boolean; phase: string }[] = [];
     // The phase a call ends in (a call a fault fails ends after it): `start`, then the name of
     // the last fault injected.
@@ -355,6 +358,12 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
           // The policy's own answer; only an allowed `ls` proves it was asked (see recoveries).
           const ok = result.decision.outcome === (cmd === "rm" ? "block" : "allow");
           const clean = cmd === "ls" && ok;
+          if (!ok) {
+            // What a failed answer said (a fail-closed block names its cause): for the diagnosis.
+            const { reason } = result.decision as { reason?: unknown };
+            const key = `${cmd} ${result.decision.outcome}: ${(typeof reason === "string" ? reason : "").slice(0, 160)}`;
+            failedAnswers[key] = (failedAnswers[key] ?? 0) + 1;
+          }
           done.push({ at: Date.now(), sentAt, ok, clean, phase });
         } catch (error) {
           const code = isHookbusError(error) ? error.code : "UNCODED";
@@ -382,7 +391,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
         } else if (step.fault === "nats") {
           const progress = `${done.length}/${total}`;
           await mark(`nats kill -9 at ${progress}`);
-          const { what, electedAt } = await server.fault(
+          const { what, from, electedAt } = await server.fault(
             nc,
             { stream: `${namespace.toUpperCase()}_LOG`, probeSubject: `${namespace}.audit.probe` },
             1000,
@@ -392,7 +401,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
           faults.push({
             fault: "nats",
             at,
-            from: at,
+            from,
             ...(electedAt === undefined ? {} : { electedAt }),
           });
         } else {
@@ -477,6 +486,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     return {
       calls: total,
       failedByPhase,
+      failedAnswers,
       overdue: watchdog.overdue,
       ...(indexed === undefined ? {} : { index: indexed }),
       answered: answers.size,
@@ -627,6 +637,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     log: (line) => console.log(line),
   });
   console.log(`answered=${result.answered} errors=${JSON.stringify(result.errors)}`);
+  console.log(`failed_answers=${JSON.stringify(result.failedAnswers)}`);
   console.log(`recoveries=${JSON.stringify(result.recoveries)}`);
   if (result.roll !== undefined) {
     const { nodes, ...roll } = result.roll;

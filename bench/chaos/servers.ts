@@ -17,8 +17,8 @@ export interface ChaosNats {
   replicas: number;
   /**
    * Kill -9 one server (the log stream's leader on a cluster), wait `downMs`, start it again.
-   * Returns what was killed and when service should be back: on a single server its restart, on a
-   * cluster the kill itself (the other nodes elect a new leader meanwhile).
+   * Returns what was killed and when: the moment of the kill (not of the lookup before it), which
+   * recoveries and the election are measured from.
    */
   fault(
     nc: NatsConnection,
@@ -41,10 +41,11 @@ export async function startChaosNats(cluster: boolean): Promise<ChaosNats> {
       servers: [server.url],
       replicas: 1,
       async fault(_nc, _stream, downMs) {
+        const from = Date.now();
         await server.kill();
         await new Promise((r) => setTimeout(r, downMs));
         await server.start();
-        return { what: "nats-server", from: Date.now() };
+        return { what: "nats-server", from };
       },
       stop: () => server.stop(),
     };
