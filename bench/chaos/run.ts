@@ -135,8 +135,9 @@ export interface ChaosResult {
   maxRecoveryS: number;
   errors: Record<string, number>;
   /**
-   * Per fault, seconds from the fault (the kill, the cut) to the first clean answer to a call
-   * sent after it: `ls` allowed, never a block (a fail-closed block is not a recovery).
+   * Per fault but the PostgreSQL cut (off the call path), seconds from the fault (the kill) to the
+   * first clean answer to a call sent after it: `ls` allowed, never a block (a fail-closed block
+   * is not a recovery).
    */
   recoveries: { fault: string; seconds: number }[];
   /** Calls still unanswered a second past their deadline (the watchdog fails the run on one). */
@@ -360,8 +361,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
           const clean = cmd === "ls" && ok;
           if (!ok) {
             // What a failed answer said (a fail-closed block names its cause): for the diagnosis.
-            const { reason } = result.decision as { reason?: unknown };
-            const key = `${cmd} ${result.decision.outcome}: ${(typeof reason === "string" ? reason : "").slice(0, 160)}`;
+            const key = `${cmd}: ${JSON.stringify(result.decision).slice(0, 240)}`;
             failedAnswers[key] = (failedAnswers[key] ?? 0) + 1;
           }
           done.push({ at: Date.now(), sentAt, ok, clean, phase });
@@ -376,18 +376,23 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     const pool = Array.from({ length: options.concurrency }, async () => {
       while (nextSession < options.sessions) await runSession(nextSession++);
     });
+    const cuts: Promise<void>[] = [];
     const chaos = (async () => {
       for (const step of schedule) {
         while (done.length < step.at * total) await sleep(20);
         const at = Date.now();
         phase = step.fault;
         if (step.fault === "pg-cut") {
-          const cut = await index!.cut(10_000);
-          log(
-            `fault: cut ${cut} PostgreSQL connection(s) of the indexer at ${done.length}/${total}`,
+          // In the background: the cut may wait for the indexer to hold a connection, and the
+          // faults after it must still meet calls.
+          const progress = `${done.length}/${total}`;
+          cuts.push(
+            index!.cut(10_000).then(async (cut) => {
+              log(`fault: cut ${cut} PostgreSQL connection(s) of the indexer at ${progress}`);
+              await mark(`pg-cut: ${cut} connection(s) terminated`);
+              faults.push({ fault: step.fault, at, from: Date.now() });
+            }),
           );
-          await mark(`pg-cut: ${cut} connection(s) terminated`);
-          faults.push({ fault: step.fault, at, from: at });
         } else if (step.fault === "nats") {
           const progress = `${done.length}/${total}`;
           await mark(`nats kill -9 at ${progress}`);
@@ -416,6 +421,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       }
     })();
     await Promise.race([Promise.all([...pool, chaos]), watchdog.failed]);
+    await Promise.all(cuts);
     watchdog.stop();
 
     const failedByPhase: Record<string, number> = {};
@@ -424,15 +430,18 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
 
     // Recovery: from the fault (the kill, the cut; for NATS the kill too, not the restart) to
     // the first clean answer to a call sent after it.
-    const recoveries = faults.map((f) => {
-      const first = done
-        .filter((d) => d.clean && d.sentAt >= f.from)
-        .sort((a, b) => a.at - b.at)[0];
-      return {
-        fault: f.fault,
-        seconds: first === undefined ? Infinity : (first.at - f.from) / 1000,
-      };
-    });
+    // A PostgreSQL cut is off the call path: its recovery is the index comparison's.
+    const recoveries = faults
+      .filter((f) => f.fault !== "pg-cut")
+      .map((f) => {
+        const first = done
+          .filter((d) => d.clean && d.sentAt >= f.from)
+          .sort((a, b) => a.at - b.at)[0];
+        return {
+          fault: f.fault,
+          seconds: first === undefined ? Infinity : (first.at - f.from) / 1000,
+        };
+      });
 
     // The kill -9 on the cluster: election vs the first clean answer to a call sent after it.
     const killed = faults.find((f) => f.fault === "nats" && f.electedAt !== undefined);
