@@ -259,7 +259,6 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       if ((await migrate.exited) !== 0) {
         throw new Error(`chaos: hookbus indexer migrate failed:\n${migrate.output().slice(-2000)}`);
       }
-      roleNames.push("indexer-1");
     }
     for (const name of roleNames) startRole(name);
     const client = await HookbusClient.connect({ nc, namespace, timeoutMs: options.timeoutMs });
@@ -284,6 +283,10 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
         );
       }
     }
+
+    // The indexer reads the log a coordinator creates: started once a call was recorded, as a
+    // deployment orders it (docs/operations.md, docker-compose).
+    if (index !== undefined) startRole("indexer-1");
 
     /** Every node restarted in turn (servers.ts) while sessions of its own keep calling. */
     async function rollUnderLoad(): Promise<NonNullable<ChaosResult["roll"]>> {
