@@ -26,7 +26,8 @@
  *          overdue=… verify_findings=… crash_tail=… clean_after_s=worker:…,… max_recovery_s=…
  * and on the cluster also roll_failed=… roll_p99_ms=… kill_election_s=… kill_first_clean_s=…,
  * with the index index_rows=…/… index_missing=… index_extra=… index_duplicates=…; the process
- * exits 1 when anything was lost, duplicated, wrong, hung or missing from the index.
+ * exits 1 when anything was lost, duplicated, wrong, hung or overdue, verify found anything, or
+ * the index differs from the log.
  *
  *   CHAOS_SESSIONS=1000 CHAOS_CALLS=10 CHAOS_CONCURRENCY=48 npm run chaos
  *
@@ -663,6 +664,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   console.log(summaryLine(result));
   const clean =
     result.lost + result.duplicates + result.wrong + result.hung + result.overdue.length === 0 &&
+    result.verifyFindings === 0 &&
     (result.index === undefined ||
       result.index.missing + result.index.extra + result.index.duplicates === 0);
   if (!clean) process.exitCode = 1;
