@@ -6,6 +6,7 @@
  * allowed — a fail-closed block of `ls` is a policy that could not be asked).
  */
 import { isHookbusError, type HookbusClient } from "../../src/index.js";
+import type { CallWatchdog } from "./watchdog.js";
 
 export interface PhaseCall {
   callId: string;
@@ -31,7 +32,7 @@ export function percentile(values: readonly number[], p: number): number {
 
 export function startPhaseLoad(
   client: HookbusClient,
-  options: { concurrency: number; prefix: string; maxCalls?: number },
+  options: { concurrency: number; prefix: string; maxCalls?: number; watchdog?: CallWatchdog },
 ): { calls: PhaseCall[]; stop: () => Promise<PhaseCall[]> } {
   const calls: PhaseCall[] = [];
   const maxCalls = options.maxCalls ?? 1_000_000;
@@ -44,17 +45,19 @@ export function startPhaseLoad(
       const cmd = i % 7 === 0 ? "rm" : "ls";
       const call: PhaseCall = { callId, cmd, sentAt: Date.now(), at: 0 };
       try {
-        const result = await client.call(
-          "before_tool_call",
-          {
-            agentId: "chaos-agent",
-            sessionKey: `${options.prefix}-s${session}`,
-            runId: "run-1",
-            toolCallId: callId,
-          },
-          { toolName: "shell", toolCallId: callId, params: { cmd } },
-          { callId },
-        );
+        const send = () =>
+          client.call(
+            "before_tool_call",
+            {
+              agentId: "chaos-agent",
+              sessionKey: `${options.prefix}-s${session}`,
+              runId: "run-1",
+              toolCallId: callId,
+            },
+            { toolName: "shell", toolCallId: callId, params: { cmd } },
+            { callId },
+          );
+        const result = await (options.watchdog?.watch(callId, send) ?? send());
         call.decision = result.decision;
       } catch (error) {
         call.error = isHookbusError(error) ? error.code : "UNCODED";

@@ -1,7 +1,10 @@
 /**
  * A small schedule of the chaos suite (`npm run chaos`): every role its own CLI process, kill -9
- * of a worker, a coordinator and the sealer, and a NATS kill -9 and restart, under concurrent
- * sessions; then the log must be sealed through its end and `audit verify --key` find nothing.
+ * of a worker, the indexer, a coordinator and the sealer, a cut of the indexer's PostgreSQL
+ * connections, and a NATS kill -9 and restart, under concurrent sessions; then the log must be
+ * sealed through its end, `audit verify --key --coordinator-keys` find nothing (a killed
+ * coordinator's crash tail is named, not a finding), no call may have outlived its deadline by a
+ * second, and PostgreSQL must hold every log record exactly once and nothing else.
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -19,9 +22,12 @@ describe("chaos (small schedule)", () => {
       callsPerSession: 10,
       concurrency: 12,
       timeoutMs: 5000,
+      index: true,
       schedule: [
         { at: 0.2, fault: "worker" },
+        { at: 0.3, fault: "indexer" },
         { at: 0.45, fault: "coordinator" },
+        { at: 0.55, fault: "pg-cut" },
         { at: 0.6, fault: "sealer" },
         { at: 0.7, fault: "nats" },
       ],
@@ -29,7 +35,9 @@ describe("chaos (small schedule)", () => {
     console.log(
       summaryLine(result),
       JSON.stringify(result.errors),
+      JSON.stringify(result.failedAnswers),
       JSON.stringify(result.verify),
+      JSON.stringify(result.index),
       `role logs: ${runDir}`,
     );
     // No role died by itself (a sealer that could not reach NATS on its restart used to).
@@ -38,7 +46,12 @@ describe("chaos (small schedule)", () => {
     expect(result.duplicates).toBe(0);
     expect(result.wrong).toBe(0);
     expect(result.hung).toBe(0);
-    expect(result.recoveries).toHaveLength(4);
+    expect(result.overdue).toEqual([]);
+    expect(result.recoveries).toHaveLength(5);
+    // The index equals the log through the indexer's kill and the PostgreSQL cut.
+    expect(result.index?.logRecords).toBeGreaterThan(0);
+    expect(result.index).toMatchObject({ missing: 0, extra: 0, duplicates: 0 });
+    expect(result.index?.rows).toBe(result.index?.logRecords);
     // Tamper evidence survives the faults: everything sealed, and verify finds nothing.
     expect(result.verify.unsealed).toBe(0);
     expect(result.verify.records).toBeGreaterThan(0);
