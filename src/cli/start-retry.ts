@@ -26,13 +26,19 @@ export function isTransientJetStreamFailure(error: unknown): boolean {
 
 export async function startWithRetry<T>(
   start: () => Promise<T>,
-  retry: { waitMs: number; logger: Logger; what: string },
+  retry: {
+    waitMs: number;
+    logger: Logger;
+    what: string;
+    /** Default isTransientJetStreamFailure; a service adds its own passing failures. */
+    retryable?: (error: unknown) => boolean;
+  },
 ): Promise<T> {
   return retryWithBackoff(start, {
     waitMs: retry.waitMs,
     firstMs: FIRST_BACKOFF_MS,
     capMs: MAX_BACKOFF_MS,
-    retryable: isTransientJetStreamFailure,
+    retryable: retry.retryable ?? isTransientJetStreamFailure,
     onRetry: (error, next) =>
       retry.logger.warn(
         { err: error, ...next },

@@ -4,7 +4,7 @@
  * and index.ts only (.dependency-cruiser.cjs, "surfaces-read-through-audit"); readers use
  * src/audit's AuditSource instead.
  */
-export { startIndexer } from "./indexer.js";
+export { startIndexer, type IndexerOptions } from "./indexer.js";
 export { indexerTelemetry } from "./telemetry.js";
 export { migrateIndex, type MigrateResult } from "./migrate.js";
 export { createIndexDatabase, databaseOf, isMissingDatabase, missingDatabase } from "./database.js";

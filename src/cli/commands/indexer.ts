@@ -1,8 +1,10 @@
 /** `hookbus indexer`: project the log into PostgreSQL; `hookbus indexer migrate`: create/upgrade its schema. */
-import { pino } from "pino";
+import { pino, type Logger } from "pino";
 import { Bus } from "../../bus/bus.js";
 import { HTTP_HELP } from "../../observability/service-http.js";
-import { HookbusError } from "../../foundation/errors.js";
+import { JetStreamApiError } from "@nats-io/jetstream";
+import { connectWaitMs } from "../../bus/connect.js";
+import { HookbusError, isHookbusError } from "../../foundation/errors.js";
 import {
   createIndexDatabase,
   databaseOf,
@@ -11,6 +13,7 @@ import {
   migrateIndex,
   missingDatabase,
   startIndexer,
+  type IndexerOptions,
   type MigrateResult,
 } from "../../indexer/service.js";
 import { openIndexPool } from "../../audit/pg/pool.js";
@@ -18,6 +21,7 @@ import { requireIndexUrl } from "../../audit/pg/url.js";
 import { parseCommand, type Command } from "../command.js";
 import type { Output } from "../output.js";
 import { openService, runService } from "../service.js";
+import { isTransientJetStreamFailure, startWithRetry } from "../start-retry.js";
 
 const HELP = `usage: hookbus indexer [options]          run an indexer until SIGTERM/SIGINT
        hookbus indexer migrate [--index URL] [--no-create-database]
@@ -93,6 +97,37 @@ async function migrateOnce(url: string): Promise<MigrateResult> {
   }
 }
 
+/**
+ * Like the coordinator, worker and sealer: a start that meets an election, a cut PostgreSQL
+ * connection or a log no coordinator has created yet waits, up to --connect-wait, instead of
+ * exiting.
+ */
+function startIndexerWithRetry(
+  options: IndexerOptions,
+  retry: { connectWait: string | undefined; logger: Logger },
+) {
+  return startWithRetry(() => startIndexer(options), {
+    waitMs: connectWaitMs(retry.connectWait),
+    logger: retry.logger,
+    what: "indexer start",
+    retryable: isPassingIndexerStartFailure,
+  });
+}
+
+/** JetStream not answering yet, the log not created yet, PostgreSQL unreachable for now. */
+function isPassingIndexerStartFailure(error: unknown): boolean {
+  if (isTransientJetStreamFailure(error)) return true;
+  for (let e: unknown = error, depth = 0; e instanceof Error && depth < 8; depth++) {
+    if (e instanceof JetStreamApiError && e.code === STREAM_NOT_FOUND) return true;
+    e = e.cause;
+  }
+  // A missing database stays missing: exit at once and say how to create it.
+  return isHookbusError(error, "HOOKBUS_INDEX_UNAVAILABLE") && !isMissingDatabase(error);
+}
+
+/** JetStream's error code for a stream that does not exist (the log before any coordinator). */
+const STREAM_NOT_FOUND = 10059;
+
 export const indexerCommand: Command = {
   summary: "project the log into PostgreSQL for audit queries (indexer migrate: its schema)",
   async run(argv, out) {
@@ -137,14 +172,17 @@ export const indexerCommand: Command = {
             logger,
             ...(values.namespace === undefined ? {} : { namespace: values.namespace }),
           });
-          const indexer = await startIndexer({
-            bus,
-            pool,
-            ...(values.consumer === undefined ? {} : { consumer: values.consumer }),
-            ...(batchSize === undefined ? {} : { batchSize }),
-            ...(ackWaitMs === undefined ? {} : { ackWaitMs }),
-            ...(writers === undefined ? {} : { writers }),
-          });
+          const indexer = await startIndexerWithRetry(
+            {
+              bus,
+              pool,
+              ...(values.consumer === undefined ? {} : { consumer: values.consumer }),
+              ...(batchSize === undefined ? {} : { batchSize }),
+              ...(ackWaitMs === undefined ? {} : { ackWaitMs }),
+              ...(writers === undefined ? {} : { writers }),
+            },
+            { connectWait: values["connect-wait"], logger },
+          );
           // A fatal indexer error ends the process like a lost connection: exit 1, restart.
           indexer.done.catch((error: unknown) => {
             logger.fatal({ err: error }, "the indexer failed: exiting");
