@@ -384,7 +384,8 @@ function discardsWork(command: CommandFact): boolean {
 /** `chmod`/`chown`/`chgrp` -R on `/`, the home directory or a system directory. */
 function chmodsSystem(command: CommandFact): boolean {
   if (!["chmod", "chown", "chgrp"].includes(command.program)) return false;
-  const recursive = command.flags.includes("R") || command.argv.includes("--recursive");
+  // Flags are normalised to lower case for the tools that matter (`-R` → r).
+  const recursive = command.flags.some((f) => f === "r" || f === "R");
   return recursive && command.paths.some((p) => ["root", "home", "system"].includes(p.class));
 }
 
