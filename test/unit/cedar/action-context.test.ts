@@ -105,7 +105,7 @@ describe("context.facts merges a call's commands", () => {
 
 describe("context.facts without a shell parser", () => {
   it("is unparsed when the commands were not parsed, and not for a call without commands", () => {
-    const unread = computeActionFacts("before_tool_call", {
+    const unread = computeActionFacts<null>("before_tool_call", {
       toolName: "Bash",
       params: { command: "rm -rf /" },
     });
@@ -114,7 +114,7 @@ describe("context.facts without a shell parser", () => {
       unparsedReasons: ["no-parser"],
       deletes: false,
     });
-    const read = computeActionFacts("before_tool_call", {
+    const read = computeActionFacts<null>("before_tool_call", {
       toolName: "Read",
       params: { path: "a" },
     });
