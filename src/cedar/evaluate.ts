@@ -76,6 +76,7 @@ function evaluateSet(set: CedarPolicySet, input: RequestInput): CedarEvaluation 
           session: input.session,
           vocabulary: input.vocabulary,
           findSecrets: false,
+          facts: input.facts,
         },
   );
   const answers = requests.map((request) => answer(set, request));

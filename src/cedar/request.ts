@@ -9,12 +9,14 @@
  */
 import type { ModifyingHookName } from "../catalog/catalog.js";
 import { toolCallId, toolCallName, toolDefinitionName, type ToolCall } from "../catalog/common.js";
-import type { ActionFacts } from "../facts/index.js";
+import type { ActionFacts, ToolCallFacts } from "../facts/index.js";
 import { findInShape } from "../facts/shape.js";
+import type { ShellFacts } from "../facts/shell/index.js";
 import { canonicalize } from "../foundation/canonical-json.js";
 import { toolFacts, type ToolFacts } from "../vocabulary/facts.js";
 import { secretKinds } from "../vocabulary/secrets.js";
 import { toolVocabulary, type ToolVocabulary } from "../vocabulary/vocabulary.js";
+import { cedarFacts, computeCallFacts } from "./action-context.js";
 import type { SessionFacts } from "./session-facts.js";
 import type { CedarContext, CedarValueJson, EntityJson, EntityUidJson } from "./wasm.js";
 
@@ -45,7 +47,8 @@ export interface RequestInput {
   findSecrets?: boolean;
   /**
    * The call's fact set as the coordinator computed it (src/policy/call-facts.ts): the same
-   * object workers and the record get. Absent: computed here from the event.
+   * object workers and the record get. Absent: computed here, once per event, with the shell
+   * parser (action-context.ts), on first read of `context.facts`.
    */
   facts?: ActionFacts;
 }
@@ -81,10 +84,11 @@ const BUILDERS: Record<ModifyingHookName, Builder> = {
         const id = toolCallId(call);
         const target: RequestTarget =
           id === undefined ? { kind: "toolCall", index } : { kind: "toolCall", index, id };
-        return toolRequest(input, base, target, name, {
+        const request = toolRequest(input, base, target, name, {
           ...shared,
           call: callFacts(input, name, argumentsOf(call), id),
         });
+        return withActionFacts(request, input, index, name);
       }),
     ];
   },
@@ -186,7 +190,64 @@ function toolCallRequest(input: RequestInput, base: Base, fields: CedarContext):
   const name = text(input.event.toolName);
   const id = typeof input.event.toolCallId === "string" ? input.event.toolCallId : undefined;
   fields.call = callFacts(input, name, input.event.params, id);
-  return toolRequest(input, base, { kind: "call" }, name, fields);
+  return withActionFacts(toolRequest(input, base, { kind: "call" }, name, fields), input, 0, name);
+}
+
+/**
+ * `context.facts` (action-context.ts), computed when first read: a set that never reads it
+ * (pruned away by context-keys.ts) never pays for parsing the call's commands.
+ */
+function withActionFacts(
+  request: CedarRequest,
+  input: RequestInput,
+  index: number,
+  name: string,
+): CedarRequest {
+  Object.defineProperty(request.context, "facts", {
+    enumerable: true,
+    configurable: true,
+    get: () => factsRecord(input, index, name),
+  });
+  return request;
+}
+
+type Shell = ShellFacts | null;
+
+/**
+ * The records already built, per fact set and per event: every Cedar set of a call reads the
+ * same ones, so the facts are computed, and turned into a record, once per call and tool.
+ */
+interface Built {
+  vocabulary: unknown;
+  facts: ActionFacts<Shell> | undefined;
+  records: Map<number, CedarValueJson>;
+}
+const built = new WeakMap<object, Built>();
+
+/** The tool's record: from the coordinator's facts when they are for this tool, else computed. */
+function factsRecord(input: RequestInput, index: number, name: string): CedarValueJson {
+  const given = input.facts?.tools[index] as ToolCallFacts<Shell> | undefined;
+  const key: object = given !== undefined && given.name === name ? input.facts! : input.event;
+  let entry = built.get(key);
+  if (entry === undefined || entry.vocabulary !== input.vocabulary) {
+    entry = { vocabulary: input.vocabulary, facts: undefined, records: new Map() };
+    built.set(key, entry);
+  }
+  let record = entry.records.get(index);
+  if (record === undefined) {
+    record = key === input.facts ? cedarFacts(given!) : computedRecord(input, entry, index, name);
+    entry.records.set(index, record);
+  }
+  return record;
+}
+
+function computedRecord(input: RequestInput, entry: Built, index: number, name: string) {
+  entry.facts ??= computeCallFacts(input.hook, input.event, { vocabulary: input.vocabulary });
+  const own = entry.facts.tools[index];
+  if (own !== undefined && own.name === name) return cedarFacts(own);
+  // Facts of another tool are no facts of this one: read as unparsed, never as harmless.
+  const bare = computeCallFacts("before_tool_call", { toolName: name }).tools[0]!;
+  return cedarFacts(bare, ["facts-mismatch"]);
 }
 
 /** What one tool call is about, as vocabulary facts, plus its arguments as canonical JSON text. */
