@@ -12,6 +12,7 @@ import { countTokens, DEFAULT_SHELL_LIMITS, ShellLimitError, type ShellLimits } 
 import { HookbusError } from "../../foundation/errors.js";
 import { parseBash, shellParserLoaded } from "./parser.js";
 import { plainCommand } from "./plain.js";
+import { plainTree, type ShellNode } from "./tree.js";
 import type { PathContext } from "./paths.js";
 import type { ShellFacts } from "./schema.js";
 import { substitutionOutput } from "./static-eval.js";
@@ -41,10 +42,10 @@ function collect(analysis: Analysis, text: string, via: string[]): RawCommand[] 
       throw new SyntaxProblem(`does not parse near offset ${at?.startIndex ?? 0}`);
     }
     const { limits, paths } = analysis;
-    const substitute = (node: Node, env: WordEnv): string | undefined =>
+    const substitute = (node: ShellNode, env: WordEnv): string | undefined =>
       substitutionOutput(node, env, limits.maxLength);
     const collector = new CommandCollector(limits, paths.home, analysis.vars, substitute);
-    collector.walk(root, { via, depth: 0 });
+    collector.walk(plainTree(tree, text), { via, depth: 0 });
     return collector.commands;
   } finally {
     tree.delete();

@@ -5,7 +5,7 @@
  * Function bodies count as running: a definition is usually followed by a call, and a fact that
  * over-reports a deletion is safer than one that misses it.
  */
-import type { Node } from "web-tree-sitter";
+import type { ShellNode } from "./tree.js";
 import type { RedirectFact } from "./schema.js";
 import { ShellLimitError, type ShellLimits } from "./limits.js";
 import { argumentWords, wordValue, type WordEnv, type WordValue } from "./words.js";
@@ -58,7 +58,7 @@ export class CommandCollector {
     private readonly limits: ShellLimits,
     private readonly home: string | undefined,
     vars: ReadonlyMap<string, string>,
-    substitute: (node: Node, env: WordEnv) => string | undefined,
+    substitute: (node: ShellNode, env: WordEnv) => string | undefined,
   ) {
     this.vars = new Map(vars);
     // Each `$(…)` is evaluated once: words are valued again at every level of a nested `$(…)`,
@@ -75,7 +75,7 @@ export class CommandCollector {
     };
   }
 
-  walk(node: Node, ctx: WalkContext): void {
+  walk(node: ShellNode, ctx: WalkContext): void {
     if (ctx.depth > this.limits.maxTreeDepth) {
       throw new ShellLimitError("too-deep", `tree depth over ${this.limits.maxTreeDepth}`);
     }
@@ -105,16 +105,16 @@ export class CommandCollector {
     }
   }
 
-  private children(node: Node, ctx: WalkContext): void {
+  private children(node: ShellNode, ctx: WalkContext): void {
     for (const child of node.namedChildren) if (child !== null) this.walk(child, ctx);
   }
 
   /** A substitution's commands run in their own process: not a stage of the outer pipeline. */
-  private nested(node: Node, ctx: WalkContext, via: string): void {
+  private nested(node: ShellNode, ctx: WalkContext, via: string): void {
     this.children(node, { via: [...ctx.via, via], depth: ctx.depth });
   }
 
-  private assignment(node: Node, ctx: WalkContext): void {
+  private assignment(node: ShellNode, ctx: WalkContext): void {
     const nameNode = node.childForFieldName("name");
     const valueNode = node.childForFieldName("value");
     if (valueNode !== null) this.walk(valueNode, ctx);
@@ -124,7 +124,11 @@ export class CommandCollector {
     else this.vars.delete(nameNode.text);
   }
 
-  private pipeline(stages: (Node | null)[], ctx: WalkContext, first: number | undefined): void {
+  private pipeline(
+    stages: (ShellNode | null)[],
+    ctx: WalkContext,
+    first: number | undefined,
+  ): void {
     const id = first ?? ++this.pipelines;
     let stage = first === undefined ? 0 : 1;
     for (const node of stages) {
@@ -134,7 +138,7 @@ export class CommandCollector {
     }
   }
 
-  private redirected(node: Node, ctx: WalkContext): void {
+  private redirected(node: ShellNode, ctx: WalkContext): void {
     const body = node.childForFieldName("body");
     // Nodes are fresh objects on every access: select the redirections by field, not identity.
     const redirects = node.childrenForFieldName("redirect");
@@ -155,12 +159,12 @@ export class CommandCollector {
   }
 
   /** `{ …; } > f`, `while …; done < f`: the redirections apply to no single command. */
-  private commandlessRedirects(redirects: Node[], ctx: WalkContext): void {
+  private commandlessRedirects(redirects: ShellNode[], ctx: WalkContext): void {
     const raw = redirects.flatMap((r) => this.redirect(r, ctx).redirects);
     if (raw.length > 0) this.push({ words: [], via: ctx.via, redirects: raw });
   }
 
-  private command(node: Node, ctx: WalkContext, outer: Node[]): void {
+  private command(node: ShellNode, ctx: WalkContext, outer: ShellNode[]): void {
     const words: WordValue[] = [];
     const redirectNodes = [...outer];
     let named = false;
@@ -198,7 +202,7 @@ export class CommandCollector {
   }
 
   private redirect(
-    node: Node,
+    node: ShellNode,
     ctx: WalkContext,
   ): { redirects: RawRedirect[]; stdin?: RawCommand["stdin"] } {
     const inner = { via: ctx.via, depth: ctx.depth + 1 };
@@ -210,7 +214,7 @@ export class CommandCollector {
       return { redirects: [], stdin: { from: "herestring", text: value.text } };
     }
     if (node.type === "heredoc_redirect") {
-      const nested = node.namedChildren.filter((c): c is Node => c?.type === "file_redirect");
+      const nested = node.namedChildren.filter((c): c is ShellNode => c?.type === "file_redirect");
       const body = node.namedChildren.find((c) => c?.type === "heredoc_body");
       if (body !== null && body !== undefined) this.walk(body, inner);
       const redirects = nested.flatMap((r) => this.fileRedirect(r, inner));
@@ -219,7 +223,7 @@ export class CommandCollector {
     return { redirects: this.fileRedirect(node, inner) };
   }
 
-  private fileRedirect(node: Node, ctx: WalkContext): RawRedirect[] {
+  private fileRedirect(node: ShellNode, ctx: WalkContext): RawRedirect[] {
     const destination = node.childForFieldName("destination") ?? node.namedChildren.at(-1);
     if (destination === null || destination === undefined) return [];
     this.walk(destination, ctx);
@@ -238,11 +242,11 @@ function redirectMode(operator: string, target: string): RedirectFact["mode"] {
 
 const HEREDOC_PARTS = new Set(["heredoc_start", "heredoc_body", "heredoc_end", "file_redirect"]);
 
-function heredocContinuation(node: Node): Node[] {
+function heredocContinuation(node: ShellNode): ShellNode[] {
   if (node.type !== "heredoc_redirect") return [];
-  return node.namedChildren.filter((c): c is Node => c !== null && !HEREDOC_PARTS.has(c.type));
+  return node.namedChildren.filter((c): c is ShellNode => c !== null && !HEREDOC_PARTS.has(c.type));
 }
 
-function name(node: Node): string {
+function name(node: ShellNode): string {
   return node.childForFieldName("name")?.text ?? "?";
 }
