@@ -45,8 +45,7 @@ function collect(analysis: Analysis, text: string, via: string[]): RawCommand[] 
     const substitute = (node: ShellNode, env: WordEnv): string | undefined =>
       substitutionOutput(node, env, limits.maxLength);
     const collector = new CommandCollector(limits, paths.home, analysis.vars, substitute);
-    collector.walk(plainTree(tree, text), { via, depth: 0 });
-    return collector.commands;
+    return collector.collect(plainTree(tree, text), via);
   } finally {
     tree.delete();
   }

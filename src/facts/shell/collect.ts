@@ -5,7 +5,7 @@
  * Function bodies count as running: a definition is usually followed by a call, and a fact that
  * over-reports a deletion is safer than one that misses it.
  */
-import type { ShellNode } from "./tree.js";
+import type { PlainTree, ShellNode } from "./tree.js";
 import type { RedirectFact } from "./schema.js";
 import { ShellLimitError, type ShellLimits } from "./limits.js";
 import { argumentWords, wordValue, type WordEnv, type WordValue } from "./words.js";
@@ -35,7 +35,6 @@ const LEAVES = new Set([
   "word",
   "raw_string",
   "ansi_c_string",
-  "number",
   "variable_name",
   "string_content",
   "comment",
@@ -53,6 +52,8 @@ export class CommandCollector {
   private readonly vars: Map<string, string>;
   private pipelines = 0;
   private readonly env: WordEnv;
+  /** The `command` nodes collected so far, by id. */
+  private readonly seen = new Set<number>();
 
   constructor(
     private readonly limits: ShellLimits,
@@ -75,11 +76,24 @@ export class CommandCollector {
     };
   }
 
+  /**
+   * Collects every command of a tree. Then sweeps: a `command` node the walk did not reach (a
+   * construct it does not model, such as a future grammar's) is collected too, marked
+   * `unmodelled`, so no command can hide in an unexpected place of the tree.
+   */
+  collect(tree: PlainTree, via: string[]): RawCommand[] {
+    this.walk(tree.root, { via, depth: 0 });
+    for (const node of tree.commands) {
+      if (!this.seen.has(node.id))
+        this.command(node, { via: [...via, "unmodelled"], depth: 0 }, []);
+    }
+    return this.commands;
+  }
+
   walk(node: ShellNode, ctx: WalkContext): void {
     if (ctx.depth > this.limits.maxTreeDepth) {
       throw new ShellLimitError("too-deep", `tree depth over ${this.limits.maxTreeDepth}`);
     }
-    // Every `type` read is a call into WebAssembly: read it once.
     const type = node.type;
     if (LEAVES.has(type)) return;
     const inner = { ...ctx, depth: ctx.depth + 1 };
@@ -114,10 +128,18 @@ export class CommandCollector {
     this.children(node, { via: [...ctx.via, via], depth: ctx.depth });
   }
 
+  /** An assignment's commands: in its value, and in a subscript's index (`a[$(cmd)]=1`). */
+  private assignmentParts(node: ShellNode, ctx: WalkContext): void {
+    const nameNode = node.childForFieldName("name");
+    const valueNode = node.childForFieldName("value");
+    if (nameNode !== null && nameNode.type !== "variable_name") this.walk(nameNode, ctx);
+    if (valueNode !== null) this.walk(valueNode, ctx);
+  }
+
   private assignment(node: ShellNode, ctx: WalkContext): void {
     const nameNode = node.childForFieldName("name");
     const valueNode = node.childForFieldName("value");
-    if (valueNode !== null) this.walk(valueNode, ctx);
+    this.assignmentParts(node, ctx);
     if (nameNode?.type !== "variable_name") return;
     const value = valueNode === null ? { text: "", static: true } : wordValue(valueNode, this.env);
     if (value.static) this.vars.set(nameNode.text, value.text);
@@ -165,6 +187,7 @@ export class CommandCollector {
   }
 
   private command(node: ShellNode, ctx: WalkContext, outer: ShellNode[]): void {
+    this.seen.add(node.id);
     const words: WordValue[] = [];
     const redirectNodes = [...outer];
     let named = false;
@@ -172,8 +195,7 @@ export class CommandCollector {
       if (child === null) continue;
       const type = child.type;
       if (!named && type === "variable_assignment") {
-        const value = child.childForFieldName("value");
-        if (value !== null) this.walk(value, { ...ctx, pipeline: undefined, depth: ctx.depth + 1 });
+        this.assignmentParts(child, { ...ctx, pipeline: undefined, depth: ctx.depth + 1 });
         continue;
       }
       if (type.endsWith("_redirect")) {

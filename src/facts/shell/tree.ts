@@ -76,11 +76,18 @@ function isNamedType(language: Language, typeId: number): boolean {
   return named;
 }
 
+/** A copied tree, and its `command` nodes in document order (for CommandCollector's sweep). */
+export interface PlainTree {
+  root: ShellNode;
+  commands: ShellNode[];
+}
+
 interface Builder {
   cursor: TreeCursor;
   language: Language;
   source: string;
   nextId: number;
+  commands: ShellNode[];
 }
 
 function current(builder: Builder, parent: ShellNode | undefined): ShellNode {
@@ -99,6 +106,7 @@ function current(builder: Builder, parent: ShellNode | undefined): ShellNode {
     field,
     builder.source,
   );
+  if (type === "command") builder.commands.push(node);
   if (parent !== undefined) {
     parent.children.push(node);
     if (node.isNamed) parent.namedChildren.push(node);
@@ -110,14 +118,15 @@ function current(builder: Builder, parent: ShellNode | undefined): ShellNode {
  * Copies the whole tree, depth first, without recursion (a deep tree cannot overflow the stack).
  * `source` must be the text the tree was parsed from. The tree can be deleted afterwards.
  */
-export function plainTree(tree: Tree, source: string): ShellNode {
+export function plainTree(tree: Tree, source: string): PlainTree {
   const cursor = tree.walk();
   try {
-    const builder: Builder = { cursor, language: tree.language, source, nextId: 0 };
+    const commands: ShellNode[] = [];
+    const builder: Builder = { cursor, language: tree.language, source, nextId: 0, commands };
     const root = current(builder, undefined);
     const ancestors: ShellNode[] = [];
     let parent = root;
-    if (!cursor.gotoFirstChild()) return root;
+    if (!cursor.gotoFirstChild()) return { root, commands };
     for (;;) {
       const node = current(builder, parent);
       if (cursor.gotoFirstChild()) {
@@ -127,7 +136,7 @@ export function plainTree(tree: Tree, source: string): ShellNode {
       }
       while (!cursor.gotoNextSibling()) {
         const up = ancestors.pop();
-        if (up === undefined) return root;
+        if (up === undefined) return { root, commands };
         cursor.gotoParent();
         parent = up;
       }

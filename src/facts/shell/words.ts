@@ -105,8 +105,11 @@ export function wordValue(
   type: string = node.type,
 ): WordValue {
   switch (type) {
-    case "word":
     case "number":
+      // `10#$(cmd)` is a number with a substitution in it: its value is the run's.
+      if (node.namedChildCount > 0) return partsValue(node, env, quoted);
+      return { text: quoted ? unescapeDouble(node.text) : unescapeBare(node.text), static: true };
+    case "word":
     case "variable_name":
     case "file_descriptor":
       return { text: quoted ? unescapeDouble(node.text) : unescapeBare(node.text), static: true };
