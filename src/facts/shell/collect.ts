@@ -153,11 +153,12 @@ export class CommandCollector {
   ): void {
     const id = first ?? ++this.pipelines;
     let stage = first === undefined ? 0 : 1;
-    for (const node of stages) {
-      if (node === null) continue;
+    const after: ShellNode[] = [];
+    for (const node of untangle(stages, after)) {
       this.walk(node, { ...ctx, depth: ctx.depth + 1, pipeline: { id, stage } });
       stage += 1;
     }
+    for (const node of after) this.walk(node, { ...ctx, depth: ctx.depth + 1 });
   }
 
   private redirected(node: ShellNode, ctx: WalkContext): void {
@@ -267,6 +268,34 @@ const HEREDOC_PARTS = new Set(["heredoc_start", "heredoc_body", "heredoc_end", "
 function heredocContinuation(node: ShellNode): ShellNode[] {
   if (node.type !== "heredoc_redirect") return [];
   return node.namedChildren.filter((c): c is ShellNode => c !== null && !HEREDOC_PARTS.has(c.type));
+}
+
+/**
+ * A pipeline's real stages. tree-sitter-bash parses `a | b | c && d` as `a | (b | c && d)`: a
+ * pipeline of three or more stages followed by `&&` or `||` ends in a list. Bash runs
+ * `(a | b | c) && d`, and `curl … | cat | sh && true` must still say that `sh` reads `curl`'s
+ * output: the list's leftmost part continues the pipeline, and the rest of the list (`d`) is put
+ * in `after`, in order, to run outside it. Longer chains nest the same shape again.
+ */
+function untangle(stages: readonly (ShellNode | null)[], after: ShellNode[]): ShellNode[] {
+  const out: ShellNode[] = [];
+  for (const [index, node] of stages.entries()) {
+    if (node === null) continue;
+    if (index === 0 || node.type !== "list") {
+      out.push(node);
+      continue;
+    }
+    const rests: ShellNode[][] = [];
+    let head = node;
+    while (head.type === "list" && head.namedChildren[0] !== undefined) {
+      rests.push(head.namedChildren.slice(1));
+      head = head.namedChildren[0];
+    }
+    // The head's own later stages can be lists again (`a | b | c | d && e && f`).
+    out.push(...(head.type === "pipeline" ? untangle(head.namedChildren, after) : [head]));
+    for (const rest of rests.reverse()) after.push(...rest);
+  }
+  return out;
 }
 
 function name(node: ShellNode): string {
