@@ -11,7 +11,7 @@ import { analyseInvocation } from "./invocation.js";
 import { countTokens, DEFAULT_SHELL_LIMITS, ShellLimitError, type ShellLimits } from "./limits.js";
 import { HookbusError } from "../../foundation/errors.js";
 import { parseBash, shellParserLoaded } from "./parser.js";
-import { plainCommand } from "./plain.js";
+import { plainCommands } from "./plain.js";
 import { plainTree, type ShellNode } from "./tree.js";
 import type { PathContext } from "./paths.js";
 import type { ShellFacts } from "./schema.js";
@@ -64,8 +64,8 @@ function analyseScript(analysis: Analysis, text: string, via: string[], nesting:
   if (tokens > limits.maxTokens) {
     throw new ShellLimitError("too-many-nodes", `more than ${limits.maxTokens} tokens`);
   }
-  const plain = plainCommand(text, via);
-  const raws = plain === undefined ? collect(analysis, text, via) : [plain];
+  const raws =
+    plainCommands(text, via, analysis.paths.home, limits) ?? collect(analysis, text, via);
   const finals = new Map<RawCommand, Final>();
   for (const raw of raws) finals.set(raw, analyseInvocation(analysis, raw, nesting));
   feedsOfPipelines(analysis, raws, finals, nesting);
