@@ -1,8 +1,8 @@
 /**
  * The parser-free path for plain commands: simple commands of plain words joined by ` | `,
  * ` && `, ` || ` or `; ` (single spaces around each). A plain word is letters, digits and
- * `_ . / : @ % + , -`, and after the program also `= ~ * ?`; no program is a reserved word or a
- * declaration keyword, and no word of it is an assignment. Bash gives such text no meaning beyond
+ * `_ . / : @ % + , -`, and after the program also `= ~ * ?`, or a whole single-quoted word; no
+ * program is a reserved word or a declaration keyword, and no word of it is an assignment. Bash gives such text no meaning beyond
  * its words, its pipelines and its lists (no quoting, expansion, redirection or comment; a glob
  * is kept as written, as the parser path keeps it; a leading `~` is the home directory, as there),
  * so splitting is exactly what the parser would find. A property test holds the two paths to the
@@ -17,9 +17,13 @@ const MAX_PLAIN_LENGTH = 512;
 
 // The program has no `=` (`a=1` is an assignment) and no glob. An argument does not start with
 // `=`: tree-sitter-bash reads a word that starts with `=` (`==`) as an operator.
+// A single-quoted argument (`'a | b'`) is taken whole: its text is literal, whatever it holds.
 const PROGRAM = "[A-Za-z0-9_./:@%+,~-]+";
-const ARGUMENT = "[A-Za-z0-9_./:@%+,~*?-][A-Za-z0-9_./:@%+,=~*?-]*";
+const QUOTED = "'[^'\\n]*'";
+const ARGUMENT = `(?:[A-Za-z0-9_./:@%+,~*?-][A-Za-z0-9_./:@%+,=~*?-]*|${QUOTED})`;
 const SIMPLE = `${PROGRAM}(?: ${ARGUMENT})*`;
+/** Words, whole single-quoted words, and `;` (which ends the word before it). */
+const TOKEN = /'[^'\n]*'|;|[^ ';]+/gu;
 const PLAIN = new RegExp(`^${SIMPLE}(?:(?: \\| | && | \\|\\| |; )${SIMPLE})*$`, "u");
 
 /** Reserved words, and the keywords tree-sitter-bash parses as declarations, not commands. */
@@ -41,6 +45,7 @@ const DEPTH_BELOW_LISTS = 8;
 
 /** A word's value: as written, but a leading `~` alone or before `/` is the home directory. */
 function wordOf(text: string, home: string | undefined): RawCommand["words"][number] {
+  if (text.startsWith("'")) return { text: text.slice(1, -1), static: true };
   const tilde = home !== undefined && (text === "~" || text.startsWith("~/"));
   return { text: tilde ? home + text.slice(1) : text, static: true };
 }
@@ -77,12 +82,11 @@ export function plainCommands(
     words = [];
     return true;
   };
-  for (const word of text.split(" ")) {
+  for (const [word] of text.matchAll(TOKEN)) {
     if (SEPARATORS.has(word)) {
       if (word !== "|") lists += 1;
       if (!end(word)) return undefined;
-    } else if (word.endsWith(";")) {
-      words.push(word.slice(0, -1));
+    } else if (word === ";") {
       if (!end(";")) return undefined;
     } else words.push(word);
   }

@@ -20,7 +20,11 @@ beforeAll(async () => {
 });
 
 const wordChars = fc.constantFrom(..."abcrmfgitnpsuod0123456789_./:@%+,-=~*?".split(""));
-const word = fc.string({ unit: wordChars, minLength: 1, maxLength: 12 });
+const quotedChars = fc.constantFrom(...' a|&;$"\\*~#()<>{}=`!x-'.split(""));
+const word = fc.oneof(
+  { weight: 4, arbitrary: fc.string({ unit: wordChars, minLength: 1, maxLength: 12 }) },
+  { weight: 1, arbitrary: fc.string({ unit: quotedChars, maxLength: 8 }).map((s) => `'${s}'`) },
+);
 const program = fc.constantFrom(
   "rm",
   "git",
