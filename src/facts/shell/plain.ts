@@ -1,7 +1,7 @@
 /**
  * The parser-free path for plain commands: simple commands of plain words joined by ` | `,
  * ` && `, ` || ` or `; ` (single spaces around each). A plain word is letters, digits and
- * `_ . / : @ % + , -`, and after the program also `= ~ * ?`, or a whole single-quoted word; no
+ * `_ . / : @ % + , -`, and after the program also `= ~ * ?`, or a whole quoted word; no
  * program is a reserved word or a declaration keyword, and no word of it is an assignment. Bash gives such text no meaning beyond
  * its words, its pipelines and its lists (no quoting, expansion, redirection or comment; a glob
  * is kept as written, as the parser path keeps it; a leading `~` is the home directory, as there),
@@ -19,11 +19,12 @@ const MAX_PLAIN_LENGTH = 512;
 // `=`: tree-sitter-bash reads a word that starts with `=` (`==`) as an operator.
 // A single-quoted argument (`'a | b'`) is taken whole: its text is literal, whatever it holds.
 const PROGRAM = "[A-Za-z0-9_./:@%+,~-]+";
-const QUOTED = "'[^'\\n]*'";
+// A double-quoted one too, when nothing in it is special there (no `$`, backquote, backslash, `!`).
+const QUOTED = `(?:'[^'\\n]*'|"[^"$\`\\\\!\\n]*")`;
 const ARGUMENT = `(?:[A-Za-z0-9_./:@%+,~*?-][A-Za-z0-9_./:@%+,=~*?-]*|${QUOTED})`;
 const SIMPLE = `${PROGRAM}(?: ${ARGUMENT})*`;
-/** Words, whole single-quoted words, and `;` (which ends the word before it). */
-const TOKEN = /'[^'\n]*'|;|[^ ';]+/gu;
+/** Words, whole quoted words, and `;` (which ends the word before it). */
+const TOKEN = /'[^'\n]*'|"[^"\n]*"|;|[^ '";]+/gu;
 const PLAIN = new RegExp(`^${SIMPLE}(?:(?: \\| | && | \\|\\| |; )${SIMPLE})*$`, "u");
 
 /** Reserved words, and the keywords tree-sitter-bash parses as declarations, not commands. */
@@ -45,7 +46,8 @@ const DEPTH_BELOW_LISTS = 8;
 
 /** A word's value: as written, but a leading `~` alone or before `/` is the home directory. */
 function wordOf(text: string, home: string | undefined): RawCommand["words"][number] {
-  if (text.startsWith("'")) return { text: text.slice(1, -1), static: true };
+  if (text.startsWith("'") || text.startsWith('"'))
+    return { text: text.slice(1, -1), static: true };
   const tilde = home !== undefined && (text === "~" || text.startsWith("~/"));
   return { text: tilde ? home + text.slice(1) : text, static: true };
 }

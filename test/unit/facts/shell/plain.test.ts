@@ -1,8 +1,8 @@
 /**
  * Plain commands skip the parser (src/facts/shell/plain.ts). The skip is only sound if it gives
  * exactly the facts the parser path gives: `cmd;` always takes the parser path, and its facts must
- * equal those of `cmd`, for single commands, pipelines and lists, with globs and `~`, under the
- * default limits and lowered ones.
+ * equal those of `cmd`, for single commands, pipelines and lists, with globs, `~` and quoted
+ * words, under the default limits and lowered ones.
  */
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -10,6 +10,7 @@ import {
   DEFAULT_SHELL_LIMITS,
   loadShellParser,
   shellFacts,
+  type ShellFacts,
 } from "../../../../src/facts/shell/index.js";
 import { plainCommands } from "../../../../src/facts/shell/plain.js";
 
@@ -24,6 +25,20 @@ const quotedChars = fc.constantFrom(...' a|&;$"\\*~#()<>{}=`!x-'.split(""));
 const word = fc.oneof(
   { weight: 4, arbitrary: fc.string({ unit: wordChars, minLength: 1, maxLength: 12 }) },
   { weight: 1, arbitrary: fc.string({ unit: quotedChars, maxLength: 8 }).map((s) => `'${s}'`) },
+  {
+    weight: 1,
+    arbitrary: fc
+      .string({ unit: fc.constantFrom(..." a|&;'*~#()<>{}=x-".split("")), maxLength: 8 })
+      .map((s) => `"${s}"`),
+  },
+  // `$`, backquote and `!` keep a double-quoted word on the parser path; an inner `"` or a final
+  // backslash would leave it open (a syntax error, whose offset differs between the two texts).
+  {
+    weight: 1,
+    arbitrary: fc
+      .string({ unit: quotedChars.filter((c) => c !== '"' && c !== "\\"), maxLength: 8 })
+      .map((s) => `"${s}"`),
+  },
 );
 const program = fc.constantFrom(
   "rm",
@@ -70,12 +85,23 @@ const limits = fc.option(
   { nil: undefined },
 );
 
+/**
+ * A quoted word left open (`"\``) is a syntax error on both paths, at an offset that differs by
+ * the added `;`: the offset is not compared.
+ */
+function comparable(facts: ShellFacts): ShellFacts {
+  if (facts.unparsed?.reason !== "syntax") return facts;
+  const detail = facts.unparsed.detail.replace(/offset \d+/u, "offset N");
+  return { ...facts, unparsed: { ...facts.unparsed, detail } };
+}
+
 describe("plain commands", () => {
   it("give the same facts with and without the parser", () => {
     fc.assert(
       fc.property(plain, limits, (command, lowered) => {
         const options = lowered === undefined ? where : { ...where, limits: lowered };
-        expect(shellFacts(command, options), command).toEqual(shellFacts(`${command};`, options));
+        const plainPath = comparable(shellFacts(command, options));
+        expect(plainPath, command).toEqual(comparable(shellFacts(`${command};`, options)));
       }),
       { numRuns: 1500 },
     );
@@ -86,7 +112,7 @@ describe("plain commands", () => {
     const taken = samples.filter(
       (command) => plainCommands(command, [], where.home, DEFAULT_SHELL_LIMITS) !== undefined,
     );
-    expect(taken.length).toBeGreaterThan(samples.length * 0.4);
+    expect(taken.length).toBeGreaterThan(samples.length * 0.3);
   });
 
   it("leave anything with shell syntax to the parser", () => {
