@@ -12,6 +12,9 @@ console.log(
   `corpus: ${cost.commands} commands, ${cost.samples} timed calls; process CPU ${cost.cpuUsPerCall.toFixed(1)} µs per call`,
 );
 console.log(
+  `parser-free (plain) path: ${cost.plainCommands} of ${cost.commands} commands; a repeat through createShellFactsMemo: p50 ${cost.memoP50Us.toFixed(1)} µs`,
+);
+console.log(
   "pathological (best of 5): filled to 64 KB, then each shape at the length and token limits",
 );
 for (const p of cost.pathological) {

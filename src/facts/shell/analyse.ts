@@ -11,7 +11,8 @@ import { analyseInvocation } from "./invocation.js";
 import { countTokens, DEFAULT_SHELL_LIMITS, ShellLimitError, type ShellLimits } from "./limits.js";
 import { HookbusError } from "../../foundation/errors.js";
 import { parseBash, shellParserLoaded } from "./parser.js";
-import { plainCommand } from "./plain.js";
+import { plainCommands } from "./plain.js";
+import { plainTree, type ShellNode } from "./tree.js";
 import type { PathContext } from "./paths.js";
 import type { ShellFacts } from "./schema.js";
 import { substitutionOutput } from "./static-eval.js";
@@ -41,11 +42,10 @@ function collect(analysis: Analysis, text: string, via: string[]): RawCommand[] 
       throw new SyntaxProblem(`does not parse near offset ${at?.startIndex ?? 0}`);
     }
     const { limits, paths } = analysis;
-    const substitute = (node: Node, env: WordEnv): string | undefined =>
+    const substitute = (node: ShellNode, env: WordEnv): string | undefined =>
       substitutionOutput(node, env, limits.maxLength);
     const collector = new CommandCollector(limits, paths.home, analysis.vars, substitute);
-    collector.walk(root, { via, depth: 0 });
-    return collector.commands;
+    return collector.collect(plainTree(tree, text), via);
   } finally {
     tree.delete();
   }
@@ -64,8 +64,8 @@ function analyseScript(analysis: Analysis, text: string, via: string[], nesting:
   if (tokens > limits.maxTokens) {
     throw new ShellLimitError("too-many-nodes", `more than ${limits.maxTokens} tokens`);
   }
-  const plain = plainCommand(text, via);
-  const raws = plain === undefined ? collect(analysis, text, via) : [plain];
+  const raws =
+    plainCommands(text, via, analysis.paths.home, limits) ?? collect(analysis, text, via);
   const finals = new Map<RawCommand, Final>();
   for (const raw of raws) finals.set(raw, analyseInvocation(analysis, raw, nesting));
   feedsOfPipelines(analysis, raws, finals, nesting);

@@ -5,7 +5,7 @@
  * Function bodies count as running: a definition is usually followed by a call, and a fact that
  * over-reports a deletion is safer than one that misses it.
  */
-import type { Node } from "web-tree-sitter";
+import type { PlainTree, ShellNode } from "./tree.js";
 import type { RedirectFact } from "./schema.js";
 import { ShellLimitError, type ShellLimits } from "./limits.js";
 import { argumentWords, wordValue, type WordEnv, type WordValue } from "./words.js";
@@ -35,7 +35,6 @@ const LEAVES = new Set([
   "word",
   "raw_string",
   "ansi_c_string",
-  "number",
   "variable_name",
   "string_content",
   "comment",
@@ -53,12 +52,14 @@ export class CommandCollector {
   private readonly vars: Map<string, string>;
   private pipelines = 0;
   private readonly env: WordEnv;
+  /** The `command` nodes collected so far, by id. */
+  private readonly seen = new Set<number>();
 
   constructor(
     private readonly limits: ShellLimits,
     private readonly home: string | undefined,
     vars: ReadonlyMap<string, string>,
-    substitute: (node: Node, env: WordEnv) => string | undefined,
+    substitute: (node: ShellNode, env: WordEnv) => string | undefined,
   ) {
     this.vars = new Map(vars);
     // Each `$(…)` is evaluated once: words are valued again at every level of a nested `$(…)`,
@@ -75,11 +76,24 @@ export class CommandCollector {
     };
   }
 
-  walk(node: Node, ctx: WalkContext): void {
+  /**
+   * Collects every command of a tree. Then sweeps: a `command` node the walk did not reach (a
+   * construct it does not model, such as a future grammar's) is collected too, marked
+   * `unmodelled`, so no command can hide in an unexpected place of the tree.
+   */
+  collect(tree: PlainTree, via: string[]): RawCommand[] {
+    this.walk(tree.root, { via, depth: 0 });
+    for (const node of tree.commands) {
+      if (!this.seen.has(node.id))
+        this.command(node, { via: [...via, "unmodelled"], depth: 0 }, []);
+    }
+    return this.commands;
+  }
+
+  walk(node: ShellNode, ctx: WalkContext): void {
     if (ctx.depth > this.limits.maxTreeDepth) {
       throw new ShellLimitError("too-deep", `tree depth over ${this.limits.maxTreeDepth}`);
     }
-    // Every `type` read is a call into WebAssembly: read it once.
     const type = node.type;
     if (LEAVES.has(type)) return;
     const inner = { ...ctx, depth: ctx.depth + 1 };
@@ -105,36 +119,49 @@ export class CommandCollector {
     }
   }
 
-  private children(node: Node, ctx: WalkContext): void {
+  private children(node: ShellNode, ctx: WalkContext): void {
     for (const child of node.namedChildren) if (child !== null) this.walk(child, ctx);
   }
 
   /** A substitution's commands run in their own process: not a stage of the outer pipeline. */
-  private nested(node: Node, ctx: WalkContext, via: string): void {
+  private nested(node: ShellNode, ctx: WalkContext, via: string): void {
     this.children(node, { via: [...ctx.via, via], depth: ctx.depth });
   }
 
-  private assignment(node: Node, ctx: WalkContext): void {
+  /** An assignment's commands: in its value, and in a subscript's index (`a[$(cmd)]=1`). */
+  private assignmentParts(node: ShellNode, ctx: WalkContext): void {
     const nameNode = node.childForFieldName("name");
     const valueNode = node.childForFieldName("value");
+    if (nameNode !== null && nameNode.type !== "variable_name") this.walk(nameNode, ctx);
     if (valueNode !== null) this.walk(valueNode, ctx);
+  }
+
+  private assignment(node: ShellNode, ctx: WalkContext): void {
+    const nameNode = node.childForFieldName("name");
+    const valueNode = node.childForFieldName("value");
+    this.assignmentParts(node, ctx);
     if (nameNode?.type !== "variable_name") return;
     const value = valueNode === null ? { text: "", static: true } : wordValue(valueNode, this.env);
     if (value.static) this.vars.set(nameNode.text, value.text);
     else this.vars.delete(nameNode.text);
   }
 
-  private pipeline(stages: (Node | null)[], ctx: WalkContext, first: number | undefined): void {
+  private pipeline(
+    stages: (ShellNode | null)[],
+    ctx: WalkContext,
+    first: number | undefined,
+  ): void {
     const id = first ?? ++this.pipelines;
     let stage = first === undefined ? 0 : 1;
-    for (const node of stages) {
-      if (node === null) continue;
+    const after: ShellNode[] = [];
+    for (const node of untangle(stages, after)) {
       this.walk(node, { ...ctx, depth: ctx.depth + 1, pipeline: { id, stage } });
       stage += 1;
     }
+    for (const node of after) this.walk(node, { ...ctx, depth: ctx.depth + 1 });
   }
 
-  private redirected(node: Node, ctx: WalkContext): void {
+  private redirected(node: ShellNode, ctx: WalkContext): void {
     const body = node.childForFieldName("body");
     // Nodes are fresh objects on every access: select the redirections by field, not identity.
     const redirects = node.childrenForFieldName("redirect");
@@ -155,12 +182,13 @@ export class CommandCollector {
   }
 
   /** `{ …; } > f`, `while …; done < f`: the redirections apply to no single command. */
-  private commandlessRedirects(redirects: Node[], ctx: WalkContext): void {
+  private commandlessRedirects(redirects: ShellNode[], ctx: WalkContext): void {
     const raw = redirects.flatMap((r) => this.redirect(r, ctx).redirects);
     if (raw.length > 0) this.push({ words: [], via: ctx.via, redirects: raw });
   }
 
-  private command(node: Node, ctx: WalkContext, outer: Node[]): void {
+  private command(node: ShellNode, ctx: WalkContext, outer: ShellNode[]): void {
+    this.seen.add(node.id);
     const words: WordValue[] = [];
     const redirectNodes = [...outer];
     let named = false;
@@ -168,8 +196,7 @@ export class CommandCollector {
       if (child === null) continue;
       const type = child.type;
       if (!named && type === "variable_assignment") {
-        const value = child.childForFieldName("value");
-        if (value !== null) this.walk(value, { ...ctx, pipeline: undefined, depth: ctx.depth + 1 });
+        this.assignmentParts(child, { ...ctx, pipeline: undefined, depth: ctx.depth + 1 });
         continue;
       }
       if (type.endsWith("_redirect")) {
@@ -198,7 +225,7 @@ export class CommandCollector {
   }
 
   private redirect(
-    node: Node,
+    node: ShellNode,
     ctx: WalkContext,
   ): { redirects: RawRedirect[]; stdin?: RawCommand["stdin"] } {
     const inner = { via: ctx.via, depth: ctx.depth + 1 };
@@ -210,7 +237,7 @@ export class CommandCollector {
       return { redirects: [], stdin: { from: "herestring", text: value.text } };
     }
     if (node.type === "heredoc_redirect") {
-      const nested = node.namedChildren.filter((c): c is Node => c?.type === "file_redirect");
+      const nested = node.namedChildren.filter((c): c is ShellNode => c?.type === "file_redirect");
       const body = node.namedChildren.find((c) => c?.type === "heredoc_body");
       if (body !== null && body !== undefined) this.walk(body, inner);
       const redirects = nested.flatMap((r) => this.fileRedirect(r, inner));
@@ -219,7 +246,7 @@ export class CommandCollector {
     return { redirects: this.fileRedirect(node, inner) };
   }
 
-  private fileRedirect(node: Node, ctx: WalkContext): RawRedirect[] {
+  private fileRedirect(node: ShellNode, ctx: WalkContext): RawRedirect[] {
     const destination = node.childForFieldName("destination") ?? node.namedChildren.at(-1);
     if (destination === null || destination === undefined) return [];
     this.walk(destination, ctx);
@@ -238,11 +265,39 @@ function redirectMode(operator: string, target: string): RedirectFact["mode"] {
 
 const HEREDOC_PARTS = new Set(["heredoc_start", "heredoc_body", "heredoc_end", "file_redirect"]);
 
-function heredocContinuation(node: Node): Node[] {
+function heredocContinuation(node: ShellNode): ShellNode[] {
   if (node.type !== "heredoc_redirect") return [];
-  return node.namedChildren.filter((c): c is Node => c !== null && !HEREDOC_PARTS.has(c.type));
+  return node.namedChildren.filter((c): c is ShellNode => c !== null && !HEREDOC_PARTS.has(c.type));
 }
 
-function name(node: Node): string {
+/**
+ * A pipeline's real stages. tree-sitter-bash parses `a | b | c && d` as `a | (b | c && d)`: a
+ * pipeline of three or more stages followed by `&&` or `||` ends in a list. Bash runs
+ * `(a | b | c) && d`, and `curl … | cat | sh && true` must still say that `sh` reads `curl`'s
+ * output: the list's leftmost part continues the pipeline, and the rest of the list (`d`) is put
+ * in `after`, in order, to run outside it. Longer chains nest the same shape again.
+ */
+function untangle(stages: readonly (ShellNode | null)[], after: ShellNode[]): ShellNode[] {
+  const out: ShellNode[] = [];
+  for (const [index, node] of stages.entries()) {
+    if (node === null) continue;
+    if (index === 0 || node.type !== "list") {
+      out.push(node);
+      continue;
+    }
+    const rests: ShellNode[][] = [];
+    let head = node;
+    while (head.type === "list" && head.namedChildren[0] !== undefined) {
+      rests.push(head.namedChildren.slice(1));
+      head = head.namedChildren[0];
+    }
+    // The head's own later stages can be lists again (`a | b | c | d && e && f`).
+    out.push(...(head.type === "pipeline" ? untangle(head.namedChildren, after) : [head]));
+    for (const rest of rests.reverse()) after.push(...rest);
+  }
+  return out;
+}
+
+function name(node: ShellNode): string {
   return node.childForFieldName("name")?.text ?? "?";
 }

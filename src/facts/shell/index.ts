@@ -4,6 +4,11 @@
  */
 export { shellFacts, type ShellFactsOptions } from "./analyse.js";
 export { DEFAULT_SHELL_LIMITS, type ShellLimits } from "./limits.js";
+export {
+  createShellFactsMemo,
+  type MemoisedShellFacts,
+  type ShellFactsMemoOptions,
+} from "./memo.js";
 export { loadShellParser, shellParserLoaded } from "./parser.js";
 export type { PathContext } from "./paths.js";
 export * from "./schema.js";

@@ -3,7 +3,7 @@
  * `rm -rf ~`, `$(echo rm -rf /)` is `rm -rf /`. Only printing and decoding steps are evaluated, in
  * process and bounded in size; anything else is unknown (undefined), never guessed.
  */
-import type { Node } from "web-tree-sitter";
+import type { ShellNode } from "./tree.js";
 import { basename } from "./wrappers.js";
 import { decodeAnsiC, wordValue, type WordEnv } from "./words.js";
 
@@ -78,7 +78,7 @@ export function staticOutput(
 }
 
 /** Words of a simple command node, when every one is static. */
-function staticArgv(node: Node, env: WordEnv): string[] | undefined {
+function staticArgv(node: ShellNode, env: WordEnv): string[] | undefined {
   const argv: string[] = [];
   for (const child of node.namedChildren) {
     if (child === null || child.type === "variable_assignment") continue;
@@ -92,11 +92,11 @@ function staticArgv(node: Node, env: WordEnv): string[] | undefined {
 
 /** `$(…)` whose body is a static pipeline of simple commands: its output without the last newline. */
 export function substitutionOutput(
-  node: Node,
+  node: ShellNode,
   env: WordEnv,
   maxLength: number,
 ): string | undefined {
-  const body = node.namedChildren.filter((c): c is Node => c !== null);
+  const body = node.namedChildren.filter((c): c is ShellNode => c !== null);
   if (body.length !== 1 || body[0] === undefined) return undefined;
   const commands = body[0].type === "pipeline" ? body[0].namedChildren : [body[0]];
   const stages: StaticStage[] = [];

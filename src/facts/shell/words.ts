@@ -3,7 +3,7 @@
  * `$'\x72m'` are all `rm`. A part whose value depends on the run (`$1`, `$(date)`, `${x:-y}`)
  * makes the word not static; its text is kept as written, so a fact never invents a value.
  */
-import type { Node } from "web-tree-sitter";
+import type { ShellNode } from "./tree.js";
 
 export interface WordValue {
   text: string;
@@ -16,7 +16,7 @@ export interface WordValue {
 export interface WordEnv {
   vars: ReadonlyMap<string, string>;
   /** The static output of a command substitution (`$(echo rm)`), or undefined when unknown. */
-  substitute(node: Node): string | undefined;
+  substitute(node: ShellNode): string | undefined;
 }
 
 const ANSI_SIMPLE: Record<string, string> = {
@@ -64,7 +64,7 @@ function unescapeDouble(text: string): string {
 
 const SPECIAL_PARAMS = /^(?:[0-9@*#?$!-]|[0-9]+)$/u;
 
-function expansionValue(node: Node, env: WordEnv): WordValue {
+function expansionValue(node: ShellNode, env: WordEnv): WordValue {
   const text = node.text;
   // `$x` and `${x}` only: any operator (`${x:-y}`, `${#x}`, `${x/a/b}`) is left dynamic.
   const name = /^\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?$/u.exec(text)?.[1];
@@ -73,7 +73,7 @@ function expansionValue(node: Node, env: WordEnv): WordValue {
   return value === undefined ? { text, static: false } : { text: value, static: true };
 }
 
-function partsValue(node: Node, env: WordEnv, quoted: boolean): WordValue {
+function partsValue(node: ShellNode, env: WordEnv, quoted: boolean): WordValue {
   const source = node.text;
   const base = node.startIndex;
   let text = "";
@@ -99,14 +99,17 @@ function literal(raw: string, quoted: boolean): string {
 
 /** The value of one word node of tree-sitter-bash (an argument, a command name, a target). */
 export function wordValue(
-  node: Node,
+  node: ShellNode,
   env: WordEnv,
   quoted = false,
   type: string = node.type,
 ): WordValue {
   switch (type) {
-    case "word":
     case "number":
+      // `10#$(cmd)` is a number with a substitution in it: its value is the run's.
+      if (node.namedChildCount > 0) return partsValue(node, env, quoted);
+      return { text: quoted ? unescapeDouble(node.text) : unescapeBare(node.text), static: true };
+    case "word":
     case "variable_name":
     case "file_descriptor":
       return { text: quoted ? unescapeDouble(node.text) : unescapeBare(node.text), static: true };
@@ -147,7 +150,7 @@ const UNQUOTED_EXPANSIONS = new Set(["simple_expansion", "expansion", "command_s
  * leading `~` is the home directory. Globs are kept as written; paths say when they are globs.
  */
 export function argumentWords(
-  outer: Node,
+  outer: ShellNode,
   env: WordEnv,
   home: string | undefined,
   outerType: string = outer.type,
