@@ -1,0 +1,13 @@
+export {
+  compileStreamRules,
+  redactText,
+  StreamRedactor,
+  type CompiledStreamRules,
+} from "./matcher.js";
+export {
+  checkStreamRule,
+  EDGE_RULES,
+  LOOK_BEHIND,
+  MAX_RULE_WINDOW,
+  type StreamRule,
+} from "./rules.js";
