@@ -11,3 +11,4 @@ export {
   MAX_RULE_WINDOW,
   type StreamRule,
 } from "./rules.js";
+export { edgeRedactor } from "./edge.js";

@@ -6,10 +6,7 @@
  * hold mode; its block cuts the stream (reading it throws), but what was shown stays shown, which
  * is why `stream: "auto"` holds whenever a before_response_emit policy is registered.
  */
-import { compileStreamRules, EDGE_RULES, StreamRedactor } from "../../redact-stream/index.js";
-
-/** Compiled once: the rules are a constant of this version (docs/redaction.md). */
-const EDGE = compileStreamRules(EDGE_RULES);
+import { edgeRedactor, type StreamRedactor } from "../../redact-stream/index.js";
 
 /** The part shapes the edge rewrites; every other part passes through untouched. */
 type BlockPart<P> = P & { type: string; id: string };
@@ -29,10 +26,10 @@ export class EdgeRedaction<P extends { type: string }> {
     const block = part as BlockPart<P>;
     const key = `${kind}:${block.id}`;
     if (part.type.endsWith("-start")) {
-      this.open.set(key, new StreamRedactor(EDGE));
+      this.open.set(key, edgeRedactor());
       return [part];
     }
-    const redactor = this.open.get(key) ?? new StreamRedactor(EDGE);
+    const redactor = this.open.get(key) ?? edgeRedactor();
     this.open.set(key, redactor);
     if (part.type.endsWith("-delta")) {
       const delta = redactor.push((part as P & { delta: string }).delta);
