@@ -56,8 +56,9 @@ export class EdgeRedaction<P extends { type: string }> {
 
   private delta(part: P, kind: "text" | "reasoning", delta: string): P {
     if (kind === "text") this.shown += delta;
+    // Built anew: the model's part may carry its text in other fields (provider metadata).
     const id = (part as BlockPart<P>).id;
-    return { ...part, type: `${kind}-delta`, id, delta };
+    return { type: `${kind}-delta`, id, delta } as unknown as P;
   }
 }
 

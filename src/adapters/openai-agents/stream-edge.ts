@@ -39,7 +39,8 @@ export async function* edgeStream(
     else if (event.type === "output_text_delta") {
       const delta = redactor.push(event.delta);
       shown += delta;
-      if (delta !== "") yield { ...event, delta };
+      // Built anew: the model's event may carry its text in other fields (providerData).
+      if (delta !== "") yield { type: "output_text_delta", delta };
     } else if (event.type === "model") continue;
     else if (event.type !== "response_done") {
       if (held.length >= MAX_HELD_EVENTS) {
