@@ -8,6 +8,7 @@ const LAYERS = [
   { layer: "foundation", folders: ["observability"] },
   { layer: "core", folders: ["catalog"] },
   { layer: "core", folders: ["vocabulary"] },
+  { layer: "core", folders: ["redact-stream"] },
   { layer: "core", folders: ["facts"] },
   { layer: "core", folders: ["merge"] },
   { layer: "bus", folders: ["bus"] },

@@ -124,6 +124,8 @@ export const ErrorCodes = {
     "A shell command does not parse as bash; its facts say `unparsed` instead of describing it.",
   HOOKBUS_SHELL_LIMIT:
     "A shell command is over a facts limit (length, nesting depth, number of commands); its facts say `unparsed` instead of describing it.",
+  HOOKBUS_STREAM_RULE_INVALID:
+    "A streaming redaction rule cannot be matched within a bounded window: no length cap or one over the limit (4,096 characters), a start that is empty, captures or is longer than the cap, or a pattern that matches the empty text.",
 } as const;
 
 export type ErrorCode = keyof typeof ErrorCodes;

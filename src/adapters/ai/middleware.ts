@@ -18,8 +18,9 @@
  *   them can run. In a stream, tool-call parts are held until the decision arrived (the AI SDK
  *   starts a tool as soon as its part is read); the gate then blocks the calls it does not allow.
  * - before_response_emit: a step without tool calls is the run's final answer. Its text parts are
- *   held until the step ends (generate: the whole result; stream: the text deltas), then the
- *   decided text replaces them. What a stream shows: reasoning, tool-input and tool-call parts
+ *   held until the step ends (generate: the whole result; stream in the hold mode: the text
+ *   deltas), then the decided text replaces them. In the edge mode (`stream`, below) a stream's
+ *   text is shown as it comes through the edge's redactor (./stream-edge.ts) instead. What a stream shows: reasoning, tool-input and tool-call parts
  *   as they come (tool calls after the decision), and the text of each step only when the step
  *   ends, already decided; nothing of a refused final text is ever streamed. The text of a step
  *   that calls tools is not a final answer: it is released at the step's end as the model wrote
@@ -33,6 +34,7 @@ import { observeLlmInput, observeLlmOutput, type LlmUsage } from "../core/llm-ob
 import { decideResponse } from "../core/response.js";
 import { requireHookbusRun, type HookbusRun } from "../core/run.js";
 import { settleDenials } from "./approval.js";
+import { EdgeRedaction } from "./stream-edge.js";
 
 type TransformParams = NonNullable<LanguageModelMiddleware["transformParams"]>;
 type CallOptions = Parameters<TransformParams>[0]["params"];
@@ -53,11 +55,23 @@ export interface HookbusMiddlewareOptions {
    * Turn it off when the final text is checked elsewhere.
    */
   responseEmit?: boolean;
+  /**
+   * What a `streamText` answer shows (docs/adapters/ai-sdk.md "What a stream shows"):
+   * - `"edge"`: text and reasoning deltas as they come, through the edge's streaming redactor
+   *   (secrets and emails never shown, even split across deltas); before_response_emit is still
+   *   asked on the whole text at the step's end, and a block cuts the stream there;
+   * - `"hold"`: each step's text only once the step ended, the final one as decided;
+   * - `"auto"` (default): `"edge"` while no before_response_emit policy is registered (the
+   *   client's fast path answers it), `"hold"` while one is, since a whole-answer policy can
+   *   change what was already shown.
+   */
+  stream?: "auto" | "edge" | "hold";
 }
 
 /** A language-model middleware that routes every LLM call of a hookbus run through hookbus. */
 export function hookbusMiddleware(options: HookbusMiddlewareOptions = {}): LanguageModelMiddleware {
   const responseEmit = options.responseEmit !== false;
+  const streamMode = options.stream ?? "auto";
   // The calls a policy's before_agent_reply answered: transformParams marks the params it
   // returns, and the wrap of the same call answers with the reply instead of calling the model.
   const replies = new WeakMap<CallOptions, string>();
@@ -91,7 +105,9 @@ export function hookbusMiddleware(options: HookbusMiddlewareOptions = {}): Langu
       const result = await doStream();
       return {
         ...result,
-        stream: result.stream.pipeThrough(holdUntilDecided(run, model, responseEmit)),
+        stream: result.stream.pipeThrough(
+          guardStep(run, model, responseEmit, edgeMode(run, streamMode, responseEmit)),
+        ),
       };
     },
   };
@@ -274,17 +290,32 @@ async function decideContent(
   return out;
 }
 
+/** The edge redaction for this step's stream, or none in the hold mode. */
+function edgeMode(
+  run: HookbusRun,
+  mode: "auto" | "edge" | "hold",
+  responseEmit: boolean,
+): EdgeRedaction<StreamPart> | undefined {
+  const edge =
+    mode === "edge" ||
+    (mode === "auto" && (!responseEmit || run.client.isFastPath("before_response_emit")));
+  return edge ? new EdgeRedaction<StreamPart>() : undefined;
+}
+
 /**
- * The stream side: hold text and tool-call parts until the model's step ended and hookbus
- * decided, then release them (text replaced by the decided final text when the step has no
- * tool calls).
+ * The stream side: hold tool-call parts until the model's step ended and hookbus decided, then
+ * release them. Text: in the hold mode held too and replaced by the decided final text when the
+ * step has no tool calls; in the edge mode (`edge`) shown as it comes, redacted at the edge.
  */
-function holdUntilDecided(
+function guardStep(
   run: HookbusRun,
   model: Model,
   responseEmit: boolean,
+  edge: EdgeRedaction<StreamPart> | undefined,
 ): TransformStream<StreamPart, StreamPart> {
   const held: StreamPart[] = [];
+  // Reasoning is shown as it comes in both modes, through the edge's redaction.
+  const reasoning = edge ?? new EdgeRedaction<StreamPart>();
   const calls: ToolCallContent[] = [];
   let text = "";
   let usage: LlmUsage | undefined;
@@ -296,31 +327,28 @@ function holdUntilDecided(
     const toolCalls = toolCallInputs(calls);
     observeLlmOutput(run, { text, toolCalls, usage, ...modelFields(model) });
     await askAfterLlm(run, calls, text, model);
-    if (calls.length > 0 || !responseEmit || text === "") {
-      if (text !== "") run.addText(text);
-      for (const part of held) controller.enqueue(part);
-      return;
-    }
-    const decided = await decideResponse(run, text);
-    // One text block carries the decided text; the model's own deltas are never shown.
-    let placed = false;
-    for (const part of held) {
-      if (part.type === "text-delta") {
-        if (!placed) controller.enqueue({ ...part, delta: decided });
-        placed = true;
-      } else controller.enqueue(part);
+    const step = { calls: calls.length, text, responseEmit };
+    for (const part of await releasedParts(run, step, held, edge !== undefined)) {
+      controller.enqueue(part);
     }
   };
 
   return new TransformStream<StreamPart, StreamPart>({
     async transform(part, controller) {
+      if (part.type === "text-delta") text += part.delta;
+      if (edge !== undefined && part.type !== "tool-call" && part.type !== "finish") {
+        for (const out of edge.rewrite(part)) controller.enqueue(out);
+        return;
+      }
       switch (part.type) {
-        case "text-start":
-        case "text-end":
-          held.push(part);
+        case "reasoning-start":
+        case "reasoning-delta":
+        case "reasoning-end":
+          for (const out of reasoning.rewrite(part)) controller.enqueue(out);
           return;
+        case "text-start":
         case "text-delta":
-          text += part.delta;
+        case "text-end":
           held.push(part);
           return;
         case "tool-call":
@@ -332,6 +360,7 @@ function holdUntilDecided(
           return;
         case "finish":
           usage = llmUsage(part.usage);
+          for (const out of (edge ?? reasoning).flush(blockDelta)) controller.enqueue(out);
           await release(controller);
           controller.enqueue(part);
           return;
@@ -340,7 +369,45 @@ function holdUntilDecided(
       }
     },
     async flush(controller) {
+      for (const out of (edge ?? reasoning).flush(blockDelta)) controller.enqueue(out);
       await release(controller);
     },
   });
+}
+
+/**
+ * What a step releases once after_llm_call decided: its held parts, with the text of a final
+ * answer (no tool calls) replaced by the before_response_emit decision in the hold mode. In the
+ * edge mode the text was already shown: the decision is asked and recorded, and only a block
+ * still acts (it throws, which cuts the stream).
+ */
+async function releasedParts(
+  run: HookbusRun,
+  step: { calls: number; text: string; responseEmit: boolean },
+  held: readonly StreamPart[],
+  edge: boolean,
+): Promise<readonly StreamPart[]> {
+  const { calls, text, responseEmit } = step;
+  if (calls > 0 || !responseEmit || text === "") {
+    if (text !== "") run.addText(text);
+    return held;
+  }
+  const decided = await decideResponse(run, text);
+  if (edge) return held;
+  // One text block carries the decided text; the model's own deltas are never shown.
+  const out: StreamPart[] = [];
+  let placed = false;
+  for (const part of held) {
+    if (part.type !== "text-delta") out.push(part);
+    else if (!placed) out.push({ ...part, delta: decided });
+    placed ||= part.type === "text-delta";
+  }
+  return out;
+}
+
+/** A delta carrying what a block still held back when its stream ended without the block's end. */
+function blockDelta(kind: "text" | "reasoning", id: string, delta: string): StreamPart {
+  return kind === "text"
+    ? { type: "text-delta", id, delta }
+    : { type: "reasoning-delta", id, delta };
 }

@@ -17,7 +17,9 @@
  * - before_response_emit: a response without function calls is the run's final answer; its text
  *   is replaced by the decided text (a block fails the run with HookbusBlockedError).
  *
- * What a stream shows: `response_started` at once; every other event of a model response is
+ * What a stream shows depends on `stream` (docs/adapters/openai-agents.md). In the edge mode
+ * (./stream-edge.ts) text deltas are shown as they come through the edge's redactor. In the hold
+ * mode: `response_started` at once; every other event of a model response is
  * held until the response is complete and decided, then released in order. For a final
  * response whose text a policy changed, one `output_text_delta` carries the decided text and the
  * model's own text deltas and raw `model` events (which carry that text too) are dropped; a
@@ -40,6 +42,7 @@ import { OPENAI_AGENTS_FROM } from "./tools.js";
 import { decideResponse } from "../core/response.js";
 import { agentReply, observeRequest, observeResponse, replyResponse, replyStream } from "./loop.js";
 import { requireHookbusRun, type HookbusRun } from "../core/run.js";
+import { edgeStream, useEdge } from "./stream-edge.js";
 import {
   afterLlmCallFields,
   functionCalls,
@@ -63,6 +66,13 @@ export interface HookbusModelOptions {
    * Default true; turn it off when the final text is checked elsewhere.
    */
   responseEmit?: boolean;
+  /**
+   * What a streamed run shows: `"edge"` text deltas as they come, through the edge's streaming
+   * redactor (before_response_emit still asked on the whole text; its block fails the stream);
+   * `"hold"` each response only once complete and decided; `"auto"` (default) `"edge"` while no
+   * before_response_emit policy is registered, `"hold"` while one is.
+   */
+  stream?: "auto" | "edge" | "hold";
 }
 
 interface DecidedOutput {
@@ -120,6 +130,14 @@ class HookbusModel implements Model {
     }
     const sent = await this.beforeLlmCall(run, request);
     observeRequest(run, sent, this.modelFields);
+    if (useEdge(run, this.options)) {
+      // A rewrite of text already shown cannot be applied: only a block still acts (it throws).
+      yield* edgeStream(this.inner.getStreamedResponse(sent), async (output, usage) => {
+        observeResponse(run, output, usage, this.modelFields);
+        await this.decideOutput(run, output, handoffNames(request));
+      });
+      return;
+    }
     const held: StreamEvent[] = [];
     for await (const event of this.inner.getStreamedResponse(sent)) {
       if (event.type === "response_started") {

@@ -10,7 +10,7 @@
  */
 import type { Agent, AfterToolCallContext, AfterToolCallResult } from "@mariozechner/pi-agent-core";
 import { HookbusError } from "../../foundation/errors.js";
-import { hookbusStreamFn } from "./stream.js";
+import { hookbusStreamFn, type PiStreamMode } from "./stream.js";
 import { gateBeforeToolCall, reportAfterToolCall } from "./tools.js";
 
 export interface AttachHookbusOptions {
@@ -19,6 +19,13 @@ export interface AttachHookbusOptions {
    * Default true. Turn it off when the final text is checked elsewhere.
    */
   responseEmit?: boolean;
+  /**
+   * What subscribers see of an answer (docs/adapters/pi.md "What a stream shows"): `"edge"`
+   * text and thinking deltas as they come, through the edge's streaming redactor; `"hold"` one
+   * finished, decided message; `"auto"` (default) `"edge"` while no before_response_emit policy
+   * is registered, `"hold"` while one is.
+   */
+  stream?: PiStreamMode;
 }
 
 const attached = new WeakSet<Agent>();
@@ -41,7 +48,7 @@ export function attachHookbus(agent: Agent, options: AttachHookbusOptions = {}):
     beforeToolCall: agent.beforeToolCall,
     afterToolCall: agent.afterToolCall,
   };
-  agent.streamFn = hookbusStreamFn(own.streamFn, options.responseEmit !== false);
+  agent.streamFn = hookbusStreamFn(own.streamFn, options.responseEmit !== false, options.stream);
   agent.beforeToolCall = async (context, signal) => {
     const verdict = await gateBeforeToolCall(context);
     if (verdict?.block === true) return verdict;

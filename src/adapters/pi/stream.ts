@@ -40,7 +40,8 @@ import { decideAfterLlmCall } from "../core/llm-call.js";
 import { observeLlmInput, observeLlmOutput, type LlmUsage } from "../core/llm-observe.js";
 import { importPeer } from "../core/peer.js";
 import { decideResponse } from "../core/response.js";
-import { requireHookbusRun, type HookbusRun } from "../core/run.js";
+import { currentHookbusRun, requireHookbusRun, type HookbusRun } from "../core/run.js";
+import { PiEdge } from "./stream-edge.js";
 
 type Terminal = Extract<AssistantMessageEvent, { type: "done" } | { type: "error" }>;
 type AnyModel = Model<string>;
@@ -50,22 +51,47 @@ function loadPiAi() {
   return importPeer("@mariozechner/pi-ai", "hookbus/pi", () => import("@mariozechner/pi-ai"));
 }
 
+export type PiStreamMode = "auto" | "edge" | "hold";
+
 /** `inner` with every call routed through hookbus within the current run. */
-export function hookbusStreamFn(inner: StreamFn, responseEmit: boolean): StreamFn {
+export function hookbusStreamFn(
+  inner: StreamFn,
+  responseEmit: boolean,
+  mode: PiStreamMode = "auto",
+): StreamFn {
   return async (model, context, options) => {
     // The one failure that cannot be told through a stream: there is no stream without pi-ai.
     const { createAssistantMessageEventStream } = await loadPiAi();
-    let terminal: Terminal;
-    try {
-      terminal = await decidedCall(inner, model, context, options, responseEmit);
-    } catch (error) {
-      terminal = failure(model, error, options?.signal?.aborted === true);
-    }
     const stream: AssistantMessageEventStream = createAssistantMessageEventStream();
-    stream.push(terminal);
-    stream.end();
+    const edge = edgeMode(mode, responseEmit) ? new PiEdge() : undefined;
+    const finished = (async () => {
+      let terminal: Terminal;
+      try {
+        const forward = (event: AssistantMessageEvent) => stream.push(event);
+        const shown = edge === undefined ? undefined : { edge, forward };
+        terminal = await decidedCall(inner, model, context, options, responseEmit, shown);
+      } catch (error) {
+        terminal = failure(model, error, options?.signal?.aborted === true);
+      }
+      stream.push(terminal);
+      stream.end();
+    })();
+    // The hold mode answers with the finished stream; the edge mode streams while it decides.
+    if (edge === undefined) await finished;
     return stream;
   };
+}
+
+/** Whether this call streams in the edge mode (docs/adapters/pi.md "What a stream shows"). */
+function edgeMode(mode: PiStreamMode, responseEmit: boolean): boolean {
+  if (mode !== "auto") return mode === "edge";
+  const run = currentHookbusRun();
+  return run !== undefined && (!responseEmit || run.client.isFastPath("before_response_emit"));
+}
+
+interface EdgeForward {
+  edge: PiEdge;
+  forward: (event: AssistantMessageEvent) => void;
 }
 
 async function decidedCall(
@@ -74,6 +100,7 @@ async function decidedCall(
   context: Context,
   options: Parameters<StreamFn>[2],
   responseEmit: boolean,
+  shown?: EdgeForward,
 ): Promise<Terminal> {
   const run = requireHookbusRun("hookbus/pi (streamFn)");
   // pi's loop starts with this call: a policy's reply answers instead of the model.
@@ -83,7 +110,7 @@ async function decidedCall(
   const fields = { model: model.id, provider: model.provider };
   const sent = await beforeLlmCall(run, model, context, iteration);
   observeLlmInput(run, { messages: sent.messages, systemPrompt: sent.systemPrompt, ...fields });
-  const terminal = await finalEvent(await inner(model, sent, options));
+  const terminal = await finalEvent(await inner(model, sent, options), shown);
   // A failed or aborted answer ends pi's loop; its partial text was never checked.
   if (terminal.type === "error") return { ...terminal, error: { ...terminal.error, content: [] } };
 
@@ -104,9 +131,12 @@ async function decidedCall(
   });
   if (calls.length > 0 || !responseEmit || text === "") {
     if (text !== "") run.addText(text);
-    return terminal;
+    return shown === undefined ? terminal : { ...terminal, message: withShown(message, shown) };
   }
-  return { ...terminal, message: withText(message, await decideResponse(run, text)) };
+  const decided = await decideResponse(run, text);
+  // In the edge mode the text was shown already: only a block (thrown above) still acts.
+  if (shown !== undefined) return { ...terminal, message: withShown(message, shown) };
+  return { ...terminal, message: withText(message, decided) };
 }
 
 async function beforeLlmCall(
@@ -158,12 +188,27 @@ function toPiMessage(message: Record<string, unknown>): Message {
   } as Message;
 }
 
-/** The model stream's final event (done or error), read to the end; nothing is kept but it. */
-async function finalEvent(stream: AssistantMessageEventStream): Promise<Terminal> {
+/**
+ * The model stream's final event (done or error), read to the end; nothing is kept but it. In
+ * the edge mode (`shown`) its text and thinking deltas are forwarded on the way, redacted.
+ */
+async function finalEvent(
+  stream: AssistantMessageEventStream,
+  shown?: EdgeForward,
+): Promise<Terminal> {
   for await (const event of stream) {
-    if (event.type === "done" || event.type === "error") return event;
+    if (event.type === "done" || event.type === "error") {
+      for (const out of shown?.edge.flush() ?? []) shown?.forward(out);
+      return event;
+    }
+    for (const out of shown?.edge.rewrite(event) ?? []) shown?.forward(out);
   }
   throw new Error("the model's stream ended without a final message");
+}
+
+/** The finished message with the text the user was shown (the edge mode). */
+function withShown(message: AssistantMessage, shown: EdgeForward): AssistantMessage {
+  return textOf(message) === "" ? message : withText(message, shown.edge.shownText);
 }
 
 function textOf(message: AssistantMessage): string {
