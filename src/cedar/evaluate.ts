@@ -73,6 +73,7 @@ function evaluateSet(set: CedarPolicySet, input: RequestInput): CedarEvaluation 
           context: input.context,
           event: input.event,
           session: input.session,
+          now: input.now,
           vocabulary: input.vocabulary,
           findSecrets: false,
         },

@@ -14,7 +14,8 @@ import { canonicalize } from "../foundation/canonical-json.js";
 import { toolFacts, type ToolFacts } from "../vocabulary/facts.js";
 import { secretKinds } from "../vocabulary/secrets.js";
 import { toolVocabulary, type ToolVocabulary } from "../vocabulary/vocabulary.js";
-import type { SessionFacts } from "./session-facts.js";
+import { emptySessionFacts, type SessionFacts } from "./session-facts.js";
+import { recentCounts } from "./session-windows.js";
 import type { CedarContext, CedarValueJson, EntityJson, EntityUidJson } from "./wasm.js";
 
 export type RequestTarget =
@@ -36,6 +37,8 @@ export interface RequestInput {
   context: Readonly<Record<string, unknown>>;
   event: Readonly<Record<string, unknown>>;
   session: SessionFacts;
+  /** When the call arrived (ms since the epoch): the time `session.recent` is counted at. */
+  now?: number | undefined;
   vocabulary?: ToolVocabulary;
   /**
    * Look for secrets (`call.secrets`, `resultSecrets`, `contentSecrets`); default true. False
@@ -50,6 +53,8 @@ interface Base {
   principal: EntityUidJson;
   action: EntityUidJson;
   agent: EntityJson;
+  /** `context.session.refusalsByPolicy`: an entity whose tags are the counts (Cedar's map). */
+  refusals: EntityJson;
   context: CedarContext;
 }
 
@@ -110,27 +115,51 @@ export function cedarRequests(input: RequestInput): CedarRequest[] {
     principal,
     action: { type: "Action", id: input.hook },
     agent: { uid: principal, attrs: {}, parents: [] },
+    refusals: refusalsEntity(input),
     context: baseContext(input),
   };
   return BUILDERS[input.hook](input, base);
 }
 
 function baseContext(input: RequestInput): CedarContext {
-  const { context, session } = input;
+  const { context } = input;
   const base: CedarContext = {
     agentId: String(context.agentId),
     sessionKey: String(context.sessionKey),
-    session: {
-      toolCalls: session.toolCalls,
-      toolsCalled: session.toolsCalled,
-      classesCalled: session.classesCalled,
-      classCounts: session.classCounts,
-      taint: session.taint,
-    },
+    session: sessionContext(input),
   };
   if (typeof context.runId === "string") base.runId = context.runId;
   if (typeof context.channel === "string") base.channel = context.channel;
   return base;
+}
+
+/** `context.session`: the stored facts as schema.ts declares them, windows counted at `now`. */
+function sessionContext(input: RequestInput): CedarContext {
+  const { session } = input;
+  const empty = session.refusals === undefined ? emptySessionFacts() : session;
+  return {
+    toolCalls: session.toolCalls,
+    toolsCalled: session.toolsCalled,
+    classesCalled: session.classesCalled,
+    classCounts: session.classCounts,
+    taint: session.taint,
+    refusals: empty.refusals,
+    refusalsByClass: empty.refusalsByClass,
+    refusalsByPolicy: { __entity: { type: REFUSALS_TYPE, id: String(input.context.sessionKey) } },
+    approvalsPending: empty.approvalsPending,
+    approvalsDenied: empty.approvalsDenied,
+    hosts: empty.hosts,
+    recipientDomains: empty.recipientDomains,
+    recent: recentCounts(empty.buckets, input.now ?? Date.now()) as unknown as CedarContext,
+  } as CedarContext;
+}
+
+const REFUSALS_TYPE = "PolicyCounts";
+
+function refusalsEntity(input: RequestInput): EntityJson {
+  const uid = { type: REFUSALS_TYPE, id: String(input.context.sessionKey) };
+  const tags = Object.assign({}, input.session.refusalsByPolicy ?? {});
+  return { uid, attrs: {}, parents: [], tags } as EntityJson;
 }
 
 function sessionRequest(input: RequestInput, base: Base, fields: CedarContext): CedarRequest {
@@ -141,7 +170,7 @@ function sessionRequest(input: RequestInput, base: Base, fields: CedarContext): 
     action: base.action,
     resource,
     context: withFields(base.context, fields),
-    entities: [base.agent, { uid: resource, attrs: {}, parents: [] }],
+    entities: [base.agent, base.refusals, { uid: resource, attrs: {}, parents: [] }],
   };
 }
 
@@ -162,7 +191,7 @@ function toolRequest(
     action: base.action,
     resource,
     context: withFields(base.context, fields),
-    entities: [base.agent, { uid: resource, attrs, parents: [] }],
+    entities: [base.agent, base.refusals, { uid: resource, attrs, parents: [] }],
   };
 }
 

@@ -262,7 +262,7 @@ export class CallHandler {
     if (answer.decision.outcome === "pending_approval")
       await this.openApproval(call, answer.decision, appended.seq);
     // Before the answer: the session's next call must see what this one taught (docs/cedar.md).
-    const learnt = this.cedar.decided(call, answer.decision.outcome, call.snapshot.vocabulary);
+    const learnt = this.cedar.decided(call, answer.decision, call.snapshot.vocabulary);
     if (learnt !== undefined) await learnt;
     const reply: CallReply = {
       callId: call.callId,

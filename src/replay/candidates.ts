@@ -14,6 +14,7 @@ import { isCedarPolicy, parseRegistryDocument, type RegistryPolicy } from "../re
 import { RegistrySnapshot } from "../registry/snapshot.js";
 import { handlerFor, type Policy } from "../policy/policy.js";
 import { cedarPolicy } from "../policy/cedar-policy.js";
+import { SessionLedger } from "./session-ledger.js";
 
 /** One registry entry with the code that answers for it. */
 export interface Candidate {
@@ -30,6 +31,8 @@ export interface CandidateSet {
   unused: string[];
   /** Registry entries whose module has no handler for a listed hook (it fails as it would live). */
   warnings: string[];
+  /** The session facts the Cedar entries read: the caller tells it every merged decision. */
+  session: SessionLedger;
 }
 
 /** Loaded modules by name; two different policies with one name are refused. */
@@ -53,7 +56,11 @@ function byName(policies: readonly Policy[]): Map<string, Policy> {
  * The registry's Cedar entries as policies, classifying tools by the registry's vocabulary; a
  * loaded module may not take a Cedar entry's name.
  */
-function cedarPolicies(snapshot: RegistrySnapshot, loaded: readonly Policy[]): Policy[] {
+function cedarPolicies(
+  snapshot: RegistrySnapshot,
+  loaded: readonly Policy[],
+  session: SessionLedger,
+): Policy[] {
   const names = new Set(loaded.map((p) => p.name));
   return snapshot.document.policies.filter(isCedarPolicy).map((entry) => {
     if (names.has(entry.name)) {
@@ -66,6 +73,7 @@ function cedarPolicies(snapshot: RegistrySnapshot, loaded: readonly Policy[]): P
     return cedarPolicy(entry.name, entry.cedar, {
       source: entry.source,
       vocabulary: snapshot.vocabulary,
+      session,
     });
   });
 }
@@ -73,7 +81,8 @@ function cedarPolicies(snapshot: RegistrySnapshot, loaded: readonly Policy[]): P
 export function buildCandidates(policies: readonly Policy[], registry: unknown): CandidateSet {
   const document = parseRegistryDocument(registry, "the candidate registry");
   const snapshot = new RegistrySnapshot(0, document);
-  const modules = byName([...policies, ...cedarPolicies(snapshot, policies)]);
+  const session = new SessionLedger(snapshot.vocabulary);
+  const modules = byName([...policies, ...cedarPolicies(snapshot, policies, session)]);
 
   const missing = document.policies.filter((entry) => !modules.has(entry.name));
   if (missing.length > 0) {
@@ -125,5 +134,6 @@ export function buildCandidates(policies: readonly Policy[], registry: unknown):
     observers: (hook) => observing.get(hook) ?? [],
     unused,
     warnings,
+    session,
   };
 }

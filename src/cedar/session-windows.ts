@@ -1,0 +1,92 @@
+/**
+ * Counts within a time window (`context.session.recent`): "20 shell calls in 5 minutes". Memory is
+ * bounded by buckets, not by calls: a session keeps at most WINDOW_BUCKETS buckets of
+ * BUCKET_MS each, only the ones that saw something, and a count is the sum of the buckets that
+ * overlap the window. A count is therefore never less than the true one and at most one bucket
+ * more: a rule errs on the strict side. Time is the call's own (the coordinator's arrival time,
+ * the record's in replay), never the reader's clock, so a replay counts what the live run counted.
+ */
+import { TOOL_CLASSES, type ToolClass } from "../vocabulary/classes.js";
+
+/** Width of one bucket. */
+export const BUCKET_MS = 10_000;
+/** The windows a policy can read, by name: `recent.m1`, `recent.m5`, `recent.m15`. */
+export const WINDOWS = { m1: 60_000, m5: 300_000, m15: 900_000 } as const;
+export type WindowName = keyof typeof WINDOWS;
+/** Buckets kept: enough for the longest window. */
+export const WINDOW_BUCKETS = WINDOWS.m15 / BUCKET_MS;
+
+/** What one bucket counted; classes only those seen (most buckets see one or two). */
+export interface WindowBucket {
+  /** Start of the bucket, ms since the epoch, a multiple of BUCKET_MS. */
+  start: number;
+  toolCalls: number;
+  refusals: number;
+  classes: Partial<Record<ToolClass, number>>;
+}
+
+/** One window's counts as Cedar reads them. */
+export interface WindowCounts {
+  toolCalls: number;
+  refusals: number;
+  classCounts: Record<ToolClass, number>;
+}
+
+export type RecentCounts = Record<WindowName, WindowCounts>;
+
+/** What one decided call adds to its bucket. */
+export interface BucketEntry {
+  at: number;
+  toolCall?: ToolClass;
+  refusal?: boolean;
+}
+
+/**
+ * The buckets with one more event. A new list: the old one may still be read by a call in flight.
+ * Buckets older than the longest window are dropped; a time that is not a finite number counts
+ * in the newest bucket (never lost).
+ */
+export function countIn(buckets: readonly WindowBucket[], entry: BucketEntry): WindowBucket[] {
+  const newest = buckets.at(-1)?.start ?? 0;
+  const at = Number.isFinite(entry.at) ? entry.at : newest;
+  const start = Math.floor(at / BUCKET_MS) * BUCKET_MS;
+  const kept = buckets.filter((b) => b.start > start - WINDOWS.m15);
+  const index = kept.findIndex((b) => b.start === start);
+  const bucket: WindowBucket =
+    index === -1
+      ? { start, toolCalls: 0, refusals: 0, classes: {} }
+      : { ...kept[index]!, classes: { ...kept[index]!.classes } };
+  if (entry.toolCall !== undefined) {
+    bucket.toolCalls++;
+    bucket.classes[entry.toolCall] = (bucket.classes[entry.toolCall] ?? 0) + 1;
+  }
+  if (entry.refusal === true) bucket.refusals++;
+  if (index === -1) kept.push(bucket);
+  else kept[index] = bucket;
+  kept.sort((a, b) => a.start - b.start); // a call decided late may belong to an older bucket
+  return kept.slice(-WINDOW_BUCKETS);
+}
+
+/** Each window's counts at `now`: every bucket that overlaps it, and any from a later time. */
+export function recentCounts(buckets: readonly WindowBucket[], now: number): RecentCounts {
+  const out = {} as RecentCounts;
+  for (const name of Object.keys(WINDOWS) as WindowName[]) {
+    const from = now - WINDOWS[name];
+    const counts: WindowCounts = { toolCalls: 0, refusals: 0, classCounts: zeroCounts() };
+    for (const bucket of buckets) {
+      if (bucket.start + BUCKET_MS <= from) continue;
+      counts.toolCalls += bucket.toolCalls;
+      counts.refusals += bucket.refusals;
+      for (const [c, n] of Object.entries(bucket.classes) as [ToolClass, number][]) {
+        counts.classCounts[c] = (counts.classCounts[c] ?? 0) + n;
+      }
+    }
+    out[name] = counts;
+  }
+  return out;
+}
+
+/** Every class, 0. */
+export function zeroCounts(): Record<ToolClass, number> {
+  return Object.fromEntries(TOOL_CLASSES.map((c) => [c, 0])) as Record<ToolClass, number>;
+}
