@@ -13,8 +13,8 @@ export const BUCKET_MS = 10_000;
 /** The windows a policy can read, by name: `recent.m1`, `recent.m5`, `recent.m15`. */
 export const WINDOWS = { m1: 60_000, m5: 300_000, m15: 900_000 } as const;
 export type WindowName = keyof typeof WINDOWS;
-/** Buckets kept: enough for the longest window. */
-export const WINDOW_BUCKETS = WINDOWS.m15 / BUCKET_MS;
+/** Buckets kept: every bucket that can overlap the longest window, the partial one included. */
+export const WINDOW_BUCKETS = WINDOWS.m15 / BUCKET_MS + 1;
 
 /** What one bucket counted; classes only those seen (most buckets see one or two). */
 export interface WindowBucket {
@@ -50,7 +50,8 @@ export function countIn(buckets: readonly WindowBucket[], entry: BucketEntry): W
   const newest = buckets.at(-1)?.start ?? 0;
   const at = Number.isFinite(entry.at) ? entry.at : newest;
   const start = Math.floor(at / BUCKET_MS) * BUCKET_MS;
-  const kept = buckets.filter((b) => b.start > start - WINDOWS.m15);
+  // Kept while it overlaps the longest window ending at this event (or any later time).
+  const kept = buckets.filter((b) => b.start + BUCKET_MS > at - WINDOWS.m15);
   const index = kept.findIndex((b) => b.start === start);
   const bucket: WindowBucket =
     index === -1
