@@ -136,22 +136,23 @@ function baseContext(input: RequestInput): CedarContext {
 /** `context.session`: the stored facts as schema.ts declares them, windows counted at `now`. */
 function sessionContext(input: RequestInput): CedarContext {
   const { session } = input;
-  const empty = session.refusals === undefined ? emptySessionFacts() : session;
+  // Facts stored before these fields existed (another store, an older process) read as none.
+  const learnt = session.refusals === undefined ? emptySessionFacts() : session;
   return {
     toolCalls: session.toolCalls,
     toolsCalled: session.toolsCalled,
     classesCalled: session.classesCalled,
     classCounts: session.classCounts,
     taint: session.taint,
-    refusals: empty.refusals,
-    refusalsByClass: empty.refusalsByClass,
+    refusals: learnt.refusals,
+    refusalsByClass: learnt.refusalsByClass,
     refusalsByPolicy: { __entity: { type: REFUSALS_TYPE, id: String(input.context.sessionKey) } },
-    approvalsPending: empty.approvalsPending,
-    approvalsDenied: empty.approvalsDenied,
-    hosts: empty.hosts,
-    recipientDomains: empty.recipientDomains,
-    recent: recentCounts(empty.buckets, input.now ?? Date.now()) as unknown as CedarContext,
-  } as CedarContext;
+    approvalsPending: learnt.approvalsPending,
+    approvalsDenied: learnt.approvalsDenied,
+    hosts: learnt.hosts,
+    recipientDomains: learnt.recipientDomains,
+    recent: recentCounts(learnt.buckets, input.now ?? Date.now()) as unknown as CedarContext,
+  };
 }
 
 const REFUSALS_TYPE = "PolicyCounts";
@@ -159,7 +160,7 @@ const REFUSALS_TYPE = "PolicyCounts";
 function refusalsEntity(input: RequestInput): EntityJson {
   const uid = { type: REFUSALS_TYPE, id: String(input.context.sessionKey) };
   const tags = Object.assign({}, input.session.refusalsByPolicy ?? {});
-  return { uid, attrs: {}, parents: [], tags } as EntityJson;
+  return { uid, attrs: {}, parents: [], tags };
 }
 
 function sessionRequest(input: RequestInput, base: Base, fields: CedarContext): CedarRequest {

@@ -20,6 +20,7 @@ import {
 } from "../cedar/index.js";
 import { CedarSetLoader } from "../cedar/loader.js";
 import type { ActionFacts } from "../facts/index.js";
+import type { ApprovalEntry } from "../approvals/entry.js";
 import { toWireError } from "./failure-record.js";
 import { MAX_DESCRIBED_POLICIES, type CedarSetState } from "../observability/discovery-schema.js";
 import type { PolicyOutcomeInput } from "../merge/outcome.js";
@@ -220,8 +221,9 @@ export class CedarEvaluator {
   }
 
   /** An approval request of the session was settled (its record stored). */
-  settled(agentId: string, sessionKey: string, resolution: string): Promise<void> {
-    return this.facts.update(agentId, sessionKey, (f) => afterApproval(f, resolution));
+  settled(entry: Pick<ApprovalEntry, "agentId" | "sessionKey" | "settlement">): Promise<void> {
+    const resolution = entry.settlement?.resolution ?? "";
+    return this.facts.update(entry.agentId, entry.sessionKey, (f) => afterApproval(f, resolution));
   }
 
   /** An after_tool_call observation: the tool ran and its output reached the agent. */

@@ -52,5 +52,6 @@ export function cedarPolicy(name: string, text: string, options: CedarPolicyOpti
       return result.verdict;
     };
   }
-  return definePolicy({ name, version: set.hash, hooks: hooks as PolicyHooks });
+  const typed = hooks as PolicyHooks;
+  return definePolicy({ name, version: set.hash, hooks: typed });
 }

@@ -98,7 +98,11 @@ describe("session rules, one Cedar policy each", () => {
       expect({ i, outcome }).toEqual({ i, outcome: "allow" });
     }
     // A mail before the denial passes.
-    const mail = (id: string) => ({ toolName: "send_email", toolCallId: id, params: { to: "a@b.c" } });
+    const mail = (id: string) => ({
+      toolName: "send_email",
+      toolCallId: id,
+      params: { to: "a@b.c" },
+    });
     expect((await client!.decide("before_tool_call", ctx("s-burst"), mail("m-1"))).outcome).toBe(
       "allow",
     );
