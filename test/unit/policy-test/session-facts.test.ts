@@ -38,7 +38,7 @@ when { resource.class == "shell" && context.session.recent.m1.classCounts["shell
 };
 
 const shell = (command: string) => ({
-  hook: "before_tool_call",
+  hook: "before_tool_call" as const,
   event: { toolName: "Bash", params: { command } },
 });
 const read = { toolName: "Read", params: { file_path: "a.txt" } };
