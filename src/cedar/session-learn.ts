@@ -18,6 +18,11 @@ export interface CallToLearn {
   vocabulary: ToolVocabulary;
   /** The call's fact set when the caller computed it already; computed here otherwise. */
   facts?: ActionFacts | undefined;
+  /**
+   * Learn hosts and recipient domains (default true). False skips computing a fact set no rule
+   * can read: the coordinator holds no Cedar set.
+   */
+  learnContacted?: boolean;
 }
 
 /** The call as session facts learn it; undefined when it teaches nothing (most LLM hooks). */
@@ -29,7 +34,9 @@ export function decidedCallOf(call: CallToLearn): DecidedCall | undefined {
   const decided: DecidedCall = { hook: call.hook, outcome, at: call.at };
   if (typeof call.decision.blockedBy === "string") decided.blockedBy = call.decision.blockedBy;
   if (toolHook && toolName !== undefined) decided.tool = call.vocabulary.classify(toolName);
-  if (call.hook === "before_tool_call" && outcome !== "block") decided.contacted = contacted(call);
+  const learnContacted = call.learnContacted !== false || call.facts !== undefined;
+  if (call.hook === "before_tool_call" && outcome !== "block" && learnContacted)
+    decided.contacted = contacted(call);
   return decided;
 }
 

@@ -43,29 +43,37 @@ export interface BucketEntry {
 
 /**
  * The buckets with one more event. A new list: the old one may still be read by a call in flight.
- * Buckets older than the longest window are dropped; a time that is not a finite number counts
- * in the newest bucket (never lost).
+ * Buckets that no longer overlap the longest window are dropped; a time that is not a finite
+ * number counts in the newest bucket (never lost). Runs per decided call: the usual case (the
+ * newest bucket, nothing expired) copies the list once and one bucket, nothing else.
  */
 export function countIn(buckets: readonly WindowBucket[], entry: BucketEntry): WindowBucket[] {
-  const newest = buckets.at(-1)?.start ?? 0;
-  const at = Number.isFinite(entry.at) ? entry.at : newest;
+  const newest = buckets.at(-1);
+  const at = Number.isFinite(entry.at) ? entry.at : (newest?.start ?? 0);
   const start = Math.floor(at / BUCKET_MS) * BUCKET_MS;
   // Kept while it overlaps the longest window ending at this event (or any later time).
-  const kept = buckets.filter((b) => b.start + BUCKET_MS > at - WINDOWS.m15);
-  const index = kept.findIndex((b) => b.start === start);
-  const bucket: WindowBucket =
-    index === -1
-      ? { start, toolCalls: 0, refusals: 0, classes: {} }
-      : { ...kept[index]!, classes: { ...kept[index]!.classes } };
-  if (entry.toolCall !== undefined) {
-    bucket.toolCalls++;
-    bucket.classes[entry.toolCall] = (bucket.classes[entry.toolCall] ?? 0) + 1;
+  let first = 0;
+  while (first < buckets.length && buckets[first]!.start + BUCKET_MS <= at - WINDOWS.m15) first++;
+  const kept = buckets.slice(first);
+  let index = kept.length - 1;
+  while (index >= 0 && kept[index]!.start > start) index--; // a call decided late: an older bucket
+  if (index >= 0 && kept[index]!.start === start) {
+    kept[index] = counted(kept[index]!, entry);
+  } else {
+    kept.splice(index + 1, 0, counted({ start, toolCalls: 0, refusals: 0, classes: {} }, entry));
   }
-  if (entry.refusal === true) bucket.refusals++;
-  if (index === -1) kept.push(bucket);
-  else kept[index] = bucket;
-  kept.sort((a, b) => a.start - b.start); // a call decided late may belong to an older bucket
-  return kept.slice(-WINDOW_BUCKETS);
+  return kept.length > WINDOW_BUCKETS ? kept.slice(-WINDOW_BUCKETS) : kept;
+}
+
+function counted(bucket: WindowBucket, entry: BucketEntry): WindowBucket {
+  const classes = Object.assign({}, bucket.classes);
+  let toolCalls = bucket.toolCalls;
+  if (entry.toolCall !== undefined) {
+    toolCalls++;
+    classes[entry.toolCall] = (classes[entry.toolCall] ?? 0) + 1;
+  }
+  const refusals = entry.refusal === true ? bucket.refusals + 1 : bucket.refusals;
+  return { start: bucket.start, toolCalls, refusals, classes };
 }
 
 /** Each window's counts at `now`: every bucket that overlaps it, and any from a later time. */

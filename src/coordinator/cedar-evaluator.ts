@@ -215,6 +215,7 @@ export class CedarEvaluator {
       at: call.receivedAt?.getTime() ?? Date.now(),
       vocabulary,
       facts: call.facts, // computed once by the coordinator when it has them
+      learnContacted: this.sets.size > 0, // no Cedar set: no rule reads them (docs/cedar.md)
     });
     if (learnt === undefined) return undefined;
     return this.facts.update(call.agentId, call.sessionKey, (f) => afterDecision(f, learnt));
