@@ -87,6 +87,20 @@ describe("session rules, one Cedar policy each", () => {
     expect(await decide("s-2", "ls")).toBe("allow");
   });
 
+  it("counts a re-sent call once: its answer is the recorded one, and it teaches nothing more", async () => {
+    await start({ "no-rm": NO_RM, "three-refusals": documented("Block after 3 refusals") });
+    const rm = shell("rm -rf /tmp/a");
+    for (let i = 0; i < 3; i++) {
+      const again = await client!.decide("before_tool_call", ctx("s-resent"), rm, {
+        callId: "resent-1",
+      });
+      expect(again).toMatchObject({ outcome: "block", blockedBy: "no-rm" });
+    }
+    // One refusal, not three: a call that is normally allowed passes.
+    const ls = await client!.decide("before_tool_call", ctx("s-resent"), shell("ls"));
+    expect(ls.outcome).toBe("allow");
+  });
+
   it("asks a person after 20 shell calls in 5 minutes; the denial is a session fact", async () => {
     const { bus, namespace } = await start({
       "shell-burst": documented("Approval after 20 shell calls in 5 minutes"),
