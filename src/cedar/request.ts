@@ -15,7 +15,12 @@ import { toolFacts, type ToolFacts } from "../vocabulary/facts.js";
 import { secretKinds } from "../vocabulary/secrets.js";
 import { toolVocabulary, type ToolVocabulary } from "../vocabulary/vocabulary.js";
 import { emptySessionFacts, type SessionFacts } from "./session-facts.js";
-import { recentCounts } from "./session-windows.js";
+import {
+  BUCKET_MS,
+  recentCounts,
+  type RecentCounts,
+  type WindowBucket,
+} from "./session-windows.js";
 import type { CedarContext, CedarValueJson, EntityJson, EntityUidJson } from "./wasm.js";
 
 export type RequestTarget =
@@ -45,6 +50,8 @@ export interface RequestInput {
    * leaves them empty: for a policy set that never reads them (CedarPolicySet.readsSecrets).
    */
   findSecrets?: boolean;
+  /** Build `context.session` (default true); false for a set that never reads it. */
+  readsSession?: boolean;
 }
 
 type Builder = (input: RequestInput, base: Base) => CedarRequest[];
@@ -126,8 +133,9 @@ function baseContext(input: RequestInput): CedarContext {
   const base: CedarContext = {
     agentId: String(context.agentId),
     sessionKey: String(context.sessionKey),
-    session: sessionContext(input),
   };
+  // The windows cost a pass over the buckets: only for a set that reads the session.
+  if (input.readsSession !== false) base.session = sessionContext(input);
   if (typeof context.runId === "string") base.runId = context.runId;
   if (typeof context.channel === "string") base.channel = context.channel;
   return base;
@@ -151,11 +159,28 @@ function sessionContext(input: RequestInput): CedarContext {
     approvalsDenied: learnt.approvalsDenied,
     hosts: learnt.hosts,
     recipientDomains: learnt.recipientDomains,
-    recent: recentCounts(learnt.buckets, input.now ?? Date.now()) as unknown as CedarContext,
+    recent: recentAt(learnt.buckets, input.now ?? Date.now()) as unknown as CedarContext,
   };
 }
 
 const REFUSALS_TYPE = "PolicyCounts";
+
+/**
+ * The windows' counts, once per stored bucket list and bucket of time: a call makes several
+ * requests (one per tool, one per Cedar entry), and a count changes only when `now` enters the
+ * next bucket (every window is a whole number of buckets). The list is replaced, never changed,
+ * by each update, so its identity is the key.
+ */
+const recentMemo = new WeakMap<readonly WindowBucket[], { slot: number; counts: RecentCounts }>();
+
+function recentAt(buckets: readonly WindowBucket[], now: number): RecentCounts {
+  const slot = Math.ceil(now / BUCKET_MS);
+  const known = recentMemo.get(buckets);
+  if (known?.slot === slot) return known.counts;
+  const counts = recentCounts(buckets, now);
+  recentMemo.set(buckets, { slot, counts });
+  return counts;
+}
 
 function refusalsEntity(input: RequestInput): EntityJson {
   const uid = { type: REFUSALS_TYPE, id: String(input.context.sessionKey) };

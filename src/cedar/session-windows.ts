@@ -16,13 +16,14 @@ export type WindowName = keyof typeof WINDOWS;
 /** Buckets kept: every bucket that can overlap the longest window, the partial one included. */
 export const WINDOW_BUCKETS = WINDOWS.m15 / BUCKET_MS + 1;
 
-/** What one bucket counted; classes only those seen (most buckets see one or two). */
+/** What one bucket counted. */
 export interface WindowBucket {
   /** Start of the bucket, ms since the epoch, a multiple of BUCKET_MS. */
   start: number;
   toolCalls: number;
   refusals: number;
-  classes: Partial<Record<ToolClass, number>>;
+  /** Tool calls per class, by the class's index in TOOL_CLASSES (numbers add fast). */
+  classes: number[];
 }
 
 /** One window's counts as Cedar reads them. */
@@ -60,42 +61,75 @@ export function countIn(buckets: readonly WindowBucket[], entry: BucketEntry): W
   if (index >= 0 && kept[index]!.start === start) {
     kept[index] = counted(kept[index]!, entry);
   } else {
-    kept.splice(index + 1, 0, counted({ start, toolCalls: 0, refusals: 0, classes: {} }, entry));
+    kept.splice(
+      index + 1,
+      0,
+      counted({ start, toolCalls: 0, refusals: 0, classes: ZERO_CLASSES }, entry),
+    );
   }
   return kept.length > WINDOW_BUCKETS ? kept.slice(-WINDOW_BUCKETS) : kept;
 }
 
-function counted(bucket: WindowBucket, entry: BucketEntry): WindowBucket {
-  const classes = Object.assign({}, bucket.classes);
+function counted(
+  bucket: { start: number; toolCalls: number; refusals: number; classes: readonly number[] },
+  entry: BucketEntry,
+): WindowBucket {
+  const classes = bucket.classes.slice();
   let toolCalls = bucket.toolCalls;
   if (entry.toolCall !== undefined) {
     toolCalls++;
-    classes[entry.toolCall] = (classes[entry.toolCall] ?? 0) + 1;
+    const at = CLASS_INDEX.get(entry.toolCall) ?? CLASS_INDEX.get("unknown")!;
+    classes[at] = (classes[at] ?? 0) + 1;
   }
   const refusals = entry.refusal === true ? bucket.refusals + 1 : bucket.refusals;
   return { start: bucket.start, toolCalls, refusals, classes };
 }
 
-/** Each window's counts at `now`: every bucket that overlaps it, and any from a later time. */
+/**
+ * Each window's counts at `now`: every bucket that overlaps it, and any from a later time. One
+ * pass, the windows nested (m15 ⊇ m5 ⊇ m1): it runs for every Cedar request that reads the session.
+ */
 export function recentCounts(buckets: readonly WindowBucket[], now: number): RecentCounts {
-  const out = {} as RecentCounts;
-  for (const name of Object.keys(WINDOWS) as WindowName[]) {
-    const from = now - WINDOWS[name];
-    const counts: WindowCounts = { toolCalls: 0, refusals: 0, classCounts: zeroCounts() };
-    for (const bucket of buckets) {
-      if (bucket.start + BUCKET_MS <= from) continue;
-      counts.toolCalls += bucket.toolCalls;
-      counts.refusals += bucket.refusals;
-      for (const [c, n] of Object.entries(bucket.classes) as [ToolClass, number][]) {
-        counts.classCounts[c] = (counts.classCounts[c] ?? 0) + n;
-      }
-    }
-    out[name] = counts;
+  const sums = { m1: new WindowSum(), m5: new WindowSum(), m15: new WindowSum() };
+  for (const bucket of buckets) {
+    const end = bucket.start + BUCKET_MS;
+    if (end <= now - WINDOWS.m15) continue;
+    sums.m15.add(bucket);
+    if (end > now - WINDOWS.m5) sums.m5.add(bucket);
+    if (end > now - WINDOWS.m1) sums.m1.add(bucket);
   }
-  return out;
+  return { m1: sums.m1.counts(), m5: sums.m5.counts(), m15: sums.m15.counts() };
 }
 
-/** Every class, 0. */
+const CLASS_INDEX = new Map<string, number>(TOOL_CLASSES.map((c, i) => [c, i]));
+/** A packed array of zeros, copied (never written): holes would make every sum slow. */
+const ZERO_CLASSES: readonly number[] = TOOL_CLASSES.map(() => 0);
+
+class WindowSum {
+  toolCalls = 0;
+  refusals = 0;
+  readonly classes: number[] = TOOL_CLASSES.map(() => 0);
+
+  add(bucket: WindowBucket): void {
+    this.toolCalls += bucket.toolCalls;
+    this.refusals += bucket.refusals;
+    const counts = bucket.classes;
+    const n = Math.min(counts.length, this.classes.length);
+    for (let i = 0; i < n; i++) this.classes[i]! += counts[i] ?? 0;
+  }
+
+  counts(): WindowCounts {
+    const classCounts = zeroCounts();
+    for (let i = 0; i < TOOL_CLASSES.length; i++) classCounts[TOOL_CLASSES[i]!] = this.classes[i]!;
+    return { toolCalls: this.toolCalls, refusals: this.refusals, classCounts };
+  }
+}
+
+const ZERO_COUNTS = Object.freeze(
+  Object.fromEntries(TOOL_CLASSES.map((c) => [c, 0])) as Record<ToolClass, number>,
+);
+
+/** Every class, 0 (a fresh copy). */
 export function zeroCounts(): Record<ToolClass, number> {
-  return Object.fromEntries(TOOL_CLASSES.map((c) => [c, 0])) as Record<ToolClass, number>;
+  return Object.assign({}, ZERO_COUNTS);
 }
