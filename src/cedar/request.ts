@@ -61,7 +61,7 @@ interface Base {
   action: EntityUidJson;
   agent: EntityJson;
   /** `context.session.refusalsByPolicy`: an entity whose tags are the counts (Cedar's map). */
-  refusals: EntityJson;
+  refusals: EntityJson | undefined;
   context: CedarContext;
 }
 
@@ -122,7 +122,7 @@ export function cedarRequests(input: RequestInput): CedarRequest[] {
     principal,
     action: { type: "Action", id: input.hook },
     agent: { uid: principal, attrs: {}, parents: [] },
-    refusals: refusalsEntity(input),
+    refusals: input.readsSession === false ? undefined : refusalsEntity(input),
     context: baseContext(input),
   };
   return BUILDERS[input.hook](input, base);
@@ -182,6 +182,13 @@ function recentAt(buckets: readonly WindowBucket[], now: number): RecentCounts {
   return counts;
 }
 
+/** The agent, the session's refusal counts when the set reads the session, the resource. */
+function entitiesOf(base: Base, resource: EntityJson): EntityJson[] {
+  return base.refusals === undefined
+    ? [base.agent, resource]
+    : [base.agent, base.refusals, resource];
+}
+
 function refusalsEntity(input: RequestInput): EntityJson {
   const uid = { type: REFUSALS_TYPE, id: String(input.context.sessionKey) };
   const tags = Object.assign({}, input.session.refusalsByPolicy ?? {});
@@ -196,7 +203,7 @@ function sessionRequest(input: RequestInput, base: Base, fields: CedarContext): 
     action: base.action,
     resource,
     context: withFields(base.context, fields),
-    entities: [base.agent, base.refusals, { uid: resource, attrs: {}, parents: [] }],
+    entities: entitiesOf(base, { uid: resource, attrs: {}, parents: [] }),
   };
 }
 
@@ -217,7 +224,7 @@ function toolRequest(
     action: base.action,
     resource,
     context: withFields(base.context, fields),
-    entities: [base.agent, base.refusals, { uid: resource, attrs, parents: [] }],
+    entities: entitiesOf(base, { uid: resource, attrs, parents: [] }),
   };
 }
 
