@@ -66,16 +66,19 @@ function trapEvaluation(message: string): CedarEvaluation {
 function evaluateSet(set: CedarPolicySet, input: RequestInput): CedarEvaluation {
   // Spelled out, not `{ ...input, findSecrets: false }` (a spread then a property: microseconds
   // on Node 20's V8, docs/performance.md); the builders read only these fields.
+  const readsSession = set.contextKeys === "all" || set.contextKeys.children.has("session");
   const requests = cedarRequests(
-    set.readsSecrets
+    set.readsSecrets && readsSession
       ? input
       : {
           hook: input.hook,
           context: input.context,
           event: input.event,
           session: input.session,
+          now: input.now,
           vocabulary: input.vocabulary,
-          findSecrets: false,
+          findSecrets: set.readsSecrets ? input.findSecrets : false,
+          readsSession,
           facts: input.facts,
         },
   );

@@ -12,11 +12,23 @@ export {
   emptySessionFacts,
   afterToolCall,
   afterToolOutput,
+  afterDecision,
+  afterApproval,
   MemorySessionFactStore,
   MAX_FACT_NAMES,
   TAINT_LABELS,
   type SessionFacts,
   type SessionFactStore,
+  type DecidedCall,
 } from "./session-facts.js";
+export { decidedCallOf, type CallToLearn } from "./session-learn.js";
+export {
+  recentCounts,
+  WINDOWS,
+  BUCKET_MS,
+  WINDOW_BUCKETS,
+  type WindowBucket,
+  type RecentCounts,
+} from "./session-windows.js";
 export { cedarVersion } from "./wasm.js";
 export { checkCedarEntries, type CedarEntry } from "./check.js";

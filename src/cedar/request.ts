@@ -17,7 +17,13 @@ import { toolFacts, type ToolFacts } from "../vocabulary/facts.js";
 import { secretKinds } from "../vocabulary/secrets.js";
 import { toolVocabulary, type ToolVocabulary } from "../vocabulary/vocabulary.js";
 import { cedarFacts, computeCallFacts } from "./action-context.js";
-import type { SessionFacts } from "./session-facts.js";
+import { emptySessionFacts, type SessionFacts } from "./session-facts.js";
+import {
+  BUCKET_MS,
+  recentCounts,
+  type RecentCounts,
+  type WindowBucket,
+} from "./session-windows.js";
 import type { CedarContext, CedarValueJson, EntityJson, EntityUidJson } from "./wasm.js";
 
 export type RequestTarget =
@@ -39,6 +45,8 @@ export interface RequestInput {
   context: Readonly<Record<string, unknown>>;
   event: Readonly<Record<string, unknown>>;
   session: SessionFacts;
+  /** When the call arrived (ms since the epoch): the time `session.recent` is counted at. */
+  now?: number | undefined;
   vocabulary?: ToolVocabulary;
   /**
    * Look for secrets (`call.secrets`, `resultSecrets`, `contentSecrets`); default true. False
@@ -51,6 +59,8 @@ export interface RequestInput {
    * parser (action-context.ts), on first read of `context.facts`.
    */
   facts?: ActionFacts;
+  /** Build `context.session` (default true); false for a set that never reads it. */
+  readsSession?: boolean;
 }
 
 type Builder = (input: RequestInput, base: Base) => CedarRequest[];
@@ -59,6 +69,8 @@ interface Base {
   principal: EntityUidJson;
   action: EntityUidJson;
   agent: EntityJson;
+  /** `context.session.refusalsByPolicy`: an entity whose tags are the counts (Cedar's map). */
+  refusals: EntityJson | undefined;
   context: CedarContext;
 }
 
@@ -120,27 +132,77 @@ export function cedarRequests(input: RequestInput): CedarRequest[] {
     principal,
     action: { type: "Action", id: input.hook },
     agent: { uid: principal, attrs: {}, parents: [] },
+    refusals: input.readsSession === false ? undefined : refusalsEntity(input),
     context: baseContext(input),
   };
   return BUILDERS[input.hook](input, base);
 }
 
 function baseContext(input: RequestInput): CedarContext {
-  const { context, session } = input;
+  const { context } = input;
   const base: CedarContext = {
     agentId: String(context.agentId),
     sessionKey: String(context.sessionKey),
-    session: {
-      toolCalls: session.toolCalls,
-      toolsCalled: session.toolsCalled,
-      classesCalled: session.classesCalled,
-      classCounts: session.classCounts,
-      taint: session.taint,
-    },
   };
+  // The windows cost a pass over the buckets: only for a set that reads the session.
+  if (input.readsSession !== false) base.session = sessionContext(input);
   if (typeof context.runId === "string") base.runId = context.runId;
   if (typeof context.channel === "string") base.channel = context.channel;
   return base;
+}
+
+/** `context.session`: the stored facts as schema.ts declares them, windows counted at `now`. */
+function sessionContext(input: RequestInput): CedarContext {
+  const { session } = input;
+  // Facts stored before these fields existed (another store, an older process) read as none.
+  const learnt = session.refusals === undefined ? emptySessionFacts() : session;
+  return {
+    toolCalls: session.toolCalls,
+    toolsCalled: session.toolsCalled,
+    classesCalled: session.classesCalled,
+    classCounts: session.classCounts,
+    taint: session.taint,
+    refusals: learnt.refusals,
+    refusalsByClass: learnt.refusalsByClass,
+    refusalsByPolicy: { __entity: { type: REFUSALS_TYPE, id: String(input.context.sessionKey) } },
+    approvalsPending: learnt.approvalsPending,
+    approvalsDenied: learnt.approvalsDenied,
+    hosts: learnt.hosts,
+    recipientDomains: learnt.recipientDomains,
+    recent: recentAt(learnt.buckets, input.now ?? Date.now()) as unknown as CedarContext,
+  };
+}
+
+const REFUSALS_TYPE = "PolicyCounts";
+
+/**
+ * The windows' counts, once per stored bucket list and bucket of time: a call makes several
+ * requests (one per tool, one per Cedar entry), and a count changes only when `now` enters the
+ * next bucket (every window is a whole number of buckets). The list is replaced, never changed,
+ * by each update, so its identity is the key.
+ */
+const recentMemo = new WeakMap<readonly WindowBucket[], { slot: number; counts: RecentCounts }>();
+
+function recentAt(buckets: readonly WindowBucket[], now: number): RecentCounts {
+  const slot = Math.ceil(now / BUCKET_MS);
+  const known = recentMemo.get(buckets);
+  if (known?.slot === slot) return known.counts;
+  const counts = recentCounts(buckets, now);
+  recentMemo.set(buckets, { slot, counts });
+  return counts;
+}
+
+/** The agent, the session's refusal counts when the set reads the session, the resource. */
+function entitiesOf(base: Base, resource: EntityJson): EntityJson[] {
+  return base.refusals === undefined
+    ? [base.agent, resource]
+    : [base.agent, base.refusals, resource];
+}
+
+function refusalsEntity(input: RequestInput): EntityJson {
+  const uid = { type: REFUSALS_TYPE, id: String(input.context.sessionKey) };
+  const tags = Object.assign({}, input.session.refusalsByPolicy ?? {});
+  return { uid, attrs: {}, parents: [], tags };
 }
 
 function sessionRequest(input: RequestInput, base: Base, fields: CedarContext): CedarRequest {
@@ -151,7 +213,7 @@ function sessionRequest(input: RequestInput, base: Base, fields: CedarContext): 
     action: base.action,
     resource,
     context: withFields(base.context, fields),
-    entities: [base.agent, { uid: resource, attrs: {}, parents: [] }],
+    entities: entitiesOf(base, { uid: resource, attrs: {}, parents: [] }),
   };
 }
 
@@ -172,7 +234,7 @@ function toolRequest(
     action: base.action,
     resource,
     context: withFields(base.context, fields),
-    entities: [base.agent, { uid: resource, attrs, parents: [] }],
+    entities: entitiesOf(base, { uid: resource, attrs, parents: [] }),
   };
 }
 

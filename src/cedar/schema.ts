@@ -85,6 +85,9 @@ export function cedarSchemaText(): string {
       ([name, fields]) => `type ${name} = ${record(fields, "")};`,
     ),
     `type ClassCounts = ${record(counts, "")};`,
+    // Refusals per policy: policy names are the registry's, not the schema's, so a tag each.
+    "entity PolicyCounts tags Long;",
+    `type WindowCounts = ${record(["toolCalls: Long", "refusals: Long", "classCounts: ClassCounts"], "")};`,
     `type SessionFacts = ${record(
       [
         "toolCalls: Long",
@@ -92,6 +95,14 @@ export function cedarSchemaText(): string {
         "classesCalled: Set<String>",
         "classCounts: ClassCounts",
         "taint: Set<String>",
+        "refusals: Long",
+        "refusalsByClass: ClassCounts",
+        "refusalsByPolicy: PolicyCounts",
+        "approvalsPending: Long",
+        "approvalsDenied: Long",
+        "hosts: Set<String>",
+        "recipientDomains: Set<String>",
+        `recent: ${record(["m1: WindowCounts", "m5: WindowCounts", "m15: WindowCounts"], "")}`,
       ],
       "",
     )};`,

@@ -59,6 +59,8 @@ export interface ApprovalServiceOptions {
    * force: its vocabulary classes the tool). Absent: no stop list is enforced.
    */
   stops?: { list: StopListSource; registry: () => RegistrySnapshot };
+  /** Told once per request, by the coordinator that stored its settlement record (session facts). */
+  onSettled?: (entry: ApprovalEntry) => Promise<void>;
 }
 
 /** What the call handler knows of a decision that waits for a person. */
@@ -348,6 +350,11 @@ export class ApprovalService {
       `approval.${entry.id}`,
       Date.now() + RECORD_DEADLINE_MS,
     );
+    // Only the writer whose record was new: the log's message id makes it one per request.
+    if (!appended.duplicate)
+      await this.options.onSettled?.(entry).catch((err: unknown) => {
+        this.options.logger.warn({ err, id: entry.id }, "session facts not told of a settlement");
+      });
     return appended.seq;
   }
 }

@@ -283,7 +283,10 @@ export class CallHandler {
     if (answer.decision.outcome === "pending_approval")
       await this.openApproval(call, answer.decision, appended.seq);
     // Before the answer: the session's next call must see what this one taught (docs/cedar.md).
-    const learnt = this.cedar.decided(call, answer.decision.outcome, call.snapshot.vocabulary);
+    // Once per recorded call: a re-sent call (a duplicate) taught it when it was recorded.
+    const learnt = appended.duplicate
+      ? undefined
+      : this.cedar.decided(call, answer.decision, call.snapshot.vocabulary);
     if (learnt !== undefined) await learnt;
     const reply: CallReply = {
       callId: call.callId,

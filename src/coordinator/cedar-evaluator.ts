@@ -7,9 +7,11 @@
  */
 import type { ModifyingHookName } from "../catalog/catalog.js";
 import {
-  afterToolCall,
+  afterApproval,
+  afterDecision,
   afterToolOutput,
   assertCedarTypes,
+  decidedCallOf,
   evaluateCedar,
   parseCedarPolicySet,
   type CedarPolicySet,
@@ -17,13 +19,14 @@ import {
   type SessionFacts,
 } from "../cedar/index.js";
 import { CedarSetLoader } from "../cedar/loader.js";
+import type { ActionFacts } from "../facts/index.js";
+import type { ApprovalEntry } from "../approvals/entry.js";
 import { toWireError } from "./failure-record.js";
 import { MAX_DESCRIBED_POLICIES, type CedarSetState } from "../observability/discovery-schema.js";
 import type { PolicyOutcomeInput } from "../merge/outcome.js";
 import type { RegistryPolicy } from "../registry/document.js";
 import type { RegistrySnapshot } from "../registry/snapshot.js";
 import type { ToolVocabulary } from "../vocabulary/vocabulary.js";
-import type { ActionFacts } from "../facts/index.js";
 
 type CedarPolicy = RegistryPolicy & { cedar: string };
 
@@ -33,8 +36,10 @@ export interface CedarCall {
   event: Readonly<Record<string, unknown>>;
   agentId: string;
   sessionKey: string;
-  /** The call's facts, computed once by the call handler: Cedar reads the same object as workers. */
-  facts?: ActionFacts;
+  /** When the call arrived: the time session windows are counted at (default: now). */
+  receivedAt?: Date;
+  /** The call's fact set, when the coordinator computed it (else learnt facts compute it). */
+  facts?: ActionFacts | undefined;
 }
 
 /** What preparing a revision's Cedar sets did: sets parsed, policies whose set failed, time. */
@@ -101,6 +106,7 @@ export class CedarEvaluator {
       context: call.context,
       event: call.event,
       session,
+      now: call.receivedAt?.getTime() ?? Date.now(),
       vocabulary: snapshot.vocabulary, // built once per revision, with the registry's own tools
       facts: call.facts,
     };
@@ -193,18 +199,33 @@ export class CedarEvaluator {
   }
 
   /**
-   * What a decided call taught about its session (after its record is stored); undefined, not a
-   * promise, when it taught nothing (most hooks: the decision path awaits only real work).
+   * What a decided call taught about its session (after its record is stored), learnt from the
+   * MERGED decision: a block by a code worker is a refusal, a Cedar allow that a worker blocked
+   * is not a call. Undefined, not a promise, when it taught nothing (most hooks: the decision
+   * path awaits only real work). One `update` per call: the store applies it atomically.
    */
-  decided(call: CedarCall, outcome: string, vocabulary: ToolVocabulary): Promise<void> | undefined {
-    if (outcome === "block") return undefined;
-    if (call.hook !== "before_tool_call" && call.hook !== "before_tool_result") return undefined;
-    const name = call.event.toolName;
-    if (typeof name !== "string") return undefined;
-    const tool = vocabulary.classify(name);
-    return call.hook === "before_tool_call"
-      ? this.facts.update(call.agentId, call.sessionKey, (f) => afterToolCall(f, tool))
-      : this.facts.update(call.agentId, call.sessionKey, (f) => afterToolOutput(f, tool));
+  decided(
+    call: CedarCall,
+    decision: Readonly<Record<string, unknown>>,
+    vocabulary: ToolVocabulary,
+  ): Promise<void> | undefined {
+    const learnt = decidedCallOf({
+      hook: call.hook,
+      event: call.event,
+      decision,
+      at: call.receivedAt?.getTime() ?? Date.now(),
+      vocabulary,
+      facts: call.facts, // computed once by the coordinator when it has them
+      learnContacted: this.sets.size > 0, // no Cedar set: no rule reads them (docs/cedar.md)
+    });
+    if (learnt === undefined) return undefined;
+    return this.facts.update(call.agentId, call.sessionKey, (f) => afterDecision(f, learnt));
+  }
+
+  /** An approval request of the session was settled (its record stored). */
+  settled(entry: Pick<ApprovalEntry, "agentId" | "sessionKey" | "settlement">): Promise<void> {
+    const resolution = entry.settlement?.resolution ?? "";
+    return this.facts.update(entry.agentId, entry.sessionKey, (f) => afterApproval(f, resolution));
   }
 
   /** An after_tool_call observation: the tool ran and its output reached the agent. */

@@ -244,6 +244,7 @@ function buildServices(
     redact: () => registry.current().document.redact ?? [],
     redactionKey,
     stops: { list: registry.stopList, registry: registry.current },
+    onSettled: (entry) => cedar.settled(entry),
     ...(options.approvalSweepMs === undefined ? {} : { sweepIntervalMs: options.approvalSweepMs }),
   });
   const calls = new CallHandler({

@@ -17,6 +17,7 @@ export {
   type SessionFacts,
   type SessionFactStore,
 } from "../cedar/session-facts.js";
+export type { WindowBucket } from "../cedar/session-windows.js";
 export {
   createSigningKey,
   signingKeyFromFile,

@@ -77,18 +77,22 @@ async function runStep(
   const context = parseContext(hook as ModifyingHookName, rawContext) as Record<string, unknown>;
   const event = parseEvent(hook as ModifyingHookName, rawEvent) as Record<string, unknown>;
   if (isModifyingHook(hook)) {
+    const call = { hook, event, context, callId };
     const { result } = await reevaluate(
-      { hook, event, context, callId },
+      call,
       candidates.forHook(hook),
       state,
       undefined,
       candidates.factsOf({ hook, event, context }),
     );
+    // The session learns from the merged decision, as a coordinator does (docs/cedar.md).
+    await candidates.session.decided(call, result.decision);
     return result.decision;
   }
   for (const policy of candidates.observers(hook as ObservationalHookName)) {
     await invokePolicy(policy, hook as ObservationalHookName, event, context, { callId, state });
   }
+  await candidates.session.observed({ hook, event, context });
   return undefined;
 }
 
@@ -101,6 +105,8 @@ async function runCase(
   const base = { file: set.file, name: testCase.name, hook: testCase.hook };
   const context = { ...defaultContext(index), ...set.context, ...testCase.context };
   const state = new MemorySessionStateStore();
+  // Every step of a case at one instant: its history falls within every session window.
+  candidates.session.reset();
   try {
     if (!isModifyingHook(testCase.hook)) {
       return {

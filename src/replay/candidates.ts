@@ -16,6 +16,7 @@ import { handlerFor, type Policy } from "../policy/policy.js";
 import { cedarPolicy } from "../policy/cedar-policy.js";
 import { callFacts, factsOptionsOf, type CallFacts } from "../policy/call-facts.js";
 import type { DecisionRecord } from "../log/record.js";
+import { SessionLedger } from "./session-ledger.js";
 
 /** One registry entry with the code that answers for it. */
 export interface Candidate {
@@ -37,6 +38,8 @@ export interface CandidateSet {
    * as the coordinator computes them: replay and `policy test` hand them to every policy.
    */
   factsOf(call: Pick<DecisionRecord, "hook" | "event" | "context">): CallFacts;
+  /** The session facts the Cedar entries read: the caller tells it every merged decision. */
+  session: SessionLedger;
 }
 
 /** Loaded modules by name; two different policies with one name are refused. */
@@ -60,7 +63,11 @@ function byName(policies: readonly Policy[]): Map<string, Policy> {
  * The registry's Cedar entries as policies, classifying tools by the registry's vocabulary; a
  * loaded module may not take a Cedar entry's name.
  */
-function cedarPolicies(snapshot: RegistrySnapshot, loaded: readonly Policy[]): Policy[] {
+function cedarPolicies(
+  snapshot: RegistrySnapshot,
+  loaded: readonly Policy[],
+  session: SessionLedger,
+): Policy[] {
   const names = new Set(loaded.map((p) => p.name));
   return snapshot.document.policies.filter(isCedarPolicy).map((entry) => {
     if (names.has(entry.name)) {
@@ -73,6 +80,7 @@ function cedarPolicies(snapshot: RegistrySnapshot, loaded: readonly Policy[]): P
     return cedarPolicy(entry.name, entry.cedar, {
       source: entry.source,
       vocabulary: snapshot.vocabulary,
+      session,
     });
   });
 }
@@ -80,7 +88,8 @@ function cedarPolicies(snapshot: RegistrySnapshot, loaded: readonly Policy[]): P
 export function buildCandidates(policies: readonly Policy[], registry: unknown): CandidateSet {
   const document = parseRegistryDocument(registry, "the candidate registry");
   const snapshot = new RegistrySnapshot(0, document);
-  const modules = byName([...policies, ...cedarPolicies(snapshot, policies)]);
+  const session = new SessionLedger(snapshot.vocabulary);
+  const modules = byName([...policies, ...cedarPolicies(snapshot, policies, session)]);
 
   const missing = document.policies.filter((entry) => !modules.has(entry.name));
   if (missing.length > 0) {
@@ -133,5 +142,6 @@ export function buildCandidates(policies: readonly Policy[], registry: unknown):
     unused,
     warnings,
     factsOf: (call) => callFacts(call.hook, call.event, call.context, factsOptionsOf(snapshot)),
+    session,
   };
 }

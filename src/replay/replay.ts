@@ -150,6 +150,7 @@ export class Replayer {
       switch (record.kind) {
         case "observation":
           await this.observe(record, state);
+          await this.candidates.session.observed(record);
           break;
         case "decision": {
           const session = sessionOf(entry);
@@ -157,10 +158,17 @@ export class Replayer {
           const decided = this.decide(entry, record, session, state, diverged.has(key));
           // Awaited only when a policy answered with a promise: most records decide at once.
           const result = decided instanceof Promise ? await decided : decided;
+          // What the coordinator would have learnt from this merged decision (docs/replay.md).
+          await this.candidates.session.decided(record, result.replayed);
           if (result.status === "changed") diverged.add(key);
           yield result;
           break;
         }
+        case "approval":
+          // Not re-decided (a person answered), but the session learns the settlement.
+          await this.candidates.session.settled(record.context, record.resolution);
+          this.stats.skipped.approval++;
+          break;
         default:
           this.stats.skipped[record.kind]++;
       }
@@ -197,6 +205,7 @@ export class Replayer {
     counterfactual: boolean,
   ): ReplayResult | Promise<ReplayResult> {
     this.stats.decisions++;
+    this.candidates.session.at(Date.parse(record.receivedAt));
     const hook = record.hook as ModifyingHookName;
     // The facts as the coordinator computed them, from the recorded event (docs/facts.md).
     const reevaluation = reevaluateNow(

@@ -1,0 +1,54 @@
+/**
+ * What a decided call teaches its session, built the same way wherever calls are decided: the
+ * coordinator after its record is stored, replay and `hookbus policy test` after their merge. So
+ * the facts a Cedar rule reads come from the merged decision of every policy, Cedar or code,
+ * and a replay of an unchanged registry sees what the live run saw.
+ */
+import { computeActionFacts, type ActionFacts } from "../facts/index.js";
+import type { ToolVocabulary } from "../vocabulary/vocabulary.js";
+import type { Contacted, DecidedCall } from "./session-facts.js";
+
+export interface CallToLearn {
+  hook: string;
+  event: Readonly<Record<string, unknown>>;
+  /** The merged decision (its `outcome` and `blockedBy`). */
+  decision: Readonly<Record<string, unknown>>;
+  /** When the call arrived, ms since the epoch. */
+  at: number;
+  vocabulary: ToolVocabulary;
+  /** The call's fact set when the caller computed it already; computed here otherwise. */
+  facts?: ActionFacts | undefined;
+  /**
+   * Learn hosts and recipient domains (default true). False skips computing a fact set no rule
+   * can read: the coordinator holds no Cedar set.
+   */
+  learnContacted?: boolean;
+}
+
+/** The call as session facts learn it; undefined when it teaches nothing (most LLM hooks). */
+export function decidedCallOf(call: CallToLearn): DecidedCall | undefined {
+  const outcome = typeof call.decision.outcome === "string" ? call.decision.outcome : "";
+  const toolName = typeof call.event.toolName === "string" ? call.event.toolName : undefined;
+  const toolHook = call.hook === "before_tool_call" || call.hook === "before_tool_result";
+  if (outcome !== "block" && (!toolHook || toolName === undefined)) return undefined;
+  const decided: DecidedCall = { hook: call.hook, outcome, at: call.at };
+  if (typeof call.decision.blockedBy === "string") decided.blockedBy = call.decision.blockedBy;
+  if (toolHook && toolName !== undefined) decided.tool = call.vocabulary.classify(toolName);
+  const learnContacted = call.learnContacted !== false || call.facts !== undefined;
+  if (call.hook === "before_tool_call" && outcome !== "block" && learnContacted)
+    decided.contacted = contacted(call);
+  return decided;
+}
+
+/** Hosts and recipient domains of the call's tool, from its fact set. */
+function contacted(call: CallToLearn): Contacted {
+  const facts =
+    call.facts ?? computeActionFacts(call.hook, call.event, { vocabulary: call.vocabulary });
+  const hosts: string[] = [];
+  const recipientDomains: string[] = [];
+  for (const tool of facts.tools) {
+    hosts.push(...tool.summary.hosts);
+    recipientDomains.push(...tool.recipients.domains);
+  }
+  return { hosts, recipientDomains };
+}
