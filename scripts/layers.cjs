@@ -12,7 +12,7 @@ const LAYERS = [
   { layer: "core", folders: ["merge"] },
   { layer: "bus", folders: ["bus"] },
   { layer: "log", folders: ["log"] },
-  { layer: "log", folders: ["registry", "auth", "cedar"] },
+  { layer: "log", folders: ["registry", "auth", "cedar", "privacy"] },
   { layer: "roles", folders: ["policy", "approvals", "testing"] },
   { layer: "roles", folders: ["worker", "agent", "coordinator", "sealer", "audit", "replay"] },
   { layer: "roles", folders: ["indexer", "policy-test", "conformance"] },
