@@ -15,7 +15,7 @@ const LAYERS = [
   { layer: "log", folders: ["registry", "auth", "cedar", "privacy"] },
   { layer: "roles", folders: ["policy", "approvals", "testing"] },
   { layer: "roles", folders: ["worker", "agent", "coordinator", "sealer", "audit", "replay"] },
-  { layer: "roles", folders: ["indexer", "policy-test", "conformance"] },
+  { layer: "roles", folders: ["indexer", "policy-test", "conformance", "erasure"] },
   { layer: "roles", folders: ["status"] },
   { layer: "surfaces", folders: ["adapters", "ui", "contract"] },
   { layer: "surfaces", folders: ["cli"] },

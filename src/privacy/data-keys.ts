@@ -175,3 +175,27 @@ export class DataKeyStore {
     }
   }
 }
+
+/**
+ * Erase a subject's data key without the KEK (what the privacy role does): the stored value is
+ * first deleted with JetStream's secure erase (its bytes overwritten in the store file), then the
+ * key is purged (a purge marker, and no earlier value, is what the KV stream keeps). True when
+ * there was a key to erase.
+ */
+export async function purgeDataKey(
+  nc: NatsConnection,
+  subjects: Subjects,
+  subjectHash: string,
+): Promise<boolean> {
+  const js = jetstream(nc, { timeout: KV_REQUEST_TIMEOUT_MS });
+  const kv = await new Kvm(js).open(keysBucketName(subjects));
+  const name = keyName(subjectHash);
+  const entry = await kv.get(name);
+  const had = entry !== null && entry.operation === "PUT";
+  if (had) {
+    const jsm = await js.jetstreamManager();
+    await jsm.streams.deleteMessage(`KV_${keysBucketName(subjects)}`, entry.revision, true);
+  }
+  await kv.purge(name);
+  return had;
+}
