@@ -8,7 +8,13 @@ import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { definePolicy } from "../../../src/index.js";
 import { startPipeline, useNatsServer } from "../pipeline/harness.js";
-import { DataKeyStore, RecordKeys, ENCRYPTED_MARK, parseKek } from "../../../src/privacy/index.js";
+import {
+  DataKeyStore,
+  RecordKeys,
+  ENCRYPTED_MARK,
+  parseKek,
+  subjectDigest,
+} from "../../../src/privacy/index.js";
 import { startCoordinator } from "../../../src/coordinator/coordinator.js";
 import { connectTo, uniqueNamespace } from "../../support/nats.js";
 import { rejection } from "../../support/wait.js";
@@ -66,6 +72,36 @@ describe("per-subject encryption of the log", () => {
       name: "Ada Lovelace",
     });
     expect(opened.record.decision.blockReason).toBe("card number in the parameters");
+  });
+
+  it("refuses a call whose context names a malformed subject, and keeps it apart from a named user", async () => {
+    const p = await startPipeline(nats.url(), {
+      registry: { policies: [{ name: "dlp", hooks: ["before_tool_call"], priority: 10 }] },
+      policies: [dlp],
+      coordinator: { privacy: { kek } },
+    });
+    const event = { toolName: "pay", toolCallId: "t1", params: { card: "4111" } };
+    const bad = await rejection(
+      p.client.call(
+        "before_tool_call",
+        { agentId: "a", sessionKey: "s", subject: "not ok" },
+        event,
+        {
+          callId: "bad-subject",
+        },
+      ),
+    );
+    expect((bad as { code?: string }).code).toBe("HOOKBUS_PRIVACY_SUBJECT_INVALID");
+    const got = await p.client.call(
+      "before_tool_call",
+      { agentId: "a", sessionKey: "s", subject: "user-42@acme" },
+      event,
+      { callId: "named" },
+    );
+    expect(got.decision.outcome).toBe("block");
+    const stored = (await p.decisionRecord("named")).record;
+    expect(stored.context.subject).toBe(ENCRYPTED_MARK);
+    expect(stored.encrypted?.subject).toBe(subjectDigest("subject:user-42@acme"));
   });
 
   it("refuses to start a coordinator told to encrypt without a key-encryption key", async () => {
