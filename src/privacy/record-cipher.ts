@@ -6,7 +6,14 @@
  * without touching a stored byte. The authenticated data binds the subject, the key generation and
  * the list of places: a ciphertext moved to another record, or a list edited, does not open.
  */
-import { createCipheriv, createDecipheriv, createHash, randomBytes } from "node:crypto";
+import {
+  createCipheriv,
+  createDecipheriv,
+  createHash,
+  createSecretKey,
+  randomBytes,
+  type KeyObject,
+} from "node:crypto";
 import type { EncryptedContent, LogRecord } from "../log/record.js";
 import { checkSubjectId } from "./subject.js";
 import { ENCRYPTED_FIELDS, pathsOf, segmentsOf } from "./fields.js";
@@ -65,15 +72,26 @@ function getAt(root: unknown, path: readonly string[]): unknown {
 }
 
 /** The record with its personal fields sealed under `key`; a record with none is returned as it is. */
+/** The table's patterns split once (this runs per record on the decision path). */
+const PATTERNS = new Map(
+  Object.entries(ENCRYPTED_FIELDS).map(([kind, list]) => [kind, list.map(segmentsOf)]),
+);
+
+/** Each data key imported once: createCipheriv on a KeyObject skips re-importing the bytes. */
+const imported = new WeakMap<Buffer, KeyObject>();
+function keyObject(key: DataKey): KeyObject {
+  let object = imported.get(key.key);
+  if (object === undefined) imported.set(key.key, (object = createSecretKey(key.key)));
+  return object;
+}
+
 export function sealRecord<T extends LogRecord>(record: T, subjectHash: string, key: DataKey): T {
-  const found = (ENCRYPTED_FIELDS[record.kind] ?? []).flatMap((p) =>
-    pathsOf(record, segmentsOf(p)),
-  );
+  const found = (PATTERNS.get(record.kind) ?? []).flatMap((p) => pathsOf(record, p));
   if (found.length === 0) return record;
   const paths = found.map(pointerOf);
   const values = found.map((path) => getAt(record, path));
   const iv = randomBytes(12);
-  const cipher = createCipheriv("aes-256-gcm", key.key, iv);
+  const cipher = createCipheriv("aes-256-gcm", keyObject(key), iv);
   cipher.setAAD(aad(subjectHash, key.kid, paths));
   const ct = Buffer.concat([cipher.update(JSON.stringify(values), "utf8"), cipher.final()]);
   const sealed = { ...record } as unknown as Node;
