@@ -155,6 +155,15 @@ export class LogWriter {
         deadline === undefined ? {} : { deadline },
       ),
     );
-    return this.keys === undefined ? record : (await this.keys.open(record)).record;
+    if (this.keys === undefined) return record;
+    const opened = await this.keys.open(record);
+    // A stored record whose key was erased cannot say what the call was told: fail, never answer "[erased]".
+    if (opened.failure !== undefined)
+      throw new HookbusError(
+        "HOOKBUS_PRIVACY_KEY_UNAVAILABLE",
+        `the stored record's personal fields cannot be opened (${opened.failure})`,
+        {},
+      );
+    return opened.record;
   }
 }
