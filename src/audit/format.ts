@@ -137,6 +137,8 @@ function outcomeOf(step: TimelineEntry): string {
       return step.outcome;
     case "approval":
       return `approval ${step.resolution}`;
+    case "erasure":
+      return "erasure";
   }
 }
 
@@ -163,7 +165,11 @@ export function formatTimeline(sessionKey: string, steps: readonly TimelineEntry
 
   steps.forEach((step, i) => {
     const id =
-      step.kind === "observation" ? `event ${cell(step.eventId)}` : `call ${cell(step.callId)}`;
+      step.kind === "observation"
+        ? `event ${cell(step.eventId)}`
+        : step.kind === "erasure"
+          ? `erasure ${cell(step.erasureId)}`
+          : `call ${cell(step.callId)}`;
     const who = multiAgent ? `agent ${cell(step.agentId)}, ` : "";
     lines.push(
       [

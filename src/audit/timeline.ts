@@ -8,6 +8,7 @@ import type { Outcome } from "../catalog/common.js";
 import { HookbusError } from "../foundation/errors.js";
 import type {
   ApprovalRecord,
+  ErasureRecord,
   DecisionRecord,
   ErrorRecord,
   LateVerdictRecord,
@@ -112,7 +113,17 @@ export interface ApprovalStep extends StepBase {
   record: ApprovalRecord;
 }
 
-export type TimelineEntry = DecisionStep | ErrorStep | LateStep | ObservationStep | ApprovalStep;
+/** A subject's data keys were erased (docs/privacy.md): who, why, and whether a key was there. */
+export interface ErasureStep extends StepBase {
+  kind: "erasure";
+  erasureId: string;
+  by: string;
+  reason: string;
+  record: ErasureRecord;
+}
+
+export type TimelineEntry =
+  DecisionStep | ErrorStep | LateStep | ObservationStep | ApprovalStep | ErasureStep;
 
 export interface TimelineOptions {
   /** Only this agent's records (a session key may be reused by several agents). */
@@ -248,6 +259,8 @@ export function summarizeRecord(record: LogRecord): string {
       return observationSummary(record);
     case "approval":
       return approvalSummary(record);
+    case "erasure":
+      return `erased ${record.target} ${record.subject.slice(0, 12)}… by ${record.by}: ${quote(record.reason)}`;
   }
 }
 
@@ -390,7 +403,20 @@ export function toTimelineEntry(entry: AuditEntry): TimelineEntry {
         effect: record.effect,
         record,
       };
+    case "erasure":
+      return erasureStep(base, record);
   }
+}
+
+function erasureStep(base: StepBase, record: ErasureRecord): ErasureStep {
+  return {
+    ...base,
+    kind: "erasure",
+    erasureId: record.erasureId,
+    by: record.by,
+    reason: record.reason,
+    record,
+  };
 }
 
 /**

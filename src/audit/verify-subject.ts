@@ -69,6 +69,8 @@ function expectedOutcome(r: Record<string, unknown>): unknown {
       return observationOutcome(String(r.hook), r.event);
     case "approval":
       return "approval";
+    case "erasure":
+      return "erasure";
     default:
       return undefined;
   }

@@ -38,6 +38,8 @@ export const AuthDescription = z
     auditors: names(SERVICE_NAME, "auditor name"),
     sealers: names(SERVICE_NAME, "sealer name"),
     indexers: names(SERVICE_NAME, "indexer name"),
+    /** Who may erase data subjects (`hookbus erase`, docs/privacy.md): the only role that deletes data keys. */
+    privacy: names(SERVICE_NAME, "privacy user name"),
     /** People (or bots) who may answer approval requests (docs/approvals.md). */
     approvers: names(SERVICE_NAME, "approver name"),
     /** Named groups of approvers, for requests that name `approvers: "<group>"`. */
@@ -62,7 +64,15 @@ export type AuthDescription = z.output<typeof AuthDescription>;
 export type AuthDescriptionInput = z.input<typeof AuthDescription>;
 
 export type AuthRole =
-  "agent" | "worker" | "coordinator" | "operator" | "auditor" | "sealer" | "indexer" | "approver";
+  | "agent"
+  | "worker"
+  | "coordinator"
+  | "operator"
+  | "auditor"
+  | "sealer"
+  | "indexer"
+  | "approver"
+  | "privacy";
 
 /** One user to create: its role and the name the role's permissions are scoped to. */
 export interface AuthUser {
@@ -92,6 +102,7 @@ export function usersOf(description: AuthDescription): AuthUser[] {
     ...description.auditors.map((name) => ({ role: "auditor" as const, name })),
     ...description.sealers.map((name) => ({ role: "sealer" as const, name })),
     ...description.indexers.map((name) => ({ role: "indexer" as const, name })),
+    ...description.privacy.map((name) => ({ role: "privacy" as const, name })),
     ...description.approvers.map((name) => ({
       role: "approver" as const,
       name,

@@ -71,7 +71,12 @@ export function generateAuth(
       error,
     );
   }
-  const signing = issueSigningKeys(options.keyDir, description.coordinators);
+  // A privacy user signs the erasure records it appends, so verify trusts them like a coordinator's
+  // (`privacy.<name>`: a dot no coordinator name holds).
+  const signing = issueSigningKeys(options.keyDir, [
+    ...description.coordinators,
+    ...description.privacy.map((name) => `privacy.${name}`),
+  ]);
   return {
     description,
     users,

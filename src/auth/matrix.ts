@@ -87,6 +87,7 @@ function streamTargets(d: AuthDescription): StreamTarget[] {
     kv(s.approvalsBucket, "k"),
     kv(`${ns}_seal_heads`, "k"),
     kv(`${ns}_sealer`, "lease"),
+    kv(`${ns}_privacy_keys`, "k.0"),
   ];
 }
 
@@ -189,6 +190,7 @@ export const MATRIX_EXAMPLE = {
   sealers: ["seal"],
   indexers: ["idx"],
   approvers: ["alice"],
+  privacy: ["dpo"],
 } as const;
 
 export const MATRIX_START = "<!-- permission-matrix:start (npm run security:matrix) -->";

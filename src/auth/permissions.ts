@@ -144,6 +144,8 @@ interface Scope {
    * sealer and auditors.
    */
   sigs: string;
+  /** The data keys bucket (src/privacy/data-keys.ts). */
+  keys: string;
   /** Discovery (src/observability/discovery.ts): `<ns>.discover` and `<ns>.discover.<role>`. */
   discover: string[];
 }
@@ -159,6 +161,7 @@ function scopeFor(namespace: string, user: AuthUser): Scope {
     blobs: s.blobStream,
     seals: `${ns.toUpperCase()}_SEALS`,
     sigs: `${ns.toUpperCase()}_SIGNATURES`,
+    keys: `${ns}_privacy_keys`,
     discover: [`${ns}.discover`, `${ns}.discover.*`],
   };
 }
@@ -222,7 +225,7 @@ function workerGrants({ ns, s, inbox, log, blobs, discover }: Scope, user: AuthU
   };
 }
 
-function coordinatorGrants({ ns, s, inbox, log, blobs, sigs, discover }: Scope): Grants {
+function coordinatorGrants({ ns, s, inbox, log, blobs, sigs, keys, discover }: Scope): Grants {
   return {
     publish: [
       ...COMMON,
@@ -244,6 +247,8 @@ function coordinatorGrants({ ns, s, inbox, log, blobs, sigs, discover }: Scope):
       // Approval requests: opened, answered and settled by compare-and-set.
       ...kvWrite(s.approvalsBucket),
       `${JS}.CONSUMER.INFO.KV_${s.approvalsBucket}.*`,
+      // Data keys, made on a subject's first record (docs/privacy.md). No MSG.DELETE or PURGE.
+      ...kvWrite(keys),
       // Liveness checks ask workers (src/observability/liveness-check.ts).
       ...discover,
     ],
@@ -268,10 +273,12 @@ function operatorGrants({ s, inbox, discover }: Scope): Grants {
   };
 }
 
-function auditorGrants({ ns, s, inbox, log, blobs, seals, sigs, discover }: Scope): Grants {
+function auditorGrants({ ns, s, inbox, log, blobs, seals, sigs, keys, discover }: Scope): Grants {
   return {
     publish: [
       ...COMMON,
+      // Wrapped data keys: useless without the KEK, which the auditor holds apart.
+      ...kvRead(keys),
       ...streamRead(log),
       ...streamRead(blobs),
       ...streamRead(seals),
@@ -282,6 +289,30 @@ function auditorGrants({ ns, s, inbox, log, blobs, seals, sigs, discover }: Scop
       ...kvRead(s.registryBucket),
       // `hookbus status`, read-only.
       ...discover,
+    ],
+    subscribe: [inbox],
+    allowResponses: false,
+  };
+}
+
+/**
+ * `hookbus erase` (src/erasure/): finds a data key's revision, deletes it with secure erase and
+ * purges the key; appends the erasure record on `<ns>.audit._erasure.>` (and its signature batch).
+ * The only role with MSG.DELETE on the keys bucket.
+ */
+function privacyGrants({ ns, inbox, log, sigs, keys }: Scope): Grants {
+  return {
+    publish: [
+      ...COMMON,
+      ...kvRead(keys),
+      `$KV.${keys}.>`,
+      `${JS}.STREAM.MSG.DELETE.KV_${keys}`,
+      `${ns}.audit._erasure.>`,
+      `${JS}.STREAM.INFO.${log}`,
+      `${JS}.STREAM.MSG.GET.${log}`,
+      `${ns}.signatures`,
+      `${JS}.STREAM.INFO.${sigs}`,
+      `${JS}.STREAM.CREATE.${sigs}`,
     ],
     subscribe: [inbox],
     allowResponses: false,
@@ -362,4 +393,5 @@ const ROLE_GRANTS: Record<AuthRole, (scope: Scope, user: AuthUser) => Grants> = 
   sealer: sealerGrants,
   approver: approverGrants,
   indexer: indexerGrants,
+  privacy: privacyGrants,
 };

@@ -27,7 +27,8 @@ export type RecordKind =
   | "approval"
   | "error"
   | "late"
-  | "observed";
+  | "observed"
+  | "erasure";
 
 export interface AuditSubjectFilter {
   agentId?: string;

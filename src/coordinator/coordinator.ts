@@ -30,6 +30,10 @@ import { MemorySessionFactStore, type SessionFactStore } from "../cedar/session-
 import { CoordinatorTelemetry } from "./telemetry.js";
 import { RecordSigner } from "./record-signer.js";
 import type { RecordSigningKey } from "../log/sign/keys.js";
+import type { Subjects } from "../bus/subjects.js";
+import { requireKek, type KeyEncryptionKey } from "../privacy/kek.js";
+import { DataKeyStore } from "../privacy/data-keys.js";
+import { RecordKeys } from "../privacy/record-keys.js";
 
 export interface CoordinatorOptions extends BusOptions {
   nc: NatsConnection;
@@ -71,6 +75,11 @@ export interface CoordinatorOptions extends BusOptions {
   signingKey?: RecordSigningKey;
   /** Refuse to start without `signingKey` (HOOKBUS_SIGN_KEY_INVALID). */
   requireSigning?: boolean;
+  /**
+   * Encrypt the personal fields of every record per data subject (docs/privacy.md). The KEK
+   * defaults to HOOKBUS_PRIVACY_KEK / HOOKBUS_PRIVACY_KEK_FILE; none is HOOKBUS_PRIVACY_KEK_INVALID.
+   */
+  privacy?: { kek?: KeyEncryptionKey };
 }
 
 export interface Coordinator {
@@ -199,10 +208,11 @@ function buildServices(
   { registry, cedar }: { registry: Followed; cedar: CedarEvaluator },
   approvalStore: ApprovalStore,
   signer: RecordSigner | undefined,
+  keys: RecordKeys | undefined,
 ) {
   // No chain work here: the sealer seals the log after the fact (src/sealer/); signatures are
   // batched by the signer.
-  const writer = new LogWriter(bus, signer);
+  const writer = new LogWriter(bus, signer, keys);
   const redactionKey = options.redactionKey ?? redactionKeyFromEnv();
   const rateLimiter = new AgentRateLimiter(limits);
   const inFlight = new WorkInFlight(options.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT);
@@ -278,6 +288,17 @@ function buildServices(
 }
 
 /** Step 3b: the signer of the records this coordinator writes, when it has a key. */
+/** Step 3b: the data keys, when the namespace encrypts (a missing KEK stops the start). */
+async function openRecordKeys(
+  privacy: CoordinatorOptions["privacy"],
+  nc: NatsConnection,
+  subjects: Subjects,
+): Promise<RecordKeys | undefined> {
+  if (privacy === undefined) return undefined;
+  const kek = privacy.kek ?? requireKek();
+  return new RecordKeys(await DataKeyStore.open(nc, subjects, kek));
+}
+
 async function startSigner(options: CoordinatorOptions, { bus, id, logger }: Started) {
   if (options.signingKey === undefined) {
     if (options.requireSigning === true) {
@@ -358,7 +379,15 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
     cedar,
     started.logger,
   );
-  const services = buildServices(options, started, { registry, cedar }, stores.approvals, signer);
+  const keys = await openRecordKeys(options.privacy, options.nc, started.bus.subjects);
+  const services = buildServices(
+    options,
+    started,
+    { registry, cedar },
+    stores.approvals,
+    signer,
+    keys,
+  );
   const intake = subscribe(options, started, services);
   await confirmReady(options.nc, started.logger);
   started.logger.info({ subject: started.bus.subjects.callWildcard }, "coordinator ready");

@@ -20,6 +20,7 @@ import { LogRecord } from "../log/record.js";
 import { backoffMs } from "../foundation/backoff.js";
 import { RecordSignerHeader, RecordSignerRunHeader } from "../log/sign/batch.js";
 import type { RecordSigner } from "./record-signer.js";
+import type { RecordKeys } from "../privacy/record-keys.js";
 
 /** Pauses between append attempts: 50 ms doubling to 1 s, always within the caller's deadline. */
 const LOG_RETRY = { firstMs: 50, capMs: 1000 };
@@ -43,6 +44,8 @@ export class LogWriter {
   constructor(
     private readonly bus: Bus,
     private readonly signer?: RecordSigner,
+    /** With encryption on (docs/privacy.md): personal fields are sealed before the record is stored. */
+    private readonly keys?: RecordKeys,
   ) {}
 
   async append(
@@ -58,6 +61,8 @@ export class LogWriter {
       extra[RecordSignerHeader] = this.signer.publicKey;
       extra[RecordSignerRunHeader] = this.signer.epoch;
     }
+    // Sealed once, outside the retries: every attempt stores the same bytes.
+    const stored = this.keys === undefined ? record : await this.keys.seal(record);
     let encoded: EncodedBody | undefined;
     let attempt = 0;
     let lastError: unknown;
@@ -68,7 +73,7 @@ export class LogWriter {
         // Encoding may store blobs (JetStream) for a large record, so it is retried too, and
         // bounded like the publish (at least 250 ms even for a record written past its deadline).
         if (encoded === undefined) {
-          const now = this.bus.codec.encodeNow(record, {
+          const now = this.bus.codec.encodeNow(stored, {
             deadline: Date.now() + Math.max(250, remaining),
           });
           encoded = now instanceof Promise ? await now : now;
@@ -144,11 +149,21 @@ export class LogWriter {
   }
 
   private async decode(msg: StoredMsg, deadline?: number): Promise<LogRecord> {
-    return LogRecord.parse(
+    const record = LogRecord.parse(
       await this.bus.codec.decodeMessage(
         { data: msg.data, headers: msg.header },
         deadline === undefined ? {} : { deadline },
       ),
     );
+    if (this.keys === undefined) return record;
+    const opened = await this.keys.open(record);
+    // A stored record whose key was erased cannot say what the call was told: fail, never answer "[erased]".
+    if (opened.failure !== undefined)
+      throw new HookbusError(
+        "HOOKBUS_PRIVACY_KEY_UNAVAILABLE",
+        `the stored record's personal fields cannot be opened (${opened.failure})`,
+        {},
+      );
+    return opened.record;
   }
 }

@@ -64,6 +64,12 @@ export const ErrorCodes = {
   HOOKBUS_SEAL_KEY_INVALID: "A sealer key (nkey seed or public key) is missing or malformed.",
   HOOKBUS_SIGN_KEY_INVALID:
     "A coordinator signing key (nkey seed, public key or trusted keys file) is missing or malformed.",
+  HOOKBUS_PRIVACY_KEK_INVALID:
+    "The key-encryption key of the namespace's data keys is missing, malformed, or does not unwrap them.",
+  HOOKBUS_PRIVACY_SUBJECT_INVALID:
+    "A data subject id (the context's `subject`, or `hookbus erase --subject`) is empty, too long or holds characters outside letters, digits and ._:@+-.",
+  HOOKBUS_PRIVACY_KEY_UNAVAILABLE:
+    "A subject's data key could not be read or stored in the keys bucket, so the record was not written.",
   HOOKBUS_SEAL_CONFLICT:
     "Another sealer appended to the seal stream (or holds the lease): this sealer stood down.",
   HOOKBUS_CONSUMER_MISMATCH:

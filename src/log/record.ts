@@ -62,6 +62,35 @@ export const RedactedPath = z
   })
   .meta({ id: "RedactedPath" });
 
+/** Personal fields sealed with the subject's data key (docs/privacy.md); each place holds "[encrypted]". */
+export const EncryptedContent = z
+  .strictObject({
+    alg: z.literal("A256GCM"),
+    subject: z
+      .string()
+      .regex(/^[0-9a-f]{64}$/)
+      .describe(
+        "sha256 (hex) of the data subject (`session:<sessionKey>` or `subject:<id>`): which data key.",
+      ),
+    kid: z
+      .string()
+      .regex(/^[0-9a-f]{16}$/)
+      .describe("Which generation of the subject's data key."),
+    paths: z
+      .array(z.string())
+      .max(10_000)
+      .describe("JSON pointers of the places sealed, in the order of the plaintext array."),
+    iv: z.string().optional().describe("base64 of the 12-byte GCM nonce (absent once scrubbed)."),
+    tag: z.string().optional().describe("base64 of the GCM tag (absent once scrubbed)."),
+    ct: z
+      .string()
+      .optional()
+      .describe(
+        "base64 of the ciphertext of the JSON array of the sealed values (absent once scrubbed).",
+      ),
+  })
+  .meta({ id: "EncryptedContent" });
+
 const base = {
   v: z.literal(RECORD_VERSION),
   context: z.record(z.string(), z.unknown()),
@@ -71,6 +100,9 @@ const base = {
     .array(RedactedPath)
     .optional()
     .describe("Paths masked or hashed before the record was written."),
+  encrypted: EncryptedContent.optional().describe(
+    "Present when the namespace encrypts personal fields: their ciphertext (docs/privacy.md).",
+  ),
   callDigest: z
     .string()
     .regex(/^[0-9a-f]{64}$/)
@@ -210,6 +242,27 @@ export const ApprovalRecord = z.strictObject({
   ...stopCheckFields,
 });
 
+/**
+ * A subject's data keys were erased (`hookbus erase`, or a retention rule): who, what, when and
+ * why. Filed under the `_erasure` agent and session tokens (`<ns>.audit._erasure._erasure.unknown.erasure`).
+ */
+export const ErasureRecord = z.strictObject({
+  ...base,
+  kind: z.literal("erasure"),
+  hook: z.literal("unknown"),
+  erasureId: z.string(),
+  subject: z
+    .string()
+    .regex(/^[0-9a-f]{64}$/)
+    .describe("The digest records name the erased subject by (their `encrypted.subject`)."),
+  target: z.enum(["session", "subject"]).describe("What was named: a session key or a user id."),
+  by: z.string().describe("Who erased: the privacy user's name, or `retention:<rule>`."),
+  reason: z.string(),
+  keyPurged: z.boolean().describe("Whether a data key was there to purge."),
+  rowsScrubbed: z.int().min(0).optional().describe("Index rows scrubbed to their clear fields."),
+  erasedAt: z.iso.datetime(),
+});
+
 export const LogRecord = z
   .discriminatedUnion("kind", [
     DecisionRecord,
@@ -217,6 +270,7 @@ export const LogRecord = z
     LateVerdictRecord,
     ObservationRecord,
     ApprovalRecord,
+    ErasureRecord,
   ])
   .meta({ id: "LogRecord" });
 
@@ -227,6 +281,8 @@ export type ErrorRecord = z.infer<typeof ErrorRecord>;
 export type LateVerdictRecord = z.infer<typeof LateVerdictRecord>;
 export type ObservationRecord = z.infer<typeof ObservationRecord>;
 export type ApprovalRecord = z.infer<typeof ApprovalRecord>;
+export type ErasureRecord = z.infer<typeof ErasureRecord>;
 export type LogRecord = z.infer<typeof LogRecord>;
 export type ChainLink = z.infer<typeof ChainLink>;
 export type RedactedPath = z.infer<typeof RedactedPath>;
+export type EncryptedContent = z.infer<typeof EncryptedContent>;

@@ -153,6 +153,8 @@ export function recordBlocked(record: LogRecord): boolean {
       return false;
     case "approval":
       return record.effect === "block";
+    case "erasure":
+      return false;
   }
 }
 

@@ -119,15 +119,17 @@ export class Replayer {
     decisions: 0,
     observations: 0,
     observationErrors: 0,
-    skipped: { error: 0, late: 0, approval: 0 },
+    skipped: { error: 0, late: 0, approval: 0, erasure: 0, erased: 0 },
   };
   private readonly logger: Logger | undefined;
+  private readonly keys: ReplayCandidates["keys"];
   private used = false;
 
   /** Checks the candidate set at once: a registry policy with no module is HOOKBUS_INVALID_POLICY. */
   constructor(options: ReplayCandidates) {
     this.candidates = buildCandidates(options.policies, options.registry);
     this.logger = options.logger;
+    this.keys = options.keys;
   }
 
   /** Names of loaded policies the registry does not list (unused). */
@@ -145,7 +147,8 @@ export class Replayer {
     const state = new MemorySessionStateStore();
     const diverged = new Set<string>();
     for await (const input of records) {
-      const entry = toEntry(input);
+      const entry = await this.opened(toEntry(input));
+      if (entry === undefined) continue;
       const { record } = entry;
       switch (record.kind) {
         case "observation":
@@ -173,6 +176,17 @@ export class Replayer {
           this.stats.skipped[record.kind]++;
       }
     }
+  }
+
+  /** The entry with its sealed fields opened; undefined (counted) when they cannot be. */
+  private async opened(entry: ReplayEntry): Promise<ReplayEntry | undefined> {
+    if (entry.record.encrypted === undefined) return entry;
+    const opened = await this.keys?.open(entry.record);
+    if (opened === undefined || opened.failure !== undefined) {
+      this.stats.skipped.erased++;
+      return undefined;
+    }
+    return { ...entry, record: opened.record };
   }
 
   private async observe(record: ObservationRecord, state: MemorySessionStateStore): Promise<void> {

@@ -43,11 +43,12 @@ export function formatSummary(summary: ReplaySummary, stats?: ReplayStats): stri
       `; incomplete: ${summary.incomplete} (inputs masked by redaction)`,
   );
   if (stats !== undefined) {
-    const skipped = stats.skipped.error + stats.skipped.late + stats.skipped.approval;
+    const { error, late, approval, erasure, erased } = stats.skipped;
+    const skipped = error + late + approval + erasure + erased;
     lines.push(
       `observations fed to policies: ${stats.observations}` +
         (stats.observationErrors > 0 ? ` (${stats.observationErrors} handler errors)` : "") +
-        `; skipped records: ${skipped} (${stats.skipped.error} error, ${stats.skipped.late} late verdict, ${stats.skipped.approval} approval)`,
+        `; skipped records: ${skipped} (${stats.skipped.error} error, ${stats.skipped.late} late verdict, ${stats.skipped.approval} approval, ${erased} erased, ${erasure} erasure)`,
     );
   }
   const hooks = Object.entries(summary.byHook);

@@ -1,4 +1,5 @@
 /** What replay takes and what it yields: one structured result per recorded decision. */
+import type { RecordOpener } from "../privacy/record-keys.js";
 import type { Logger } from "pino";
 import type { Decision, ModifyingHookName } from "../catalog/catalog.js";
 import type { LogRecord, RecordedOutcome } from "../log/record.js";
@@ -30,6 +31,11 @@ export interface ReplayCandidates {
   registry: unknown;
   /** Handed to policies as `tools.logger`; default silent. */
   logger?: Logger;
+  /**
+   * Opens records sealed per subject (docs/privacy.md), e.g. a `RecordKeys`. Sealed records whose
+   * key was erased, and every sealed record when this is absent, are skipped and counted (`erased`).
+   */
+  keys?: RecordOpener;
 }
 
 export interface ReplayOptions extends ReplayCandidates {
@@ -101,5 +107,5 @@ export interface ReplayStats {
   observationErrors: number;
   /** Records that are neither decisions nor observations (error and late-verdict records). */
   /** Approval records are never replayed: replay never asks a person (docs/approvals.md). */
-  skipped: { error: number; late: number; approval: number };
+  skipped: { error: number; late: number; approval: number; erasure: number; erased: number };
 }

@@ -43,6 +43,11 @@ function policies(step: TimelineEntry, max: number): Html {
   </table>`;
 }
 
+function stepId(step: TimelineEntry): string {
+  if (step.kind === "observation") return step.eventId;
+  return step.kind === "erasure" ? step.erasureId : step.callId;
+}
+
 function detail(step: TimelineEntry): Html {
   switch (step.kind) {
     case "decision": {
@@ -75,6 +80,8 @@ function detail(step: TimelineEntry): Html {
         <div class="muted">${step.summary}</div>`;
     case "observation":
       return html`<div>${step.summary}</div>`;
+    case "erasure":
+      return html`<div class="erasure">${step.summary}</div>`;
     case "approval":
       return html`<div class="approval">
           approval <b>${step.resolution}</b>: the call was told <b>${step.effect}</b> (<a
@@ -111,7 +118,7 @@ function row(entry: AuditEntry, max: number): Html {
     <td class="nowrap">${entry.storedAt.toISOString()}</td>
     <td>
       ${step.hook}
-      <div class="muted">${"callId" in step ? step.callId : step.eventId}</div>
+      <div class="muted">${stepId(step)}</div>
     </td>
     <td>
       ${badge(kind)}

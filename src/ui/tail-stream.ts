@@ -39,7 +39,12 @@ export interface TailRow {
 }
 
 function callOf(record: LogRecord): string {
-  const id = record.kind === "observation" ? record.eventId : record.callId;
+  const id =
+    record.kind === "observation"
+      ? record.eventId
+      : record.kind === "erasure"
+        ? record.erasureId
+        : record.callId;
   return typeof id === "string" ? id : "";
 }
 

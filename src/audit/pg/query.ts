@@ -5,6 +5,7 @@
  * formatting and timeline code serve both paths. Time bounds become sequence bounds first (one
  * index probe each), so every query is a range scan of an index that ends in `seq`.
  */
+import { showScrubbed } from "../../privacy/record-cipher.js";
 import { checkAuditFilter, type AuditFilter } from "../filter.js";
 import type { AuditEntry } from "../query.js";
 import type { RecordKind } from "../../bus/subjects.js";
@@ -188,7 +189,8 @@ function toEntry(row: EntryRow): AuditEntry {
     },
     storedAt: row.stored_at,
     // Indexed from the log as it was stored; not re-validated (older and newer records alike).
-    record: row.record as LogRecord,
+    // An erased subject's rows were scrubbed: their sealed places read "[erased]".
+    record: showScrubbed(row.record as LogRecord),
   };
 }
 

@@ -9,6 +9,7 @@ import { startWithRetry } from "../start-retry.js";
 import { connectWaitMs } from "../../bus/connect.js";
 import { HTTP_HELP } from "../../observability/service-http.js";
 
+import { requireKek } from "../../privacy/kek.js";
 import { signingKeyFromFile, type RecordSigningKey } from "../../log/sign/keys.js";
 
 const HELP = `usage: hookbus coordinator [options]
@@ -34,6 +35,9 @@ options:
                       issued it (<keys>/coordinator-<name>.sign.nk; env HOOKBUS_SIGN_KEY_FILE).
                       Without it records are unsigned (a warning; docs/security.md)
   --require-signing   refuse to start without a signing key (env HOOKBUS_REQUIRE_SIGNING=1)
+  --encrypt           encrypt the personal fields of every record per data subject, so
+                      \`hookbus erase\` can erase them (env HOOKBUS_ENCRYPT=1; the key-encryption
+                      key from HOOKBUS_PRIVACY_KEK or HOOKBUS_PRIVACY_KEK_FILE; docs/privacy.md)
 ${HTTP_HELP}`;
 
 function numberFlag(value: string | undefined, name: string): number | undefined {
@@ -79,6 +83,7 @@ export const coordinatorCommand: Command = {
       "max-in-flight": { type: "string" },
       "sign-key-file": { type: "string" },
       "require-signing": { type: "boolean" },
+      encrypt: { type: "boolean" },
     });
     if (values.help === true) {
       out.print(HELP);
@@ -106,6 +111,8 @@ export const coordinatorCommand: Command = {
     }
     // Read (and a missing key refused) before connecting: a bad key is not worth retrying.
     const signing = signingFlags(values["sign-key-file"], values["require-signing"] === true);
+    const encrypt = values.encrypt === true || process.env.HOOKBUS_ENCRYPT === "1";
+    const privacy = encrypt ? { privacy: { kek: requireKek() } } : {};
     const logger = serviceLogger(values["log-level"]);
     const { nc, http } = await openService(values, values.id ?? "hookbus-coordinator", logger);
     return runService({
@@ -123,6 +130,7 @@ export const coordinatorCommand: Command = {
               ...(values.id === undefined ? {} : { id: values.id }),
               ...(maxInFlight === undefined ? {} : { maxInFlight }),
               ...signing,
+              ...privacy,
               log: {
                 ...(maxAgeMs === undefined ? {} : { maxAgeMs }),
                 ...(maxBytes === undefined ? {} : { maxBytes }),

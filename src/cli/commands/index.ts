@@ -8,6 +8,7 @@ import { claudeCodeHookCommand } from "./claude-code-hook.js";
 import { conformanceCommand } from "./conformance.js";
 import { coordinatorCommand } from "./coordinator.js";
 import { indexerCommand } from "./indexer.js";
+import { eraseCommand } from "./erase.js";
 import { initCommand } from "./init.js";
 import { mcpProxyCommand } from "./mcp-proxy.js";
 import { policyCommand } from "./policy.js";
@@ -38,5 +39,6 @@ export const commands: Record<string, Command> = {
   "mcp-proxy": mcpProxyCommand,
   ui: uiCommand,
   approvals: approvalsCommand,
+  erase: eraseCommand,
   conformance: conformanceCommand,
 };

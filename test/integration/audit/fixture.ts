@@ -78,6 +78,8 @@ export function label(record: LogRecord): string {
       return `obs:${record.eventId}`;
     case "approval":
       return `approval:${record.callId}`;
+    case "erasure":
+      return `erasure:${record.erasureId}`;
   }
 }
 

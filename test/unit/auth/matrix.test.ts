@@ -56,6 +56,34 @@ describe("the permission matrix", () => {
     });
   });
 
+  it("only the privacy role may delete or purge data keys; agents, workers and operators cannot even read them", () => {
+    const m = permissionMatrix(d);
+    const keys = "KV_ns_privacy_keys";
+    const deletes = ["STREAM.MSG.DELETE", "STREAM.PURGE", "STREAM.DELETE", "STREAM.UPDATE"];
+    const checked = m.probes.flatMap((probe, i) =>
+      probe.target === keys && deletes.includes(probe.verb) ? [i] : [],
+    );
+    expect(checked).toHaveLength(deletes.length);
+    for (const i of checked)
+      m.users.forEach((user, j) => {
+        const allowed = m.allowed[i]?.[j] === true;
+        expect(allowed, `${m.probes[i]!.verb} by ${user.role}`).toBe(
+          user.role === "privacy" && m.probes[i]!.verb === "STREAM.MSG.DELETE",
+        );
+      });
+    const read = m.probes.findIndex((p) => p.target === keys && p.verb === "DIRECT.GET by subject");
+    m.users.forEach((user, j) => {
+      const mayRead = ["coordinator", "auditor", "privacy"].includes(user.role);
+      expect(m.allowed[read]?.[j], `read by ${user.role}`).toBe(mayRead);
+    });
+  });
+
+  it("the privacy role appends only erasure records to the log", () => {
+    const privacy = permissionsFor("ns", { role: "privacy", name: "dpo" }, []);
+    expect(publishAllowed(privacy, "ns.audit._erasure.e1.unknown.erasure")).toBe(true);
+    expect(publishAllowed(privacy, "ns.audit.A.s.before_tool_call.allow")).toBe(false);
+  });
+
   it("nobody may use the unnamed legacy consumer create (its name comes from the payload)", () => {
     const m = permissionMatrix(d);
     m.probes.forEach((probe, i) => {

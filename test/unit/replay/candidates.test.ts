@@ -191,7 +191,7 @@ describe("the candidate policy set", () => {
       decisions: 1,
       observations: 0,
       observationErrors: 0,
-      skipped: { error: 1, late: 0, approval: 0 },
+      skipped: { error: 1, late: 0, approval: 0, erasure: 0, erased: 0 },
     });
   });
 });

@@ -1,0 +1,101 @@
+/**
+ * `hookbus erase --session KEY | --subject ID --reason TEXT`: erase a data subject by deleting its
+ * data key (docs/privacy.md). Run as the privacy user (`hookbus auth`), the only role that may
+ * delete data keys. With `--index` (or HOOKBUS_INDEX_URL) the index rows are scrubbed too.
+ */
+import { userInfo } from "node:os";
+import { HookbusError } from "../../foundation/errors.js";
+import { Bus } from "../../bus/bus.js";
+import { connectNats } from "../../bus/connect.js";
+import { openIndexPool } from "../../audit/pg/pool.js";
+import { signingKeyFromFile } from "../../log/sign/keys.js";
+import { eraseSubject, type EraseRequest } from "../../erasure/erase.js";
+import { parseCommand, type Command } from "../command.js";
+
+const HELP = `usage: hookbus erase --session KEY --reason TEXT [--index URL] [--sign-key-file FILE] [--by NAME] [--json]
+       hookbus erase --subject ID --reason TEXT [...]
+
+Erase what the log holds of a data subject: the records sealed under a session (--session, the
+default subject of a call) or under a user id an agent named in the call context (--subject).
+Deletes the subject's data key (securely, from the keys bucket), scrubs the index rows of its
+records to their clear fields (with --index), and appends an erasure record to the log: who,
+what, when and why. The log's records stay as they are: \`hookbus audit verify\` still passes,
+and their personal fields read "[erased]". See docs/privacy.md.
+
+options:
+  --reason TEXT          why (required, up to 1000 characters), recorded in the log
+  --index URL            the index to scrub (env HOOKBUS_INDEX_URL)
+  --sign-key-file FILE   the privacy user's signing key (env HOOKBUS_SIGN_KEY_FILE), so the
+                         erasure record verifies under the trusted keys
+  --by NAME              who erases (default: the NATS user, else the operating-system user)
+  --json                 the erasure record as JSON`;
+
+function requestOf(values: {
+  session?: string | undefined;
+  subject?: string | undefined;
+  reason?: string | undefined;
+  by?: string | undefined;
+}): EraseRequest {
+  const named = [values.session, values.subject].filter((v) => v !== undefined);
+  if (named.length !== 1 || values.reason === undefined)
+    throw new HookbusError(
+      "HOOKBUS_USAGE",
+      "hookbus erase takes one of --session KEY or --subject ID, and --reason TEXT (hookbus erase --help)",
+    );
+  return {
+    target: values.session === undefined ? "subject" : "session",
+    id: (values.session ?? values.subject)!,
+    reason: values.reason,
+    by: values.by ?? process.env.HOOKBUS_USER ?? userInfo().username,
+  };
+}
+
+export const eraseCommand: Command = {
+  summary: "erase a session's or a user's personal data from the log (crypto-shredding)",
+  async run(argv, out) {
+    const { values } = parseCommand(argv, {
+      session: { type: "string" },
+      subject: { type: "string" },
+      reason: { type: "string" },
+      index: { type: "string" },
+      "sign-key-file": { type: "string" },
+      by: { type: "string" },
+      json: { type: "boolean" },
+    });
+    if (values.help === true) {
+      out.print(HELP);
+      return 0;
+    }
+    const request = requestOf(values);
+    const keyFile = values["sign-key-file"] ?? process.env.HOOKBUS_SIGN_KEY_FILE;
+    const signingKey =
+      keyFile === undefined || keyFile === "" ? undefined : signingKeyFromFile(keyFile);
+    const indexUrl = values.index ?? process.env.HOOKBUS_INDEX_URL;
+    const index = indexUrl === undefined || indexUrl === "" ? undefined : openIndexPool(indexUrl);
+    const nc = await connectNats(values);
+    try {
+      const bus = await Bus.open(
+        nc,
+        values.namespace === undefined ? {} : { namespace: values.namespace },
+      );
+      const { record, seq } = await eraseSubject(request, {
+        bus,
+        ...(index === undefined ? {} : { index }),
+        ...(signingKey === undefined ? {} : { signingKey }),
+      });
+      if (values.json === true) out.print(JSON.stringify({ seq, ...record }));
+      else
+        out.print(
+          `erased ${record.target} (subject ${record.subject.slice(0, 12)}…): key ${record.keyPurged ? "deleted" : "already gone"}` +
+            (record.rowsScrubbed === undefined
+              ? ""
+              : `, ${record.rowsScrubbed} index rows scrubbed`) +
+            `; erasure record at log seq ${seq}`,
+        );
+      return 0;
+    } finally {
+      await nc.drain();
+      await index?.end();
+    }
+  },
+};

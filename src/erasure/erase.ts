@@ -1,0 +1,121 @@
+/**
+ * `hookbus erase` as a library call (docs/privacy.md): erase one data subject by crypto-shredding.
+ * In order, each step safe to repeat:
+ *  1. purge the subject's data key (securely deleted from the KV stream): from here on no one
+ *     can read the subject's sealed fields, in the log, its blobs or any copy of them;
+ *  2. scrub the index rows of the subject's records to their clear fields;
+ *  3. append an erasure record to the log (who, what, when, why), signed with the privacy
+ *     user's key when one is given, so `audit verify` under the trusted keys still passes.
+ * The log's records are not touched: their chain and signatures cover the ciphertext.
+ */
+import { nuid } from "@nats-io/transport-node";
+import type { Logger } from "pino";
+import { pino } from "pino";
+import type { Bus } from "../bus/bus.js";
+import { HookbusError } from "../foundation/errors.js";
+import type { ErasureRecord } from "../log/record.js";
+import type { RecordSigningKey } from "../log/sign/keys.js";
+import { purgeDataKey } from "../privacy/data-keys.js";
+import { subjectDigest } from "../privacy/record-cipher.js";
+import { checkSubjectId } from "../privacy/subject.js";
+import { scrubErasedRows } from "../audit/pg/scrub.js";
+import type { PgPool } from "../audit/pg/pool.js";
+import { LogWriter } from "../coordinator/log-writer.js";
+import { RecordSigner } from "../coordinator/record-signer.js";
+
+/** The agent token erasure records are filed under (their session token is the erasure id). */
+export const ERASURE_AGENT = "_erasure";
+export const MAX_REASON_CHARS = 1000;
+export const MAX_SESSION_KEY_CHARS = 512;
+/** How long the erasure record may take to store. */
+const APPEND_MS = 10_000;
+
+export interface EraseRequest {
+  /** A session key (its records, sealed under the session), or a user id named as `subject`. */
+  target: "session" | "subject";
+  id: string;
+  reason: string;
+  /** Who erases: the privacy user's name, or `retention:<rule>`. */
+  by: string;
+}
+
+export interface EraseOptions {
+  bus: Bus;
+  /** The index to scrub; absent: no index rows are touched (rowsScrubbed is absent). */
+  index?: PgPool;
+  /** Signs the erasure record (issued by `hookbus auth` to the privacy user). */
+  signingKey?: RecordSigningKey;
+  logger?: Logger;
+}
+
+export interface Erasure {
+  record: ErasureRecord;
+  /** The erasure record's log sequence. */
+  seq: number;
+}
+
+function invalid(message: string, argument: string): HookbusError {
+  return new HookbusError("HOOKBUS_INVALID_ARGUMENT", message, { argument });
+}
+
+/** The request checked: ids within their limits, a reason given. */
+export function checkEraseRequest(request: EraseRequest): EraseRequest {
+  if (request.target === "subject") checkSubjectId(request.id);
+  else if (request.id.length === 0 || request.id.length > MAX_SESSION_KEY_CHARS)
+    throw invalid(`a session key is 1 to ${MAX_SESSION_KEY_CHARS} characters`, "session");
+  const reason = request.reason.trim();
+  if (reason.length === 0 || reason.length > MAX_REASON_CHARS)
+    throw invalid(`an erasure needs a reason of 1 to ${MAX_REASON_CHARS} characters`, "reason");
+  return { ...request, reason };
+}
+
+export async function eraseSubject(request: EraseRequest, options: EraseOptions): Promise<Erasure> {
+  const checked = checkEraseRequest(request);
+  const subject = subjectDigest(`${checked.target}:${checked.id}`);
+  const keyPurged = await purgeDataKey(options.bus.nc, options.bus.subjects, subject);
+  const rowsScrubbed =
+    options.index === undefined
+      ? undefined
+      : await scrubErasedRows(options.index, options.bus.subjects.namespace, subject);
+  const erasureId = nuid.next();
+  const record: ErasureRecord = {
+    v: 1,
+    kind: "erasure",
+    hook: "unknown",
+    context: { agentId: ERASURE_AGENT, sessionKey: erasureId },
+    erasureId,
+    subject,
+    target: checked.target,
+    by: checked.by,
+    reason: checked.reason,
+    keyPurged,
+    ...(rowsScrubbed === undefined ? {} : { rowsScrubbed }),
+    erasedAt: new Date().toISOString(),
+  };
+  return { record, seq: await appendErasure(record, options) };
+}
+
+async function appendErasure(record: ErasureRecord, options: EraseOptions): Promise<number> {
+  const { bus } = options;
+  const signer =
+    options.signingKey === undefined
+      ? undefined
+      : await RecordSigner.start({
+          bus,
+          key: options.signingKey,
+          coordinatorId: `privacy:${record.by}`,
+          logger: options.logger ?? pino({ level: "silent" }),
+        });
+  try {
+    const subject = bus.subjects.audit(ERASURE_AGENT, record.erasureId, "unknown", "erasure");
+    const appended = await new LogWriter(bus, signer).append(
+      subject,
+      record,
+      `erasure.${record.erasureId}`,
+      Date.now() + APPEND_MS,
+    );
+    return appended.seq;
+  } finally {
+    await signer?.stop();
+  }
+}

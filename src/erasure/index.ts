@@ -1,0 +1,2 @@
+/** Erasing a data subject (docs/privacy.md). */
+export * from "./erase.js";
