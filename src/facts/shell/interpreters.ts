@@ -9,11 +9,12 @@ import type { DangerousCall } from "./schema.js";
 import { decodeAnsiC } from "./words.js";
 import { SHELLS } from "./wrappers.js";
 
-export type Language = "shell" | "python" | "node" | "perl" | "ruby" | "php" | "awk" | "other";
+export type Language =
+  "shell" | "python" | "node" | "perl" | "ruby" | "php" | "awk" | "powershell" | "other";
 
 type Scanned = Exclude<Language, "shell" | "other">;
 
-const OTHER_INTERPRETERS = new Set(["lua", "tclsh", "Rscript", "osascript", "pwsh", "powershell"]);
+const OTHER_INTERPRETERS = new Set(["lua", "tclsh", "Rscript", "osascript"]);
 
 export function languageOf(program: string): Language | undefined {
   if (SHELLS.has(program)) return "shell";
@@ -25,6 +26,7 @@ export function languageOf(program: string): Language | undefined {
   }
   if (program === "perl" || program === "ruby" || program === "php") return program;
   if (/^[gmn]?awk$/u.test(program)) return "awk";
+  if (/^(?:pwsh|powershell)(?:\.exe)?$/iu.test(program)) return "powershell";
   return OTHER_INTERPRETERS.has(program) ? "other" : undefined;
 }
 
@@ -35,7 +37,11 @@ const CODE_OPTION: Record<Exclude<Scanned, "awk">, RegExp> = {
   perl: /^-[A-Za-z]*[eE]$/u,
   ruby: /^-[A-Za-z]*e$/u,
   php: /^-r$/u,
+  powershell: /^-(?:c|command)$/iu,
 };
+
+/** PowerShell's `-EncodedCommand` (and its prefixes): base64 of UTF-16LE text. */
+const ENCODED_COMMAND = /^-(?:e|ec|en|enc|enco|encod|encode|encoded|encodedcommand)$/iu;
 
 export interface CodeSource {
   /** A one-liner given on the command line. */
@@ -64,6 +70,12 @@ export function codeSource(language: Language, args: readonly string[]): CodeSou
   for (let i = 0; i < args.length; i++) {
     const arg = args[i] ?? "";
     if (codeOption?.test(arg) === true) return { code: args[i + 1] ?? "", readsInput: false };
+    if (language === "powershell" && ENCODED_COMMAND.test(arg)) {
+      return {
+        code: Buffer.from(args[i + 1] ?? "", "base64").toString("utf16le"),
+        readsInput: false,
+      };
+    }
     if (language === "node" && arg.startsWith("--eval=")) {
       return { code: arg.slice(7), readsInput: false };
     }
@@ -158,11 +170,23 @@ const CALLS: Record<Scanned, CallPattern[]> = {
     { call: "exec", pattern: /\b(?:eval|assert)\s*\(/u },
     { call: "decode", pattern: /\b(?:base64_decode|hex2bin|gzinflate)\b/u },
   ],
+  // PowerShell names are case-insensitive, and every cmdlet has short aliases.
+  powershell: [
+    { call: "exec", pattern: /\b(?:iex|Invoke-Expression|Invoke-Command|icm)\b|&\s*\(/iu },
+    { call: "system", pattern: /\b(?:Start-Process|saps|start|cmd(?:\.exe)?\s+\/c)\b/iu },
+    {
+      call: "network",
+      pattern:
+        /\b(?:iwr|irm|curl|wget|Invoke-WebRequest|Invoke-RestMethod|WebClient|DownloadString|DownloadFile|Net\.Sockets|TcpClient|Start-BitsTransfer)\b/iu,
+    },
+    { call: "Remove-Item", pattern: /\b(?:Remove-Item|rm|rmdir|del|erase|rd|ri)\b/iu },
+    { call: "decode", pattern: /\b(?:FromBase64String|EncodedCommand)\b/iu },
+  ],
 };
 
 /** Calls that delete a whole tree; their first string argument is the target when it is one. */
 const RECURSIVE_DELETE =
-  /\b(?:rmtree|rm_rf|rm_r|remove_tree|remove_dir|rimraf)\b|recursive\s*:\s*true/u;
+  /\b(?:rmtree|rm_rf|rm_r|remove_tree|remove_dir|rimraf)\b|recursive\s*:\s*true|-Recurse\b/iu;
 
 export interface CodeScan {
   calls: DangerousCall[];
@@ -204,7 +228,7 @@ export function scanCode(interpreter: string, language: Language, code: string):
   if (deletes) {
     const targets = [...code.matchAll(STRING)]
       .map((m) => decodeAnsiC(m[2] ?? ""))
-      .filter((s) => s.startsWith("/") || s.startsWith("~") || s.startsWith("."));
+      .filter((s) => /^(?:[/~.]|[A-Za-z]:[\\/])/u.test(s));
     scan.deletion = { recursive: RECURSIVE_DELETE.test(code), targets };
   }
   return scan;

@@ -10,7 +10,7 @@ import { ShellLimitError } from "./limits.js";
 import { networkFact, sshRemoteCommand } from "./network.js";
 import { changeDirectory, pathFact } from "./paths.js";
 import type { PathFact } from "./schema.js";
-import { basename, scanOptions, scanShell, SHELLS, WRAPPERS } from "./wrappers.js";
+import { basename, permutedScript, scanOptions, scanShell, SHELLS, WRAPPERS } from "./wrappers.js";
 import type { WordValue } from "./words.js";
 
 /** Programs whose operands are paths even when they look like plain words. */
@@ -73,6 +73,13 @@ function unwrap(analysis: Analysis, raw: RawCommand, nesting: number): Unwrapped
       while (/^[A-Za-z_][A-Za-z0-9_]*=/u.test(words[next]?.text ?? "")) next += 1;
     }
     next += spec.skip ?? 0;
+    if (spec.skip !== undefined && spec.scriptOption !== undefined && scan.script === undefined) {
+      const script = permutedScript(words, spec, next);
+      if (script !== undefined) {
+        nestedScript(analysis, script, [...via, program], nesting);
+        return { words: [], via, fromInput };
+      }
+    }
     fromInput ||= spec.fromInput === true;
     const rest = words.slice(next);
     if (rest.length === 0 || program === "su") return { words: [], via, fromInput };
@@ -145,6 +152,7 @@ function record(analysis: Analysis, raw: RawCommand, run: Unwrapped, nesting: nu
     analysis.paths = changeDirectory(analysis.paths, target?.text, target?.static ?? true);
   }
   if (program === "find") findExec(analysis, raw, run, nesting);
+  if (program === "alias") aliasBodies(analysis, argWords, run.via, nesting);
   const hasInput =
     (raw.pipeline?.stage ?? 0) > 0 ||
     raw.stdin !== undefined ||
@@ -183,6 +191,24 @@ function deletion(
   }
   if (program === "find" && flags.includes("delete")) {
     analysis.acc.deletions.push({ program, recursive: true, targets: paths }); // its start paths
+  }
+}
+
+/**
+ * `alias ll='rm -rf /'`: the body runs when the name is used (a script that turns on
+ * `expand_aliases`, or an interactive shell). Counted as running, as function bodies are.
+ */
+function aliasBodies(
+  analysis: Analysis,
+  argWords: readonly WordValue[],
+  via: readonly string[],
+  nesting: number,
+): void {
+  for (const word of argWords) {
+    const eq = word.text.indexOf("=");
+    if (eq <= 0 || word.text.startsWith("-")) continue;
+    const body = { text: word.text.slice(eq + 1), static: word.static };
+    nestedScript(analysis, body, [...via, `alias ${word.text.slice(0, eq)}`], nesting);
   }
 }
 
@@ -295,7 +321,7 @@ function interpreter(
       return false;
     }
     // A script operand: a file, or `<(…)` (`bash <(curl …)`), which is a feed.
-    if (shell.next < run.words.length)
+    if (shell.next < run.words.length && !shell.fromInput)
       return substitutionFeed(analysis, program, run.words[shell.next], { via: run.via, nesting });
   }
   const source = codeSource(language, args);
