@@ -6,6 +6,7 @@
  * it. The policy library treats any interpreter fed from input as needing approval for that reason.
  */
 import type { DangerousCall } from "./schema.js";
+import { hostOf } from "./network.js";
 import { decodeAnsiC } from "./words.js";
 import { SHELLS } from "./wrappers.js";
 
@@ -145,7 +146,8 @@ const CALLS: Record<Scanned, CallPattern[]> = {
     { call: "child_process", pattern: /\b(?:child_process|execSync|execFileSync|spawnSync)\b/u },
     { call: "fs.rm", pattern: /\b(?:rmSync|rmdirSync|unlinkSync|rm|rmdir|unlink|rimraf)\b/u },
     { call: "network", pattern: /\b(?:fetch|https?\.request|net\.connect|XMLHttpRequest)\b/u },
-    { call: "exec", pattern: /\b(?:eval|Function)\s*\(/u },
+    // `eval` also as a value (`.then(eval)`, `[eval][0](…)`), and `new Function`.
+    { call: "exec", pattern: /\beval\b|\bFunction\s*\(/u },
     { call: "decode", pattern: /\b(?:atob|base64)\b/u },
   ],
   perl: [
@@ -194,6 +196,27 @@ export interface CodeScan {
   scripts: string[];
   /** Deletions the code asks for: recursive or not, with literal targets when they are literal. */
   deletion?: { recursive: boolean; targets: string[] };
+  /** Code that uses the network: the hosts of its literal URLs, and whether it sends data. */
+  network?: { hosts: string[]; upload: boolean; uploadFiles: string[] };
+}
+
+/** A call or argument that sends a body: `requests.post`, `data=`, `method: 'POST'`, `sendall`. */
+const SENDS =
+  /\b(?:post|put|patch)\s*\(|\bdata\s*=|\bbody\s*:|\bjson\s*=|['"](?:POST|PUT|PATCH)['"]|\bsend(?:all|to)?\s*\(|-Method\s+(?:Post|Put)|\bUploadFile\b|-InFile\b/iu;
+
+/** A URL anywhere in code, quoted or not (PowerShell's `iwr https://…` takes it bare). */
+const URL_IN_CODE = /\b[a-z][a-z0-9+.-]*:\/\/[^\s'"`()<>{}|\\^]+/giu;
+
+function networkOf(calls: readonly DangerousCall[], code: string) {
+  if (!calls.some((c) => c.call === "network")) return undefined;
+  const hosts = [...code.matchAll(URL_IN_CODE)].flatMap((m) => {
+    const host = hostOf(m[0]);
+    return host === undefined ? [] : [host];
+  });
+  // A socket's `("10.0.0.1", 4444)`: the address literal next to a port.
+  for (const m of code.matchAll(/\(\s*['"]([A-Za-z0-9.-]+|\[?[0-9a-f:]+\]?)['"]\s*,\s*\d+\s*\)/giu))
+    hosts.push((m[1] ?? "").toLowerCase());
+  return { hosts: [...new Set(hosts)], upload: SENDS.test(code), uploadFiles: [] };
 }
 
 const STRING = /(['"])((?:\\.|(?!\1).)*)\1/gu;
@@ -225,6 +248,8 @@ export function scanCode(interpreter: string, language: Language, code: string):
     .map(({ call }) => ({ interpreter, call }));
   const deletes = calls.some((c) => /rm|remove|unlink|delete|rmtree/iu.test(c.call));
   const scan: CodeScan = { calls, scripts: commandLines(code) };
+  const network = networkOf(calls, code);
+  if (network !== undefined) scan.network = network;
   if (deletes) {
     const targets = [...code.matchAll(STRING)]
       .map((m) => decodeAnsiC(m[2] ?? ""))

@@ -7,7 +7,7 @@ import type { Analysis, Final } from "./context.js";
 import { splitArgs } from "./flags.js";
 import { codeSource, languageOf, scanCode, type Language } from "./interpreters.js";
 import { ShellLimitError } from "./limits.js";
-import { networkFact, sshRemoteCommand } from "./network.js";
+import { networkFact, redirectNetworkFact, sshRemoteCommand } from "./network.js";
 import { changeDirectory, pathFact } from "./paths.js";
 import type { PathFact } from "./schema.js";
 import { basename, permutedScript, scanOptions, scanShell, SHELLS, WRAPPERS } from "./wrappers.js";
@@ -111,11 +111,30 @@ export function analyseInvocation(analysis: Analysis, raw: RawCommand, nesting: 
       target: pathFact(r.target.text, r.target.static, analysis.paths),
       program: programOf(raw.words[0]) || "{…}",
     });
+    const net = redirectNetworkFact(r.target.text, r.mode);
+    if (net !== undefined) analysis.acc.network.push(net);
   }
   if (raw.words.length === 0) return none;
   const { words, via, fromInput } = unwrap(analysis, raw, nesting);
   if (words.length === 0) return none;
-  return record(analysis, raw, { words, via, fromInput }, nesting);
+  const final = record(analysis, raw, { words, via, fromInput }, nesting);
+  reverseShell(analysis, raw, final.program);
+  return final;
+}
+
+/** A shell or interpreter whose input or output is a `/dev/tcp` socket: a reverse shell. */
+function reverseShell(analysis: Analysis, raw: RawCommand, program: string): void {
+  if (languageOf(program) === undefined) return;
+  if (raw.redirects.some((r) => redirectNetworkFact(r.target.text, r.mode) !== undefined))
+    analysis.acc.addCall({ interpreter: program, call: "exec" });
+}
+
+/** `dd if=… of=…`: the files are the values of `if=` and `of=`, not the words. */
+function ddOperands(operands: readonly string[]): string[] {
+  return operands.flatMap((op) => {
+    const match = /^(?:if|of)=(.+)$/su.exec(op);
+    return match === null ? [] : [match[1] ?? ""];
+  });
 }
 
 function record(analysis: Analysis, raw: RawCommand, run: Unwrapped, nesting: number): Final {
@@ -125,10 +144,12 @@ function record(analysis: Analysis, raw: RawCommand, run: Unwrapped, nesting: nu
   const args = argWords.map((w) => w.text);
   const { flags, operands } = splitArgs(program, args);
   const staticOf = new Map(argWords.map((w) => [w.text, w.static]));
+  for (const op of program === "dd" ? operands : [])
+    staticOf.set(op.replace(/^[io]f=/u, ""), staticOf.get(op) ?? true);
   const pathFacts =
     program === "find"
       ? findStarts(analysis, argWords)
-      : operands
+      : (program === "dd" ? ddOperands(operands) : operands)
           .filter((op) => wantsPaths(program, op) || staticOf.get(op) === false)
           .map((op) => pathFact(op, staticOf.get(op) ?? true, paths));
   if (run.fromInput) pathFacts.push(INPUT_MARK);
@@ -386,6 +407,7 @@ function scanInto(
 ): void {
   const scan = scanCode(program, language, code);
   for (const call of scan.calls) analysis.acc.addCall(call);
+  if (scan.network !== undefined) analysis.acc.network.push({ program, ...scan.network });
   if (scan.deletion !== undefined) {
     const targets = scan.deletion.targets.map((t) => pathFact(t, true, analysis.paths));
     analysis.acc.deletions.push({

