@@ -160,11 +160,17 @@ export function sshRemoteCommand(args: readonly string[]): string | undefined {
 
 const REMOTE = /^(?:(?:scp|sftp|rsync|ssh):\/\/|(?:[^@/:\s]+@)?\[?[A-Za-z0-9._:-]+?\]?::?)/u;
 
-/** `scp`/`rsync`: operands with a host part are remote; local sources before a remote end upload. */
-function copy({ program, args }: Invocation): NetworkFact {
+/**
+ * `scp`/`rsync`: operands with a host part are remote; local sources before a remote end upload.
+ * A copy between local paths (`rsync -av src/ backup/`) is no network; one whose operand is
+ * built at run time (`rsync -a . $DEST`) may be.
+ */
+function copy({ program, args }: Invocation): NetworkFact | undefined {
   const valued = new Set([..."cFiJloPSe", "rsh", "exclude", "include", "filter", "port"]);
   const { operands } = parseOptions(args, valued);
-  const remote = (op: string): boolean => REMOTE.test(op) && !op.startsWith("/");
+  const remote = (op: string): boolean =>
+    (REMOTE.test(op) && !op.startsWith("/")) || /[$`]/u.test(op);
+  if (!operands.some(remote)) return undefined;
   const hosts = operands.filter(remote).flatMap((op) => {
     const host = hostOf(op.replace(/^(?:[a-z]+:\/\/)?(?:[^@/]+@)?([^:/]+).*$/u, "$1"));
     return host === undefined ? [] : [host];

@@ -205,3 +205,17 @@ describe("network from other tools and from one-liners", () => {
     expect(f.dangerousCalls.map((c) => c.call)).toContain("exec");
   });
 });
+
+describe("copies between local paths", () => {
+  it.each(["rsync -av src/ backup/src/", "scp a.txt b.txt", "rsync -a --delete build/ /tmp/out/"])(
+    "%s is no network",
+    (command) => {
+      expect(facts(command).usesNetwork).toBe(false);
+    },
+  );
+
+  it("a destination built at run time may be remote: it uploads", () => {
+    const f = facts("rsync -a . $DEST");
+    expect(f.uploads).toBe(true);
+  });
+});
