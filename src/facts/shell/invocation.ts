@@ -8,7 +8,7 @@ import { splitArgs } from "./flags.js";
 import { codeSource, languageOf, scanCode, type Language } from "./interpreters.js";
 import { ShellLimitError } from "./limits.js";
 import { networkFact, redirectNetworkFact, sshRemoteCommand } from "./network.js";
-import { changeDirectory, pathFact } from "./paths.js";
+import { changeDirectory, expandBraces, pathFact } from "./paths.js";
 import type { PathFact } from "./schema.js";
 import { basename, permutedScript, scanOptions, scanShell, SHELLS, WRAPPERS } from "./wrappers.js";
 import type { WordValue } from "./words.js";
@@ -129,6 +129,13 @@ function reverseShell(analysis: Analysis, raw: RawCommand, program: string): voi
     analysis.acc.addCall({ interpreter: program, call: "exec" });
 }
 
+/** One operand's paths: each word of its brace expansion; too many words is an unknown place. */
+function operandPaths(op: string, isStatic: boolean, paths: Analysis["paths"]): PathFact[] {
+  const words = expandBraces(op);
+  if (words === undefined) return [pathFact(op, false, paths)];
+  return words.map((word) => pathFact(word, isStatic, paths));
+}
+
 /** `dd if=… of=…`: the files are the values of `if=` and `of=`, not the words. */
 function ddOperands(operands: readonly string[]): string[] {
   return operands.flatMap((op) => {
@@ -151,7 +158,7 @@ function record(analysis: Analysis, raw: RawCommand, run: Unwrapped, nesting: nu
       ? findStarts(analysis, argWords)
       : (program === "dd" ? ddOperands(operands) : operands)
           .filter((op) => wantsPaths(program, op) || staticOf.get(op) === false)
-          .map((op) => pathFact(op, staticOf.get(op) ?? true, paths));
+          .flatMap((op) => operandPaths(op, staticOf.get(op) ?? true, paths));
   if (run.fromInput) pathFacts.push(INPUT_MARK);
   acc.programs.add(program);
   if (program === "?") acc.dynamic = true;

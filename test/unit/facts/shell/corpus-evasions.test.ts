@@ -219,3 +219,36 @@ describe("copies between local paths", () => {
     expect(f.uploads).toBe(true);
   });
 });
+
+describe("brace lists in operands", () => {
+  it.each([
+    ["rm -rf /{bin,etc,usr}", "targetsSystem"],
+    ["rm -rf /{tmp/x,etc}", "targetsSystem"],
+    ["rm -rf /{x,{y,etc}}", "targetsSystem"],
+    ["rm -rf ~/{a,.}", "targetsHome"],
+    ["rm -rf {/tmp/x,~}", "targetsHome"],
+    ["rm -rf '/{etc,x}'", "targetsSystem"],
+  ] as const)("%s names every place the list makes", (command, fact) => {
+    expect(facts(command)[fact]).toBe(true);
+  });
+
+  it("a list too large to expand is an unknown place, never the word as written", () => {
+    const f = facts("rm -rf /{bin,x}{,}{,}{,}{,}{,}{,}");
+    expect(f.deletesUnknownTarget).toBe(true);
+  });
+
+  it("expansion is bounded and complete below the bound", () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 6 }), (n) => {
+        const list = `{${Array.from({ length: n }, (_, i) => `d${i}`).join(",")}}`;
+        const paths = facts(`rm -rf ./${list}${list}`).commands[0]!.paths;
+        expect(paths).toHaveLength(n * n <= 64 ? (n === 1 ? 1 : n * n) : 1);
+      }),
+    );
+  });
+
+  it("project lists stay in the project", () => {
+    const f = facts("rm -rf ./{dist,build,coverage}");
+    expect(f.deleteTargetClasses).toEqual(["project"]);
+  });
+});
