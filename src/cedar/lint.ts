@@ -4,12 +4,15 @@
  *
  * - an annotation hookbus does not read (`@aproval` makes an intended approval a hard block,
  *   `@reson` loses the reason);
- * - a tool class or taint label that does not exist (`resource.class == "shel"` never matches);
+ * - a tool class, taint label, path class or sensitive path label that does not exist
+ *   (`resource.class == "shel"`, `context.facts.path.sensitive.contains("ssh-key")` never match);
+ *   a misspelt fact name (`context.facts.deletesRecursivly`) is refused by the schema itself;
  * - `@approval` on a rule for a hook that cannot ask a person (it blocks there instead);
  * - with the registry entry's hooks: a rule only for hooks the entry does not list (it never runs).
  */
 import type { ValidationIssue } from "../foundation/errors.js";
 import { TOOL_CLASSES } from "../vocabulary/classes.js";
+import { FACT_VALUE_LISTS } from "./action-context.js";
 import { atLine, lineAndColumn, policyOffsets } from "./locate.js";
 import type { CedarPolicyInfo, CedarPolicySet } from "./policy-set.js";
 import { TAINT_LABELS } from "./session-facts.js";
@@ -26,6 +29,9 @@ const CLOSED_VALUES: Readonly<Record<string, { what: string; values: readonly st
   class: { what: "tool class", values: TOOL_CLASSES },
   classesCalled: { what: "tool class", values: TOOL_CLASSES },
   taint: { what: "taint label", values: TAINT_LABELS },
+  deleteTargetClasses: { what: "path class", values: FACT_VALUE_LISTS.deleteTargetClasses! },
+  sensitive: { what: "sensitive path label", values: FACT_VALUE_LISTS.sensitive! },
+  writtenSensitive: { what: "sensitive path label", values: FACT_VALUE_LISTS.writtenSensitive! },
 };
 
 type Json = unknown;

@@ -10,6 +10,7 @@
  */
 import { Worker } from "node:worker_threads";
 import { MODIFYING_HOOK_NAMES } from "../catalog/catalog.js";
+import { loadShellParser } from "../facts/shell/index.js";
 import { HookbusError, type ValidationIssue } from "../foundation/errors.js";
 import { assertCedarLimits } from "./limits.js";
 import type { LoadReply, LoadRequest } from "./load-worker.js";
@@ -38,6 +39,8 @@ export class CedarSetLoader {
   /** The set, checked in the load thread and pre-parsed here; throws a coded HookbusError. */
   async load(text: string, source: string): Promise<CedarPolicySet> {
     assertCedarLimits(text, source);
+    // A set's requests carry shell facts (action-context.ts): the parser is there before it runs.
+    await loadShellParser();
     const asked = this.queue.then(() => this.ask(text, source));
     this.queue = asked.catch(() => undefined);
     const reply = await asked;

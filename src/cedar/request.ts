@@ -9,11 +9,14 @@
  */
 import type { ModifyingHookName } from "../catalog/catalog.js";
 import { toolCallId, toolCallName, toolDefinitionName, type ToolCall } from "../catalog/common.js";
+import type { ActionFacts, ToolCallFacts } from "../facts/index.js";
 import { findInShape } from "../facts/shape.js";
+import type { ShellFacts } from "../facts/shell/index.js";
 import { canonicalize } from "../foundation/canonical-json.js";
 import { toolFacts, type ToolFacts } from "../vocabulary/facts.js";
 import { secretKinds } from "../vocabulary/secrets.js";
 import { toolVocabulary, type ToolVocabulary } from "../vocabulary/vocabulary.js";
+import { cedarFacts, computeCallFacts } from "./action-context.js";
 import type { SessionFacts } from "./session-facts.js";
 import type { CedarContext, CedarValueJson, EntityJson, EntityUidJson } from "./wasm.js";
 
@@ -42,6 +45,11 @@ export interface RequestInput {
    * leaves them empty: for a policy set that never reads them (CedarPolicySet.readsSecrets).
    */
   findSecrets?: boolean;
+  /**
+   * The call's facts, computed once by the coordinator (src/facts/). Absent: computed here, once
+   * per event, with the shell parser (action-context.ts), on first read of `context.facts`.
+   */
+  facts?: ActionFacts;
 }
 
 type Builder = (input: RequestInput, base: Base) => CedarRequest[];
@@ -75,10 +83,11 @@ const BUILDERS: Record<ModifyingHookName, Builder> = {
         const id = toolCallId(call);
         const target: RequestTarget =
           id === undefined ? { kind: "toolCall", index } : { kind: "toolCall", index, id };
-        return toolRequest(input, base, target, name, {
+        const request = toolRequest(input, base, target, name, {
           ...shared,
           call: callFacts(input, name, argumentsOf(call), id),
         });
+        return withActionFacts(request, input, index, name);
       }),
     ];
   },
@@ -180,7 +189,48 @@ function toolCallRequest(input: RequestInput, base: Base, fields: CedarContext):
   const name = text(input.event.toolName);
   const id = typeof input.event.toolCallId === "string" ? input.event.toolCallId : undefined;
   fields.call = callFacts(input, name, input.event.params, id);
-  return toolRequest(input, base, { kind: "call" }, name, fields);
+  return withActionFacts(toolRequest(input, base, { kind: "call" }, name, fields), input, 0, name);
+}
+
+/**
+ * `context.facts` (action-context.ts), computed when first read: a set that never reads it
+ * (pruned away by context-keys.ts) never pays for parsing the call's commands.
+ */
+function withActionFacts(
+  request: CedarRequest,
+  input: RequestInput,
+  index: number,
+  name: string,
+): CedarRequest {
+  let value: CedarValueJson | undefined;
+  Object.defineProperty(request.context, "facts", {
+    enumerable: true,
+    configurable: true,
+    get: () => (value ??= factsRecord(input, index, name)),
+  });
+  return request;
+}
+
+type Shell = ShellFacts | null;
+
+/** Facts computed here, per event and vocabulary: every set of a call reads the same ones. */
+const computed = new WeakMap<object, { vocabulary: unknown; facts: ActionFacts<Shell> }>();
+
+/** The tool's facts: the coordinator's when they are for this tool, else computed once here. */
+function factsRecord(input: RequestInput, index: number, name: string): CedarValueJson {
+  const given = input.facts?.tools[index] as ToolCallFacts<Shell> | undefined;
+  if (given !== undefined && given.name === name) return cedarFacts(given);
+  let entry = computed.get(input.event);
+  if (entry === undefined || entry.vocabulary !== input.vocabulary) {
+    const facts = computeCallFacts(input.hook, input.event, { vocabulary: input.vocabulary });
+    entry = { vocabulary: input.vocabulary, facts };
+    computed.set(input.event, entry);
+  }
+  const own = entry.facts.tools[index];
+  if (own !== undefined && own.name === name) return cedarFacts(own);
+  // Facts of another tool are no facts of this one: read as unparsed, never as harmless.
+  const bare = computeCallFacts("before_tool_call", { toolName: name }).tools[0]!;
+  return cedarFacts(bare, ["facts-mismatch"]);
 }
 
 /** What one tool call is about, as vocabulary facts, plus its arguments as canonical JSON text. */

@@ -6,6 +6,7 @@
  */
 import { MODIFYING_HOOK_NAMES, type ModifyingHookName } from "../catalog/catalog.js";
 import { TOOL_CLASSES } from "../vocabulary/classes.js";
+import { factsSchemaTypes } from "./action-context.js";
 
 /** Each hook's resources and its own context fields (besides the common ones). */
 const HOOK_SHAPES: Record<ModifyingHookName, { resources: string; fields: string[] }> = {
@@ -16,12 +17,24 @@ const HOOK_SHAPES: Record<ModifyingHookName, { resources: string; fields: string
   },
   after_llm_call: {
     resources: "Tool, Session",
-    fields: ["model?: String", "iteration?: Long", "toolNames: Set<String>", "call?: Call"],
+    fields: [
+      "model?: String",
+      "iteration?: Long",
+      "toolNames: Set<String>",
+      "call?: Call",
+      "facts?: Facts",
+    ],
   },
-  before_tool_call: { resources: "Tool", fields: ["call: Call"] },
+  before_tool_call: { resources: "Tool", fields: ["call: Call", "facts: Facts"] },
   before_tool_result: {
     resources: "Tool",
-    fields: ["call: Call", "isError: Bool", "resultText: String", "resultSecrets: Set<String>"],
+    fields: [
+      "call: Call",
+      "facts: Facts",
+      "isError: Bool",
+      "resultText: String",
+      "resultSecrets: Set<String>",
+    ],
   },
   before_response_emit: {
     resources: "Session",
@@ -68,6 +81,9 @@ export function cedarSchemaText(): string {
       ],
       "",
     )};`,
+    ...Object.entries(factsSchemaTypes()).map(
+      ([name, fields]) => `type ${name} = ${record(fields, "")};`,
+    ),
     `type ClassCounts = ${record(counts, "")};`,
     `type SessionFacts = ${record(
       [

@@ -1,16 +1,14 @@
 /**
  * The registry's own tool vocabulary (`toolVocabulary` in the registry document) reaches the
- * coordinator, on a real nats-server: under a registry that says `deploy` is a shell, the
- * library's destructive-shell rule blocks `deploy` with `rm -rf /`, the session facts count it as
+ * coordinator, on a real nats-server: under a registry that says `deploy` is a shell, a rule for
+ * shells blocks `deploy` with `rm -rf /`, the session facts count it as
  * a shell call, and `hookbus stop tool class:shell` stops it; without the entry `deploy` is `unknown`
  * and passes. `hookbus replay` of a session recorded without the entry shows what it changes, and
  * `hookbus registry apply` refuses an unknown class with a coded error naming the entry.
  */
-import { readFileSync } from "node:fs";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HookbusClient } from "../../../src/index.js";
 import { main } from "../../../src/cli/main.js";
@@ -25,10 +23,15 @@ import { uniqueNamespace, useNatsServer } from "../../support/nats.js";
 const nats = useNatsServer();
 const namespace = uniqueNamespace("cedar-vocabulary");
 
-const DESTRUCTIVE_SHELL = readFileSync(
-  fileURLToPath(new URL("../../../policies/library/destructive-shell.cedar", import.meta.url)),
-  "utf8",
-);
+/**
+ * A rule by class: the library's own destructive-shell rules read the facts of any tool that
+ * holds a command whatever its class, so they would block `deploy` with or without the entry.
+ */
+const DESTRUCTIVE_SHELL = `
+@id("shell-recursive-delete") @reason("recursive forced delete in a shell command")
+forbid (principal, action in [Action::"after_llm_call", Action::"before_tool_call"], resource is Tool)
+when { resource.class == "shell" && context has facts && context.facts.deletesRecursively };
+`;
 /** Reads the session facts: a message after any shell call is refused. */
 const NO_SEND_AFTER_SHELL = `
 @id("no-send-after-shell") @reason("the session ran a shell command")
@@ -124,7 +127,7 @@ describe("a registry's tool vocabulary at the coordinator", () => {
     expect(send.decision).toMatchObject({ outcome: "allow" });
   });
 
-  it("with `deploy: shell`, the library's destructive-shell rule blocks it, and the session counts a shell call", async () => {
+  it("with `deploy: shell`, the shell rule blocks it, and the session counts a shell call", async () => {
     const revision = await apply(WITH);
     const rm = await toolCall("s-with", "deploy", { command: "rm -rf /" }, revision);
     expect(rm.decision).toMatchObject({
