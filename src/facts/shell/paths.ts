@@ -83,7 +83,8 @@ function classify(path: string, ctx: PathContext, home: string): PathClass {
   const project = ctx.projectRoot ?? ctx.cwd;
   if (project !== undefined && inside(base, project)) return "project";
   if (project === undefined && !base.startsWith("/") && !base.startsWith("~")) {
-    return base === ".." || base.startsWith("../") ? "outside" : "project";
+    // Climbing out of a directory nobody named can reach anything, `/` included.
+    return base === ".." || base.startsWith("../") ? "unknown" : "project";
   }
   if (base === home || base === "~") return "home";
   if (inside(base, home) || base.startsWith("~/")) return "inside-home";

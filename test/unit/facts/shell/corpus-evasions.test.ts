@@ -252,3 +252,30 @@ describe("brace lists in operands", () => {
     expect(f.deleteTargetClasses).toEqual(["project"]);
   });
 });
+
+describe("options that take a value", () => {
+  it.each([
+    "git -C /home/dev/app push --force origin main",
+    "git -c core.editor=true push -f origin main",
+    "git --git-dir .git push --force",
+  ])("%s: the subcommand is push", (command) => {
+    expect(facts(command).commands[0]!.operands[0]).toBe("push");
+  });
+
+  it("a count is not a file", () => {
+    expect(facts("head -n 50 .env").commands[0]!.operands).toEqual([".env"]);
+    expect(facts("tail -n5 app.log").commands[0]!.operands).toEqual(["app.log"]);
+    expect(facts("shred -n 3 -u ~/.ssh/id_rsa").commands[0]!.operands).toEqual([
+      "/home/dev/.ssh/id_rsa",
+    ]);
+  });
+});
+
+describe("climbing out of an unnamed directory", () => {
+  it.each(["rm -rf ..", "rm -rf ../../../../", "rm -rf ../.."])(
+    "%s without a working directory deletes an unknown place",
+    (command) => {
+      expect(shellFacts(command).deletesUnknownTarget).toBe(true);
+    },
+  );
+});
