@@ -101,6 +101,17 @@ const CURL_UPLOAD_MORE = [
   ...["data-urlencode", "form", "form-string", "upload-file", "json", "url-query", "mail-rcpt"],
 ];
 
+/**
+ * A target that carries data chosen when the command runs: command output anywhere in it
+ * (`?k=$(env | base64)`), or any expansion in its host (DNS exfiltration) or query string.
+ */
+function carriesData(target: string): boolean {
+  if (/\$\(|`/u.test(target)) return true;
+  if (hostOf(target)?.includes(DYNAMIC_LABEL) === true) return true;
+  const query = target.indexOf("?");
+  return query !== -1 && target.slice(query).includes("$");
+}
+
 function curl({ args, hasInput }: Invocation): NetworkFact {
   const { operands, values } = parseOptions(args, CURL_VALUED);
   const sent = [...CURL_UPLOAD, ...CURL_UPLOAD_MORE].flatMap((name) => values.get(name) ?? []);
@@ -114,7 +125,11 @@ function curl({ args, hasInput }: Invocation): NetworkFact {
   return {
     program: "curl",
     hosts: hostsOf(targets),
-    upload: sent.length > 0 || /POST|PUT|PATCH/iu.test(method) || (hasInput && files.length > 0),
+    upload:
+      sent.length > 0 ||
+      /POST|PUT|PATCH/iu.test(method) ||
+      (hasInput && files.length > 0) ||
+      targets.some(carriesData),
     uploadFiles: [...new Set(files)],
   };
 }
@@ -133,7 +148,8 @@ function wget({ args }: Invocation): NetworkFact {
   return {
     program: "wget",
     hosts: hostsOf(operands),
-    upload: data || files.length > 0 || /POST|PUT|PATCH/iu.test(method),
+    upload:
+      data || files.length > 0 || /POST|PUT|PATCH/iu.test(method) || operands.some(carriesData),
     uploadFiles: files,
   };
 }
@@ -187,15 +203,27 @@ const GIT_GLOBAL_VALUED = new Set(["C", "c", "git-dir", "work-tree", "namespace"
 function git({ args }: Invocation): NetworkFact | undefined {
   const { operands } = parseOptions(args, GIT_GLOBAL_VALUED);
   const sub = operands[0];
+  if (sub === "remote" && ["add", "set-url"].includes(operands[1] ?? "")) {
+    // The remote a later `git push NAME` goes to: its host is contacted by this command's pushes.
+    return {
+      program: "git remote",
+      hosts: gitHosts(operands.slice(3)),
+      upload: false,
+      uploadFiles: [],
+    };
+  }
   if (sub === undefined || !GIT_NETWORK.has(sub)) return undefined;
-  const rest = operands.slice(1);
-  const urls = rest.filter((op) => /^[a-z+]+:\/\/|^[^@\s/]+@[^:\s]+:/iu.test(op));
-  const hosts = urls.flatMap((url) => {
+  const upload = sub === "push" || sub === "send-email";
+  return { program: `git ${sub}`, hosts: gitHosts(operands.slice(1)), upload, uploadFiles: [] };
+}
+
+/** Hosts of the operands that are git URLs (`https://…`, `ssh://…`, `user@host:path`). */
+function gitHosts(operands: readonly string[]): string[] {
+  const urls = operands.filter((op) => /^[a-z+]+:\/\/|^[^@\s/]+@[^:\s]+:/iu.test(op));
+  return urls.flatMap((url) => {
     const host = hostOf(url.replace(/^([^@\s/]+@)?([^:/\s]+):(?!\/\/)/u, "ssh://$1$2/"));
     return host === undefined ? [] : [host];
   });
-  const upload = sub === "push" || sub === "send-email";
-  return { program: `git ${sub}`, hosts, upload, uploadFiles: [] };
 }
 
 /** nc, ncat, telnet, ftp, dig…: hosts are operands that are not ports or DNS record types. */
@@ -208,7 +236,9 @@ function plain(valued: string, skipWords: RegExp) {
     return {
       program,
       hosts: hostsOf(named.slice(0, program === "dig" ? undefined : 1)),
-      upload: hasInput && !listens && /^(?:nc|ncat|netcat|socat|telnet)$/u.test(program),
+      upload:
+        (hasInput && !listens && /^(?:nc|ncat|netcat|socat|telnet)$/u.test(program)) ||
+        named.some(carriesData),
       uploadFiles: [],
     };
   };
