@@ -217,6 +217,10 @@ function deletion(
     const recursive = program === "rm" && flags.includes("r");
     analysis.acc.deletions.push({ program, recursive, targets: paths });
   }
+  // `rsync --delete src/ dest/` deletes whatever dest holds that src does not: the tree at dest.
+  const destination = paths.at(-1);
+  if (program === "rsync" && flags.some((f) => /^del(?:ete)?(?:-|$)/u.test(f)) && destination)
+    analysis.acc.deletions.push({ program, recursive: true, targets: [destination] });
   if (program === "find" && flags.includes("delete")) {
     analysis.acc.deletions.push({ program, recursive: true, targets: paths }); // its start paths
   }

@@ -339,3 +339,18 @@ describe("download or decode to a file, then run it", () => {
     expect(facts(command).pipesIntoInterpreter).toBe(false);
   });
 });
+
+describe("rsync --delete", () => {
+  it.each([
+    "rsync -a --delete /tmp/empty/ ~/",
+    "rsync -a --delete-before /tmp/e/ $HOME",
+    "rsync -r --del /tmp/e/ ~",
+  ])("%s deletes the home directory's tree", (command) => {
+    const f = facts(command);
+    expect(f.deletesRecursively && f.targetsHome).toBe(true);
+  });
+
+  it("a sync into the project deletes only there", () => {
+    expect(facts("rsync -a --delete src/ backup/").deleteTargetClasses).toEqual(["project"]);
+  });
+});
