@@ -202,30 +202,46 @@ function withActionFacts(
   index: number,
   name: string,
 ): CedarRequest {
-  let value: CedarValueJson | undefined;
   Object.defineProperty(request.context, "facts", {
     enumerable: true,
     configurable: true,
-    get: () => (value ??= factsRecord(input, index, name)),
+    get: () => factsRecord(input, index, name),
   });
   return request;
 }
 
 type Shell = ShellFacts | null;
 
-/** Facts computed here, per event and vocabulary: every set of a call reads the same ones. */
-const computed = new WeakMap<object, { vocabulary: unknown; facts: ActionFacts<Shell> }>();
+/**
+ * The records already built, per fact set and per event: every Cedar set of a call reads the
+ * same ones, so the facts are computed, and turned into a record, once per call and tool.
+ */
+interface Built {
+  vocabulary: unknown;
+  facts: ActionFacts<Shell> | undefined;
+  records: Map<number, CedarValueJson>;
+}
+const built = new WeakMap<object, Built>();
 
-/** The tool's facts: the coordinator's when they are for this tool, else computed once here. */
+/** The tool's record: from the coordinator's facts when they are for this tool, else computed. */
 function factsRecord(input: RequestInput, index: number, name: string): CedarValueJson {
   const given = input.facts?.tools[index] as ToolCallFacts<Shell> | undefined;
-  if (given !== undefined && given.name === name) return cedarFacts(given);
-  let entry = computed.get(input.event);
+  const key: object = given !== undefined && given.name === name ? input.facts! : input.event;
+  let entry = built.get(key);
   if (entry === undefined || entry.vocabulary !== input.vocabulary) {
-    const facts = computeCallFacts(input.hook, input.event, { vocabulary: input.vocabulary });
-    entry = { vocabulary: input.vocabulary, facts };
-    computed.set(input.event, entry);
+    entry = { vocabulary: input.vocabulary, facts: undefined, records: new Map() };
+    built.set(key, entry);
   }
+  let record = entry.records.get(index);
+  if (record === undefined) {
+    record = key === input.facts ? cedarFacts(given!) : computedRecord(input, entry, index, name);
+    entry.records.set(index, record);
+  }
+  return record;
+}
+
+function computedRecord(input: RequestInput, entry: Built, index: number, name: string) {
+  entry.facts ??= computeCallFacts(input.hook, input.event, { vocabulary: input.vocabulary });
   const own = entry.facts.tools[index];
   if (own !== undefined && own.name === name) return cedarFacts(own);
   // Facts of another tool are no facts of this one: read as unparsed, never as harmless.
