@@ -258,7 +258,13 @@ function prints(
     return dirs.map((d) => pathFact(`${d.text.replace(/\/+$/u, "")}/*`, d.static, analysis.paths));
   }
   if (program === "echo" || program === "printf") {
-    return operands.map((w) => pathFact(w.text, w.static, analysis.paths));
+    // `printf '/\n'` and `echo -e '/etc\n/usr'` print words, not one path with a `\n` in it.
+    return operands.flatMap((w) =>
+      w.text
+        .split(/\s+|\\[nt]/u)
+        .filter((word) => word !== "")
+        .map((word) => pathFact(word, w.static, analysis.paths)),
+    );
   }
   return undefined;
 }

@@ -55,8 +55,15 @@ interface Parsed {
   values: Map<string, string[]>;
 }
 
-/** Options with a value, short and long, for one tool: the rest are flags or operands. */
-function parseOptions(args: readonly string[], valued: ReadonlySet<string>): Parsed {
+/**
+ * Options with a value, short and long, for one tool: the rest are flags or operands. With
+ * `stopAtOperand` (ssh), everything from the first operand on is an operand: `ssh host rm -rf /`.
+ */
+function parseOptions(
+  args: readonly string[],
+  valued: ReadonlySet<string>,
+  stopAtOperand = false,
+): Parsed {
   const operands: string[] = [];
   const values = new Map<string, string[]>();
   const put = (name: string, value: string): void => {
@@ -64,7 +71,8 @@ function parseOptions(args: readonly string[], valued: ReadonlySet<string>): Par
   };
   for (let i = 0; i < args.length; i++) {
     const arg = args[i] ?? "";
-    if (arg.startsWith("--") && arg.length > 2) {
+    if (stopAtOperand && operands.length > 0) operands.push(arg);
+    else if (arg.startsWith("--") && arg.length > 2) {
       const [name = "", value] = arg.slice(2).split("=", 2);
       if (value !== undefined) put(name, value);
       else if (valued.has(name)) put(name, args[++i] ?? "");
@@ -105,6 +113,24 @@ const CURL_UPLOAD_MORE = [
  * A target that carries data chosen when the command runs: command output anywhere in it
  * (`?k=$(env | base64)`), or any expansion in its host (DNS exfiltration) or query string.
  */
+const CURL_CARRIERS = [
+  "H",
+  "header",
+  "A",
+  "user-agent",
+  "e",
+  "referer",
+  "b",
+  "cookie",
+  "u",
+  "user",
+];
+const WGET_CARRIERS = ["header", "U", "user-agent", "referer", "user", "password"];
+
+function sendsInOptions(values: ReadonlyMap<string, string[]>, names: readonly string[]): boolean {
+  return names.some((name) => (values.get(name) ?? []).some((v) => /\$\(|`/u.test(v)));
+}
+
 function carriesData(target: string): boolean {
   if (/\$\(|`/u.test(target)) return true;
   if (hostOf(target)?.includes(DYNAMIC_LABEL) === true) return true;
@@ -125,11 +151,13 @@ function curl({ args, hasInput }: Invocation): NetworkFact {
   return {
     program: "curl",
     hosts: hostsOf(targets),
+    // A header, agent, referer, cookie or user holding command output sends it too.
     upload:
       sent.length > 0 ||
       /POST|PUT|PATCH/iu.test(method) ||
       (hasInput && files.length > 0) ||
-      targets.some(carriesData),
+      targets.some(carriesData) ||
+      sendsInOptions(values, CURL_CARRIERS),
     uploadFiles: [...new Set(files)],
   };
 }
@@ -149,7 +177,11 @@ function wget({ args }: Invocation): NetworkFact {
     program: "wget",
     hosts: hostsOf(operands),
     upload:
-      data || files.length > 0 || /POST|PUT|PATCH/iu.test(method) || operands.some(carriesData),
+      data ||
+      files.length > 0 ||
+      /POST|PUT|PATCH/iu.test(method) ||
+      operands.some(carriesData) ||
+      sendsInOptions(values, WGET_CARRIERS),
     uploadFiles: files,
   };
 }
@@ -158,7 +190,7 @@ const SSH_VALUED = new Set([..."bcDEeFIiJLlmOopQRSWwB"]);
 
 /** `ssh [opts] [user@]host [command]`: the host, the jump hosts, and input sent along. */
 function ssh({ program, args, hasInput }: Invocation): NetworkFact {
-  const { operands, values } = parseOptions(args, SSH_VALUED);
+  const { operands, values } = parseOptions(args, SSH_VALUED, true);
   const jumps = (values.get("J") ?? []).flatMap((j) => j.split(","));
   return {
     program,
@@ -170,7 +202,7 @@ function ssh({ program, args, hasInput }: Invocation): NetworkFact {
 
 /** The command `ssh [opts] host command…` runs on the host, as the remote shell will parse it. */
 export function sshRemoteCommand(args: readonly string[]): string | undefined {
-  const { operands } = parseOptions(args, SSH_VALUED);
+  const { operands } = parseOptions(args, SSH_VALUED, true);
   return operands.length > 1 ? operands.slice(1).join(" ") : undefined;
 }
 

@@ -82,6 +82,18 @@ export const WRAPPERS: Readonly<Record<string, WrapperSpec>> = {
     fromInput: true,
   },
   watch: { valued: "nq", longValued: ["interval"], restIsScript: true },
+  // Programs that start a command elsewhere (a pty, a terminal session, a unit, many jobs).
+  script: { valued: "cEIOTB", scriptOption: "c", longScriptOption: "command", skip: 1 },
+  "systemd-run": {
+    valued: "pMEHu",
+    longValued: ["unit", "property", "description", "slice", "uid", "gid", "setenv", "machine"],
+  },
+  screen: { valued: "SceplTtRrx" },
+  parallel: {
+    valued: "jSaEIdkn",
+    longValued: ["jobs", "sshlogin", "arg-file", "delimiter", "max-args", "colsep"],
+    fromInput: true,
+  },
   eval: { valued: "", restIsScript: true },
   command: { valued: "" },
 };
