@@ -102,11 +102,17 @@ export function changeDirectory(
   target: string | undefined,
   isStatic: boolean,
 ): PathContext {
-  if (target === undefined) return { ...ctx, cwd: ctx.home ?? "~", cwdUnknown: false };
   if (!isStatic || target === "-") return { ...ctx, cwdUnknown: true };
-  const cwd = resolve(target, ctx);
-  return { ...ctx, cwd, cwdUnknown: ctx.cwdUnknown === true && !/^(?:\/|~)/u.test(cwd) };
+  const cwd = target === undefined ? (ctx.home ?? "~") : resolve(target, ctx);
+  const moved = { ...ctx, cwd, cwdUnknown: ctx.cwdUnknown === true && !/^(?:\/|~)/u.test(cwd) };
+  // With no project named, the place `cd` went to is not the project: `cd; rm -rf .` is home.
+  if (ctx.projectRoot === undefined && ctx.cwd === undefined && /^[/~]/u.test(cwd))
+    moved.projectRoot = NO_PROJECT;
+  return moved;
 }
+
+/** A project root no path is inside: the command named no project and `cd` left the start. */
+const NO_PROJECT = "\0no-project";
 
 /** One operand as a path fact. A word that is not static is `unknown`, kept as written. */
 export function pathFact(text: string, isStatic: boolean, ctx: PathContext): PathFact {

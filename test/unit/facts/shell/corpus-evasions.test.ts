@@ -384,3 +384,18 @@ describe("more wrappers and spellings the probe found", () => {
     expect(f.hosts).toEqual(["host.example"]);
   });
 });
+
+describe("cd when no project or directory is known", () => {
+  it.each([
+    ["cd; rm -rf .", "targetsHome"],
+    ["cd ~ && rm -rf *", "targetsHome"],
+    ["cd /etc && rm -rf .", "targetsSystem"],
+    ["cd / && rm -rf *", "targetsRoot"],
+  ] as const)("%s: the place cd went to is not the project", (command, fact) => {
+    expect(shellFacts(command)[fact]).toBe(true);
+  });
+
+  it("a relative cd keeps relative paths in the project", () => {
+    expect(shellFacts("cd src && rm -rf build").deleteTargetClasses).toEqual(["project"]);
+  });
+});
