@@ -17,7 +17,7 @@ import type { PathContext } from "./paths.js";
 import type { ShellFacts } from "./schema.js";
 import { substitutionOutput } from "./static-eval.js";
 import type { WordEnv } from "./words.js";
-import { feedsOfPipelines } from "./pipelines.js";
+import { feedsOfPipelines, feedsOfWrittenFiles } from "./pipelines.js";
 
 export interface ShellFactsOptions extends PathContext {
   limits?: Partial<ShellLimits>;
@@ -129,6 +129,7 @@ export function shellFacts(command: string, options: ShellFactsOptions = {}): Sh
   }
   try {
     analyseScript(analysis, command, [], 0);
+    feedsOfWrittenFiles(analysis);
   } catch (error) {
     unparsedOf(error, acc, currentVia);
   }

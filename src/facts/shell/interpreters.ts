@@ -6,14 +6,16 @@
  * it. The policy library treats any interpreter fed from input as needing approval for that reason.
  */
 import type { DangerousCall } from "./schema.js";
+import { hostOf } from "./network.js";
 import { decodeAnsiC } from "./words.js";
 import { SHELLS } from "./wrappers.js";
 
-export type Language = "shell" | "python" | "node" | "perl" | "ruby" | "php" | "awk" | "other";
+export type Language =
+  "shell" | "python" | "node" | "perl" | "ruby" | "php" | "awk" | "powershell" | "other";
 
 type Scanned = Exclude<Language, "shell" | "other">;
 
-const OTHER_INTERPRETERS = new Set(["lua", "tclsh", "Rscript", "osascript", "pwsh", "powershell"]);
+const OTHER_INTERPRETERS = new Set(["lua", "tclsh", "Rscript", "osascript"]);
 
 export function languageOf(program: string): Language | undefined {
   if (SHELLS.has(program)) return "shell";
@@ -25,6 +27,7 @@ export function languageOf(program: string): Language | undefined {
   }
   if (program === "perl" || program === "ruby" || program === "php") return program;
   if (/^[gmn]?awk$/u.test(program)) return "awk";
+  if (/^(?:pwsh|powershell)(?:\.exe)?$/iu.test(program)) return "powershell";
   return OTHER_INTERPRETERS.has(program) ? "other" : undefined;
 }
 
@@ -35,7 +38,11 @@ const CODE_OPTION: Record<Exclude<Scanned, "awk">, RegExp> = {
   perl: /^-[A-Za-z]*[eE]$/u,
   ruby: /^-[A-Za-z]*e$/u,
   php: /^-r$/u,
+  powershell: /^-(?:c|command)$/iu,
 };
+
+/** PowerShell's `-EncodedCommand` (and its prefixes): base64 of UTF-16LE text. */
+const ENCODED_COMMAND = /^-(?:e|ec|en|enc|enco|encod|encode|encoded|encodedcommand)$/iu;
 
 export interface CodeSource {
   /** A one-liner given on the command line. */
@@ -64,6 +71,12 @@ export function codeSource(language: Language, args: readonly string[]): CodeSou
   for (let i = 0; i < args.length; i++) {
     const arg = args[i] ?? "";
     if (codeOption?.test(arg) === true) return { code: args[i + 1] ?? "", readsInput: false };
+    if (language === "powershell" && ENCODED_COMMAND.test(arg)) {
+      return {
+        code: Buffer.from(args[i + 1] ?? "", "base64").toString("utf16le"),
+        readsInput: false,
+      };
+    }
     if (language === "node" && arg.startsWith("--eval=")) {
       return { code: arg.slice(7), readsInput: false };
     }
@@ -133,7 +146,8 @@ const CALLS: Record<Scanned, CallPattern[]> = {
     { call: "child_process", pattern: /\b(?:child_process|execSync|execFileSync|spawnSync)\b/u },
     { call: "fs.rm", pattern: /\b(?:rmSync|rmdirSync|unlinkSync|rm|rmdir|unlink|rimraf)\b/u },
     { call: "network", pattern: /\b(?:fetch|https?\.request|net\.connect|XMLHttpRequest)\b/u },
-    { call: "exec", pattern: /\b(?:eval|Function)\s*\(/u },
+    // `eval` also as a value (`.then(eval)`, `[eval][0](…)`), and `new Function`.
+    { call: "exec", pattern: /\beval\b|\bFunction\s*\(/u },
     { call: "decode", pattern: /\b(?:atob|base64)\b/u },
   ],
   perl: [
@@ -158,11 +172,23 @@ const CALLS: Record<Scanned, CallPattern[]> = {
     { call: "exec", pattern: /\b(?:eval|assert)\s*\(/u },
     { call: "decode", pattern: /\b(?:base64_decode|hex2bin|gzinflate)\b/u },
   ],
+  // PowerShell names are case-insensitive, and every cmdlet has short aliases.
+  powershell: [
+    { call: "exec", pattern: /\b(?:iex|Invoke-Expression|Invoke-Command|icm)\b|&\s*\(/iu },
+    { call: "system", pattern: /\b(?:Start-Process|saps|start|cmd(?:\.exe)?\s+\/c)\b/iu },
+    {
+      call: "network",
+      pattern:
+        /\b(?:iwr|irm|curl|wget|Invoke-WebRequest|Invoke-RestMethod|WebClient|DownloadString|DownloadFile|Net\.Sockets|TcpClient|Start-BitsTransfer)\b/iu,
+    },
+    { call: "Remove-Item", pattern: /\b(?:Remove-Item|rm|rmdir|del|erase|rd|ri)\b/iu },
+    { call: "decode", pattern: /\b(?:FromBase64String|EncodedCommand)\b/iu },
+  ],
 };
 
 /** Calls that delete a whole tree; their first string argument is the target when it is one. */
 const RECURSIVE_DELETE =
-  /\b(?:rmtree|rm_rf|rm_r|remove_tree|remove_dir|rimraf)\b|recursive\s*:\s*true/u;
+  /\b(?:rmtree|rm_rf|rm_r|remove_tree|remove_dir|rimraf)\b|recursive\s*:\s*true|-Recurse\b/iu;
 
 export interface CodeScan {
   calls: DangerousCall[];
@@ -170,6 +196,27 @@ export interface CodeScan {
   scripts: string[];
   /** Deletions the code asks for: recursive or not, with literal targets when they are literal. */
   deletion?: { recursive: boolean; targets: string[] };
+  /** Code that uses the network: the hosts of its literal URLs, and whether it sends data. */
+  network?: { hosts: string[]; upload: boolean; uploadFiles: string[] };
+}
+
+/** A call or argument that sends a body: `requests.post`, `data=`, `method: 'POST'`, `sendall`. */
+const SENDS =
+  /\b(?:post|put|patch)\s*\(|\bdata\s*=|\bbody\s*:|\bjson\s*=|['"](?:POST|PUT|PATCH)['"]|\bsend(?:all|to)?\s*\(|-Method\s+(?:Post|Put)|\bUploadFile\b|-InFile\b/iu;
+
+/** A URL anywhere in code, quoted or not (PowerShell's `iwr https://…` takes it bare). */
+const URL_IN_CODE = /\b[a-z][a-z0-9+.-]*:\/\/[^\s'"`()<>{}|\\^]+/giu;
+
+function networkOf(calls: readonly DangerousCall[], code: string) {
+  if (!calls.some((c) => c.call === "network")) return undefined;
+  const hosts = [...code.matchAll(URL_IN_CODE)].flatMap((m) => {
+    const host = hostOf(m[0]);
+    return host === undefined ? [] : [host];
+  });
+  // A socket's `("10.0.0.1", 4444)`: the address literal next to a port.
+  for (const m of code.matchAll(/\(\s*['"]([A-Za-z0-9.-]+|\[?[0-9a-f:]+\]?)['"]\s*,\s*\d+\s*\)/giu))
+    hosts.push((m[1] ?? "").toLowerCase());
+  return { hosts: [...new Set(hosts)], upload: SENDS.test(code), uploadFiles: [] };
 }
 
 const STRING = /(['"])((?:\\.|(?!\1).)*)\1/gu;
@@ -201,10 +248,12 @@ export function scanCode(interpreter: string, language: Language, code: string):
     .map(({ call }) => ({ interpreter, call }));
   const deletes = calls.some((c) => /rm|remove|unlink|delete|rmtree/iu.test(c.call));
   const scan: CodeScan = { calls, scripts: commandLines(code) };
+  const network = networkOf(calls, code);
+  if (network !== undefined) scan.network = network;
   if (deletes) {
     const targets = [...code.matchAll(STRING)]
       .map((m) => decodeAnsiC(m[2] ?? ""))
-      .filter((s) => s.startsWith("/") || s.startsWith("~") || s.startsWith("."));
+      .filter((s) => /^(?:[/~.]|[A-Za-z]:[\\/])/u.test(s));
     scan.deletion = { recursive: RECURSIVE_DELETE.test(code), targets };
   }
   return scan;

@@ -7,10 +7,10 @@ import type { Analysis, Final } from "./context.js";
 import { splitArgs } from "./flags.js";
 import { codeSource, languageOf, scanCode, type Language } from "./interpreters.js";
 import { ShellLimitError } from "./limits.js";
-import { networkFact, sshRemoteCommand } from "./network.js";
-import { changeDirectory, pathFact } from "./paths.js";
+import { networkFact, redirectNetworkFact, sshRemoteCommand } from "./network.js";
+import { changeDirectory, expandBraces, pathFact } from "./paths.js";
 import type { PathFact } from "./schema.js";
-import { basename, scanOptions, scanShell, SHELLS, WRAPPERS } from "./wrappers.js";
+import { basename, permutedScript, scanOptions, scanShell, SHELLS, WRAPPERS } from "./wrappers.js";
 import type { WordValue } from "./words.js";
 
 /** Programs whose operands are paths even when they look like plain words. */
@@ -73,6 +73,13 @@ function unwrap(analysis: Analysis, raw: RawCommand, nesting: number): Unwrapped
       while (/^[A-Za-z_][A-Za-z0-9_]*=/u.test(words[next]?.text ?? "")) next += 1;
     }
     next += spec.skip ?? 0;
+    if (spec.skip !== undefined && spec.scriptOption !== undefined && scan.script === undefined) {
+      const script = permutedScript(words, spec, next);
+      if (script !== undefined) {
+        nestedScript(analysis, script, [...via, program], nesting);
+        return { words: [], via, fromInput };
+      }
+    }
     fromInput ||= spec.fromInput === true;
     const rest = words.slice(next);
     if (rest.length === 0 || program === "su") return { words: [], via, fromInput };
@@ -104,11 +111,37 @@ export function analyseInvocation(analysis: Analysis, raw: RawCommand, nesting: 
       target: pathFact(r.target.text, r.target.static, analysis.paths),
       program: programOf(raw.words[0]) || "{…}",
     });
+    const net = redirectNetworkFact(r.target.text, r.mode);
+    if (net !== undefined) analysis.acc.network.push(net);
   }
   if (raw.words.length === 0) return none;
   const { words, via, fromInput } = unwrap(analysis, raw, nesting);
   if (words.length === 0) return none;
-  return record(analysis, raw, { words, via, fromInput }, nesting);
+  const final = record(analysis, raw, { words, via, fromInput }, nesting);
+  reverseShell(analysis, raw, final.program);
+  return final;
+}
+
+/** A shell or interpreter whose input or output is a `/dev/tcp` socket: a reverse shell. */
+function reverseShell(analysis: Analysis, raw: RawCommand, program: string): void {
+  if (languageOf(program) === undefined) return;
+  if (raw.redirects.some((r) => redirectNetworkFact(r.target.text, r.mode) !== undefined))
+    analysis.acc.addCall({ interpreter: program, call: "exec" });
+}
+
+/** One operand's paths: each word of its brace expansion; too many words is an unknown place. */
+function operandPaths(op: string, isStatic: boolean, paths: Analysis["paths"]): PathFact[] {
+  const words = expandBraces(op);
+  if (words === undefined) return [pathFact(op, false, paths)];
+  return words.map((word) => pathFact(word, isStatic, paths));
+}
+
+/** `dd if=… of=…`: the files are the values of `if=` and `of=`, not the words. */
+function ddOperands(operands: readonly string[]): string[] {
+  return operands.flatMap((op) => {
+    const match = /^(?:if|of)=(.+)$/su.exec(op);
+    return match === null ? [] : [match[1] ?? ""];
+  });
 }
 
 function record(analysis: Analysis, raw: RawCommand, run: Unwrapped, nesting: number): Final {
@@ -118,12 +151,14 @@ function record(analysis: Analysis, raw: RawCommand, run: Unwrapped, nesting: nu
   const args = argWords.map((w) => w.text);
   const { flags, operands } = splitArgs(program, args);
   const staticOf = new Map(argWords.map((w) => [w.text, w.static]));
+  for (const op of program === "dd" ? operands : [])
+    staticOf.set(op.replace(/^[io]f=/u, ""), staticOf.get(op) ?? true);
   const pathFacts =
     program === "find"
       ? findStarts(analysis, argWords)
-      : operands
+      : (program === "dd" ? ddOperands(operands) : operands)
           .filter((op) => wantsPaths(program, op) || staticOf.get(op) === false)
-          .map((op) => pathFact(op, staticOf.get(op) ?? true, paths));
+          .flatMap((op) => operandPaths(op, staticOf.get(op) ?? true, paths));
   if (run.fromInput) pathFacts.push(INPUT_MARK);
   acc.programs.add(program);
   if (program === "?") acc.dynamic = true;
@@ -145,6 +180,7 @@ function record(analysis: Analysis, raw: RawCommand, run: Unwrapped, nesting: nu
     analysis.paths = changeDirectory(analysis.paths, target?.text, target?.static ?? true);
   }
   if (program === "find") findExec(analysis, raw, run, nesting);
+  if (program === "alias") aliasBodies(analysis, argWords, run.via, nesting);
   const hasInput =
     (raw.pipeline?.stage ?? 0) > 0 ||
     raw.stdin !== undefined ||
@@ -181,8 +217,30 @@ function deletion(
     const recursive = program === "rm" && flags.includes("r");
     analysis.acc.deletions.push({ program, recursive, targets: paths });
   }
+  // `rsync --delete src/ dest/` deletes whatever dest holds that src does not: the tree at dest.
+  const destination = paths.at(-1);
+  if (program === "rsync" && flags.some((f) => /^del(?:ete)?(?:-|$)/u.test(f)) && destination)
+    analysis.acc.deletions.push({ program, recursive: true, targets: [destination] });
   if (program === "find" && flags.includes("delete")) {
     analysis.acc.deletions.push({ program, recursive: true, targets: paths }); // its start paths
+  }
+}
+
+/**
+ * `alias ll='rm -rf /'`: the body runs when the name is used (a script that turns on
+ * `expand_aliases`, or an interactive shell). Counted as running, as function bodies are.
+ */
+function aliasBodies(
+  analysis: Analysis,
+  argWords: readonly WordValue[],
+  via: readonly string[],
+  nesting: number,
+): void {
+  for (const word of argWords) {
+    const eq = word.text.indexOf("=");
+    if (eq <= 0 || word.text.startsWith("-")) continue;
+    const body = { text: word.text.slice(eq + 1), static: word.static };
+    nestedScript(analysis, body, [...via, `alias ${word.text.slice(0, eq)}`], nesting);
   }
 }
 
@@ -200,7 +258,13 @@ function prints(
     return dirs.map((d) => pathFact(`${d.text.replace(/\/+$/u, "")}/*`, d.static, analysis.paths));
   }
   if (program === "echo" || program === "printf") {
-    return operands.map((w) => pathFact(w.text, w.static, analysis.paths));
+    // `printf '/\n'` and `echo -e '/etc\n/usr'` print words, not one path with a `\n` in it.
+    return operands.flatMap((w) =>
+      w.text
+        .split(/\s+|\\[nt]/u)
+        .filter((word) => word !== "")
+        .map((word) => pathFact(word, w.static, analysis.paths)),
+    );
   }
   return undefined;
 }
@@ -295,7 +359,7 @@ function interpreter(
       return false;
     }
     // A script operand: a file, or `<(…)` (`bash <(curl …)`), which is a feed.
-    if (shell.next < run.words.length)
+    if (shell.next < run.words.length && !shell.fromInput)
       return substitutionFeed(analysis, program, run.words[shell.next], { via: run.via, nesting });
   }
   const source = codeSource(language, args);
@@ -360,6 +424,7 @@ function scanInto(
 ): void {
   const scan = scanCode(program, language, code);
   for (const call of scan.calls) analysis.acc.addCall(call);
+  if (scan.network !== undefined) analysis.acc.network.push({ program, ...scan.network });
   if (scan.deletion !== undefined) {
     const targets = scan.deletion.targets.map((t) => pathFact(t, true, analysis.paths));
     analysis.acc.deletions.push({

@@ -83,7 +83,8 @@ function classify(path: string, ctx: PathContext, home: string): PathClass {
   const project = ctx.projectRoot ?? ctx.cwd;
   if (project !== undefined && inside(base, project)) return "project";
   if (project === undefined && !base.startsWith("/") && !base.startsWith("~")) {
-    return base === ".." || base.startsWith("../") ? "outside" : "project";
+    // Climbing out of a directory nobody named can reach anything, `/` included.
+    return base === ".." || base.startsWith("../") ? "unknown" : "project";
   }
   if (base === home || base === "~") return "home";
   if (inside(base, home) || base.startsWith("~/")) return "inside-home";
@@ -101,11 +102,17 @@ export function changeDirectory(
   target: string | undefined,
   isStatic: boolean,
 ): PathContext {
-  if (target === undefined) return { ...ctx, cwd: ctx.home ?? "~", cwdUnknown: false };
   if (!isStatic || target === "-") return { ...ctx, cwdUnknown: true };
-  const cwd = resolve(target, ctx);
-  return { ...ctx, cwd, cwdUnknown: ctx.cwdUnknown === true && !/^(?:\/|~)/u.test(cwd) };
+  const cwd = target === undefined ? (ctx.home ?? "~") : resolve(target, ctx);
+  const moved = { ...ctx, cwd, cwdUnknown: ctx.cwdUnknown === true && !/^(?:\/|~)/u.test(cwd) };
+  // With no project named, the place `cd` went to is not the project: `cd; rm -rf .` is home.
+  if (ctx.projectRoot === undefined && ctx.cwd === undefined && /^[/~]/u.test(cwd))
+    moved.projectRoot = NO_PROJECT;
+  return moved;
 }
+
+/** A project root no path is inside: the command named no project and `cd` left the start. */
+const NO_PROJECT = "\0no-project";
 
 /** One operand as a path fact. A word that is not static is `unknown`, kept as written. */
 export function pathFact(text: string, isStatic: boolean, ctx: PathContext): PathFact {
@@ -117,4 +124,52 @@ export function pathFact(text: string, isStatic: boolean, ctx: PathContext): Pat
   }
   const path = resolve(text, ctx);
   return { path, class: classify(path, ctx, ctx.home ?? "~"), glob: GLOB.test(path) };
+}
+
+/** Far more than any real `{a,b}` operand makes. */
+export const MAX_BRACE_WORDS = 64;
+
+/** The first `{…}` with a comma at its own level: its start, end and the alternatives. */
+function firstBraceList(text: string): { start: number; end: number; items: string[] } | undefined {
+  for (let start = text.indexOf("{"); start !== -1; start = text.indexOf("{", start + 1)) {
+    const items: string[] = [];
+    let depth = 0;
+    let from = start + 1;
+    for (let i = start + 1; i < text.length; i++) {
+      const c = text[i];
+      if (c === "{") depth++;
+      else if (c === "}" && depth > 0) depth--;
+      else if (c === "," && depth === 0) {
+        items.push(text.slice(from, i));
+        from = i + 1;
+      } else if (c === "}") {
+        if (items.length === 0) break; // `{}` or `{x}`: no list here
+        items.push(text.slice(from, i));
+        return { start, end: i, items };
+      }
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Brace expansion (`/{bin,etc,usr}` → `/bin`, `/etc`, `/usr`), so a list hides no place from
+ * the classification. Quoted braces expand too: over-reporting a target is safer than missing
+ * one. Past MAX_BRACE_WORDS it gives undefined: the place is then unknown, never the literal
+ * word (which would class `/{bin,x}{,}{,}…` as some harmless path).
+ */
+export function expandBraces(text: string): string[] | undefined {
+  const words = [text];
+  for (let i = 0; i < words.length; i++) {
+    const list = firstBraceList(words[i]!);
+    if (list === undefined) continue;
+    const word = words[i]!;
+    const expanded = list.items.map(
+      (item) => word.slice(0, list.start) + item + word.slice(list.end + 1),
+    );
+    if (words.length - 1 + expanded.length > MAX_BRACE_WORDS) return undefined;
+    words.splice(i, 1, ...expanded);
+    i -= 1;
+  }
+  return words;
 }

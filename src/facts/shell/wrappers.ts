@@ -17,6 +17,8 @@ export interface WrapperSpec {
   assignments?: boolean;
   /** A short option whose value is a script (`su -c`, `flock -c`, `env -S`). */
   scriptOption?: string;
+  /** Its long spelling (`su --command=…`, `env --split-string …`). */
+  longScriptOption?: string;
   /** The rest of the words are a script (`watch`, `eval`), not a program and its arguments. */
   restIsScript?: boolean;
   /** The program's operands come from its input (`xargs`). */
@@ -35,9 +37,28 @@ export const WRAPPERS: Readonly<Record<string, WrapperSpec>> = {
   },
   doas: { valued: "uC", ...ELEVATE },
   pkexec: { valued: "", longValued: ["user"], ...ELEVATE },
-  su: { valued: "sgGwC", scriptOption: "c", skip: 1, ...ELEVATE },
-  runuser: { valued: "ugsGw", scriptOption: "c", ...ELEVATE },
-  env: { valued: "uCP", longValued: ["unset", "chdir"], assignments: true, scriptOption: "S" },
+  su: {
+    valued: "sgGwC",
+    longValued: ["shell", "group", "supp-group", "whitelist-environment"],
+    scriptOption: "c",
+    longScriptOption: "command",
+    skip: 1,
+    ...ELEVATE,
+  },
+  runuser: {
+    valued: "ugsGw",
+    longValued: ["user", "group", "shell"],
+    scriptOption: "c",
+    longScriptOption: "command",
+    ...ELEVATE,
+  },
+  env: {
+    valued: "uCP",
+    longValued: ["unset", "chdir"],
+    assignments: true,
+    scriptOption: "S",
+    longScriptOption: "split-string",
+  },
   nice: { valued: "n", longValued: ["adjustment"] },
   ionice: { valued: "cnpPu" },
   renice: { valued: "ngpu" },
@@ -50,7 +71,7 @@ export const WRAPPERS: Readonly<Record<string, WrapperSpec>> = {
   setsid: { valued: "" },
   taskset: { valued: "", skip: 1 },
   chroot: { valued: "", longValued: ["userspec", "groups"], skip: 1 },
-  flock: { valued: "wEn", scriptOption: "c", skip: 1 },
+  flock: { valued: "wEn", scriptOption: "c", longScriptOption: "command", skip: 1 },
   unbuffer: { valued: "" },
   caffeinate: { valued: "tw" },
   strace: { valued: "eoOpsSuEIXaAbP" },
@@ -61,6 +82,18 @@ export const WRAPPERS: Readonly<Record<string, WrapperSpec>> = {
     fromInput: true,
   },
   watch: { valued: "nq", longValued: ["interval"], restIsScript: true },
+  // Programs that start a command elsewhere (a pty, a terminal session, a unit, many jobs).
+  script: { valued: "cEIOTB", scriptOption: "c", longScriptOption: "command", skip: 1 },
+  "systemd-run": {
+    valued: "pMEHu",
+    longValued: ["unit", "property", "description", "slice", "uid", "gid", "setenv", "machine"],
+  },
+  screen: { valued: "SceplTtRrx" },
+  parallel: {
+    valued: "jSaEIdkn",
+    longValued: ["jobs", "sshlogin", "arg-file", "delimiter", "max-args", "colsep"],
+    fromInput: true,
+  },
   eval: { valued: "", restIsScript: true },
   command: { valued: "" },
 };
@@ -95,18 +128,25 @@ function takesValue(spec: WrapperSpec, letter: string): boolean {
   return spec.valued.includes(letter) || spec.scriptOption === letter;
 }
 
-/** Scans the wrapper's own options, starting after its name. */
-export function scanOptions(words: readonly WordValue[], spec: WrapperSpec): OptionScan {
+/**
+ * Scans the wrapper's own options, starting after its name (or at `from`: GNU getopt permutes,
+ * so `su root -c '…'` and `flock lockfile -c '…'` have options after a positional too).
+ */
+export function scanOptions(words: readonly WordValue[], spec: WrapperSpec, from = 1): OptionScan {
   const seen = new Set<string>();
   let script: WordValue | undefined;
-  let i = 1;
+  let i = from;
   for (; i < words.length; i++) {
     const word = words[i]?.text ?? "";
     if (word === "--") return { next: i + 1, seen, ...(script && { script }) };
     if (word.startsWith("--") && word.length > 2) {
-      const [name = "", value] = word.slice(2).split("=", 2);
+      const eq = word.indexOf("=");
+      const name = eq === -1 ? word.slice(2) : word.slice(2, eq);
       seen.add(name);
-      if (value === undefined && spec.longValued?.includes(name)) i += 1;
+      if (name === spec.longScriptOption) {
+        const value = eq === -1 ? words[++i] : { ...words[i]!, text: word.slice(eq + 1) };
+        if (value !== undefined) script = value;
+      } else if (eq === -1 && spec.longValued?.includes(name)) i += 1;
       continue;
     }
     if (!word.startsWith("-") || word === "-") break;
@@ -124,9 +164,34 @@ export function scanOptions(words: readonly WordValue[], spec: WrapperSpec): Opt
   return { next: i, seen, ...(script && { script }) };
 }
 
+export interface ShellScan {
+  script?: WordValue;
+  next: number;
+  /** `-s`: the script is the input, and the operands are its arguments (`bash -s -- --yes`). */
+  fromInput: boolean;
+}
+
+/**
+ * The script option anywhere before `--`: GNU getopt permutes, so `su - root -c '…'` and
+ * `flock /tmp/lock -c '…'` give it after positionals.
+ */
+export function permutedScript(
+  words: readonly WordValue[],
+  spec: WrapperSpec,
+  from: number,
+): WordValue | undefined {
+  for (let i = from; i < words.length && words[i]?.text !== "--";) {
+    const scan = scanOptions(words, spec, i);
+    if (scan.script !== undefined) return scan.script;
+    i = Math.max(scan.next, i + 1);
+  }
+  return undefined;
+}
+
 /** Shell options before the operands; `-c` makes the first operand the script. */
-export function scanShell(words: readonly WordValue[]): { script?: WordValue; next: number } {
+export function scanShell(words: readonly WordValue[]): ShellScan {
   let command = false;
+  let fromInput = false;
   let i = 1;
   for (; i < words.length; i++) {
     const word = words[i]?.text ?? "";
@@ -140,9 +205,10 @@ export function scanShell(words: readonly WordValue[]): { script?: WordValue; ne
     }
     if (!/^[-+]/u.test(word)) break;
     if (!word.startsWith("--") && word.slice(1).includes("c")) command = true;
+    if (/^-[A-Za-z]*s/u.test(word)) fromInput = true;
   }
   const script = command ? words[i] : undefined;
-  return { next: command ? i + 1 : i, ...(script && { script }) };
+  return { next: command ? i + 1 : i, fromInput: fromInput && !command, ...(script && { script }) };
 }
 
 export function basename(program: string): string {
