@@ -60,8 +60,15 @@ function globBase(path: string): string {
   return base === "" && path.startsWith("/") ? "/" : base || ".";
 }
 
+/**
+ * The home directory when nobody said where it is: an absolute place no real path names, so
+ * `..` out of it is seen climbing out (`~/..` with the home unknown is the parent of some home,
+ * never `.`, which normalising `~/..` as a relative path made it: the project). Shown as `~`.
+ */
+const UNKNOWN_HOME = "/\0home";
+
 function resolve(text: string, ctx: PathContext): string {
-  const home = ctx.home ?? "~";
+  const home = ctx.home ?? UNKNOWN_HOME;
   // `~user` is another user's home: under /home (a system directory), or /root.
   const expanded = text
     .replace(HOME_PREFIX, home)
@@ -103,7 +110,7 @@ export function changeDirectory(
   isStatic: boolean,
 ): PathContext {
   if (!isStatic || target === "-") return { ...ctx, cwdUnknown: true };
-  const cwd = target === undefined ? (ctx.home ?? "~") : resolve(target, ctx);
+  const cwd = target === undefined ? (ctx.home ?? UNKNOWN_HOME) : resolve(target, ctx);
   const moved = { ...ctx, cwd, cwdUnknown: ctx.cwdUnknown === true && !/^(?:\/|~)/u.test(cwd) };
   // With no project named, the place `cd` went to is not the project: `cd; rm -rf .` is home.
   if (ctx.projectRoot === undefined && ctx.cwd === undefined && /^[/~]/u.test(cwd))
@@ -123,7 +130,19 @@ export function pathFact(text: string, isStatic: boolean, ctx: PathContext): Pat
     return { path: text, class: "unknown", glob: GLOB.test(text) };
   }
   const path = resolve(text, ctx);
-  return { path, class: classify(path, ctx, ctx.home ?? "~"), glob: GLOB.test(path) };
+  if (ctx.home === undefined && fromUnknownHome(text, relative, ctx)) {
+    // Above the unknown home nothing is known: `/home`, `/Users`, `/` are all possible.
+    if (!inside(path, UNKNOWN_HOME)) return { path: text, class: "unknown", glob: GLOB.test(text) };
+    const shown = `~${path.slice(UNKNOWN_HOME.length)}`;
+    return { path: shown, class: classify(path, ctx, UNKNOWN_HOME), glob: GLOB.test(path) };
+  }
+  return { path, class: classify(path, ctx, ctx.home ?? UNKNOWN_HOME), glob: GLOB.test(path) };
+}
+
+/** The path starts at the home (`~`, `$HOME`, or relative to a working directory under it). */
+function fromUnknownHome(text: string, relative: boolean, ctx: PathContext): boolean {
+  if (HOME_PREFIX.test(text)) return true;
+  return relative && ctx.cwd !== undefined && inside(ctx.cwd, UNKNOWN_HOME);
 }
 
 /** Far more than any real `{a,b}` operand makes. */
