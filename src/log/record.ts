@@ -62,6 +62,12 @@ export const RedactedPath = z
   })
   .meta({ id: "RedactedPath" });
 
+/**
+ * What a sealed field holds in place of its value (src/privacy/record-cipher.ts): "[encrypted]"
+ * as stored, "[erased]" once its key is gone. Fields typed as objects accept it too.
+ */
+export const SealedField = z.enum(["[encrypted]", "[erased]"]).meta({ id: "SealedField" });
+
 /** Personal fields sealed with the subject's data key (docs/privacy.md); each place holds "[encrypted]". */
 export const EncryptedContent = z
   .strictObject({
@@ -121,9 +127,12 @@ export const DecisionRecord = z.strictObject({
   event: z.record(z.string(), z.unknown()),
   outcomes: z.array(RecordedOutcome).describe("Every policy asked, in merge order."),
   decision: z.record(z.string(), z.unknown()),
-  facts: ActionFactsWire.optional().describe(
-    "What the call does, as the coordinator computed it once and handed it to Cedar and the workers (docs/facts.md). When a redaction rule changed the event or context, computed again from the redacted event, so no redacted text survives in it (docs/audit.md).",
-  ),
+  facts: z
+    .union([ActionFactsWire, SealedField])
+    .optional()
+    .describe(
+      "What the call does, as the coordinator computed it once and handed it to Cedar and the workers (docs/facts.md). When a redaction rule changed the event or context, computed again from the redacted event, so no redacted text survives in it (docs/audit.md).",
+    ),
   shadow: z
     .strictObject({ decision: z.record(z.string(), z.unknown()), changed: z.boolean() })
     .optional()

@@ -17,6 +17,13 @@ import type { CallFacts } from "../../../src/policy/call-facts.js";
 import { readStoredMessages } from "../../support/log.js";
 import { startPipeline, until, useNatsServer, type Pipeline } from "../pipeline/harness.js";
 
+/** The record's facts in clear: no test here turns encryption on, so a sealed field is a bug. */
+function recordFacts(record: { facts?: unknown }) {
+  const facts = record.facts as DecisionRecord["facts"];
+  if (typeof facts === "string") throw new Error(`the record's facts are sealed: ${facts}`);
+  return facts;
+}
+
 const HOOKBUS_WORKER = ".tools/python/bin/hookbus-worker";
 const python = existsSync(HOOKBUS_WORKER);
 if (!python) console.warn(`one-fact-set.test.ts: no ${HOOKBUS_WORKER}; run bash scripts/setup.sh`);
@@ -137,7 +144,7 @@ describe("one fact set per call", () => {
     expect(decision.outcome).toBe("allow"); // nothing here enforces: the shadows only report
 
     const { record } = await p.decisionRecord("facts-call-1");
-    const facts = record.facts;
+    const facts = recordFacts(record);
     expect(facts?.tools[0]).toMatchObject({ name: "Bash", class: "shell" });
     const shell = facts?.tools[0]?.shell?.[0] as {
       deletesRecursively: boolean;
@@ -165,7 +172,7 @@ describe("replay", () => {
       { callId: "facts-call-2" },
     );
     const { record } = await p.decisionRecord("facts-call-2");
-    expect(record.facts?.tools[0]?.shell?.[0]).toMatchObject({
+    expect(recordFacts(record)?.tools[0]?.shell?.[0]).toMatchObject({
       pipesDecodedIntoShell: true,
       uploads: true,
     });
@@ -191,7 +198,7 @@ describe("replay", () => {
       },
     }))
       expect(result.replayed.outcome).toBe("allow");
-    expect(replayedFacts).toEqual([record.facts]);
+    expect(replayedFacts).toEqual([recordFacts(record)]);
     expect(cedarSaw.length).toBe(cedarBefore); // replay decides Cedar in process, not here
   }, 30_000);
 });
@@ -230,7 +237,9 @@ when { resource.class == "shell" && context.call.secrets.contains("aws-access-ke
 
     const { record } = await p.decisionRecord("facts-call-3");
     expect(record.redacted?.map((r) => r.path)).toEqual(["/event/params/command"]);
-    expect(record.facts?.tools[0]?.commands).toEqual([{ text: "[redacted]", at: "command" }]);
+    expect(recordFacts(record)?.tools[0]?.commands).toEqual([
+      { text: "[redacted]", at: "command" },
+    ]);
     const stored = (await readStoredMessages(p.bus)).find(
       (m) => (m.body as { callId?: string }).callId === "facts-call-3",
     );
@@ -258,9 +267,9 @@ describe("a call whose command is over a facts limit", () => {
     );
     expect(decision.outcome).toBe("allow"); // no policy here reads the facts
     const { record } = await p.decisionRecord("facts-call-4");
-    expect(record.facts?.tools[0]?.shell?.[0]).toMatchObject({
+    expect(recordFacts(record)?.tools[0]?.shell?.[0]).toMatchObject({
       unparsed: { reason: "too-long", code: "HOOKBUS_SHELL_LIMIT" },
     });
-    expect(seen(record, "ts-facts").facts).toEqual(record.facts);
+    expect(seen(record, "ts-facts").facts).toEqual(recordFacts(record));
   }, 30_000);
 });
