@@ -87,12 +87,12 @@ function resolve(text: string, ctx: PathContext): string {
 function classify(path: string, ctx: PathContext, home: string): PathClass {
   const base = globBase(path).replace(/(.)\/+$/u, "$1");
   if (base === "/") return "root";
+  // Climbing out of a directory nobody named (the start, or `cd sub` from it) can reach
+  // anything, `/` included: `cd sub && rm -rf ../../..` is not "outside", it is unknown.
+  if (!/^[/~]/u.test(base) && (base === ".." || base.startsWith("../"))) return "unknown";
   const project = ctx.projectRoot ?? ctx.cwd;
   if (project !== undefined && inside(base, project)) return "project";
-  if (project === undefined && !base.startsWith("/") && !base.startsWith("~")) {
-    // Climbing out of a directory nobody named can reach anything, `/` included.
-    return base === ".." || base.startsWith("../") ? "unknown" : "project";
-  }
+  if (project === undefined && !base.startsWith("/") && !base.startsWith("~")) return "project";
   if (base === home || base === "~") return "home";
   if (inside(base, home) || base.startsWith("~/")) return "inside-home";
   if (SYSTEM_DIRS.some((dir) => inside(base, dir))) return "system";

@@ -185,7 +185,9 @@ describe("paths", () => {
     expect(facts("cd .. && rm -rf app").deleteTargetClasses).toEqual(["project"]);
     expect(facts("cd src && rm -rf build").deleteTargetClasses).toEqual(["project"]);
     expect(facts("cd $DIR && rm -rf build").deleteTargetClasses).toEqual(["unknown"]);
-    expect(shellFacts("cd sub && rm -rf ../../x").deleteTargetClasses).toEqual(["outside"]);
+    // From a start nobody named, climbing above it can reach anything.
+    expect(shellFacts("cd sub && rm -rf ../../x").deleteTargetClasses).toEqual(["unknown"]);
+    expect(shellFacts("cd sub && rm -rf ../../..").deletesUnknownTarget).toBe(true);
   });
 
   it("calls an expansion it cannot resolve unknown", () => {
