@@ -7,7 +7,12 @@
  * is described as `unparsed`, never dropped, and the call is still decided.
  */
 import { computeActionFacts, MAX_PATH_CHARS, type ActionFacts } from "../facts/index.js";
-import { loadShellParser, shellFacts, type ShellFacts } from "../facts/shell/index.js";
+import {
+  loadShellParser,
+  shellFacts,
+  type ShellFacts,
+  type ShellFactsOptions,
+} from "../facts/shell/index.js";
 import type { RegistrySnapshot } from "../registry/snapshot.js";
 import type { ToolVocabulary } from "../vocabulary/vocabulary.js";
 
@@ -41,16 +46,36 @@ export function callFacts(
   options: CallFactsOptions = {},
 ): CallFacts {
   const cwd = absolutePath(event.cwd) ?? absolutePath(context.cwd);
+  let read = 0;
   return computeActionFacts<ShellFacts>(hook, event, {
     ...(options.vocabulary === undefined ? {} : { vocabulary: options.vocabulary }),
     ...(options.internalDomains === undefined ? {} : { internalDomains: options.internalDomains }),
     ...(cwd === undefined ? {} : { cwd }),
-    shellFacts: (command, where) =>
-      shellFacts(
-        command,
-        where.cwd === undefined ? where : { ...where, projectRoot: projectRootOf(where.cwd) },
-      ),
+    shellFacts: (command, where) => {
+      const place =
+        where.cwd === undefined ? where : { ...where, projectRoot: projectRootOf(where.cwd) };
+      read += command.length;
+      return read > MAX_CALL_SHELL_CHARS ? overBudget(command, place) : shellFacts(command, place);
+    },
   });
+}
+
+/**
+ * The commands of one call together, in characters. Each command is bounded (16 KB parsed, a few
+ * ms at worst), but an after_llm_call may hold many tool calls, each with commands: past this
+ * budget the rest are `unparsed` (too long) without being read, so one call costs the decision
+ * thread a bounded time, and the library holds an unparsed command for approval.
+ */
+export const MAX_CALL_SHELL_CHARS = 64 * 1024;
+
+function overBudget(command: string, where: ShellFactsOptions): ShellFacts {
+  const facts = shellFacts(command, { ...where, limits: { maxLength: 0 } });
+  facts.unparsed = {
+    reason: "too-long",
+    code: "HOOKBUS_SHELL_LIMIT",
+    detail: `the call's commands are over ${MAX_CALL_SHELL_CHARS} characters in all: this one was not read`,
+  };
+  return facts;
 }
 
 /** Matches no path: what the shell facts get as the project root when the cwd cannot be one. */

@@ -4,7 +4,7 @@
  * a claimed home is not taken at all.
  */
 import { beforeAll, describe, expect, it } from "vitest";
-import { callFacts, loadCallFacts } from "../../../src/policy/call-facts.js";
+import { callFacts, loadCallFacts, MAX_CALL_SHELL_CHARS } from "../../../src/policy/call-facts.js";
 
 beforeAll(() => loadCallFacts());
 
@@ -45,5 +45,31 @@ describe("callFacts: a claimed working directory", () => {
   it("takes no home from the call: a claimed home of / does not hide /etc", () => {
     expect(shellOf("rm -rf /etc", { home: "/" }).targetsSystem).toBe(true);
     expect(shellOf("rm -rf /usr/*", { home: "/" }).targetsSystem).toBe(true);
+  });
+});
+
+describe("callFacts: one call's commands have one budget", () => {
+  it("reads commands up to the budget and marks the rest unparsed, unread", () => {
+    // 8 tool calls of ~12 KB each: about 96 KB in all, over the 64 KB budget.
+    const command = `echo ${"a".repeat(12_000)} && rm -rf /`;
+    const toolCalls = Array.from({ length: 8 }, (_, i) => ({
+      id: `c${i}`,
+      name: "Bash",
+      arguments: JSON.stringify({ command }),
+    }));
+    const facts = callFacts("after_llm_call", { toolCalls }, { agentId: "a", sessionKey: "s" });
+    const shell = facts.tools.map((t) => t.shell![0]!);
+    let read = 0;
+    for (const s of shell) {
+      read += command.length;
+      if (read <= MAX_CALL_SHELL_CHARS) {
+        expect(s.unparsed).toBeUndefined();
+        expect(s.targetsRoot).toBe(true);
+      } else {
+        expect(s.unparsed).toMatchObject({ reason: "too-long", code: "HOOKBUS_SHELL_LIMIT" });
+        expect(s.unparsed?.detail).toContain("in all");
+      }
+    }
+    expect(shell.filter((s) => s.unparsed !== undefined).length).toBeGreaterThan(0);
   });
 });
