@@ -88,7 +88,8 @@ function cedarPolicies(
 export function buildCandidates(policies: readonly Policy[], registry: unknown): CandidateSet {
   const document = parseRegistryDocument(registry, "the candidate registry");
   const snapshot = new RegistrySnapshot(0, document);
-  const session = new SessionLedger(snapshot.vocabulary);
+  // Session facts are read by Cedar entries only: without one, nothing needs them learnt.
+  const session = new SessionLedger(snapshot.vocabulary, document.policies.some(isCedarPolicy));
   const modules = byName([...policies, ...cedarPolicies(snapshot, policies, session)]);
 
   const missing = document.policies.filter((entry) => !modules.has(entry.name));

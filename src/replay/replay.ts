@@ -18,7 +18,7 @@ import type {
   RecordedOutcome,
 } from "../log/record.js";
 import { invokePolicy } from "../policy/invoke.js";
-import { loadCallFacts } from "../policy/call-facts.js";
+import { loadCallFacts, type CallFacts } from "../policy/call-facts.js";
 import { MemorySessionStateStore } from "../policy/state/memory-store.js";
 import { buildCandidates, type CandidateSet } from "./candidates.js";
 import { diffDecisions } from "./diff.js";
@@ -158,11 +158,14 @@ export class Replayer {
         case "decision": {
           const session = sessionOf(entry);
           const key = JSON.stringify([session.agentId, session.sessionKey]);
-          const decided = this.decide(entry, record, session, state, diverged.has(key));
+          // The facts as the coordinator computed them, from the recorded event (docs/facts.md):
+          // once, for the policies and for what the session learns.
+          const facts = this.candidates.factsOf(record);
+          const decided = this.decide(entry, record, facts, session, state, diverged.has(key));
           // Awaited only when a policy answered with a promise: most records decide at once.
           const result = decided instanceof Promise ? await decided : decided;
           // What the coordinator would have learnt from this merged decision (docs/replay.md).
-          await this.candidates.session.decided(record, result.replayed);
+          await this.candidates.session.decided(record, result.replayed, facts);
           if (result.status === "changed") diverged.add(key);
           yield result;
           break;
@@ -214,6 +217,7 @@ export class Replayer {
   private decide(
     entry: ReplayEntry,
     record: DecisionRecord,
+    facts: CallFacts,
     session: { agentId: string; sessionKey: string },
     state: MemorySessionStateStore,
     counterfactual: boolean,
@@ -221,13 +225,12 @@ export class Replayer {
     this.stats.decisions++;
     this.candidates.session.at(Date.parse(record.receivedAt));
     const hook = record.hook as ModifyingHookName;
-    // The facts as the coordinator computed them, from the recorded event (docs/facts.md).
     const reevaluation = reevaluateNow(
       record,
       this.candidates.forHook(hook),
       state,
       this.logger,
-      this.candidates.factsOf(record),
+      facts,
     );
     return reevaluation instanceof Promise
       ? reevaluation.then((settled) => resultOf(entry, record, session, counterfactual, settled))

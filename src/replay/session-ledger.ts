@@ -12,6 +12,7 @@ import {
   MemorySessionFactStore,
   type SessionFacts,
 } from "../cedar/index.js";
+import type { ActionFacts } from "../facts/index.js";
 import type { SessionFactReader } from "../policy/cedar-policy.js";
 import type { ToolVocabulary } from "../vocabulary/vocabulary.js";
 
@@ -33,7 +34,14 @@ export class SessionLedger implements SessionFactReader {
   private store = new MemorySessionFactStore(MAX_LEDGER_SESSIONS);
   private clock = 0;
 
-  constructor(private readonly vocabulary: ToolVocabulary) {}
+  /**
+   * `active` false: no Cedar entry reads session facts (a registry of code policies only), so
+   * nothing is learnt: the ledger would cost every replayed record and tell no one.
+   */
+  constructor(
+    private readonly vocabulary: ToolVocabulary,
+    private readonly active = true,
+  ) {}
 
   /** Every session forgotten (a policy test case starts afresh). */
   reset(): void {
@@ -55,13 +63,19 @@ export class SessionLedger implements SessionFactReader {
   }
 
   /** A call and the merged decision made for it. */
-  async decided(call: Recorded, decision: Readonly<Record<string, unknown>>): Promise<void> {
+  async decided(
+    call: Recorded,
+    decision: Readonly<Record<string, unknown>>,
+    facts?: ActionFacts,
+  ): Promise<void> {
+    if (!this.active) return;
     const learnt = decidedCallOf({
       hook: call.hook,
       event: call.event,
       decision,
       at: this.clock,
       vocabulary: this.vocabulary,
+      ...(facts === undefined ? {} : { facts }),
     });
     if (learnt === undefined) return;
     await this.store.update(...keyOf(call.context), (f) => afterDecision(f, learnt));
@@ -70,7 +84,7 @@ export class SessionLedger implements SessionFactReader {
   /** An observation: an after_tool_call not marked blocked brought the tool's output. */
   async observed(record: Recorded): Promise<void> {
     const { event } = record;
-    if (record.hook !== "after_tool_call") return;
+    if (!this.active || record.hook !== "after_tool_call") return;
     if (event.blocked === true || typeof event.toolName !== "string") return;
     const tool = this.vocabulary.classify(event.toolName);
     await this.store.update(...keyOf(record.context), (f) => afterToolOutput(f, tool));
@@ -78,6 +92,7 @@ export class SessionLedger implements SessionFactReader {
 
   /** An approval request settled (its record). */
   async settled(context: Readonly<Record<string, unknown>>, resolution: string): Promise<void> {
+    if (!this.active) return;
     await this.store.update(...keyOf(context), (f) => afterApproval(f, resolution));
   }
 }
