@@ -252,11 +252,16 @@ function hostPart(host: string): string {
   return host.includes(":") && !host.startsWith("[") ? `[${host}]` : host;
 }
 
+/** Programs that only test a file's name or kind (`[ -f .env ]`): they read no content. */
+const NAMES_ONLY: ReadonlySet<string> = new Set(["test", "[", "[["]);
+
 /** Shell operands and redirect targets as path facts, so `cat ~/.ssh/id_rsa` names a credential. */
 function shellPaths(shell: readonly ShellFacts[], cwd: string | undefined): ParamPathFact[] {
   const options = cwd === undefined ? {} : { cwd };
   const texts = shell.flatMap((s) => [
-    ...s.commands.flatMap((c) => c.paths.map((p) => p.path)),
+    ...s.commands
+      .filter((c) => !NAMES_ONLY.has(c.program))
+      .flatMap((c) => c.paths.map((p) => p.path)),
     ...s.redirects.map((r) => r.target.path),
     ...s.network.flatMap((n) => n.uploadFiles),
   ]);

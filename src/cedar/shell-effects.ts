@@ -256,7 +256,7 @@ function portsOf(command: CommandFact | undefined, host: string): number[] {
  * a declaration or an assignment, so the command text is read for them.
  */
 function disablesHistory(text: string): boolean {
-  return /(^|[\s;&|(])(unset\s+(-v\s+)?HIST(FILE|SIZE|FILESIZE)\b|(export\s+|declare\s+(-x\s+)?)?HIST(FILE|SIZE|FILESIZE)=)/.test(
+  return /(^|[\s;&|('"])(unset\s+(-v\s+)?HIST(FILE|SIZE|FILESIZE)\b|(export\s+|declare\s+(-x\s+)?)?HIST(FILE|SIZE|FILESIZE)=)/.test(
     text,
   );
 }
