@@ -298,8 +298,12 @@ function writtenPaths(tool: ToolCallFacts<Shell>, shell: readonly ShellFacts[]):
     ...s.commands.filter((c) => WRITERS.has(c.program)).flatMap((c) => c.paths.map((p) => p.path)),
   ]);
   const own = tool.class === "file-write" ? tool.paths : [];
-  return [...own, ...[...new Set(texts)].map((text) => pathFacts(text, options))];
+  const shellWritten = [...new Set(texts)].filter((text) => !OUTPUT_SINKS.test(text));
+  return [...own, ...shellWritten.map((text) => pathFacts(text, options))];
 }
+
+/** Where output is thrown away or shown (`> /dev/null`, `2> /dev/stderr`): no file changes. */
+const OUTPUT_SINKS = /^\/dev\/(null|stdout|stderr|tty|fd\/[0-2])$/;
 
 /** Programs whose path operands are (or may be) written. */
 const WRITERS: ReadonlySet<string> = new Set([
@@ -437,7 +441,12 @@ function toolDeletesSystemPath(tool: ToolCallFacts<Shell>): boolean {
     .toLowerCase()
     .split(/[^a-z0-9]+/);
   if (!words.some((w) => DESTROY_WORDS.test(w))) return false;
-  return tool.paths.some(
+  // `target` is read as a recipient (a message's); for a deleting tool, a path-like one is a path.
+  const targets = tool.recipients.recipients
+    .map((r) => r.text)
+    .filter((text) => /^([/~.]|\$\{?HOME)/.test(text))
+    .map((text) => pathFacts(text));
+  return [...tool.paths, ...targets].some(
     (p) =>
       p.normalized === "/" ||
       p.normalized === "/~" ||
