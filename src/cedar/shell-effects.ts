@@ -94,6 +94,8 @@ function destroyedPaths(shell: readonly ShellFacts[], commands: readonly Command
   const targets: Target[] = shell.flatMap((s) => s.deletions.flatMap((d) => d.targets));
   for (const c of commands) {
     if (DESTROYERS.has(c.program)) targets.push(...c.paths);
+    // `mv ~ /dev/null`, `mv /etc /tmp/x`: what is moved away is gone from where it was.
+    if (c.program === "mv" && c.paths.length > 1) targets.push(...c.paths.slice(0, -1));
     if (c.program === "dd")
       for (const arg of c.argv)
         if (arg.startsWith("of=")) targets.push({ path: arg.slice(3), class: "unknown" });
@@ -108,9 +110,9 @@ function overwritten(shell: readonly ShellFacts[]): Target[] {
   return shell.flatMap((s) => s.redirects.filter((r) => r.mode === "write").map((r) => r.target));
 }
 
-/** `/`, a system directory or file, or a labelled place (credentials, start-up files, …). */
+/** `/`, the home directory, a system directory or file, or a labelled place (credentials, start-up files, …). */
 function isSystemOrSensitive(target: Target, cwd: string | undefined): boolean {
-  if (target.class === "root" || target.class === "system") {
+  if (target.class === "root" || target.class === "home" || target.class === "system") {
     // `> /dev/null` and the like are where output goes, not a system file destroyed.
     return !/^\/dev\/(null|zero|stdout|stderr|tty|fd\/\d+)$/.test(target.path);
   }

@@ -225,6 +225,7 @@ const RULES: Record<string, Action[]> = {
       block("destructive-shell", "shell-destroys-system-file"),
     ),
     shell("kill -KILL -1", block("destructive-shell", "shell-destroys-system-file")),
+    shell("mv ~ /dev/null", block("destructive-shell", "shell-destroys-system-file")),
     shell(
       "echo o | tee /proc/sysrq-trigger",
       block("destructive-shell", "shell-destroys-system-file"),
