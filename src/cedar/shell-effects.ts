@@ -44,7 +44,8 @@ export function effectFacts(
     crashesSystem: commands.some(killsEverything) || writesKernelTrigger(shell, commands),
     readsSecretStore: matches(READS_SECRET_STORE),
     installsPersistence: matches(INSTALLS_PERSISTENCE),
-    destroysInfrastructure: matches(DESTROYS_INFRASTRUCTURE) || runsDestructiveSql(commands),
+    destroysInfrastructure:
+      matches(DESTROYS_INFRASTRUCTURE) || shell.some((s) => runsDestructiveSql(s.commands)),
     privilegedContainer: commands.some(isPrivilegedContainer),
     reachesInternal: reachesInternal(shell, commands),
     erasesTraces:
@@ -147,7 +148,10 @@ function writesKernelTrigger(shell: readonly ShellFacts[], commands: readonly Co
   return redirected || teed;
 }
 
-/** A SQL client given destructive SQL in its arguments or by a command in the same call. */
+/**
+ * A SQL client given destructive SQL in its arguments or by another command of the same command
+ * line (`echo 'DROP …' | psql`). Per command line, so a call's facts stay the OR of its commands'.
+ */
 function runsDestructiveSql(commands: readonly CommandFact[]): boolean {
   if (!commands.some((c) => SQL_CLIENTS.has(c.program))) return false;
   return commands.some((c) => c.argv.some((a) => DESTRUCTIVE_SQL.test(a)));
