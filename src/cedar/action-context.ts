@@ -272,13 +272,18 @@ function shellPaths(shell: readonly ShellFacts[], cwd: string | undefined): Para
 /**
  * `find ROOT -name PATTERN` whose files are handed on (`-exec cat {}`, `| xargs cat`): the files
  * it could list, so `find ~ -name 'id_*' -exec cat {} \;` names the SSH keys. A listing alone
- * (no `-exec`, nothing reading its output) names no file's content.
+ * (no `-exec`, no `xargs`, not inside `$(…)` or `<(…)`) names no file's content.
  */
 function findListings(commands: readonly CommandFact[], options: { cwd?: string }) {
   const handedOn = commands.some((c) => c.operandsFromInput);
   return commands
     .filter((c) => c.program === "find")
-    .filter((c) => handedOn || c.argv.some((a) => /^-(exec|execdir|ok|okdir)$/.test(a)))
+    .filter(
+      (c) =>
+        handedOn ||
+        c.via.some((v) => v.startsWith("$(") || v.startsWith("`") || v.startsWith("<(")) ||
+        c.argv.some((a) => /^-(exec|execdir|ok|okdir)$/.test(a)),
+    )
     .flatMap((c) => {
       const roots = c.paths.length > 0 ? c.paths.map((p) => p.path) : ["."];
       const patterns = c.argv.flatMap((a, i) =>
@@ -425,9 +430,12 @@ function discardsWork(command: CommandFact): boolean {
   return false;
 }
 
-/** Words of a tool's name that say it destroys what it is given (`delete_directory`, `rmTree`). */
+/**
+ * A word of a tool's name that says it destroys what it is given: a whole word (`rm`, `drop`,
+ * `format`), or a verb anywhere in a word, so `deletedirectory` and `forceRemove` count too.
+ */
 const DESTROY_WORDS =
-  /^(delete|remove|rm|rmdir|rmtree|destroy|drop|wipe|purge|erase|unlink|shred|format|truncate)$/;
+  /^(rm|rmdir|rmtree|drop|format)$|delete|remove|destroy|wipe|purge|erase|unlink|shred|truncate/;
 
 /**
  * A tool (MCP or any other) whose name says it deletes, given `/`, a home directory, or a system

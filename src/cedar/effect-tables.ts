@@ -69,9 +69,12 @@ export const SQL_CLIENTS: ReadonlySet<string> = new Set([
   "bq",
 ]);
 
-/** SQL that destroys data wholesale: DROP DATABASE/SCHEMA/TABLE, TRUNCATE, DELETE without WHERE. */
+/**
+ * SQL that destroys data wholesale: DROP DATABASE/SCHEMA/TABLE, TRUNCATE, DELETE without WHERE;
+ * an SQL block comment between the words separates them as a blank does.
+ */
 export const DESTRUCTIVE_SQL =
-  /\b(drop\s+(database|schema|table|keyspace)|truncate\s+(table\s+)?[\w".`]+|delete\s+from\s+[\w".`]+\s*(;|$))/i;
+  /\b(drop(\s|\/\*[\s\S]*?\*\/)+(database|schema|table|keyspace)|truncate(\s|\/\*[\s\S]*?\*\/)+(table\s+)?[\w".`]+|delete(\s|\/\*[\s\S]*?\*\/)+from\s+[\w".`]+\s*(;|$))/i;
 
 /**
  * Reading a secret store's secrets: macOS security(1) find-*-password/dump-keychain/export,
@@ -84,8 +87,9 @@ export const READS_SECRET_STORE: readonly CommandPattern[] = [
     words: [],
     operand: /^(find-(generic|internet)-password|dump-keychain|export)$/i,
   },
-  { program: "gpg", words: [], arg: /^--export-secret-(sub)?keys?$/i },
-  { program: "gpg2", words: [], arg: /^--export-secret-(sub)?keys?$/i },
+  // GnuPG takes unambiguous abbreviations of long options, so a prefix is matched.
+  { program: "gpg", words: [], arg: /^--export-secret/i },
+  { program: "gpg2", words: [], arg: /^--export-secret/i },
   { program: "secret-tool", words: [], operand: /^(lookup|search)$/i },
   { program: "pass", words: ["show"] },
   { program: "op", words: ["read"] },
@@ -111,6 +115,12 @@ export const INSTALLS_PERSISTENCE: readonly CommandPattern[] = [
     program: "git",
     words: ["config"],
     operand: /^(core\.(hookspath|fsmonitor|sshcommand|pager|editor|askpass)|credential\.helper)$/i,
+  },
+  // `git -c core.fsmonitor=… status`: a one-shot setting runs the program the same way.
+  {
+    program: "git",
+    words: [],
+    arg: /^(core\.(hookspath|fsmonitor|sshcommand|pager|editor|askpass)|credential\.helper)=/i,
   },
   { program: "defaults", words: ["write"], operand: /^(LoginHook|LogoutHook)$/i },
   { program: "schtasks", words: [], arg: /^\/create$/i },

@@ -185,7 +185,9 @@ function mountSource(arg: string, next: string | undefined): string | undefined 
   let spec: string | undefined;
   if (arg === "-v" || arg === "--volume" || arg === "--mount") spec = next;
   else if (/^--(volume|mount)=/.test(arg)) spec = arg.slice(arg.indexOf("=") + 1);
-  else if (/^-v./.test(arg)) spec = arg.slice(2);
+  else if (/^-[a-zA-Z]*v$/.test(arg))
+    spec = next; // `-itv /:/h`
+  else if (/^-v./.test(arg)) spec = arg.slice(2).replace(/^=/, "");
   if (spec === undefined) return undefined;
   const bind = /(?:^|,)(?:source|src)=([^,]+)/.exec(spec);
   if (bind !== null) return bind[1];
@@ -196,8 +198,10 @@ const HOST_PLACES =
   /^\/(home|root|users|etc|usr|bin|sbin|boot|lib|lib64|dev|proc|sys|var|run)(\/|$)/i;
 
 function isHostPlace(source: string): boolean {
-  const path = pathFacts(source).normalized;
+  const facts = pathFacts(source);
+  const path = facts.normalized;
   return (
+    facts.sensitive.length > 0 ||
     path === "/" ||
     path === "/~" ||
     path.startsWith("/~/") ||

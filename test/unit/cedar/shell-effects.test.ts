@@ -126,3 +126,35 @@ describe("globs and find name the sensitive places they reach", () => {
     expect(factsOf("[ -f .env ] && cat .env").path.credential).toBe(true);
   });
 });
+
+describe("spellings found by reading the rules as an attacker", () => {
+  it.each([
+    ["privilegedContainer", "docker run -v=/:/h alpine"],
+    ["privilegedContainer", "docker run -itv /:/h alpine sh"],
+    ["privilegedContainer", "docker run -v /home/u/.ssh:/k alpine"],
+    ["readsSecretStore", "gpg --export-secret-keys=ABC"],
+    ["readsSecretStore", "gpg --export-secret-k ABC"],
+    ["installsPersistence", "git -c core.fsmonitor='sh -c id' status"],
+    ["destroysInfrastructure", "psql -c 'DROP/**/DATABASE prod'"],
+    ["destroysInfrastructure", "mysql -e 'drop /* x */ table users'"],
+  ])("%s is set by %s", (fact, command) => {
+    expect(factsOf(command)[fact]).toBe(true);
+  });
+
+  it("a find inside $(…) or `…` hands its files on", () => {
+    expect(factsOf('cat $(find ~ -name "id_*")').path.credential).toBe(true);
+    expect(factsOf('tar cf k.tar `find ~ -name "id_*"`').path.credential).toBe(true);
+  });
+
+  it("a deleting tool's verb may be glued to the rest of its name", () => {
+    for (const toolName of ["mcp__fs__deletedirectory", "forceRemovePath", "mcp__x__rmdir"]) {
+      const call = computeCallFacts("before_tool_call", { toolName, params: { path: "/" } });
+      expect((cedarFacts(call.tools[0]!) as Facts).toolDeletesSystemPath, toolName).toBe(true);
+    }
+    const call = computeCallFacts("before_tool_call", {
+      toolName: "mcp__fs__delete_file",
+      params: { path: "/home/dev/project/tmp.txt" },
+    });
+    expect((cedarFacts(call.tools[0]!) as Facts).toolDeletesSystemPath).toBe(false);
+  });
+});
