@@ -83,7 +83,11 @@ function segmentRegex(pattern: string, shellDots: boolean): RegExp {
     } else source += c.replace(/[.+^${}()|\\]/g, "\\$&");
   }
   const noDot = shellDots && /^[*?[]/.test(pattern) ? "(?!\\.)" : "";
-  return new RegExp(`^${noDot}${source}$`, "i");
+  try {
+    return new RegExp(`^${noDot}${source}$`, "i");
+  } catch {
+    return /^[^/]*$/; // a bracket the engine refuses (`[z-a]`): it may match any name, never none
+  }
 }
 
 function segmentsMatch(patterns: readonly RegExp[], names: readonly string[]): boolean {

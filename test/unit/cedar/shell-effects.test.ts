@@ -158,3 +158,10 @@ describe("spellings found by reading the rules as an attacker", () => {
     expect((cedarFacts(call.tools[0]!) as Facts).toolDeletesSystemPath).toBe(false);
   });
 });
+
+describe("hostile globs", () => {
+  it("a bracket the regular-expression engine refuses matches any name instead of throwing", () => {
+    expect(pathFacts("/home/u/.s[z-a]h/id_*").credentials).toBe(true);
+    expect(() => findPathFacts("/home/u", "[z-a]*")).not.toThrow();
+  });
+});
