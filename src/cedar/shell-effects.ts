@@ -219,8 +219,9 @@ function isHostPlace(source: string): boolean {
 function reachesInternal(shell: readonly ShellFacts[], commands: readonly CommandFact[]): boolean {
   for (const s of shell)
     for (const net of s.network) {
-      const command = commands.find((c) => c.program === net.program);
-      if (command !== undefined && usesLocalSocket(command)) return true;
+      // Every command of that program: two `curl`s in one line each have their own ports.
+      const mine = commands.filter((c) => c.program === net.program);
+      if (mine.some(usesLocalSocket)) return true;
       for (const host of net.hosts) {
         if (host === "" || /[$`(){}\s]/.test(host)) continue;
         const url = urlFacts(`http://${host.includes(":") ? `[${host}]` : host}/`);
@@ -228,7 +229,7 @@ function reachesInternal(shell: readonly ShellFacts[], commands: readonly Comman
         if (ranges.some((r) => r !== "documentation" && r !== "multicast")) return true;
         if (
           url.ranges.includes("loopback") &&
-          portsOf(command, host).some((p) => CONTROL_PORTS.has(p))
+          mine.some((c) => portsOf(c, host).some((p) => CONTROL_PORTS.has(p)))
         )
           return true;
       }
@@ -247,8 +248,7 @@ function usesLocalSocket(command: CommandFact): boolean {
 }
 
 /** Ports written after the host (`host:8500`, `nc host 8500`). */
-function portsOf(command: CommandFact | undefined, host: string): number[] {
-  if (command === undefined) return [];
+function portsOf(command: CommandFact, host: string): number[] {
   const ports: number[] = [];
   const escaped = host.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
   const after = new RegExp(`${escaped}\\]?:(\\d{1,5})`, "i");

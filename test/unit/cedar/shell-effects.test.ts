@@ -165,3 +165,12 @@ describe("hostile globs", () => {
     expect(() => findPathFacts("/home/u", "[z-a]*")).not.toThrow();
   });
 });
+
+describe("internal network", () => {
+  it("reads the port of each command of the program, not only the first", () => {
+    expect(
+      factsOf("curl localhost:3000/ && curl localhost:2375/containers/json").reachesInternal,
+    ).toBe(true);
+    expect(factsOf("curl http://0.0.0.0:2375/info").reachesInternal).toBe(true);
+  });
+});
