@@ -37,7 +37,9 @@ export function effectFacts(
 ): Record<EffectBoolean, boolean> {
   const commands = shell.flatMap((s) => s.commands);
   const matches = (table: readonly CommandPattern[]) =>
-    commands.some((c) => table.some((p) => matchesPattern(c, p)));
+    commands.some((c) =>
+      (byProgram(table).get(c.program.toLowerCase()) ?? []).some((p) => matchesPattern(c, p)),
+    );
   const destroyed = destroyedPaths(shell, commands);
   return {
     deletesSensitive: destroyed.some((p) => isSystemOrSensitive(p, cwd)),
@@ -53,6 +55,19 @@ export function effectFacts(
       [...destroyed, ...overwritten(shell)].some((p) => TRACE_FILES.test(p.path)) ||
       commandTexts.some(disablesHistory),
   };
+}
+
+/** Each table's patterns by program, built once: a command looks at its own program's rows only. */
+const INDEXES = new WeakMap<readonly CommandPattern[], Map<string, CommandPattern[]>>();
+
+function byProgram(table: readonly CommandPattern[]): Map<string, CommandPattern[]> {
+  let index = INDEXES.get(table);
+  if (index === undefined) {
+    index = new Map();
+    for (const p of table) index.set(p.program, [...(index.get(p.program) ?? []), p]);
+    INDEXES.set(table, index);
+  }
+  return index;
 }
 
 /** The program matches and its operands hold `words` in order, or an operand or argument matches. */
