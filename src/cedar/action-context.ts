@@ -28,7 +28,10 @@ import {
   type CommandFact,
   type ShellFacts,
 } from "../facts/shell/index.js";
+import { findPathFacts } from "../facts/path.js";
 import type { ToolVocabulary } from "../vocabulary/vocabulary.js";
+import { ERASES_DEVICE } from "./effect-tables.js";
+import { EFFECT_BOOLEANS, effectFacts, matchesPattern } from "./shell-effects.js";
 import type { CedarValueJson } from "./wasm.js";
 
 // Never throws at import: without a parser the facts say `unparsed` (see above).
@@ -71,6 +74,8 @@ export const DERIVED_BOOLEANS = [
   "discardsWork",
   "chmodsSystem",
   "editsCrontab",
+  "toolDeletesSystemPath",
+  ...EFFECT_BOOLEANS,
 ] as const;
 
 /** The Cedar schema of `context.facts` (schema.ts declares it as type `Facts`). */
@@ -184,6 +189,15 @@ export function cedarFacts(
   facts.discardsWork = commands.some(discardsWork);
   facts.chmodsSystem = commands.some(chmodsSystem);
   facts.editsCrontab = commands.some(editsCrontab);
+  facts.toolDeletesSystemPath = toolDeletesSystemPath(tool);
+  Object.assign(
+    facts,
+    effectFacts(
+      shell.parsed,
+      tool.commands.map((c) => c.text),
+      tool.cwd,
+    ),
+  );
   facts.url = urlRecord(tool, shell.parsed);
   facts.path = pathRecord(paths, written);
   facts.recipients = recipientRecord(tool);
@@ -238,15 +252,45 @@ function hostPart(host: string): string {
   return host.includes(":") && !host.startsWith("[") ? `[${host}]` : host;
 }
 
+/** Programs that only test a file's name or kind (`[ -f .env ]`): they read no content. */
+const NAMES_ONLY: ReadonlySet<string> = new Set(["test", "[", "[["]);
+
 /** Shell operands and redirect targets as path facts, so `cat ~/.ssh/id_rsa` names a credential. */
 function shellPaths(shell: readonly ShellFacts[], cwd: string | undefined): ParamPathFact[] {
   const options = cwd === undefined ? {} : { cwd };
   const texts = shell.flatMap((s) => [
-    ...s.commands.flatMap((c) => c.paths.map((p) => p.path)),
+    ...s.commands
+      .filter((c) => !NAMES_ONLY.has(c.program))
+      .flatMap((c) => c.paths.map((p) => p.path)),
     ...s.redirects.map((r) => r.target.path),
     ...s.network.flatMap((n) => n.uploadFiles),
   ]);
-  return [...new Set(texts)].map((text) => pathFacts(text, options));
+  const found = shell.flatMap((s) => findListings(s.commands, options));
+  return [...[...new Set(texts)].map((text) => pathFacts(text, options)), ...found];
+}
+
+/**
+ * `find ROOT -name PATTERN` whose files are handed on (`-exec cat {}`, `| xargs cat`): the files
+ * it could list, so `find ~ -name 'id_*' -exec cat {} \;` names the SSH keys. A listing alone
+ * (no `-exec`, no `xargs`, not inside `$(…)` or `<(…)`) names no file's content.
+ */
+function findListings(commands: readonly CommandFact[], options: { cwd?: string }) {
+  const handedOn = commands.some((c) => c.operandsFromInput);
+  return commands
+    .filter((c) => c.program === "find")
+    .filter(
+      (c) =>
+        handedOn ||
+        c.via.some((v) => v.startsWith("$(") || v.startsWith("`") || v.startsWith("<(")) ||
+        c.argv.some((a) => /^-(exec|execdir|ok|okdir)$/.test(a)),
+    )
+    .flatMap((c) => {
+      const roots = c.paths.length > 0 ? c.paths.map((p) => p.path) : ["."];
+      const patterns = c.argv.flatMap((a, i) =>
+        /^-i?name$/.test(a) && c.argv[i + 1] !== undefined ? [c.argv[i + 1]!] : [],
+      );
+      return roots.flatMap((root) => patterns.map((p) => findPathFacts(root, p, options)));
+    });
 }
 
 /** What the call writes: a file-write tool's paths, a shell's `>`/`>>` targets and `tee` files. */
@@ -259,8 +303,12 @@ function writtenPaths(tool: ToolCallFacts<Shell>, shell: readonly ShellFacts[]):
     ...s.commands.filter((c) => WRITERS.has(c.program)).flatMap((c) => c.paths.map((p) => p.path)),
   ]);
   const own = tool.class === "file-write" ? tool.paths : [];
-  return [...own, ...[...new Set(texts)].map((text) => pathFacts(text, options))];
+  const shellWritten = [...new Set(texts)].filter((text) => !OUTPUT_SINKS.test(text));
+  return [...own, ...shellWritten.map((text) => pathFacts(text, options))];
 }
+
+/** Where output is thrown away or shown (`> /dev/null`, `2> /dev/stderr`): no file changes. */
+const OUTPUT_SINKS = /^\/dev\/(null|stdout|stderr|tty|fd\/[0-2])$/;
 
 /** Programs whose path operands are (or may be) written. */
 const WRITERS: ReadonlySet<string> = new Set([
@@ -324,6 +372,7 @@ const DISK_PROGRAMS: ReadonlySet<string> = new Set([
 function wipesDisk(commands: readonly CommandFact[], shell: readonly ShellFacts[]): boolean {
   if (commands.some((c) => c.program === "mkfs" || c.program.startsWith("mkfs."))) return true;
   if (commands.some((c) => c.program === "wipefs" || c.program === "blkdiscard")) return true;
+  if (commands.some((c) => ERASES_DEVICE.some((p) => matchesPattern(c, p)))) return true;
   const toDevice = shell.some((s) =>
     s.redirects.some(
       (r) => r.mode !== "read" && r.mode !== "dup" && BLOCK_DEVICE.test(r.target.path),
@@ -379,6 +428,39 @@ function discardsWork(command: CommandFact): boolean {
   if (sub === "reset") return args.includes("--hard");
   if (sub === "clean") return args.some((a) => a === "--force" || /^-[a-zA-Z]*f/.test(a));
   return false;
+}
+
+/**
+ * A word of a tool's name that says it destroys what it is given: a whole word (`rm`, `drop`,
+ * `format`), or a verb anywhere in a word, so `deletedirectory` and `forceRemove` count too.
+ */
+const DESTROY_WORDS =
+  /^(rm|rmdir|rmtree|drop|format)$|delete|remove|destroy|wipe|purge|erase|unlink|shred|truncate/;
+
+/**
+ * A tool (MCP or any other) whose name says it deletes, given `/`, a home directory, or a system
+ * or credential place: `mcp__files__delete_directory {path: "/"}`. Any tool class: a file tool
+ * that deletes is not a shell, and no shell fact sees it.
+ */
+function toolDeletesSystemPath(tool: ToolCallFacts<Shell>): boolean {
+  const name = [tool.name, tool.mcp?.tool ?? ""].join(" ");
+  const words = name
+    .replace(/([a-z0-9])([A-Z])/g, "$1 $2")
+    .toLowerCase()
+    .split(/[^a-z0-9]+/);
+  if (!words.some((w) => DESTROY_WORDS.test(w))) return false;
+  // `target` is read as a recipient (a message's); for a deleting tool, a path-like one is a path.
+  const targets = tool.recipients.recipients
+    .map((r) => r.text)
+    .filter((text) => /^([/~.]|\$\{?HOME)/.test(text))
+    .map((text) => pathFacts(text));
+  return [...tool.paths, ...targets].some(
+    (p) =>
+      p.normalized === "/" ||
+      p.normalized === "/~" ||
+      /^\/(home|users|root)(\/[^/]+)?$/i.test(p.normalized) ||
+      p.sensitive.length > 0,
+  );
 }
 
 /** `chmod`/`chown`/`chgrp` -R on `/`, the home directory or a system directory. */

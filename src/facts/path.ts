@@ -8,6 +8,7 @@
  */
 import { posix } from "node:path";
 import { z } from "zod";
+import { findReaches, globReaches } from "./path-glob.js";
 
 /** A longer path is not normalised (`unparsed: "too-long"`): PATH_MAX is 4096 on Linux. */
 export const MAX_PATH_CHARS = 4096;
@@ -117,13 +118,17 @@ export function pathFacts(text: string, options: PathOptions = {}): PathFact {
       : `${base}/${expanded.path}`;
   const normalized = normalize(joined);
   const absolute = normalized.startsWith("/");
-  const sensitive = sensitiveLabels(normalized);
+  const glob = /[*?[]/.test(text);
+  // A glob is labelled by every sensitive place it could expand to (`~/.s?h/id_*` is the keys).
+  const sensitive = glob
+    ? unionLabels([normalized, ...globReaches(normalized)])
+    : sensitiveLabels(normalized);
   const facts: PathFact = {
     text: text.slice(0, 256),
     normalized,
     absolute,
     unresolved: expanded.unresolved,
-    glob: /[*?[]/.test(text),
+    glob,
     sensitive,
     credentials: sensitive.some((label) => CREDENTIAL_LABELS.has(label)),
     persistence: sensitive.some((label) => PERSISTENCE_LABELS.has(label)),
@@ -131,6 +136,34 @@ export function pathFacts(text: string, options: PathOptions = {}): PathFact {
   if (options.projectRoot !== undefined && absolute)
     facts.insideProject = isInside(normalized, normalize(options.projectRoot));
   return facts;
+}
+
+/**
+ * The files `find <root> -name <pattern>` lists, as one path fact (its text: the root, `/**`, then the pattern) labelled
+ * by every sensitive place the pattern could match under the root: `find ~ -name 'id_*'` names
+ * the SSH keys. The caller decides whether the listed files are read (`-exec cat {}`, `| xargs`).
+ */
+export function findPathFacts(
+  root: string,
+  namePattern: string,
+  options: PathOptions = {},
+): PathFact {
+  const base = pathFacts(root, options);
+  if (base.unparsed !== undefined || namePattern.length > MAX_PATH_CHARS) return base;
+  const sensitive = unionLabels([base.normalized, ...findReaches(base.normalized, namePattern)]);
+  return {
+    ...base,
+    text: `${root}/**/${namePattern}`.slice(0, 256),
+    glob: true,
+    sensitive,
+    credentials: sensitive.some((label) => CREDENTIAL_LABELS.has(label)),
+    persistence: sensitive.some((label) => PERSISTENCE_LABELS.has(label)),
+  };
+}
+
+function unionLabels(paths: readonly string[]): SensitiveLabel[] {
+  const found = new Set(paths.flatMap(sensitiveLabels));
+  return SENSITIVE_LABELS.filter((label) => found.has(label));
 }
 
 function unparsedPath(text: string, reason: "too-long" | "empty"): PathFact {
@@ -201,7 +234,8 @@ const SYSTEM_PREFIXES = ["/etc", "/usr", "/bin", "/sbin", "/boot", "/lib", "/lib
 
 const RULES: readonly Rule[] = [
   ["authorized-keys", named("authorized_keys", "authorized_keys2")],
-  ["ssh", (l) => has("/.ssh")(l) || under("/etc/ssh")(l)],
+  // Host keys others may know (`known_hosts`, `*.pub`) are not secrets; every other file there is.
+  ["ssh", (l, b) => (has("/.ssh")(l) || under("/etc/ssh")(l)) && !isPublicSshFile(b)],
   [
     "private-key",
     (_l, b) => /^id_(rsa|dsa|ecdsa|ed25519)(_sk)?$/.test(b) || /\.(p12|pfx)$/.test(b),
@@ -216,7 +250,10 @@ const RULES: readonly Rule[] = [
   ["npmrc", named(".npmrc", ".yarnrc", ".yarnrc.yml")],
   ["pypirc", named(".pypirc", "pip.conf")],
   ["git-credentials", (l, b) => b === ".git-credentials" || has("/.config/git/credentials")(l)],
-  ["env-file", (_l, b) => b === ".env" || b.startsWith(".env.") || b === ".envrc"],
+  [
+    "env-file",
+    (_l, b) => (b === ".env" || b.startsWith(".env.") || b === ".envrc") && !isEnvTemplate(b),
+  ],
   [
     "keychain",
     (l, b) =>
@@ -265,6 +302,20 @@ const RULES: readonly Rule[] = [
   ["process-environment", (l) => /^\/proc\/[^/]+\/environ$/.test(l)],
   ["system", (l) => SYSTEM_PREFIXES.some((prefix) => under(prefix)(l))],
 ];
+
+/** `known_hosts`, `*.pub`: what an SSH directory holds that is meant to be shared. */
+function isPublicSshFile(base: string): boolean {
+  return base === "known_hosts" || base === "known_hosts.old" || base.endsWith(".pub");
+}
+
+/**
+ * `.env.example`, `.env.sample`, `.env.template`, `.env.dist`: the checked-in list of variable
+ * names a project documents, by convention without values. Only these exact names: a suffix
+ * after them (`.env.example.local`) or any other (`.env.production`) is a credential file.
+ */
+function isEnvTemplate(base: string): boolean {
+  return /^\.env\.(example|sample|template|dist)$/.test(base);
+}
 
 /**
  * Every label whose rule matches. Matched case-blind (macOS and Windows file systems are), and on

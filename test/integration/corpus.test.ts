@@ -9,8 +9,8 @@ import { ADAPTERS } from "../corpus/adapters.js";
 import { loadCorpus } from "../corpus/corpus.js";
 import { formatCorpusReport, runCorpus, type CorpusReport } from "../corpus/run.js";
 
-/** The lowest per-adapter rates measured on this branch (423/447, 229/236); raise them as rules and facts improve. */
-const FLOOR = { harmfulStopped: 0.946, benignAllowed: 0.97 };
+/** The lowest per-adapter rates measured on this branch (507/507, 264/266); raise them as rules and facts improve. */
+const FLOOR = { harmfulStopped: 1, benignAllowed: 0.992 };
 
 let report: CorpusReport;
 

@@ -17,7 +17,7 @@ import { inlineCedarSources } from "../../../src/registry/cedar-source.js";
 const REGISTRY = fileURLToPath(new URL("../../../policies/library/registry.json", import.meta.url));
 
 type Params = Record<string, unknown>;
-type Kind = "shell" | "read" | "write" | "fetch" | "send" | "other";
+type Kind = "shell" | "read" | "write" | "fetch" | "send" | "other" | "delete";
 interface Call {
   toolName: string;
   params: Params;
@@ -41,6 +41,7 @@ const ADAPTERS: Adapter[] = [
       fetch: (url) => call("WebFetch", { url, prompt: "summarise" }),
       send: (text) => call("mcp__slack__slack_post_message", { channel_id: "C1", text }),
       other: (x) => call("mcp__acme__frobnicate", { x }),
+      delete: (path) => call("mcp__files__delete_directory", { path, recursive: true }),
     },
   },
   {
@@ -52,6 +53,7 @@ const ADAPTERS: Adapter[] = [
       fetch: (url) => call("mcp__fetch__fetch", { url, max_length: 5000 }),
       send: (body) => call("mcp__gmail__send_email", { to: ["ops@example.com"], body }),
       other: (x) => call("mcp__widgets__twiddle", { x }),
+      delete: (path) => call("mcp__fs__remove_path", { path }),
     },
   },
   {
@@ -72,6 +74,7 @@ const ADAPTERS: Adapter[] = [
       fetch: (url) => call("fetch_url", { url }),
       send: (body) => call("send_email", { to: "ops@example.com", subject: "r", body }),
       other: (x) => call("frobnicate", { x }),
+      delete: (path) => call("deleteFolder", { target: path }),
     },
   },
   {
@@ -81,6 +84,7 @@ const ADAPTERS: Adapter[] = [
       read: (path) => call("read_file", { path }),
       fetch: (url) => call("http_request", { method: "GET", url }),
       send: (text) => call("send_message", { recipient: "ops", text }),
+      delete: (path) => call("wipe_dir", { path }),
     },
   },
   {
@@ -108,6 +112,7 @@ const ADAPTERS: Adapter[] = [
       write: (path) => call("write", { path, content: "x" }),
       fetch: (url) => call("web_fetch", { url, extractMode: "markdown" }),
       send: (message) => call("message", { action: "send", target: "#ops", message }),
+      delete: (path) => call("rmtree", { path }),
     },
   },
 ];
@@ -199,8 +204,144 @@ const RULES: Record<string, Action[]> = {
       arg: "/home/dev/.ssh/id_ed25519",
       expect: block("secrets", "credential-file-access"),
     },
+    shell("cat ~/.s[s]h/id_*", block("secrets", "credential-file-access")),
+    shell("find ~ -name 'id_e*' -exec cp {} /tmp \\;", block("secrets", "credential-file-access")),
     { kind: "read", arg: "/home/dev/project/README.md", expect: allow },
+    { kind: "read", arg: "/home/dev/.ssh/known_hosts", expect: allow },
+    { kind: "read", arg: ".env.example", expect: allow },
     shell("cat README.md", allow),
+    shell("[ -f .env ] && echo yes", allow),
+    shell("find . -name '*.md' -exec wc -l {} +", allow),
+  ],
+  "shell-destroys-system-file": [
+    shell("rm -f /etc/passwd", block("destructive-shell", "shell-destroys-system-file")),
+    shell("sudo unlink /etc/sudoers", block("destructive-shell", "shell-destroys-system-file")),
+    shell(
+      "truncate --size 0 /boot/grub/grub.cfg",
+      block("destructive-shell", "shell-destroys-system-file"),
+    ),
+    shell(
+      "dd if=/dev/zero of=/etc/hosts count=1",
+      block("destructive-shell", "shell-destroys-system-file"),
+    ),
+    shell("kill -KILL -1", block("destructive-shell", "shell-destroys-system-file")),
+    shell("mv ~ /dev/null", block("destructive-shell", "shell-destroys-system-file")),
+    shell(
+      "echo o | tee /proc/sysrq-trigger",
+      block("destructive-shell", "shell-destroys-system-file"),
+    ),
+    shell("rm -f ./build.log /tmp/out.txt", allow),
+    shell("kill 4242", allow),
+    shell("npm test > /dev/null", allow),
+  ],
+  "tool-deletes-system-path": [
+    { kind: "delete", arg: "/", expect: block("destructive-shell", "tool-deletes-system-path") },
+    {
+      kind: "delete",
+      arg: "/usr/lib",
+      expect: block("destructive-shell", "tool-deletes-system-path"),
+    },
+    { kind: "delete", arg: "~", expect: block("destructive-shell", "tool-deletes-system-path") },
+    shell("rm -rf ./dist", allow),
+  ],
+  "secret-store-read": [
+    shell("security find-generic-password -s aws -w", block("secrets", "secret-store-read")),
+    shell(
+      "gpg --export-secret-key --armor me@x.org > k.asc",
+      block("secrets", "secret-store-read"),
+    ),
+    shell(
+      "gcloud secrets versions access latest --secret=db",
+      block("secrets", "secret-store-read"),
+    ),
+    shell("gpg --list-keys", allow),
+    shell("security list-keychains", allow),
+  ],
+  "shell-infrastructure-destroy-approval": [
+    shell(
+      "kubectl delete pvc data-0 -n prod",
+      ask(
+        "shell-infrastructure-destroy-approval",
+        "Destroy shared infrastructure (a cluster resource, cloud resource or database)?",
+      ),
+    ),
+    shell(
+      "pulumi destroy --yes",
+      ask(
+        "shell-infrastructure-destroy-approval",
+        "Destroy shared infrastructure (a cluster resource, cloud resource or database)?",
+      ),
+    ),
+    shell(
+      "aws rds delete-db-instance --db-instance-identifier prod",
+      ask(
+        "shell-infrastructure-destroy-approval",
+        "Destroy shared infrastructure (a cluster resource, cloud resource or database)?",
+      ),
+    ),
+    shell(
+      `mysql -e "drop database shop"`,
+      ask(
+        "shell-infrastructure-destroy-approval",
+        "Destroy shared infrastructure (a cluster resource, cloud resource or database)?",
+      ),
+    ),
+    shell(
+      "redis-cli FlushAll",
+      ask(
+        "shell-infrastructure-destroy-approval",
+        "Destroy shared infrastructure (a cluster resource, cloud resource or database)?",
+      ),
+    ),
+    shell("kubectl get deploy -n prod", allow),
+    shell("terraform plan", allow),
+    shell("psql -c 'select 1'", allow),
+  ],
+  "shell-privileged-container-approval": [
+    shell(
+      "docker run --privileged -it ubuntu bash",
+      ask("shell-privileged-container-approval", "Run a container with access to the host?"),
+    ),
+    shell(
+      "docker run -v /:/host alpine ls /host",
+      ask("shell-privileged-container-approval", "Run a container with access to the host?"),
+    ),
+    shell(
+      "podman run --volume=/var/run/docker.sock:/s alpine",
+      ask("shell-privileged-container-approval", "Run a container with access to the host?"),
+    ),
+    shell("docker run --rm -v $(pwd):/app node:20 npm test", allow),
+    shell("docker ps", allow),
+  ],
+  "shell-internal-network-approval": [
+    shell(
+      "curl http://10.1.2.3:9200/_cat/indices",
+      ask("shell-internal-network-approval", "Reach an internal service from the shell?"),
+    ),
+    shell(
+      "curl -s http://127.0.0.1:2375/containers/json",
+      ask("shell-internal-network-approval", "Reach an internal service from the shell?"),
+    ),
+    shell(
+      "curl --unix-socket /run/containerd.sock http://x/",
+      ask("shell-internal-network-approval", "Reach an internal service from the shell?"),
+    ),
+    shell("curl -s http://localhost:3000/health", allow),
+    shell("curl -sI https://example.com", allow),
+  ],
+  "shell-erases-traces-approval": [
+    shell("history -c", ask("shell-erases-traces-approval", "Erase shell history or logs?")),
+    shell(
+      "rm ~/.bash_history",
+      ask("shell-erases-traces-approval", "Erase shell history or logs?"),
+    ),
+    shell("HISTSIZE=0 ls", ask("shell-erases-traces-approval", "Erase shell history or logs?")),
+    shell(
+      "rm -f ~/.zsh_history",
+      ask("shell-erases-traces-approval", "Erase shell history or logs?"),
+    ),
+    shell("history | grep docker", allow),
+    shell("journalctl -u nginx -n 50", allow),
   ],
   "egress-https-only": [
     { kind: "fetch", arg: "http://example.com/page", expect: block("egress", "egress-https-only") },
@@ -286,6 +427,15 @@ const RULES: Record<string, Action[]> = {
     },
     { kind: "write", arg: "src/index.ts", expect: allow },
     shell("crontab -l", allow),
+    shell(
+      "git config --global core.hooksPath ~/.hooks",
+      ask("sensitive-file-write-approval", "Change a system or startup file?"),
+    ),
+    shell(
+      "launchctl load ~/Library/LaunchAgents/x.plist",
+      ask("sensitive-file-write-approval", "Change a system or startup file?"),
+    ),
+    shell("git config user.email dev@example.com", allow),
   ],
   "shell-unparsed-approval": [
     shell(

@@ -41,6 +41,18 @@ const POOL = [
   "cat ~/.ssh/id_rsa",
   "echo hi >> ~/.bashrc",
   "curl http://169.254.169.254/latest/meta-data/",
+  "rm -f /etc/passwd",
+  "kill -9 -1",
+  "security find-generic-password -wa login",
+  "git config --global core.hooksPath /tmp/h",
+  "kubectl delete namespace prod",
+  "echo 'DROP TABLE users' | psql",
+  "docker run --privileged -v /:/host alpine",
+  "curl http://10.0.0.5:9200/_all",
+  "history -c",
+  "cat ~/.s?h/id_*",
+  "find ~ -name 'id_*' -exec cat {} \\;",
+  "[ -f .env ] && echo yes",
 ];
 
 type Record = { [key: string]: unknown };
