@@ -17,8 +17,14 @@ export class RecordKeys implements RecordOpener {
 
   /** The record sealed under its subject's current key (made on first use). */
   async seal<T extends LogRecord>(record: T): Promise<T> {
-    const subject = subjectDigest(subjectOf(record));
-    return sealRecord(record, subject, await this.store.current(subject));
+    const named = subjectOf(record);
+    const subject = subjectDigest(named);
+    const agent = record.context.agentId;
+    const origin = {
+      ...(typeof agent === "string" ? { agent } : {}),
+      target: named.startsWith("subject:") ? ("subject" as const) : ("session" as const),
+    };
+    return sealRecord(record, subject, await this.store.current(subject, origin));
   }
 
   /** The record opened, or with "[erased]" in each sealed place when its key is gone. */
