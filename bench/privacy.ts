@@ -109,7 +109,12 @@ async function main(): Promise<void> {
     // One session of 1,000 records, indexed, then erased.
     await migrateIndex(pool);
     const indexer = await startIndexer({ bus, pool });
-    const ctx = { agentId: "bench-agent", sessionKey: "erase-me", runId: "r", toolName: "read_file" };
+    const ctx = {
+      agentId: "bench-agent",
+      sessionKey: "erase-me",
+      runId: "r",
+      toolName: "read_file",
+    };
     for (let i = 0; i < ERASE_RECORDS; i++)
       await sealed.client.beforeToolCall({ ...ctx, toolCallId: `c${i}` }, BENCH_EVENT);
     const deadline = Date.now() + 60_000;
