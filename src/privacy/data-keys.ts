@@ -82,6 +82,11 @@ export class DataKeyStore {
     return new DataKeyStore(kv, kek, options);
   }
 
+  /** The subject's key when this store holds it unexpired: no request, no promise (the hot path). */
+  cachedKey(subjectHash: string): DataKey | undefined {
+    return this.cached(subjectHash);
+  }
+
   /** The subject's current key, made (and stored, with `origin`) when it has none. */
   async current(subjectHash: string, origin: KeyOrigin = {}): Promise<DataKey> {
     const cached = this.cached(subjectHash);
