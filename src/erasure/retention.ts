@@ -3,12 +3,14 @@
  * than the registry's retention rule for it, with the same three steps and erasure record as
  * `hookbus erase` (the record's `by` is `retention:<rule>`, its reason names the rule and the
  * key's age). Run by the privacy role, the only one that may delete keys, on a schedule the
- * operator keeps (cron, a systemd timer, a Kubernetes CronJob): each run is safe to repeat, and
- * a run that stopped half way is finished by the next.
+ * operator keeps (cron, a systemd timer, a Kubernetes CronJob) or its own (`--every`,
+ * startRetentionSchedule): each run is safe to repeat, and a run that stopped half way is
+ * finished by the next.
  */
 import { jetstream } from "@nats-io/jetstream";
 import { Kvm } from "@nats-io/kv";
 import { KV_REQUEST_TIMEOUT_MS } from "../bus/bus.js";
+import { HookbusError } from "../foundation/errors.js";
 import { storedDataKeys, type StoredKeyInfo } from "../privacy/data-keys.js";
 import {
   DAY_MS,
@@ -89,4 +91,55 @@ export async function runRetention(options: RetentionOptions): Promise<Retention
     run.erasures.push(erasure);
   }
   return run;
+}
+
+/** Bounds of `--every`: a run a second at most, and at least one a week. */
+export const MIN_RETENTION_EVERY_MS = 1000;
+export const MAX_RETENTION_EVERY_MS = 7 * DAY_MS;
+
+export interface RetentionScheduleOptions extends RetentionOptions {
+  everyMs: number;
+  /** After each run (its figures); a run that failed reports through onError instead. */
+  onRun?: (run: RetentionRun) => void;
+  /** A failed run (NATS or the index unavailable): the next one is tried at its time. */
+  onError?: (error: unknown) => void;
+}
+
+export interface RetentionSchedule {
+  /** Stop: no new run starts; resolves once a run under way has finished. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Run retention now and then every `everyMs` until stopped (`hookbus erase --retention --every`):
+ * for operators who keep a privacy process running instead of a cron line. A run never overlaps
+ * the next; each is bounded by `maxErasures`.
+ */
+export function startRetentionSchedule(options: RetentionScheduleOptions): RetentionSchedule {
+  const { everyMs } = options;
+  if (!(everyMs >= MIN_RETENTION_EVERY_MS && everyMs <= MAX_RETENTION_EVERY_MS))
+    throw new HookbusError(
+      "HOOKBUS_INVALID_ARGUMENT",
+      `a retention schedule runs every ${MIN_RETENTION_EVERY_MS / 1000} s to 7 days`,
+      { everyMs },
+    );
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void> = Promise.resolve();
+  const tick = () => {
+    running = runRetention({ ...options, now: new Date() })
+      .then((run) => options.onRun?.(run))
+      .catch((error: unknown) => options.onError?.(error))
+      .finally(() => {
+        if (!stopped) timer = setTimeout(tick, everyMs);
+      });
+  };
+  tick();
+  return {
+    async stop() {
+      stopped = true;
+      clearTimeout(timer);
+      await running;
+    },
+  };
 }

@@ -10,12 +10,18 @@ import { connectNats } from "../../bus/connect.js";
 import { openIndexPool } from "../../audit/pg/pool.js";
 import { signingKeyFromFile } from "../../log/sign/keys.js";
 import { eraseSubject, type EraseOptions, type EraseRequest } from "../../erasure/erase.js";
-import { DEFAULT_MAX_ERASURES, runRetention, type RetentionRun } from "../../erasure/retention.js";
+import {
+  DEFAULT_MAX_ERASURES,
+  runRetention,
+  startRetentionSchedule,
+  type RetentionRun,
+} from "../../erasure/retention.js";
+import { parseDuration } from "../../audit/time.js";
 import { parseCommand, type Command } from "../command.js";
 
 const HELP = `usage: hookbus erase --session KEY --reason TEXT [--index URL] [--sign-key-file FILE] [--by NAME] [--json]
        hookbus erase --subject ID --reason TEXT [...]
-       hookbus erase --retention [--dry-run] [--max N] [--index URL] [--sign-key-file FILE] [--json]
+       hookbus erase --retention [--dry-run] [--max N] [--every DURATION] [--index URL] [--sign-key-file FILE] [--json]
 
 Erase what the log holds of a data subject: the records sealed under a session (--session, the
 default subject of a call) or under a user id an agent named in the call context (--subject).
@@ -35,7 +41,9 @@ options:
   --by NAME              who erases (default: the NATS user, else the operating-system user)
   --json                 the erasure record (with --retention: the run) as JSON
   --dry-run              with --retention: list the expired keys, erase nothing
-  --max N                with --retention: erase at most N keys this run (default ${DEFAULT_MAX_ERASURES})`;
+  --max N                with --retention: erase at most N keys this run (default ${DEFAULT_MAX_ERASURES})
+  --every DURATION       with --retention: keep running, a run now and every DURATION (1s to 7d,
+                         e.g. 1h) until SIGTERM/SIGINT; a failed run is reported and retried`;
 
 /** `--max`: a whole number of erasures, 1 to 1,000,000. */
 function maxOf(text: string | undefined): number {
@@ -56,6 +64,34 @@ function retentionSummary(run: RetentionRun, dryRun: boolean): string {
       (run.deferred > 0 ? `, ${run.deferred} left for the next run (--max)` : ""),
   );
   return lines.join("\n");
+}
+
+/** `--every`: retention runs until a signal; each run's summary (or failure) is printed. */
+async function retentionEvery(
+  every: string,
+  options: EraseOptions & { maxErasures: number },
+  out: Parameters<Command["run"]>[1],
+): Promise<void> {
+  const everyMs = parseDuration(every);
+  if (everyMs === undefined)
+    throw new HookbusError("HOOKBUS_USAGE", `--every takes a duration such as 1h, not "${every}"`);
+  let stop: () => void = () => {};
+  const stopped = new Promise<void>((resolve) => (stop = resolve));
+  process.once("SIGINT", stop);
+  process.once("SIGTERM", stop);
+  const schedule = startRetentionSchedule({
+    ...options,
+    everyMs,
+    onRun: (run) => out.print(retentionSummary(run, false)),
+    onError: (error) => out.error(`retention run failed: ${(error as Error).message}`),
+  });
+  try {
+    await stopped;
+  } finally {
+    process.off("SIGINT", stop);
+    process.off("SIGTERM", stop);
+    await schedule.stop();
+  }
 }
 
 function requestOf(values: {
@@ -92,6 +128,7 @@ export const eraseCommand: Command = {
       retention: { type: "boolean" },
       "dry-run": { type: "boolean" },
       max: { type: "string" },
+      every: { type: "string" },
     });
     if (values.help === true) {
       out.print(HELP);
@@ -121,6 +158,15 @@ export const eraseCommand: Command = {
         ...(index === undefined ? {} : { index }),
         ...(signingKey === undefined ? {} : { signingKey }),
       };
+      if (values.every !== undefined && (request !== undefined || values["dry-run"] === true))
+        throw new HookbusError(
+          "HOOKBUS_USAGE",
+          "--every repeats a --retention run (without --dry-run)",
+        );
+      if (request === undefined && values.every !== undefined) {
+        await retentionEvery(values.every, { ...options, maxErasures: max }, out);
+        return 0;
+      }
       if (request === undefined) {
         const dryRun = values["dry-run"] === true;
         const run = await runRetention({ ...options, maxErasures: max, dryRun });

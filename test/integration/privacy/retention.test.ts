@@ -29,6 +29,7 @@ import {
   subjectDigest,
 } from "../../../src/privacy/index.js";
 import type { DecisionRecord, ErasureRecord } from "../../../src/log/record.js";
+import { startRetentionSchedule, type RetentionRun } from "../../../src/erasure/retention.js";
 
 const SECRET = "Quagga-retention-7731";
 const kek = parseKek(randomBytes(32).toString("hex"), "test");
@@ -152,4 +153,40 @@ describe("retention by rule", () => {
       await sealer.stop();
     }
   }, 90_000);
+
+  it("a retention schedule erases, without anyone running it again, a session recorded later", async () => {
+    const p = await startPipeline(nats.url(), {
+      registry: {
+        policies: [{ name: "echo", hooks: ["before_tool_call"], priority: 1 }],
+        retention: { days: 0 },
+      },
+      policies: [echo],
+      coordinator: { privacy: { kek } },
+    });
+    const runs: RetentionRun[] = [];
+    const schedule = startRetentionSchedule({
+      bus: p.bus,
+      everyMs: 1000,
+      onRun: (run) => runs.push(run),
+    });
+    try {
+      await until(() => runs.length >= 1, 10_000, "a first run");
+      await record(p, "agent-any", "s-later", "later-1");
+      const keys = new RecordKeys(await DataKeyStore.open(p.connections.reader, p.subjects, kek));
+      const later = subjectDigest("session:s-later");
+      await until(
+        async () => (await keys.store.kv.get(keyName(later)))?.operation === "PURGE",
+        15_000,
+        "the later session's key erased by the schedule",
+      );
+      const erased = runs.flatMap((r) => r.erasures.map((e) => e.record));
+      expect(erased).toContainEqual(
+        expect.objectContaining({ subject: later, by: "retention:namespace", keyPurged: true }),
+      );
+      const opened = await keys.open((await p.decisionRecord("later-1")).record);
+      expect(opened.record.event.params).toBe(ERASED_MARK);
+    } finally {
+      await schedule.stop();
+    }
+  }, 60_000);
 });
