@@ -174,15 +174,17 @@ describe("retention by rule", () => {
       await record(p, "agent-any", "s-later", "later-1");
       const keys = new RecordKeys(await DataKeyStore.open(p.connections.reader, p.subjects, kek));
       const later = subjectDigest("session:s-later");
+      const erasedBy = () => runs.flatMap((r) => r.erasures.map((e) => e.record));
+      // A run reports once its erasures are recorded, after the key is purged: wait for that.
       await until(
-        async () => (await keys.store.kv.get(keyName(later)))?.operation === "PURGE",
+        () => erasedBy().some((e) => e.subject === later),
         15_000,
-        "the later session's key erased by the schedule",
+        "the later session erased by the schedule",
       );
-      const erased = runs.flatMap((r) => r.erasures.map((e) => e.record));
-      expect(erased).toContainEqual(
+      expect(erasedBy()).toContainEqual(
         expect.objectContaining({ subject: later, by: "retention:namespace", keyPurged: true }),
       );
+      expect(await keys.store.kv.get(keyName(later))).toMatchObject({ operation: "PURGE" });
       const opened = await keys.open((await p.decisionRecord("later-1")).record);
       expect(opened.record.event.params).toBe(ERASED_MARK);
     } finally {
