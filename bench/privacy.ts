@@ -2,16 +2,17 @@
  * `npm run bench:privacy` (issue 36 item 4): what per-subject encryption costs. Apart from
  * `npm run bench`, whose run is long already; docs/benchmarks.md "Privacy" has the figures.
  *
- * 1. Node CPU per call with encryption on against off: two decision paths in this one process
- *    (agent, coordinator and three workers each), one plain and one with a KEK, measured in paired
- *    rounds of the same concurrent load, the order alternating each round; the median of the
- *    rounds' differences is `encrypt_cpu_pct` (goal ≤ 5 %). The sealing work alone (sealRecord on
+ * 1. Node CPU per call with encryption on against off: three decision paths in this one process
+ *    (agent, coordinator and three workers each): plain, with a KEK, plain again, measured in
+ *    rounds of the same concurrent load, the order rotating (bracketedCost); the median of the
+ *    rounds' differences is `encrypt_cpu_pct` (goal ≤ 5 %), and `aa_cpu_pct` the two plain paths'
+ *    difference, the noise floor of the same run. The sealing work alone (sealRecord on
  *    the benchmark's record, measured in a loop) is `seal_us` and its share `seal_work_pct`: steady
  *    where the A/B is noisy on a shared machine.
  * 2. Erasing one session of 1,000 recorded, indexed records (`eraseSubject` with the index: key
  *    purge, index scrub, signed erasure record) is `erase_1000_ms` (goal ≤ 1000).
  *
- * The LAST line: `privacy: encrypt_cpu_pct=… seal_us=… seal_work_pct=… erase_1000_ms=…`.
+ * The LAST line: `privacy: encrypt_cpu_pct=… aa_cpu_pct=… seal_us=… seal_work_pct=… erase_1000_ms=…`.
  */
 import { randomBytes } from "node:crypto";
 import { Bus } from "../src/bus/bus.js";
@@ -47,24 +48,34 @@ const median = (xs: number[]) => {
 
 type Call = (lane: number) => Promise<unknown>;
 
-/** Paired rounds, order alternating; per side the mean CPU per call, and the median difference. */
-async function pairedCost(off: Call, on: Call) {
+/**
+ * Rounds over three sides, the order rotating each round: plain (started first), encrypted
+ * (second) and plain again (third). The two plain sides bracket the encrypted one, so a cost that
+ * comes with a path's place (measured: an A/A of two plain paths read +12 %) does not count as
+ * encryption's: each round's figure is encrypted / mean(plain, plain again) − 1, and `aaPct` is
+ * plain again / plain − 1, the noise floor of the same run.
+ */
+async function bracketedCost(plain: Call, sealed: Call, plainAgain: Call) {
+  const calls = { plain, sealed, plainAgain };
+  const sidesInOrder = ["plain", "sealed", "plainAgain"] as const;
   const pcts: number[] = [];
-  const us = { off: 0, on: 0 };
+  const aaPcts: number[] = [];
+  const us = { plain: 0, sealed: 0 };
   for (let round = 0; round < ROUNDS; round++) {
-    const meters = { off: new CostMeter(), on: new CostMeter() };
-    const sides = round % 2 === 0 ? (["off", "on"] as const) : (["on", "off"] as const);
-    for (const side of sides) {
-      const call = side === "on" ? on : off;
-      await meters[side].measure(CALLS, () => concurrent(call, CALLS, CONCURRENCY));
+    const meters = { plain: new CostMeter(), sealed: new CostMeter(), plainAgain: new CostMeter() };
+    for (let i = 0; i < 3; i++) {
+      const side = sidesInOrder[(round + i) % 3]!;
+      await meters[side].measure(CALLS, () => concurrent(calls[side], CALLS, CONCURRENCY));
     }
-    const o = meters.off.perCall().cpuUs;
-    const n = meters.on.perCall().cpuUs;
-    us.off += o / ROUNDS;
-    us.on += n / ROUNDS;
-    pcts.push((n / o - 1) * 100);
+    const p1 = meters.plain.perCall().cpuUs;
+    const p2 = meters.plainAgain.perCall().cpuUs;
+    const e = meters.sealed.perCall().cpuUs;
+    us.plain += (p1 + p2) / 2 / ROUNDS;
+    us.sealed += e / ROUNDS;
+    pcts.push((e / ((p1 + p2) / 2) - 1) * 100);
+    aaPcts.push((p2 / p1 - 1) * 100);
   }
-  return { pcts, ...us, medianPct: median(pcts) };
+  return { pcts, aaPcts, ...us, medianPct: median(pcts), aaPct: median(aaPcts) };
 }
 
 /** The CPU of sealing one record, measured alone (µs). */
@@ -89,11 +100,10 @@ async function main(): Promise<void> {
     const roles = await openRoles(conns);
     const plain = await startDecisionPath(roles, NAMESPACE);
     const sealed = await startDecisionPath(roles, `${NAMESPACE}e`, { privacy: { kek } });
-    const off = laneCall(plain.client, CONCURRENCY);
-    const on = laneCall(sealed.client, CONCURRENCY);
-    await concurrent(off, 1000, CONCURRENCY); // warm both: JIT, connections, stream files, keys
-    await concurrent(on, 1000, CONCURRENCY);
-    const cost = await pairedCost(off, on);
+    const plainAgain = await startDecisionPath(roles, `${NAMESPACE}p`);
+    const sides = [plain, sealed, plainAgain].map((path) => laneCall(path.client, CONCURRENCY));
+    for (const side of sides) await concurrent(side, 1000, CONCURRENCY); // JIT, streams, keys
+    const cost = await bracketedCost(sides[0]!, sides[1]!, sides[2]!);
 
     // The sealing work alone, on the record the encrypted path stores for the benchmark call.
     const bus = await Bus.open(roles.coordinator, { namespace: `${NAMESPACE}e` });
@@ -104,7 +114,7 @@ async function main(): Promise<void> {
     const { encrypted: _omitted, ...clearShape } = sample;
     const record = { ...clearShape, event: BENCH_EVENT } as unknown as LogRecord;
     const sealUs = sealWorkUs(record);
-    const sealPct = (sealUs / cost.off) * 100;
+    const sealPct = (sealUs / cost.plain) * 100;
 
     // One session of 1,000 records, indexed, then erased.
     await migrateIndex(pool);
@@ -129,11 +139,12 @@ async function main(): Promise<void> {
     await indexer.stop();
     await plain.stop();
     await sealed.stop();
+    await plainAgain.stop();
 
     const f = (n: number, d = 1) => n.toFixed(d);
     console.log(`nats: ${server.source} ${server.url}; postgres: ${pgServer.source}`);
     console.log(
-      `Node CPU per call at concurrency ${CONCURRENCY} (agent + coordinator + 3 workers): ${f(cost.on, 0)} µs encrypted, ${f(cost.off, 0)} µs in clear; median of ${ROUNDS} paired rounds ${cost.medianPct >= 0 ? "+" : ""}${f(cost.medianPct)} % (rounds: ${cost.pcts.map((p) => f(p)).join(", ")})`,
+      `Node CPU per call at concurrency ${CONCURRENCY} (agent + coordinator + 3 workers): ${f(cost.sealed, 0)} µs encrypted, ${f(cost.plain, 0)} µs in clear (two plain paths around it); median of ${ROUNDS} rounds ${cost.medianPct >= 0 ? "+" : ""}${f(cost.medianPct)} % (rounds: ${cost.pcts.map((p) => f(p)).join(", ")}); the two plain paths against each other ${f(cost.aaPct)} % (rounds: ${cost.aaPcts.map((p) => f(p)).join(", ")})`,
     );
     console.log(
       `sealing work per record (measured alone): ${f(sealUs, 2)} µs = ${f(sealPct, 2)} % of the CPU per call in clear`,
@@ -142,7 +153,7 @@ async function main(): Promise<void> {
       `erase: one session of ${ERASE_RECORDS} records, ${erased.record.rowsScrubbed ?? 0} index rows scrubbed, key ${erased.record.keyPurged ? "purged" : "missing"}, in ${f(eraseMs, 0)} ms`,
     );
     console.log(
-      `privacy: encrypt_cpu_pct=${f(cost.medianPct)} seal_us=${f(sealUs, 2)} seal_work_pct=${f(sealPct, 2)} erase_1000_ms=${f(eraseMs, 0)}`,
+      `privacy: encrypt_cpu_pct=${f(cost.medianPct)} aa_cpu_pct=${f(cost.aaPct)} seal_us=${f(sealUs, 2)} seal_work_pct=${f(sealPct, 2)} erase_1000_ms=${f(eraseMs, 0)}`,
     );
   } finally {
     await conns.drain();
