@@ -298,13 +298,15 @@ function auditorGrants({ ns, s, inbox, log, blobs, seals, sigs, keys, discover }
 /**
  * `hookbus erase` (src/erasure/): finds a data key's revision, deletes it with secure erase and
  * purges the key; appends the erasure record on `<ns>.audit._erasure.>` (and its signature batch).
- * The only role with MSG.DELETE on the keys bucket.
+ * The only role with MSG.DELETE on the keys bucket. `--retention` also lists the keys and reads
+ * the registry's retention rules.
  */
-function privacyGrants({ ns, inbox, log, sigs, keys }: Scope): Grants {
+function privacyGrants({ ns, s, inbox, log, sigs, keys }: Scope): Grants {
   return {
     publish: [
       ...COMMON,
-      ...kvRead(keys),
+      ...kvList(keys),
+      ...kvRead(s.registryBucket),
       `$KV.${keys}.>`,
       `${JS}.STREAM.MSG.DELETE.KV_${keys}`,
       `${ns}.audit._erasure.>`,

@@ -62,7 +62,8 @@ export class LogWriter {
       extra[RecordSignerRunHeader] = this.signer.epoch;
     }
     // Sealed once, outside the retries: every attempt stores the same bytes.
-    const stored = this.keys === undefined ? record : await this.keys.seal(record);
+    const sealing = this.keys === undefined ? record : this.keys.sealNow(record);
+    const stored = sealing instanceof Promise ? await sealing : sealing;
     let encoded: EncodedBody | undefined;
     let attempt = 0;
     let lastError: unknown;

@@ -72,11 +72,25 @@ export function checkEraseRequest(request: EraseRequest): EraseRequest {
 export async function eraseSubject(request: EraseRequest, options: EraseOptions): Promise<Erasure> {
   const checked = checkEraseRequest(request);
   const subject = subjectDigest(`${checked.target}:${checked.id}`);
-  const keyPurged = await purgeDataKey(options.bus.nc, options.bus.subjects, subject);
+  return eraseDigest({ ...checked, subject }, options);
+}
+
+/** What erasing needs once the subject is known by its digest (retention knows no more). */
+export interface DigestErasure extends Omit<EraseRequest, "id"> {
+  subject: string;
+  /** Erase only this revision of the key (a newer generation is left alone). */
+  onlyRevision?: number;
+}
+
+/** Purge, scrub, record: the three steps of an erasure, for a subject named by its digest. */
+export async function eraseDigest(request: DigestErasure, options: EraseOptions): Promise<Erasure> {
+  const { subject } = request;
+  const { nc, subjects } = options.bus;
+  const keyPurged = await purgeDataKey(nc, subjects, subject, request.onlyRevision);
   const rowsScrubbed =
     options.index === undefined
       ? undefined
-      : await scrubErasedRows(options.index, options.bus.subjects.namespace, subject);
+      : await scrubErasedRows(options.index, subjects.namespace, subject);
   const erasureId = nuid.next();
   const record: ErasureRecord = {
     v: 1,
@@ -85,9 +99,9 @@ export async function eraseSubject(request: EraseRequest, options: EraseOptions)
     context: { agentId: ERASURE_AGENT, sessionKey: erasureId },
     erasureId,
     subject,
-    target: checked.target,
-    by: checked.by,
-    reason: checked.reason,
+    target: request.target,
+    by: request.by,
+    reason: request.reason,
     keyPurged,
     ...(rowsScrubbed === undefined ? {} : { rowsScrubbed }),
     erasedAt: new Date().toISOString(),

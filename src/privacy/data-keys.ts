@@ -27,11 +27,21 @@ export function keysBucketName(subjects: Subjects): string {
 
 export const keyName = (subjectHash: string) => `k.${subjectHash}`;
 
-interface Wrapped {
+interface Wrapped extends KeyOrigin {
   kid: string;
   iv: string;
   tag: string;
   key: string;
+}
+
+/**
+ * What a key was made for, kept in clear beside it so that retention (run by the privacy role,
+ * which holds no KEK) can pick the rule: the agent whose record made it, and whether the subject
+ * is a session or a user id. Neither is personal (both are clear fields of every record).
+ */
+export interface KeyOrigin {
+  agent?: string;
+  target?: "session" | "subject";
 }
 
 export interface DataKeyStoreOptions {
@@ -72,15 +82,21 @@ export class DataKeyStore {
     return new DataKeyStore(kv, kek, options);
   }
 
-  /** The subject's current key, made (and stored) when it has none. */
-  async current(subjectHash: string): Promise<DataKey> {
+  /** The subject's key when this store holds it unexpired: no request, no promise (the hot path). */
+  cachedKey(subjectHash: string): DataKey | undefined {
+    return this.cached(subjectHash);
+  }
+
+  /** The subject's current key, made (and stored, with `origin`) when it has none. */
+  async current(subjectHash: string, origin: KeyOrigin = {}): Promise<DataKey> {
     const cached = this.cached(subjectHash);
     if (cached !== undefined) return cached;
     const existing = await this.read(subjectHash);
     if (existing !== undefined) return this.remember(subjectHash, existing);
     const made: DataKey = { kid: randomBytes(8).toString("hex"), key: randomBytes(32) };
     try {
-      await this.kv.create(keyName(subjectHash), JSON.stringify(this.wrap(subjectHash, made)));
+      const stored = { ...origin, ...this.wrap(subjectHash, made) };
+      await this.kv.create(keyName(subjectHash), JSON.stringify(stored));
       return this.remember(subjectHash, made);
     } catch (error) {
       // Another coordinator made it first: its key is the subject's.
@@ -186,11 +202,14 @@ export async function purgeDataKey(
   nc: NatsConnection,
   subjects: Subjects,
   subjectHash: string,
+  onlyRevision?: number,
 ): Promise<boolean> {
   const js = jetstream(nc, { timeout: KV_REQUEST_TIMEOUT_MS });
   const kv = await new Kvm(js).open(keysBucketName(subjects));
   const name = keyName(subjectHash);
   const entry = await kv.get(name);
+  // Retention erases the key it judged, never a newer generation made since.
+  if (onlyRevision !== undefined && entry?.revision !== onlyRevision) return false;
   const had = entry !== null && entry.operation === "PUT";
   if (had) {
     const jsm = await js.jetstreamManager();
@@ -198,4 +217,45 @@ export async function purgeDataKey(
   }
   await kv.purge(name);
   return had;
+}
+
+/** A stored data key as retention sees it: no key material is read or unwrapped. */
+export interface StoredKeyInfo extends KeyOrigin {
+  subjectHash: string;
+  revision: number;
+  /** When the server stored it (its clock, not the coordinator's). */
+  madeAt: Date;
+}
+
+/** Every live data key of the namespace, without unwrapping any (the privacy role has no KEK). */
+export async function* storedDataKeys(
+  nc: NatsConnection,
+  subjects: Subjects,
+): AsyncGenerator<StoredKeyInfo> {
+  const kv = await new Kvm(jetstream(nc, { timeout: KV_REQUEST_TIMEOUT_MS })).open(
+    keysBucketName(subjects),
+  );
+  for await (const name of await kv.keys("k.*")) {
+    const entry = await kv.get(name);
+    if (entry === null || entry.operation !== "PUT") continue;
+    const origin = originOf(entry.string());
+    yield {
+      ...origin,
+      subjectHash: name.slice(2),
+      revision: entry.revision,
+      madeAt: entry.created,
+    };
+  }
+}
+
+function originOf(text: string): KeyOrigin {
+  try {
+    const { agent, target } = JSON.parse(text) as KeyOrigin;
+    return {
+      ...(typeof agent === "string" ? { agent } : {}),
+      ...(target === "session" || target === "subject" ? { target } : {}),
+    };
+  } catch {
+    return {}; // a malformed entry follows the namespace's rule
+  }
 }

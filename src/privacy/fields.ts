@@ -47,29 +47,70 @@ export const CLEAR_MEMBERS: ReadonlySet<string> = new Set([
 type Node = Record<string, unknown> | unknown[];
 const isNode = (v: unknown): v is Node => typeof v === "object" && v !== null;
 
+/** One place a pattern reached: its segments and its JSON pointer (escaped). */
+export interface Place {
+  segments: string[];
+  pointer: string;
+}
+
+/** A member name as a pointer token (RFC 6901); most names need no escape. */
+const token = (key: string): string =>
+  key.includes("~") || key.includes("/") ? key.replaceAll("~", "~0").replaceAll("/", "~1") : key;
+
+/**
+ * Every concrete place the pattern reaches in `root`, in document order, appended to `into`.
+ * Runs per record on the decision path: no closures, and segment arrays only for places found.
+ */
+export function placesOf(
+  root: unknown,
+  pattern: readonly string[],
+  into: Place[] = [],
+  at = 0,
+  segments: string[] = [],
+  pointer = "",
+): Place[] {
+  if (at === pattern.length) {
+    if (root !== undefined) into.push({ segments: [...segments], pointer });
+    return into;
+  }
+  if (!isNode(root)) return into;
+  const segment = pattern[at]!;
+  if (segment !== "*") {
+    if (Object.hasOwn(root, segment)) descend(root, segment, pattern, into, at, segments, pointer);
+  } else if (Array.isArray(root)) {
+    for (let i = 0; i < root.length; i++)
+      descend(root, String(i), pattern, into, at, segments, pointer);
+  } else {
+    for (const key of Object.keys(root))
+      if (!CLEAR_MEMBERS.has(key)) descend(root, key, pattern, into, at, segments, pointer);
+  }
+  return into;
+}
+
+function descend(
+  node: Node,
+  key: string,
+  pattern: readonly string[],
+  into: Place[],
+  at: number,
+  segments: string[],
+  pointer: string,
+): void {
+  segments.push(key);
+  placesOf(
+    (node as Record<string, unknown>)[key],
+    pattern,
+    into,
+    at + 1,
+    segments,
+    `${pointer}/${token(key)}`,
+  );
+  segments.pop();
+}
+
 /** Every concrete path (as segments) the pattern reaches in `root`, in document order. */
 export function pathsOf(root: unknown, pattern: readonly string[]): string[][] {
-  const found: string[][] = [];
-  const walk = (node: unknown, at: number, prefix: string[]): void => {
-    if (at === pattern.length) {
-      if (node !== undefined) found.push(prefix);
-      return;
-    }
-    if (!isNode(node)) return;
-    const segment = pattern[at]!;
-    const keys =
-      segment !== "*"
-        ? [segment]
-        : Array.isArray(node)
-          ? node.map((_, i) => String(i))
-          : Object.keys(node).filter((k) => !CLEAR_MEMBERS.has(k));
-    for (const key of keys) {
-      if (Object.hasOwn(node, key))
-        walk((node as Record<string, unknown>)[key], at + 1, [...prefix, key]);
-    }
-  };
-  walk(root, 0, []);
-  return found;
+  return placesOf(root, pattern).map((place) => place.segments);
 }
 
 /** "/a/b" → ["a", "b"] (the table holds no escapes). */

@@ -12,13 +12,51 @@ export interface RecordOpener {
   open<T extends LogRecord>(record: T): Promise<Opened<T>>;
 }
 
+/** Subject digests remembered (a sha256 per record is measurable); cleared when this many. */
+const MAX_DIGESTS = 10_000;
+
 export class RecordKeys implements RecordOpener {
+  private readonly digests = new Map<string, string>();
+
   constructor(readonly store: DataKeyStore) {}
 
   /** The record sealed under its subject's current key (made on first use). */
   async seal<T extends LogRecord>(record: T): Promise<T> {
-    const subject = subjectDigest(subjectOf(record));
-    return sealRecord(record, subject, await this.store.current(subject));
+    return this.sealNow(record);
+  }
+
+  /**
+   * As `seal`, without a promise when the subject's key is in memory (nearly every record): the
+   * decision path seals each record, and an await on a value already there is pure cost.
+   */
+  sealNow<T extends LogRecord>(record: T): T | Promise<T> {
+    const named = subjectOf(record);
+    const subject = this.digestOf(named);
+    const key = this.store.cachedKey(subject);
+    if (key !== undefined) return sealRecord(record, subject, key);
+    return this.sealWithStoredKey(record, named, subject);
+  }
+
+  private digestOf(named: string): string {
+    let digest = this.digests.get(named);
+    if (digest === undefined) {
+      if (this.digests.size >= MAX_DIGESTS) this.digests.clear();
+      this.digests.set(named, (digest = subjectDigest(named)));
+    }
+    return digest;
+  }
+
+  private async sealWithStoredKey<T extends LogRecord>(
+    record: T,
+    named: string,
+    subject: string,
+  ): Promise<T> {
+    const agent = record.context.agentId;
+    const origin = {
+      ...(typeof agent === "string" ? { agent } : {}),
+      target: named.startsWith("subject:") ? ("subject" as const) : ("session" as const),
+    };
+    return sealRecord(record, subject, await this.store.current(subject, origin));
   }
 
   /** The record opened, or with "[erased]" in each sealed place when its key is gone. */

@@ -18,6 +18,7 @@ import { POLICY_NAME_PATTERN } from "../bus/tokens.js";
 import { pointerProblem, RedactionRule } from "../log/redaction.js";
 import { TOOL_CLASSES } from "../vocabulary/classes.js";
 import type { VocabularyExtension } from "../vocabulary/vocabulary.js";
+import { RetentionRules, retentionIssues } from "./retention.js";
 
 export const DEFAULT_POLICY_TIMEOUT_MS = 1000;
 
@@ -129,6 +130,7 @@ export const RegistryDocument = z
       .describe(
         "Values to mask or hash in log records before they are written (docs/redaction.md).",
       ),
+    retention: RetentionRules.optional(),
   })
   .meta({ id: "RegistryDocument", description: "The policy set (`hookbus registry apply FILE`)." });
 
@@ -155,6 +157,8 @@ export interface ValidRegistryDocument {
   toolVocabulary?: VocabularyExtension;
   /** Internal mail domains for the recipients' facts; absent: none is internal. */
   internalDomains?: string[];
+  /** How long data keys are kept (docs/privacy.md); absent: until erased by hand. */
+  retention?: RetentionRules;
 }
 
 /**
@@ -207,7 +211,12 @@ function semanticIssues(value: unknown): ValidationIssue[] {
       seen.add(hook);
     });
   });
-  return [...issues, ...redactionIssues(value), ...vocabularyIssues(value)];
+  return [
+    ...issues,
+    ...redactionIssues(value),
+    ...vocabularyIssues(value),
+    ...retentionIssues(value),
+  ];
 }
 
 /** Bounds of `toolVocabulary` the schema's messages would not name: entry count, key length. */

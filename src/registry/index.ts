@@ -37,3 +37,11 @@ export {
   type EmergencyStopResult,
 } from "./emergency-stop.js";
 export { isEnforced, type CoordinatorRevision, type Propagation } from "./propagation.js";
+export {
+  RetentionRules,
+  ruleFor,
+  isExpired,
+  MAX_RETENTION_DAYS,
+  MAX_RETENTION_AGENTS,
+  type AppliedRule,
+} from "./retention.js";

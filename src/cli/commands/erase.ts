@@ -9,11 +9,19 @@ import { Bus } from "../../bus/bus.js";
 import { connectNats } from "../../bus/connect.js";
 import { openIndexPool } from "../../audit/pg/pool.js";
 import { signingKeyFromFile } from "../../log/sign/keys.js";
-import { eraseSubject, type EraseRequest } from "../../erasure/erase.js";
+import { eraseSubject, type EraseOptions, type EraseRequest } from "../../erasure/erase.js";
+import {
+  DEFAULT_MAX_ERASURES,
+  runRetention,
+  startRetentionSchedule,
+  type RetentionRun,
+} from "../../erasure/retention.js";
+import { parseDuration } from "../../audit/time.js";
 import { parseCommand, type Command } from "../command.js";
 
 const HELP = `usage: hookbus erase --session KEY --reason TEXT [--index URL] [--sign-key-file FILE] [--by NAME] [--json]
        hookbus erase --subject ID --reason TEXT [...]
+       hookbus erase --retention [--dry-run] [--max N] [--every DURATION] [--index URL] [--sign-key-file FILE] [--json]
 
 Erase what the log holds of a data subject: the records sealed under a session (--session, the
 default subject of a call) or under a user id an agent named in the call context (--subject).
@@ -22,13 +30,69 @@ records to their clear fields (with --index), and appends an erasure record to t
 what, when and why. The log's records stay as they are: \`hookbus audit verify\` still passes,
 and their personal fields read "[erased]". See docs/privacy.md.
 
+--retention erases every data key older than the registry's \`retention\` rule for it, each
+with its own erasure record (by retention:<rule>); run it on a schedule (cron, a systemd timer).
+
 options:
   --reason TEXT          why (required, up to 1000 characters), recorded in the log
   --index URL            the index to scrub (env HOOKBUS_INDEX_URL)
   --sign-key-file FILE   the privacy user's signing key (env HOOKBUS_SIGN_KEY_FILE), so the
                          erasure record verifies under the trusted keys
   --by NAME              who erases (default: the NATS user, else the operating-system user)
-  --json                 the erasure record as JSON`;
+  --json                 the erasure record (with --retention: the run) as JSON
+  --dry-run              with --retention: list the expired keys, erase nothing
+  --max N                with --retention: erase at most N keys this run (default ${DEFAULT_MAX_ERASURES})
+  --every DURATION       with --retention: keep running, a run now and every DURATION (1s to 7d,
+                         e.g. 1h) until SIGTERM/SIGINT; a failed run is reported and retried`;
+
+/** `--max`: a whole number of erasures, 1 to 1,000,000. */
+function maxOf(text: string | undefined): number {
+  if (text === undefined) return DEFAULT_MAX_ERASURES;
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 1 || n > 1_000_000)
+    throw new HookbusError("HOOKBUS_USAGE", "--max takes a whole number from 1 to 1000000");
+  return n;
+}
+
+function retentionSummary(run: RetentionRun, dryRun: boolean): string {
+  const lines = run.expired.map(
+    (e) =>
+      `${dryRun ? "would erase" : "erased"} subject ${e.subject.slice(0, 12)}… (rule ${e.rule}: ${e.days} days; key made ${e.madeAt})`,
+  );
+  lines.push(
+    `retention: ${run.keys} keys, ${run.expired.length} ${dryRun ? "expired" : "erased"}` +
+      (run.deferred > 0 ? `, ${run.deferred} left for the next run (--max)` : ""),
+  );
+  return lines.join("\n");
+}
+
+/** `--every`: retention runs until a signal; each run's summary (or failure) is printed. */
+async function retentionEvery(
+  every: string,
+  options: EraseOptions & { maxErasures: number },
+  out: Parameters<Command["run"]>[1],
+): Promise<void> {
+  const everyMs = parseDuration(every);
+  if (everyMs === undefined)
+    throw new HookbusError("HOOKBUS_USAGE", `--every takes a duration such as 1h, not "${every}"`);
+  let stop: () => void = () => {};
+  const stopped = new Promise<void>((resolve) => (stop = resolve));
+  process.once("SIGINT", stop);
+  process.once("SIGTERM", stop);
+  const schedule = startRetentionSchedule({
+    ...options,
+    everyMs,
+    onRun: (run) => out.print(retentionSummary(run, false)),
+    onError: (error) => out.error(`retention run failed: ${(error as Error).message}`),
+  });
+  try {
+    await stopped;
+  } finally {
+    process.off("SIGINT", stop);
+    process.off("SIGTERM", stop);
+    await schedule.stop();
+  }
+}
 
 function requestOf(values: {
   session?: string | undefined;
@@ -61,12 +125,23 @@ export const eraseCommand: Command = {
       "sign-key-file": { type: "string" },
       by: { type: "string" },
       json: { type: "boolean" },
+      retention: { type: "boolean" },
+      "dry-run": { type: "boolean" },
+      max: { type: "string" },
+      every: { type: "string" },
     });
     if (values.help === true) {
       out.print(HELP);
       return 0;
     }
-    const request = requestOf(values);
+    const retention = values.retention === true;
+    if (retention && (values.session !== undefined || values.subject !== undefined))
+      throw new HookbusError(
+        "HOOKBUS_USAGE",
+        "--retention erases by rule: name no --session or --subject",
+      );
+    const request = retention ? undefined : requestOf(values);
+    const max = maxOf(values.max);
     const keyFile = values["sign-key-file"] ?? process.env.HOOKBUS_SIGN_KEY_FILE;
     const signingKey =
       keyFile === undefined || keyFile === "" ? undefined : signingKeyFromFile(keyFile);
@@ -78,11 +153,27 @@ export const eraseCommand: Command = {
         nc,
         values.namespace === undefined ? {} : { namespace: values.namespace },
       );
-      const { record, seq } = await eraseSubject(request, {
+      const options: EraseOptions = {
         bus,
         ...(index === undefined ? {} : { index }),
         ...(signingKey === undefined ? {} : { signingKey }),
-      });
+      };
+      if (values.every !== undefined && (request !== undefined || values["dry-run"] === true))
+        throw new HookbusError(
+          "HOOKBUS_USAGE",
+          "--every repeats a --retention run (without --dry-run)",
+        );
+      if (request === undefined && values.every !== undefined) {
+        await retentionEvery(values.every, { ...options, maxErasures: max }, out);
+        return 0;
+      }
+      if (request === undefined) {
+        const dryRun = values["dry-run"] === true;
+        const run = await runRetention({ ...options, maxErasures: max, dryRun });
+        out.print(values.json === true ? JSON.stringify(run) : retentionSummary(run, dryRun));
+        return 0;
+      }
+      const { record, seq } = await eraseSubject(request, options);
       if (values.json === true) out.print(JSON.stringify({ seq, ...record }));
       else
         out.print(

@@ -11,6 +11,7 @@ import { Subjects } from "../../../src/bus/subjects.js";
 import { RegistryStore } from "../../../src/registry/store.js";
 import { startCoordinator } from "../../../src/coordinator/coordinator.js";
 import { eraseSubject } from "../../../src/erasure/erase.js";
+import { runRetention } from "../../../src/erasure/retention.js";
 import { signingKeyFromFile, parseTrustedKeys } from "../../../src/log/sign/keys.js";
 import {
   DataKeyStore,
@@ -37,7 +38,7 @@ describe("the privacy role", () => {
     const generated = server.generated();
     const keyOf = (name: string) => generated.signingKeys.find((k) => k.coordinator === name)!;
     // The operator creates the registry, as in a deployment.
-    await RegistryStore.open(await server.as("operator", "ops"), new Subjects(NS));
+    const registry = await RegistryStore.open(await server.as("operator", "ops"), new Subjects(NS));
     const coordinatorNc = await server.as("coordinator", "c1");
     const coordinator = await startCoordinator({
       nc: coordinatorNc,
@@ -72,6 +73,19 @@ describe("the privacy role", () => {
         coordinatorKeys: parseTrustedKeys([], generated.trustedKeysFile),
       });
       expect(report.findings).toEqual([]);
+
+      // Retention runs as the privacy user too: it lists the keys and reads the registry's rules.
+      await registry.apply({ policies: [], retention: { days: 0 } });
+      const second = subjectDigest("session:s2");
+      await store.current(second, { agent: "A", target: "session" });
+      const run = await runRetention({
+        bus,
+        signingKey: signingKeyFromFile(keyOf("privacy.dpo").file),
+      });
+      expect(run.erasures.map((e) => [e.record.subject, e.record.by])).toEqual([
+        [second, "retention:namespace"],
+      ]);
+      expect(await store.kv.get(keyName(second))).toMatchObject({ operation: "PURGE" });
     } finally {
       await coordinator.stop();
     }

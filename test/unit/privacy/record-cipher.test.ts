@@ -90,6 +90,34 @@ describe("sealing a record's personal fields", () => {
     );
   });
 
+  it("never changes the record it seals, whatever places share a parent (several outcomes)", () => {
+    fc.assert(
+      fc.property(fc.array(fc.jsonValue(), { minLength: 1, maxLength: 6 }), (verdicts) => {
+        const record = decision({ to: "x" });
+        record.outcomes = verdicts.map((verdict, i) => ({
+          ...record.outcomes[0]!,
+          policy: `p${i}`,
+          verdict: verdict as never,
+        }));
+        const before = structuredClone(record);
+        const k = key();
+        const sealed = sealRecord(record, subject, k);
+        expect(record).toEqual(before);
+        expect(sealed.outcomes.map((o) => o.verdict)).toEqual(verdicts.map(() => ENCRYPTED_MARK));
+        const { encrypted: _, ...back } = openRecord(sealed, k).record;
+        expect(back).toEqual(JSON.parse(JSON.stringify(record)));
+      }),
+      { numRuns: 100 },
+    );
+  });
+
+  it("never uses a nonce twice (the pooled nonces cross several refills)", () => {
+    const k = key();
+    const ivs = new Set<string>();
+    for (let i = 0; i < 2000; i++) ivs.add(sealRecord(decision("p"), subject, k).encrypted!.iv!);
+    expect(ivs.size).toBe(2000);
+  });
+
   it("shows every sealed place as [erased] once the key is gone or replaced, and no content", () => {
     const sealed = sealRecord(decision({ to: "alice@example.com" }), subject, key());
     for (const k of [undefined, key()]) {
