@@ -122,6 +122,13 @@ describe("hookbus/ai streamText with a streaming bus policy", () => {
     const stream = (end[0]!.event as { stream: { shown: string; cutAt: number } }).stream;
     expect(stream.shown).toBe(shown);
     expect(TOKENS.join("").slice(0, stream.cutAt)).toBe(before);
+    // The record says it in numbers too: what was read, what was shown, where it was cut.
+    expect(end[0]!.stream).toEqual({
+      producedChars: (end[0]!.event as { content: string }).content.length,
+      shownChars: shown.length,
+      cutAt: stream.cutAt,
+    });
+    expect(windows.at(-1)?.stream?.window).toBe(windows.length);
   });
 
   it("a window's redaction replaces text not yet shown, split across deltas", async () => {

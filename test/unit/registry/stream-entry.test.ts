@@ -48,9 +48,9 @@ describe("registry stream flag", () => {
       entry("b", ["before_response_emit", "before_tool_call"]),
     );
     expect(mixed.responseStreaming()).toBe("hold");
-    expect(
-      snapshotOf(entry("a", ["before_response_emit"], false)).responseStreaming(),
-    ).toBe("hold");
+    expect(snapshotOf(entry("a", ["before_response_emit"], false)).responseStreaming()).toBe(
+      "hold",
+    );
   });
 
   it("a window event asks only the opted-in policies; the end event asks all", () => {
@@ -69,7 +69,13 @@ describe("registry stream flag", () => {
 describe("stream window cadence", () => {
   it("has defaults and refuses values out of its limits with a coded error", () => {
     expect(checkCadence()).toEqual({ chars: 256, ms: 250 });
-    for (const bad of [{ chars: 15 }, { chars: 16_385 }, { ms: 9 }, { ms: 10_001 }, { chars: 1.5 }]) {
+    for (const bad of [
+      { chars: 15 },
+      { chars: 16_385 },
+      { ms: 9 },
+      { ms: 10_001 },
+      { chars: 1.5 },
+    ]) {
       const error = thrown(() => checkCadence(bad));
       expect(isHookbusError(error, "HOOKBUS_INVALID_ARGUMENT"), JSON.stringify(bad)).toBe(true);
     }
