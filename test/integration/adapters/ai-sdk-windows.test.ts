@@ -148,6 +148,34 @@ describe("hookbus/ai streamText with a streaming bus policy", () => {
   });
 });
 
+describe("hookbus/ai streamText with a streaming and a whole-answer policy", () => {
+  it("holds the answer: the whole-answer policy decides before anything shows", async () => {
+    const p = await startPipeline(nats.url(), {
+      registry: {
+        policies: [
+          { name: stopAt500.name, hooks: ["before_response_emit"], priority: 100, stream: true },
+          { name: maskEmails.name, hooks: ["before_response_emit"], priority: 90 },
+        ],
+      },
+      policies: [stopAt500, maskEmails],
+    });
+    const m = model(["Write to bo", "b@corp about ", "it. ".repeat(40)]);
+    const seen = await withHookbusRun(
+      { client: p.client, agentId: "ai-agent", sessionKey: "s-mixed" },
+      async () => {
+        const result = streamText({ model: m.wrapped, prompt: "whom?" });
+        const chunks: string[] = [];
+        for await (const chunk of result.textStream) chunks.push(chunk);
+        return chunks;
+      },
+    );
+    // One piece, once decided: mask-emails is not asked about windows (it did not opt in).
+    expect(seen).toEqual(["Write to bob@corp about " + "it. ".repeat(40)]);
+    const emits = await decisionsOf(p, "before_response_emit");
+    expect(emits.map((r) => windowOf(r))).toEqual([undefined]);
+  });
+});
+
 function windowOf(record: DecisionRecord): number | undefined {
   return (record.event as { stream?: { window?: number } }).stream?.window;
 }
