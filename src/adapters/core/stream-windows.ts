@@ -12,6 +12,7 @@
  */
 import { isHookbusBlockedError } from "../../agent/blocked.js";
 import { HookbusError } from "../../foundation/errors.js";
+import { cutText } from "../../redact-stream/index.js";
 import { askHook } from "./decide.js";
 import type { HookbusRun } from "./run.js";
 
@@ -26,8 +27,7 @@ export interface StreamCadence {
 export const WINDOW_CHARS = { default: 256, min: 16, max: 16_384 } as const;
 export const WINDOW_MS = { default: 250, min: 10, max: 10_000 } as const;
 
-/** The text shown in place of what a window's block cut, unless the block gives a reason. */
-export const CUT_MESSAGE = "[The rest of this answer was withheld by policy.]";
+export { CUT_MESSAGE } from "../../redact-stream/index.js";
 
 /** The cadence with its defaults, or HOOKBUS_INVALID_ARGUMENT for a value out of its limits. */
 export function checkCadence(cadence: StreamCadence = {}): Required<StreamCadence> {
@@ -139,8 +139,7 @@ export class StreamWindows {
       this.cutAt = offset;
       // What the model produced up to the cut: the rest is never read.
       this.produced = this.produced.slice(0, offset + content.length);
-      const reason = error.blockReason;
-      return { text: reason === undefined ? CUT_MESSAGE : `[${reason}]`, cut: error };
+      return { text: cutText(error.blockReason), cut: error };
     }
   }
 }

@@ -9,6 +9,7 @@ import { MockLanguageModelV4 } from "ai/test";
 import { describe, expect, it } from "vitest";
 import { definePolicy, isHookbusError, type DecisionRecord } from "../../../src/index.js";
 import { hookbusMiddleware, withHookbusRun } from "../../../src/adapters/ai/index.js";
+import { replay } from "../../../src/replay/index.js";
 import { startPipeline, useNatsServer } from "../pipeline/harness.js";
 import { decisionsOf } from "./policies.js";
 
@@ -29,6 +30,16 @@ const stopAt500 = definePolicy({
     before_response_emit: (event) =>
       event.stream?.window !== undefined && event.content.includes(token(500))
         ? { block: true, blockReason: "the answer went too far" }
+        : undefined,
+  },
+});
+
+const maskSeven = definePolicy({
+  name: "mask-seven",
+  hooks: {
+    before_response_emit: (event) =>
+      event.stream?.window !== undefined && event.content.includes(token(7))
+        ? { content: event.content.replace(token(7), "[seven] ") }
         : undefined,
   },
 });
@@ -129,6 +140,28 @@ describe("hookbus/ai streamText with a streaming bus policy", () => {
       cutAt: stream.cutAt,
     });
     expect(windows.at(-1)?.stream?.window).toBe(windows.length);
+
+    // Replay with a changed rule: the candidate masks token 7 and no longer cuts. Per end
+    // record it says what was shown and what would have been, up to where the recording stops.
+    const results = [];
+    for await (const result of replay({
+      records: await p.readLog(),
+      policies: [maskSeven],
+      registry: {
+        policies: [
+          { name: maskSeven.name, hooks: ["before_response_emit"], priority: 100, stream: true },
+        ],
+      },
+    }))
+      results.push(result);
+    const ends = results.filter((r) => r.stream !== undefined);
+    expect(ends).toHaveLength(1);
+    expect(ends[0]!.stream!.shown).toBe(shown);
+    expect(ends[0]!.stream!.truncated).toBe(true);
+    const would = ends[0]!.stream!.wouldShow;
+    expect(would).toContain("w6 [seven] w8 ");
+    expect(would).not.toContain("too far");
+    expect(TOKENS.join("").replace(token(7), "[seven] ").startsWith(would)).toBe(true);
   });
 
   it("a window's redaction replaces text not yet shown, split across deltas", async () => {
