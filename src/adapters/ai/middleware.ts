@@ -36,7 +36,14 @@ import { requireHookbusRun, type HookbusRun } from "../core/run.js";
 import { settleDenials } from "./approval.js";
 import { EdgeRedaction } from "./stream-edge.js";
 import { checkCadence, type StreamCadence, type StreamWindows } from "../core/stream-windows.js";
-import { windowedParts, windowedText, windowsMode, type Windowed } from "./stream-windows.js";
+import {
+  closeWindows,
+  windowedParts,
+  windowedText,
+  windowedOf,
+  windowsMode,
+  type Windowed,
+} from "./stream-windows.js";
 
 type TransformParams = NonNullable<LanguageModelMiddleware["transformParams"]>;
 type CallOptions = Parameters<TransformParams>[0]["params"];
@@ -325,11 +332,7 @@ function guardStep(
   mode: { edge: EdgeRedaction<StreamPart> | undefined; windows: StreamWindows | undefined },
 ): TransformStream<StreamPart, StreamPart> {
   const { edge } = mode;
-  // Windows stream only through the edge: the edge mode is on whenever windows are.
-  const windowed: Windowed<StreamPart> | undefined =
-    mode.windows === undefined || edge === undefined
-      ? undefined
-      : { windows: mode.windows, edge, cut: undefined };
+  const windowed = windowedOf<StreamPart>(mode);
   const held: StreamPart[] = [];
   // Reasoning is shown as it comes in both modes, through the edge's redaction.
   const reasoning = edge ?? new EdgeRedaction<StreamPart>();
@@ -341,6 +344,7 @@ function guardStep(
   const release = async (controller: TransformStreamDefaultController<StreamPart>) => {
     if (released) return;
     released = true;
+    if (windowed?.cut !== undefined) throw windowed.cut;
     const toolCalls = toolCallInputs(calls);
     observeLlmOutput(run, { text, toolCalls, usage, ...modelFields(model) });
     await askAfterLlm(run, calls, text, model);
@@ -387,7 +391,7 @@ function guardStep(
           return;
         case "finish":
           usage = llmUsage(part.usage);
-          for (const out of (edge ?? reasoning).flush(blockDelta)) controller.enqueue(out);
+          for (const out of await flushed(windowed, edge ?? reasoning)) controller.enqueue(out);
           await release(controller);
           controller.enqueue(part);
           return;
@@ -397,7 +401,7 @@ function guardStep(
     },
     async flush(controller) {
       if (windowed?.cut !== undefined) throw windowed.cut;
-      for (const out of (edge ?? reasoning).flush(blockDelta)) controller.enqueue(out);
+      for (const out of await flushed(windowed, edge ?? reasoning)) controller.enqueue(out);
       await release(controller);
     },
   });
@@ -431,6 +435,18 @@ async function releasedParts(
     placed ||= part.type === "text-delta";
   }
   return out;
+}
+
+/**
+ * What a stream that ends still holds: a window not yet asked (a text block without its end),
+ * then what the edge holds back. A last window's block cuts here (it throws after its parts).
+ */
+async function flushed(
+  windowed: Windowed<StreamPart> | undefined,
+  edge: EdgeRedaction<StreamPart>,
+): Promise<StreamPart[]> {
+  const parts = windowed === undefined ? [] : await closeWindows(windowed, blockDelta);
+  return [...parts, ...edge.flush(blockDelta)];
 }
 
 /** A delta carrying what a block still held back when its stream ended without the block's end. */

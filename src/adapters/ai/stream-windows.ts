@@ -15,6 +15,19 @@ export interface Windowed<P extends { type: string }> {
   edge: EdgeRedaction<P>;
   /** The block that cut the stream, once one did. */
   cut: HookbusError | undefined;
+  /** The text block whose window is open (its deltas came, its end did not yet). */
+  open?: string | undefined;
+}
+
+/** The windows mode's state; windows stream only through the edge (on whenever they are). */
+export function windowedOf<P extends { type: string }>(mode: {
+  edge: EdgeRedaction<P> | undefined;
+  windows: StreamWindows | undefined;
+}): Windowed<P> | undefined {
+  const { edge, windows } = mode;
+  return windows === undefined || edge === undefined
+    ? undefined
+    : { windows, edge, cut: undefined };
 }
 
 /** The windows of this step, or none unless `"auto"` finds every response policy streaming. */
@@ -42,6 +55,7 @@ export async function windowedParts<P extends { type: string }>(
   delta: (kind: "text", id: string, text: string) => P,
 ): Promise<P[]> {
   const text = part as unknown as TextPart;
+  windowed.open = part.type === "text-delta" ? text.id : undefined;
   const released =
     part.type === "text-delta"
       ? await windowed.windows.push(text.delta ?? "")
@@ -58,4 +72,14 @@ export async function windowedParts<P extends { type: string }>(
   }
   if (part.type === "text-end") out.push(...windowed.edge.rewrite(part));
   return out;
+}
+
+/** Ends a text block the model left open: its last window is asked, and the block ends. */
+export async function closeWindows<P extends { type: string }>(
+  windowed: Windowed<P>,
+  delta: (kind: "text", id: string, text: string) => P,
+): Promise<P[]> {
+  if (windowed.open === undefined || windowed.cut !== undefined) return [];
+  const end = { type: "text-end", id: windowed.open } as unknown as P;
+  return windowedParts(windowed, end, delta);
 }

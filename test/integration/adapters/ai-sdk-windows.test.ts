@@ -54,7 +54,7 @@ const maskEmails = definePolicy({
   },
 });
 
-function model(deltas: readonly string[]) {
+function model(deltas: readonly string[], textEnd = true) {
   let read = 0;
   const scripted = new MockLanguageModelV4({
     provider: "scripted",
@@ -64,7 +64,7 @@ function model(deltas: readonly string[]) {
         { type: "stream-start", warnings: [] },
         { type: "text-start", id: "t1" },
         ...deltas.map((delta) => ({ type: "text-delta", id: "t1", delta })),
-        { type: "text-end", id: "t1" },
+        ...(textEnd ? [{ type: "text-end", id: "t1" }] : []),
         { type: "finish", finishReason: { unified: "stop", raw: undefined }, usage },
       ];
       const stream = new ReadableStream({
@@ -178,6 +178,23 @@ describe("hookbus/ai streamText with a streaming bus policy", () => {
     );
     expect(shown).toBe(`Write to [someone] about ${"it. ".repeat(40)}`);
     expect(shown).not.toContain("bob@");
+  });
+});
+
+describe("hookbus/ai streamText windows at the stream's end", () => {
+  it("a text block the model never ended still shows its last window, once allowed", async () => {
+    const p = await streamingPipeline(maskEmails);
+    const m = model(["Short answer to bo", "b@corp."], false);
+    const shown = await withHookbusRun(
+      { client: p.client, agentId: "ai-agent", sessionKey: "s-open" },
+      async () => {
+        const result = streamText({ model: m.wrapped, prompt: "whom?" });
+        let text = "";
+        for await (const chunk of result.textStream) text += chunk;
+        return text;
+      },
+    );
+    expect(shown).toBe("Short answer to [someone].");
   });
 });
 
