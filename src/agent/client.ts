@@ -36,6 +36,7 @@ import { checkId, checkTimeout, DEFAULT_AGENT_TIMEOUT_MS } from "./options.js";
 import { ALWAYS_ROUND_TRIP, WatchedRegistryView, type RegistryView } from "./registry-view.js";
 import { NatsCallTransport, type CallTransport } from "./transport.js";
 import { traceAgentCall } from "../observability/trace.js";
+import type { ResponseStreaming } from "../registry/stream-entry.js";
 import type {
   CallOptions,
   CallResult,
@@ -309,6 +310,18 @@ export class HookbusClient {
       (this.allowMissingRegistry || this.registry.missing?.() !== true) &&
       !this.registry.needsRoundTrip(assertModifyingHook(hook))
     );
+  }
+
+  /**
+   * How a streamed final answer may show now (docs/streaming.md): `edge` while before_response_emit
+   * takes the fast path, else what the registry's policies allow (`windows` or `hold`).
+   */
+  responseStreaming(): ResponseStreaming {
+    if (this.isFastPath("before_response_emit")) return "edge";
+    // Not the fast path with no policy (a stop in force, a stale view): a coordinator decides the
+    // whole answer, so nothing shows before it did.
+    const streaming = this.registry.responseStreaming?.() ?? "hold";
+    return streaming === "edge" ? "hold" : streaming;
   }
 
   /** Where decisions came from so far (the fast path is not recorded: count it here). */

@@ -18,3 +18,4 @@ export type {
   ApprovalWaitOptions,
 } from "./approval-wait.js";
 export { agentMetrics, type FastPathCounted } from "./metrics.js";
+export type { ResponseStreaming } from "../registry/stream-entry.js";

@@ -24,6 +24,7 @@ import { ConnectionWatch } from "../bus/connection-watch.js";
 import { sameDocument } from "../registry/diff.js";
 import { RegistryStore } from "../registry/store.js";
 import type { RegistrySnapshot } from "../registry/snapshot.js";
+import type { ResponseStreaming } from "../registry/stream-entry.js";
 import type { RedactionRule } from "../log/redaction.js";
 import { backoffMs } from "../foundation/backoff.js";
 import { AGENT_STOPS_STALE_AFTER_MS, StopListFollower, StopStore } from "../registry/stops.js";
@@ -37,6 +38,8 @@ export interface RoutedCall {
 export interface RegistryView {
   /** True when a call of this hook (this call, when given) must go to a coordinator. */
   needsRoundTrip(hook: ModifyingHookName, call?: RoutedCall): boolean;
+  /** How a streamed final answer may show (registry/stream-entry.ts); absent: `hold`. */
+  responseStreaming?(): ResponseStreaming;
   /** The registry revision the view reflects; undefined when it knows none. */
   readonly revision: number | undefined;
   /** True when the view knows that no registry was ever applied in the namespace. */
@@ -57,6 +60,7 @@ export const ALWAYS_ROUND_TRIP: RegistryView = {
 export function staticRegistryView(snapshot: RegistrySnapshot): RegistryView {
   return {
     needsRoundTrip: (hook) => snapshot.hasPolicies(hook),
+    responseStreaming: () => snapshot.responseStreaming(),
     revision: snapshot.revision,
     stop: () => Promise.resolve(),
   };
@@ -230,6 +234,11 @@ export class WatchedRegistryView implements RegistryView {
   /** Whether the view may be trusted for the fast path right now. */
   private fresh(): boolean {
     return this.downSince === undefined || Date.now() - this.downSince <= this.staleAfterMs;
+  }
+
+  responseStreaming(): ResponseStreaming {
+    const snapshot = this.snapshot;
+    return snapshot === undefined || !this.fresh() ? "hold" : snapshot.responseStreaming();
   }
 
   needsRoundTrip(hook: ModifyingHookName, call?: RoutedCall): boolean {

@@ -34,6 +34,7 @@ import { withApprovalId, type ApprovalService } from "./approval-service.js";
 import { buildDecisionRecord } from "../log/decision-record.js";
 import type { DecisionRecord } from "../log/record.js";
 import { isCedarPolicy } from "../registry/document.js";
+import { askedAbout } from "./stream-window.js";
 import { MemorySessionFactStore } from "../cedar/session-facts.js";
 import { CedarEvaluator } from "./cedar-evaluator.js";
 import type { StopListSource, StopListState } from "../registry/stops.js";
@@ -305,7 +306,7 @@ export class CallHandler {
    * its timeout and the call's budget. A hook with only Cedar policies makes no round trip.
    */
   private askPolicies(call: AdmittedCall): PolicyOutcomeInput[] | Promise<PolicyOutcomeInput[]> {
-    const all = call.snapshot.policiesFor(call.hook);
+    const all = askedAbout(call.snapshot.policiesFor(call.hook), call.event);
     if (!all.some(isCedarPolicy)) return this.askWorkers(call, all);
     return this.askBoth(call, all.filter(isCedarPolicy), all);
   }

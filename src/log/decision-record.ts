@@ -12,6 +12,7 @@ import type { HookEvent, ModifyingHookName } from "../catalog/catalog.js";
 import { modifyingHooks } from "../catalog/catalog.js";
 import { mergeOutcomes, type MergeResult } from "../merge/merge.js";
 import type { PolicyOutcomeInput } from "../merge/outcome.js";
+import { streamSummaryOf, type StreamSummary } from "./stream-summary.js";
 import type {
   DecisionRecord,
   LateVerdictRecord,
@@ -118,10 +119,20 @@ export function buildDecisionRecord(parts: DecisionParts): DecisionRecord {
     callDigest: parts.callDigest,
     registryRevision: parts.registryRevision,
     ...(parts.stopsRevision === undefined ? {} : { stopsRevision: parts.stopsRevision }),
+    ...streamField(parts.hook, parts.event),
     receivedAt: parts.receivedAt.toISOString(),
     decidedAt: parts.decidedAt.toISOString(),
     coordinator: parts.coordinator,
   };
+}
+
+/** The record's `stream` summary, for a streamed answer's event only. */
+function streamField(
+  hook: ModifyingHookName,
+  event: DecisionRecord["event"],
+): { stream?: StreamSummary } {
+  const stream = streamSummaryOf(hook, event);
+  return stream === undefined ? {} : { stream };
 }
 
 export interface LateVerdictParts {

@@ -10,6 +10,7 @@ import {
   WireError,
 } from "../bus/envelope.js";
 import { FailMode, PolicyMode, PolicyStatus } from "../merge/outcome.js";
+import { StreamSummary } from "./stream-summary.js";
 
 export const RECORD_VERSION = 1;
 
@@ -147,6 +148,9 @@ export const DecisionRecord = z.strictObject({
     .describe(
       "The emergency stop list revision the call was checked against: a call decided before a stop keeps its decision, and this says it predates the stop.",
     ),
+  stream: StreamSummary.optional().describe(
+    "A streamed answer's before_response_emit: which window, or its end with what was shown and where a cut happened (docs/audit.md).",
+  ),
   receivedAt: z.iso.datetime(),
   decidedAt: z.iso.datetime(),
 });

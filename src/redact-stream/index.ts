@@ -12,3 +12,4 @@ export {
   type StreamRule,
 } from "./rules.js";
 export { edgeRedactor } from "./edge.js";
+export { CUT_MESSAGE, cutText } from "./shown.js";

@@ -19,6 +19,7 @@ import { pointerProblem, RedactionRule } from "../log/redaction.js";
 import { TOOL_CLASSES } from "../vocabulary/classes.js";
 import type { VocabularyExtension } from "../vocabulary/vocabulary.js";
 import { RetentionRules, retentionIssues } from "./retention.js";
+import { streamEntryIssues } from "./stream-entry.js";
 
 export const DEFAULT_POLICY_TIMEOUT_MS = 1000;
 
@@ -65,6 +66,12 @@ export const PolicyEntry = z
       .optional()
       .describe(
         "kind cedar: the policy set's text (written by `registry apply` from `source`, or given inline).",
+      ),
+    stream: z
+      .boolean()
+      .optional()
+      .describe(
+        "before_response_emit only: also asked about windows of a streamed answer as it streams (docs/streaming.md); absent or false: the whole answer only, and a streamed answer is held while the policy is registered.",
       ),
   })
   .meta({ id: "PolicyEntry" });
@@ -175,7 +182,7 @@ function semanticIssues(value: unknown): ValidationIssue[] {
       name?: unknown;
       hooks?: unknown;
     };
-    issues.push(...kindIssues(raw, index));
+    issues.push(...kindIssues(raw, index), ...streamEntryIssues(raw, index));
     const earlier = typeof policy.name === "string" ? names.get(policy.name) : undefined;
     if (typeof policy.name !== "string") {
       // the schema reports it

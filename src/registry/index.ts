@@ -1,6 +1,7 @@
 /** hookbus/registry: the policy set in force, as a library (`hookbus registry` is its CLI). */
 export { RegistryStore } from "./store.js";
 export { RegistrySnapshot } from "./snapshot.js";
+export type { ResponseStreaming } from "./stream-entry.js";
 export {
   parseRegistryDocument,
   RegistryDocument,

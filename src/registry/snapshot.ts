@@ -6,6 +6,7 @@ import type { ModifyingHookName } from "../catalog/catalog.js";
 import { compareByPriorityThenName } from "../merge/order.js";
 import { toolVocabulary, type ToolVocabulary } from "../vocabulary/vocabulary.js";
 import type { RegistryPolicy, ValidRegistryDocument } from "./document.js";
+import { STREAMED_HOOK, streamsWindows, type ResponseStreaming } from "./stream-entry.js";
 
 export class RegistrySnapshot {
   private readonly byHook = new Map<ModifyingHookName, RegistryPolicy[]>();
@@ -52,6 +53,16 @@ export class RegistrySnapshot {
 
   hasPolicies(hook: ModifyingHookName): boolean {
     return this.byHook.has(hook);
+  }
+
+  /**
+   * How a streamed final answer may show under this revision: `edge` with no before_response_emit
+   * policy, `windows` when every one of them opted in to windows (`stream: true`), else `hold`.
+   */
+  responseStreaming(): ResponseStreaming {
+    const policies = this.policiesFor(STREAMED_HOOK);
+    if (policies.length === 0) return "edge";
+    return policies.every(streamsWindows) ? "windows" : "hold";
   }
 }
 

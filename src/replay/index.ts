@@ -25,3 +25,4 @@ export type {
   ReplayStatus,
   ReplayedOutcome,
 } from "./types.js";
+export type { StreamShown } from "./stream-shown.js";

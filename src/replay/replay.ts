@@ -24,6 +24,7 @@ import { buildCandidates, type CandidateSet } from "./candidates.js";
 import { diffDecisions } from "./diff.js";
 import { reevaluateNow, type Reevaluation } from "./evaluate.js";
 import { redactLikeRecord, type Replayed } from "./masking.js";
+import { candidatesFor, StreamedAnswers } from "./stream-shown.js";
 import type {
   ReplayCandidates,
   ReplayedOutcome,
@@ -123,6 +124,7 @@ export class Replayer {
   };
   private readonly logger: Logger | undefined;
   private readonly keys: ReplayCandidates["keys"];
+  private readonly streamed = new StreamedAnswers();
   private used = false;
 
   /** Checks the candidate set at once: a registry policy with no module is HOOKBUS_INVALID_POLICY. */
@@ -164,6 +166,8 @@ export class Replayer {
           const decided = this.decide(entry, record, facts, session, state, diverged.has(key));
           // Awaited only when a policy answered with a promise: most records decide at once.
           const result = decided instanceof Promise ? await decided : decided;
+          const shown = this.streamed.note(key, record, result.replayed);
+          if (shown !== undefined) result.stream = shown;
           // What the coordinator would have learnt from this merged decision (docs/replay.md).
           await this.candidates.session.decided(record, result.replayed, facts);
           if (result.status === "changed") diverged.add(key);
@@ -227,7 +231,7 @@ export class Replayer {
     const hook = record.hook as ModifyingHookName;
     const reevaluation = reevaluateNow(
       record,
-      this.candidates.forHook(hook),
+      candidatesFor(record, this.candidates.forHook(hook)),
       state,
       this.logger,
       facts,

@@ -1,4 +1,5 @@
 /** What replay takes and what it yields: one structured result per recorded decision. */
+import type { StreamShown } from "./stream-shown.js";
 import type { RecordOpener } from "../privacy/record-keys.js";
 import type { Logger } from "pino";
 import type { Decision, ModifyingHookName } from "../catalog/catalog.js";
@@ -96,6 +97,8 @@ export interface ReplayResult {
   incomplete?: { maskedPaths: string[] };
   /** Caveats: a recorded policy that timed out or had no worker (a failure replay cannot reproduce). */
   notes?: string[];
+  /** A streamed answer's end record: what the user was shown, and would be under the candidates. */
+  stream?: StreamShown;
 }
 
 /** What a replay saw besides decisions. */

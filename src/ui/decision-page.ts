@@ -13,6 +13,7 @@ import { badge, page } from "./layout.js";
 import { readParams, sequence } from "./params.js";
 import { checkAgainstLog, logCheckNote } from "./log-check.js";
 import type { Bus } from "../bus/bus.js";
+import { streamSection } from "./stream-view.js";
 
 function verdict(o: RecordedOutcome, i: number, marks: Map<string, string>): Html {
   const body =
@@ -115,7 +116,7 @@ export async function decisionPage(
           </ul>`;
   const body =
     record.kind === "decision"
-      ? decisionColumns(record, marks)
+      ? html`${streamSection(record)}${decisionColumns(record, marks)}`
       : html`<section>
           <h2>Record</h2>
           ${jsonView(record, "", marks)}

@@ -13,3 +13,4 @@ export { hookbusMiddleware, type HookbusMiddlewareOptions } from "./middleware.j
 export { hookbusTools } from "./tools.js";
 export { hookbusToolApproval, type ToolApprovalOptions } from "./approval.js";
 export * from "../core/run-api.js";
+export type { StreamCadence } from "../core/stream-windows.js";

@@ -35,6 +35,15 @@ import { decideResponse } from "../core/response.js";
 import { requireHookbusRun, type HookbusRun } from "../core/run.js";
 import { settleDenials } from "./approval.js";
 import { EdgeRedaction } from "./stream-edge.js";
+import { checkCadence, type StreamCadence, type StreamWindows } from "../core/stream-windows.js";
+import {
+  closeWindows,
+  windowedParts,
+  windowedText,
+  windowedOf,
+  windowsMode,
+  type Windowed,
+} from "./stream-windows.js";
 
 type TransformParams = NonNullable<LanguageModelMiddleware["transformParams"]>;
 type CallOptions = Parameters<TransformParams>[0]["params"];
@@ -66,12 +75,18 @@ export interface HookbusMiddlewareOptions {
    *   change what was already shown.
    */
   stream?: "auto" | "edge" | "hold";
+  /**
+   * How often a streamed answer's windows are asked while every before_response_emit policy
+   * opted in (`stream: true`, the `"auto"` mode's third case; docs/streaming.md).
+   */
+  streamWindow?: StreamCadence;
 }
 
 /** A language-model middleware that routes every LLM call of a hookbus run through hookbus. */
 export function hookbusMiddleware(options: HookbusMiddlewareOptions = {}): LanguageModelMiddleware {
   const responseEmit = options.responseEmit !== false;
   const streamMode = options.stream ?? "auto";
+  const cadence = checkCadence(options.streamWindow);
   // The calls a policy's before_agent_reply answered: transformParams marks the params it
   // returns, and the wrap of the same call answers with the reply instead of calling the model.
   const replies = new WeakMap<CallOptions, string>();
@@ -106,7 +121,10 @@ export function hookbusMiddleware(options: HookbusMiddlewareOptions = {}): Langu
       return {
         ...result,
         stream: result.stream.pipeThrough(
-          guardStep(run, model, responseEmit, edgeMode(run, streamMode, responseEmit)),
+          guardStep(run, model, responseEmit, {
+            edge: edgeMode(run, streamMode, responseEmit),
+            windows: windowsMode(run, streamMode, responseEmit, cadence),
+          }),
         ),
       };
     },
@@ -298,7 +316,7 @@ function edgeMode(
 ): EdgeRedaction<StreamPart> | undefined {
   const edge =
     mode === "edge" ||
-    (mode === "auto" && (!responseEmit || run.client.isFastPath("before_response_emit")));
+    (mode === "auto" && (!responseEmit || run.client.responseStreaming() !== "hold"));
   return edge ? new EdgeRedaction<StreamPart>() : undefined;
 }
 
@@ -311,8 +329,10 @@ function guardStep(
   run: HookbusRun,
   model: Model,
   responseEmit: boolean,
-  edge: EdgeRedaction<StreamPart> | undefined,
+  mode: { edge: EdgeRedaction<StreamPart> | undefined; windows: StreamWindows | undefined },
 ): TransformStream<StreamPart, StreamPart> {
+  const { edge } = mode;
+  const windowed = windowedOf<StreamPart>(mode);
   const held: StreamPart[] = [];
   // Reasoning is shown as it comes in both modes, through the edge's redaction.
   const reasoning = edge ?? new EdgeRedaction<StreamPart>();
@@ -324,10 +344,16 @@ function guardStep(
   const release = async (controller: TransformStreamDefaultController<StreamPart>) => {
     if (released) return;
     released = true;
+    if (windowed?.cut !== undefined) throw windowed.cut;
     const toolCalls = toolCallInputs(calls);
     observeLlmOutput(run, { text, toolCalls, usage, ...modelFields(model) });
     await askAfterLlm(run, calls, text, model);
     const step = { calls: calls.length, text, responseEmit };
+    if (windowed !== undefined && calls.length === 0 && responseEmit && text !== "") {
+      await windowed.windows.decideWhole(windowed.edge.shown);
+      for (const part of held) controller.enqueue(part);
+      return;
+    }
     for (const part of await releasedParts(run, step, held, edge !== undefined)) {
       controller.enqueue(part);
     }
@@ -335,7 +361,12 @@ function guardStep(
 
   return new TransformStream<StreamPart, StreamPart>({
     async transform(part, controller) {
+      if (windowed?.cut !== undefined) throw windowed.cut;
       if (part.type === "text-delta") text += part.delta;
+      if (windowed !== undefined && windowedText(part)) {
+        for (const out of await windowedParts(windowed, part, blockDelta)) controller.enqueue(out);
+        return;
+      }
       if (edge !== undefined && part.type !== "tool-call" && part.type !== "finish") {
         for (const out of edge.rewrite(part)) controller.enqueue(out);
         return;
@@ -360,7 +391,7 @@ function guardStep(
           return;
         case "finish":
           usage = llmUsage(part.usage);
-          for (const out of (edge ?? reasoning).flush(blockDelta)) controller.enqueue(out);
+          for (const out of await flushed(windowed, edge ?? reasoning)) controller.enqueue(out);
           await release(controller);
           controller.enqueue(part);
           return;
@@ -369,7 +400,8 @@ function guardStep(
       }
     },
     async flush(controller) {
-      for (const out of (edge ?? reasoning).flush(blockDelta)) controller.enqueue(out);
+      if (windowed?.cut !== undefined) throw windowed.cut;
+      for (const out of await flushed(windowed, edge ?? reasoning)) controller.enqueue(out);
       await release(controller);
     },
   });
@@ -403,6 +435,18 @@ async function releasedParts(
     placed ||= part.type === "text-delta";
   }
   return out;
+}
+
+/**
+ * What a stream that ends still holds: a window not yet asked (a text block without its end),
+ * then what the edge holds back. A last window's block cuts here (it throws after its parts).
+ */
+async function flushed(
+  windowed: Windowed<StreamPart> | undefined,
+  edge: EdgeRedaction<StreamPart>,
+): Promise<StreamPart[]> {
+  const parts = windowed === undefined ? [] : await closeWindows(windowed, blockDelta);
+  return [...parts, ...edge.flush(blockDelta)];
 }
 
 /** A delta carrying what a block still held back when its stream ended without the block's end. */

@@ -21,3 +21,4 @@ export {
   OUTPUT_GUARDRAIL_NAME,
 } from "./tools.js";
 export * from "../core/run-api.js";
+export type { StreamCadence } from "../core/stream-windows.js";

@@ -42,7 +42,8 @@ import { OPENAI_AGENTS_FROM } from "./tools.js";
 import { decideResponse } from "../core/response.js";
 import { agentReply, observeRequest, observeResponse, replyResponse, replyStream } from "./loop.js";
 import { requireHookbusRun, type HookbusRun } from "../core/run.js";
-import { edgeStream, useEdge } from "./stream-edge.js";
+import { edgeStream, useEdge, useWindows, type ResponseUsage } from "./stream-edge.js";
+import type { StreamCadence, StreamWindows } from "../core/stream-windows.js";
 import {
   afterLlmCallFields,
   functionCalls,
@@ -70,9 +71,12 @@ export interface HookbusModelOptions {
    * What a streamed run shows: `"edge"` text deltas as they come, through the edge's streaming
    * redactor (before_response_emit still asked on the whole text; its block fails the stream);
    * `"hold"` each response only once complete and decided; `"auto"` (default) `"edge"` while no
-   * before_response_emit policy is registered, `"hold"` while one is.
+   * before_response_emit policy is registered, windows while every one is registered
+   * `stream: true` (docs/streaming.md), `"hold"` while any other is.
    */
   stream?: "auto" | "edge" | "hold";
+  /** How often a streamed answer's windows are asked (docs/streaming.md "Cadence"). */
+  streamWindow?: StreamCadence;
 }
 
 interface DecidedOutput {
@@ -131,11 +135,14 @@ class HookbusModel implements Model {
     const sent = await this.beforeLlmCall(run, request);
     observeRequest(run, sent, this.modelFields);
     if (useEdge(run, this.options)) {
+      const windows = useWindows(run, this.options);
       // A rewrite of text already shown cannot be applied: only a block still acts (it throws).
-      yield* edgeStream(this.inner.getStreamedResponse(sent), async (output, usage) => {
+      const decide = async (output: AgentOutputItem[], usage: ResponseUsage, shown: string) => {
         observeResponse(run, output, usage, this.modelFields);
-        await this.decideOutput(run, output, handoffNames(request));
-      });
+        const streamed = windows === undefined ? undefined : { windows, shown };
+        await this.decideOutput(run, output, handoffNames(request), streamed);
+      };
+      yield* edgeStream(this.inner.getStreamedResponse(sent), decide, windows);
       return;
     }
     const held: StreamEvent[] = [];
@@ -195,6 +202,7 @@ class HookbusModel implements Model {
     run: HookbusRun,
     output: AgentOutputItem[],
     handoffs: ReadonlySet<string>,
+    streamed?: { windows: StreamWindows; shown: string },
   ): Promise<DecidedOutput> {
     const fields = afterLlmCallFields(output);
     await askAfterLlmCall(run, { ...fields, ...this.modelFields });
@@ -203,6 +211,11 @@ class HookbusModel implements Model {
     const final = fields.toolCalls.length === 0 && this.options.responseEmit !== false;
     if (!final || text === "") {
       if (text !== "") run.addText(text);
+      return { output, changedText: undefined };
+    }
+    if (streamed !== undefined) {
+      // Shown window by window: the whole answer is decided and recorded with what was shown.
+      await streamed.windows.decideWhole(streamed.shown);
       return { output, changedText: undefined };
     }
     const decided = await decideResponse(run, text);

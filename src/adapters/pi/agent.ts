@@ -11,6 +11,7 @@
 import type { Agent, AfterToolCallContext, AfterToolCallResult } from "@mariozechner/pi-agent-core";
 import { HookbusError } from "../../foundation/errors.js";
 import { hookbusStreamFn, type PiStreamMode } from "./stream.js";
+import type { StreamCadence } from "../core/stream-windows.js";
 import { gateBeforeToolCall, reportAfterToolCall } from "./tools.js";
 
 export interface AttachHookbusOptions {
@@ -26,6 +27,8 @@ export interface AttachHookbusOptions {
    * is registered, `"hold"` while one is.
    */
   stream?: PiStreamMode;
+  /** How often a streamed answer's windows are asked (docs/streaming.md "Cadence"). */
+  streamWindow?: StreamCadence;
 }
 
 const attached = new WeakSet<Agent>();
@@ -48,7 +51,12 @@ export function attachHookbus(agent: Agent, options: AttachHookbusOptions = {}):
     beforeToolCall: agent.beforeToolCall,
     afterToolCall: agent.afterToolCall,
   };
-  agent.streamFn = hookbusStreamFn(own.streamFn, options.responseEmit !== false, options.stream);
+  agent.streamFn = hookbusStreamFn(
+    own.streamFn,
+    options.responseEmit !== false,
+    options.stream,
+    options.streamWindow,
+  );
   agent.beforeToolCall = async (context, signal) => {
     const verdict = await gateBeforeToolCall(context);
     if (verdict?.block === true) return verdict;

@@ -9,3 +9,4 @@
  */
 export { attachHookbus, type AttachHookbusOptions } from "./agent.js";
 export * from "../core/run-api.js";
+export type { StreamCadence } from "../core/stream-windows.js";

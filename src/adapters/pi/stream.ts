@@ -21,6 +21,8 @@
  * model failure) arrives as pi's error message (`stopReason: "error"`, `errorMessage` with the
  * hookbus code) with no content: nothing of it was ever shown.
  */
+import { checkCadence, type StreamCadence, type StreamWindows } from "../core/stream-windows.js";
+import { piWindows, windowedEvents } from "./stream-windows.js";
 import type { StreamFn } from "@mariozechner/pi-agent-core";
 import type {
   AssistantMessage,
@@ -58,17 +60,20 @@ export function hookbusStreamFn(
   inner: StreamFn,
   responseEmit: boolean,
   mode: PiStreamMode = "auto",
+  streamWindow?: StreamCadence,
 ): StreamFn {
+  const cadence = checkCadence(streamWindow);
   return async (model, context, options) => {
     // The one failure that cannot be told through a stream: there is no stream without pi-ai.
     const { createAssistantMessageEventStream } = await loadPiAi();
     const stream: AssistantMessageEventStream = createAssistantMessageEventStream();
     const edge = edgeMode(mode, responseEmit) ? new PiEdge() : undefined;
+    const windows = piWindows(currentHookbusRun(), mode === "auto", responseEmit, cadence);
     const finished = (async () => {
       let terminal: Terminal;
       try {
         const forward = (event: AssistantMessageEvent) => stream.push(event);
-        const shown = edge === undefined ? undefined : { edge, forward };
+        const shown = edge === undefined ? undefined : { edge, forward, windows };
         terminal = await decidedCall(inner, model, context, options, responseEmit, shown);
       } catch (error) {
         terminal = failure(model, error, options?.signal?.aborted === true);
@@ -86,12 +91,14 @@ export function hookbusStreamFn(
 function edgeMode(mode: PiStreamMode, responseEmit: boolean): boolean {
   if (mode !== "auto") return mode === "edge";
   const run = currentHookbusRun();
-  return run !== undefined && (!responseEmit || run.client.isFastPath("before_response_emit"));
+  return run !== undefined && (!responseEmit || run.client.responseStreaming() !== "hold");
 }
 
 interface EdgeForward {
   edge: PiEdge;
   forward: (event: AssistantMessageEvent) => void;
+  /** The windows mode: text passes the opted-in policies' windows before the edge. */
+  windows?: StreamWindows | undefined;
 }
 
 async function decidedCall(
@@ -132,6 +139,11 @@ async function decidedCall(
   if (calls.length > 0 || !responseEmit || text === "") {
     if (text !== "") run.addText(text);
     return shown === undefined ? terminal : { ...terminal, message: withShown(message, shown) };
+  }
+  if (shown?.windows !== undefined) {
+    // Shown window by window: the whole answer is decided and recorded with what was shown.
+    await shown.windows.decideWhole(shown.edge.shownText);
+    return { ...terminal, message: withShown(message, shown) };
   }
   const decided = await decideResponse(run, text);
   // In the edge mode the text was shown already: only a block (thrown above) still acts.
@@ -201,7 +213,9 @@ async function finalEvent(
       for (const out of shown?.edge.flush() ?? []) shown?.forward(out);
       return event;
     }
-    for (const out of shown?.edge.rewrite(event) ?? []) shown?.forward(out);
+    if (shown?.windows !== undefined) {
+      await windowedEvents(shown.windows, shown.edge, event, shown.forward);
+    } else for (const out of shown?.edge.rewrite(event) ?? []) shown?.forward(out);
   }
   throw new Error("the model's stream ended without a final message");
 }
