@@ -201,6 +201,28 @@ async function followRegistry(
 type Started = Awaited<ReturnType<typeof connect>>;
 type Followed = Awaited<ReturnType<typeof followRegistry>>;
 
+/** The coordinator's metrics and liveness: what it holds, knows and signs with. */
+function telemetryOf(
+  options: CoordinatorOptions,
+  { bus, id }: Pick<Started, "bus" | "id">,
+  { registry, cedar }: { registry: Followed; cedar: CedarEvaluator },
+  inFlight: WorkInFlight,
+  signer: RecordSigner | undefined,
+): CoordinatorTelemetry {
+  return new CoordinatorTelemetry({
+    bus,
+    id,
+    inFlight: () => inFlight.size,
+    registry: registry.current,
+    cedarSets: () => cedar.describeSets(registry.current()),
+    ...(signer === undefined ? {} : { signingKey: signer.publicKey }),
+    stops: registry.stops,
+    ...(options.livenessIntervalMs === undefined
+      ? {}
+      : { livenessIntervalMs: options.livenessIntervalMs }),
+  });
+}
+
 /** Step 4: what handles a call and an observation, and what records late verdicts. */
 function buildServices(
   options: CoordinatorOptions,
@@ -216,18 +238,7 @@ function buildServices(
   const redactionKey = options.redactionKey ?? redactionKeyFromEnv();
   const rateLimiter = new AgentRateLimiter(limits);
   const inFlight = new WorkInFlight(options.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT);
-  const telemetry = new CoordinatorTelemetry({
-    bus,
-    id,
-    inFlight: () => inFlight.size,
-    registry: registry.current,
-    cedarSets: () => cedar.describeSets(registry.current()),
-    ...(signer === undefined ? {} : { signingKey: signer.publicKey }),
-    stops: registry.stops,
-    ...(options.livenessIntervalMs === undefined
-      ? {}
-      : { livenessIntervalMs: options.livenessIntervalMs }),
-  });
+  const telemetry = telemetryOf(options, { bus, id }, { registry, cedar }, inFlight, signer);
   // Calls whose policies may still answer late: what a late record needs to say "would have blocked".
   const lateWindowMs = options.lateWindowMs ?? 60_000;
   const lateCalls = new LateContexts(lateWindowMs);
