@@ -10,7 +10,8 @@
  * A last measurement runs the same calls with every role in its own process: hookbus's coordinator
  * and three workers through the CLI, the baseline's roles as bench/baseline-role.ts, the callers
  * here (bench/support/process-shape.ts); its `processes:` line comes before the last one, then the
- * `facts:` line of bench/support/facts-run.ts (shell facts alone, as `npm run bench:facts`).
+ * `facts:` line of bench/support/facts-run.ts (shell facts alone, as `npm run bench:facts`) and
+ * the `stream:` line of bench/stream.ts (a guarded streamed answer, as `npm run bench:stream`).
  * `BENCH_PROCESSES=0` skips it.
  * The LAST line is machine-readable (its fields: bench/support/bench-line.ts):
  *   bench: p50_ratio=<hookbus/baseline> p99_ratio=<…> throughput_ratio=<hookbus/baseline> cpu_ratio=<…> alloc_ratio=<…> fastpath_us=<…> replay_rps=<…> sign_cpu_pct=<…> sign_work_pct=<…>
@@ -39,6 +40,7 @@ import {
 } from "./support/process-shape.js";
 import { factsLine, measureShellFacts } from "./support/facts-run.js";
 import { measureReplay } from "./support/replay-run.js";
+import { measureStream } from "./support/stream-run.js";
 import { createSigningKey, signingKeyFromSeed } from "../src/log/sign/keys.js";
 import { signWorkPerRecordUs } from "./support/sign-work.js";
 
@@ -163,6 +165,7 @@ async function main(): Promise<void> {
   await server.stop();
   // Replay runs alone, after the call benchmark, in a child process with its own server.
   const replayRps = await measureReplay(REPLAY_RECORDS);
+  const streamLine = await measureStream();
   const facts = await measureShellFacts();
 
   const stats = (xs: number[]) => {
@@ -234,6 +237,8 @@ async function main(): Promise<void> {
   }
   // Shell facts (issue 30 item 8): the typical command's cost and the slowest pathological one.
   console.log(factsLine(facts));
+  // Streamed answers (issue 34 item 5): the edge's redaction against the unguarded stream.
+  console.log(streamLine);
   console.log(
     formatBenchLine({
       p50_ratio: h.p50 / b.p50,
