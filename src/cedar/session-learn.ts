@@ -16,8 +16,11 @@ export interface CallToLearn {
   /** When the call arrived, ms since the epoch. */
   at: number;
   vocabulary: ToolVocabulary;
-  /** The call's fact set when the caller computed it already; computed here otherwise. */
-  facts?: ActionFacts | undefined;
+  /**
+   * The call's fact set when the caller computed it already, or computes it on demand (the
+   * coordinator's, asked only when hosts are learnt); computed here otherwise.
+   */
+  facts?: ActionFacts | (() => ActionFacts) | undefined;
   /**
    * Learn hosts and recipient domains (default true). False skips computing a fact set no rule
    * can read: the coordinator holds no Cedar set.
@@ -42,8 +45,8 @@ export function decidedCallOf(call: CallToLearn): DecidedCall | undefined {
 
 /** Hosts and recipient domains of the call's tool, from its fact set. */
 function contacted(call: CallToLearn): Contacted {
-  const facts =
-    call.facts ?? computeActionFacts(call.hook, call.event, { vocabulary: call.vocabulary });
+  const given = typeof call.facts === "function" ? call.facts() : call.facts;
+  const facts = given ?? computeActionFacts(call.hook, call.event, { vocabulary: call.vocabulary });
   const hosts: string[] = [];
   const recipientDomains: string[] = [];
   for (const tool of facts.tools) {

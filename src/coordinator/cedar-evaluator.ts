@@ -38,8 +38,11 @@ export interface CedarCall {
   sessionKey: string;
   /** When the call arrived: the time session windows are counted at (default: now). */
   receivedAt?: Date;
-  /** The call's fact set, when the coordinator computed it (else learnt facts compute it). */
-  facts?: ActionFacts | undefined;
+  /**
+   * The call's fact set, computed on first need (the coordinator's, the same object for every
+   * reader): asked only by a set that reads `context.facts` and by session learning.
+   */
+  facts?: (() => ActionFacts) | undefined;
 }
 
 /** What preparing a revision's Cedar sets did: sets parsed, policies whose set failed, time. */
@@ -108,7 +111,7 @@ export class CedarEvaluator {
       session,
       now: call.receivedAt?.getTime() ?? Date.now(),
       vocabulary: snapshot.vocabulary, // built once per revision, with the registry's own tools
-      facts: call.facts,
+      facts: readsFacts(set) ? call.facts?.() : undefined,
     };
     const result = evaluateCedar(set, input);
     outcome.version = set.hash;
@@ -215,8 +218,9 @@ export class CedarEvaluator {
       decision,
       at: call.receivedAt?.getTime() ?? Date.now(),
       vocabulary,
-      facts: call.facts, // computed once by the coordinator when it has them
-      learnContacted: this.sets.size > 0, // no Cedar set: no rule reads them (docs/cedar.md)
+      // No Cedar set: no rule reads hosts or domains (docs/cedar.md), so no facts are computed.
+      facts: this.sets.size > 0 ? call.facts : undefined,
+      learnContacted: this.sets.size > 0,
     });
     if (learnt === undefined) return undefined;
     return this.facts.update(call.agentId, call.sessionKey, (f) => afterDecision(f, learnt));
@@ -239,6 +243,11 @@ export class CedarEvaluator {
     const tool = vocabulary.classify(event.toolName);
     await this.facts.update(agentId, sessionKey, (f) => afterToolOutput(f, tool));
   }
+}
+
+/** Whether a set's (pruned) context keeps `context.facts` (src/cedar/context-keys.ts). */
+function readsFacts(set: CedarPolicySet): boolean {
+  return set.contextKeys === "all" || set.contextKeys.children.has("facts");
 }
 
 async function loadOffThread(
