@@ -151,4 +151,40 @@ describe("facts on demand", () => {
     expect(allowed.decision.outcome).toBe("allow");
     expect(factsOf(allowed.record)?.tools[0]?.shell?.[0]).toMatchObject({ deletes: false });
   }, 30_000);
+
+  it("are computed for session learning: the hosts a call contacted reach the next call", async () => {
+    const afterPaste = `
+@id("after-paste") @reason("the session contacted paste.example")
+forbid (principal, action == Action::"before_tool_call", resource is Tool)
+when { context.session.hosts.contains("paste.example") };
+`;
+    const p = await startPipeline(nats.url(), {
+      registry: {
+        policies: [
+          {
+            name: "hosts",
+            kind: "cedar",
+            cedar: afterPaste,
+            hooks: ["before_tool_call"],
+            priority: 90,
+          },
+        ],
+      },
+    });
+    const context = { agentId: "agent-1", sessionKey: "od-learn" };
+    const first = await p.client.decide(
+      "before_tool_call",
+      { ...context, toolCallId: "l1" },
+      { toolName: "WebFetch", toolCallId: "l1", params: { url: "https://paste.example/x" } },
+      { callId: "od-l1" },
+    );
+    expect(first.outcome).toBe("allow");
+    const second = await p.client.decide(
+      "before_tool_call",
+      { ...context, toolCallId: "l2" },
+      { toolName: "Bash", toolCallId: "l2", params: { command: "ls" } },
+      { callId: "od-l2" },
+    );
+    expect(second.outcome).toBe("block");
+  }, 30_000);
 });
