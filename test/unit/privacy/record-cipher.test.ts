@@ -182,4 +182,16 @@ describe("sealing a record's personal fields", () => {
       }),
     );
   });
+
+  it("names places whose member names hold / or ~ by escaped pointers, and opens them", () => {
+    const record = decision(1);
+    const odd = { ...record, event: { ...record.event, "a/b~c": "private", "~": 2 } };
+    const k = key();
+    const sealed = sealRecord(odd, subject, k);
+    expect(sealed.encrypted!.paths).toEqual(
+      expect.arrayContaining(["/event/a~1b~0c", "/event/~0", "/event/params"]),
+    );
+    expect((sealed.event as Record<string, unknown>)["a/b~c"]).toBe(ENCRYPTED_MARK);
+    expect(openRecord(sealed, k).record.event).toEqual(odd.event);
+  });
 });
