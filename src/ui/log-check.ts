@@ -42,8 +42,8 @@ export function logCheckNote(check: LogCheck, stream: string): Html {
       return html`<p class="log-check ok">✓ the log (${stream}) holds this record as shown</p>`;
     case "erased":
       return html`<p class="log-check ok erased">
-        ✓ the log (${stream}) holds this record; its sealed fields were erased: the index kept only
-        the clear fields shown, and the log's ciphertext cannot be opened without the erased key
+        ✓ the log (${stream}) holds this record; the index's copy is it without its ciphertext, as
+        an erasure leaves it, so its sealed fields read [erased]
       </p>`;
     case "different":
       return html`<p class="log-check bad">

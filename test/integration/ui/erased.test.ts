@@ -211,6 +211,9 @@ describe("an erased session in the UI", () => {
     expect(await browser.page.locator(".log-check").getAttribute("class")).toBe(
       "log-check ok erased",
     );
+    expect(await browser.page.locator(".log-check").textContent()).toContain(
+      "without its ciphertext",
+    );
     expect(recordText).not.toContain(ENCRYPTED_MARK);
     await browser.screenshot("erased-decision");
   });
