@@ -18,7 +18,9 @@ import {
   type SessionFactStore,
   type SessionFacts,
 } from "../cedar/index.js";
+import { setImmediate } from "node:timers/promises";
 import { CedarSetLoader } from "../cedar/loader.js";
+import { preparseSubsets } from "../cedar/scope-index.js";
 import type { ActionFacts } from "../facts/index.js";
 import type { ApprovalEntry } from "../approvals/entry.js";
 import { toWireError } from "./failure-record.js";
@@ -151,8 +153,11 @@ export class CedarEvaluator {
       if (set === undefined) {
         set = await loadOffThread(this.loader, policy);
         this.loads++;
-        this.sets.set(policy.cedar, set);
       }
+      // Here, not on the first call of each hook and tool: a set already held parses only the
+      // sub-sets of hooks it was not used on before (scope-index.ts remembers the others).
+      if (!(set instanceof Error)) set = await preparsedOrError(set, policy.hooks);
+      this.sets.set(policy.cedar, set);
       if (set instanceof Error) failed.push(policy.name);
     }
     if (snapshot.revision > this.revision) this.swap(snapshot);
@@ -256,6 +261,22 @@ async function loadOffThread(
 ): Promise<CedarPolicySet | Error> {
   try {
     return await loader.load(policy.cedar, policy.source ?? policy.name);
+  } catch (error) {
+    return error instanceof Error ? error : new Error(String(error));
+  }
+}
+
+/**
+ * The set with every sub-set its hooks can need pre-parsed into this thread's engine, calls
+ * decided between two of them; an error (its failure mode decides) when that fails.
+ */
+async function preparsedOrError(
+  set: CedarPolicySet,
+  hooks: readonly string[],
+): Promise<CedarPolicySet | Error> {
+  try {
+    await preparseSubsets(set, hooks, () => setImmediate());
+    return set;
   } catch (error) {
     return error instanceof Error ? error : new Error(String(error));
   }
