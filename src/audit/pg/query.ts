@@ -151,6 +151,8 @@ async function whereOf(pool: PgPool, namespace: string, f: IndexFilter): Promise
     if (f.status !== undefined) {
       w.params.push(f.status);
       conds.push(`p.status = $${w.params.length}`);
+      // Said outright, so the planner may use the index of the rare statuses (migrations/004).
+      if (f.status !== "ok") conds.push("p.status <> 'ok'");
     }
     const asked = `EXISTS (SELECT 1 FROM hookbus_policy_outcomes p WHERE ${conds.join(" AND ")})`;
     // A refusal the SDK or an adapter recorded (an observation) names its policy in blocked_by.
@@ -519,8 +521,7 @@ export function pendingApprovalDecisions(
     `r.kind = 'decision' AND r.outcome = 'pending_approval' AND NOT EXISTS (
        SELECT 1 FROM hookbus_records a
        WHERE a.ns = r.ns AND a.session_key = r.session_key AND a.agent_id = r.agent_id
-         AND a.call_id = r.call_id AND a.kind = 'approval'
-         AND a.record->>'decisionSeq' = r.seq::text)`,
+         AND a.call_id = r.call_id AND a.kind = 'approval' AND a.decision_seq = r.seq)`,
   );
 }
 
