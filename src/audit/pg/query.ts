@@ -151,8 +151,6 @@ async function whereOf(pool: PgPool, namespace: string, f: IndexFilter): Promise
     if (f.status !== undefined) {
       w.params.push(f.status);
       conds.push(`p.status = $${w.params.length}`);
-      // Said outright, so the planner may use the index of the rare statuses (migrations/004).
-      if (f.status !== "ok") conds.push("p.status <> 'ok'");
     }
     const asked = `EXISTS (SELECT 1 FROM hookbus_policy_outcomes p WHERE ${conds.join(" AND ")})`;
     // A refusal the SDK or an adapter recorded (an observation) names its policy in blocked_by.

@@ -232,7 +232,7 @@ describe("hookbus indexer", () => {
     expect(await main(["indexer", "migrate", "--index", url], out)).toBe(0);
     expect(lines).toEqual([
       "applied migrations 1, 2, 3, 4; index schema version 4",
-      "index schema is up to date (version 3)",
+      "index schema is up to date (version 4)",
     ]);
     const saved = process.env.HOOKBUS_INDEX_URL;
     delete process.env.HOOKBUS_INDEX_URL;
