@@ -2,10 +2,11 @@
  * `npm run bench:audit`: the audit index at scale. Fills a log with BENCH_AUDIT_RECORDS records
  * (default 1,000,000) across BENCH_AUDIT_SESSIONS sessions (default 20,000), indexes them into
  * PostgreSQL with `hookbus indexer`'s code, then measures: indexer records/s; p50/p99 of a
- * session timeline, of an agent+outcome query over the last hour and of stats over a day; and the
- * decision path's p99 while audit queries run in a loop (in another process) as a ratio to its
+ * session timeline, of an agent+outcome query over the last hour, of a policy+status query and of
+ * stats over a day; and the decision path's p99 while audit queries run in a loop (in another process) as a ratio to its
  * p99 without them (interleaved rounds, on the same server and log). The LAST line is:
- *   audit: records=… index_rps=… session_p99_ms=… decision_p99_ratio_under_audit=…
+ *   audit: records=… index_rps=… session_p99_ms=… agent_outcome_p99_ms=… policy_status_p99_ms=…
+ *          stats_day_p99_ms=… decision_p99_ratio_under_audit=…
  * BENCH_AUDIT_WRITERS sets the indexer's concurrent batch writers (default 2).
  * BENCH_AUDIT_INDEX_ONLY=1 stops after indexing (for A/B runs of the indexer alone); its last line
  * is then `audit: records=… index_rps=… node_us_per_record=… pg_us_per_record=…`.
@@ -179,6 +180,16 @@ async function main(): Promise<void> {
         limit: 100,
       }),
     );
+    // A policy and a rare status (path-guard times out in 1 decision of 97), newest first: what
+    // "when did this policy time out?" asks of the policy rows.
+    const policyStatus = await timed(QUERY_RUNS, () =>
+      queryIndex(pool, NAMESPACE, {
+        policy: "path-guard",
+        status: "timeout",
+        newestFirst: true,
+        limit: 100,
+      }),
+    );
     const stats = await timed(Math.max(3, Math.floor(QUERY_RUNS / 20)), () =>
       indexStats(pool, NAMESPACE, { since: new Date(Date.now() - 86_400_000) }),
     );
@@ -187,6 +198,9 @@ async function main(): Promise<void> {
     );
     console.log(
       `agent+outcome, last hour, limit 100: p50 ${fmt(percentile(agentOutcome, 50))} ms, p99 ${fmt(percentile(agentOutcome, 99))} ms`,
+    );
+    console.log(
+      `policy+status (timeout), newest first, limit 100: p50 ${fmt(percentile(policyStatus, 50))} ms, p99 ${fmt(percentile(policyStatus, 99))} ms`,
     );
     console.log(
       `stats over a day: p50 ${fmt(percentile(stats, 50))} ms, p99 ${fmt(percentile(stats, 99))} ms (${machineLoad()})`,
@@ -267,7 +281,7 @@ async function main(): Promise<void> {
     await indexer.stop();
     console.log(
       `audit: records=${RECORDS} index_rps=${indexRps} session_p99_ms=${fmt(percentile(session, 99))} ` +
-        `agent_outcome_p99_ms=${fmt(percentile(agentOutcome, 99))} stats_day_p99_ms=${fmt(percentile(stats, 99))} ` +
+        `agent_outcome_p99_ms=${fmt(percentile(agentOutcome, 99))} policy_status_p99_ms=${fmt(percentile(policyStatus, 99))} stats_day_p99_ms=${fmt(percentile(stats, 99))} ` +
         `decision_p99_ratio_under_audit=${(loadedP99 / quietP99).toFixed(2)}`,
     );
   } finally {

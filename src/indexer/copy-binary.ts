@@ -2,7 +2,7 @@
  * Rows in PostgreSQL's binary COPY format (the `COPY … FROM STDIN (FORMAT binary)` stream: a
  * signature, then per row a field count and each field as a length and its bytes, then -1):
  * no text to build and for PostgreSQL to parse per value, and a record's stored JSON bytes are
- * copied as they are into its jsonb field.
+ * copied as they are into its json field.
  */
 
 const SIGNATURE = Buffer.from("PGCOPY\n\xff\r\n\0", "latin1");
@@ -61,11 +61,7 @@ export class CopyRows {
 
   text(s: string | null): void {
     if (s === null) return this.null();
-    const safe = pgSafeText(s);
-    this.room(4 + 3 * safe.length);
-    const written = this.buf.write(safe, this.at + 4, "utf8");
-    this.buf.writeInt32BE(written, this.at);
-    this.at += 4 + written;
+    this.utf8(pgSafeText(s));
   }
 
   /** A timestamptz: microseconds since PostgreSQL's epoch. */
@@ -75,22 +71,12 @@ export class CopyRows {
     this.int64(d.getTime() * 1000 - PG_EPOCH_US);
   }
 
-  /** A jsonb field: version 1, then the JSON text (already safe for jsonb). */
-  jsonb(json: string | Uint8Array | null): void {
+  /** A json field: the JSON text itself (PostgreSQL checks that it is JSON). */
+  json(json: string | Uint8Array | null): void {
     if (json === null) return this.null();
-    if (typeof json === "string") {
-      this.room(5 + 3 * json.length);
-      const written = this.buf.write(json, this.at + 5, "utf8");
-      this.buf.writeInt32BE(written + 1, this.at);
-      this.buf[this.at + 4] = 1;
-      this.at += 5 + written;
-      return;
-    }
-    this.int32(json.length + 1);
-    this.room(1 + json.length);
-    this.buf[this.at++] = 1;
-    this.buf.set(json, this.at);
-    this.at += json.length;
+    if (typeof json === "string") return this.utf8(json);
+    this.int32(json.length);
+    this.bytes(json);
   }
 
   /** The stream, ended by the trailer. */
@@ -99,6 +85,14 @@ export class CopyRows {
     this.buf.writeInt16BE(-1, this.at);
     this.at += 2;
     return this.buf.subarray(0, this.at);
+  }
+
+  /** A field of `s`'s UTF-8 bytes. */
+  private utf8(s: string): void {
+    this.room(4 + 3 * s.length);
+    const written = this.buf.write(s, this.at + 4, "utf8");
+    this.buf.writeInt32BE(written, this.at);
+    this.at += 4 + written;
   }
 
   private int32(n: number): void {

@@ -1,7 +1,7 @@
 /**
  * From a stored log message to index rows: pure, and tolerant. The record schema evolves (fields
  * come and go between versions), so the projection reads only what the columns need, with type
- * guards, and keeps the whole record as jsonb. The subject, written by the coordinator, is the
+ * guards, and keeps the whole record as json. The subject, written by the coordinator, is the
  * authority for agent, session, hook and outcome.
  */
 import type { ParsedAuditSubject } from "../bus/subjects.js";
@@ -26,9 +26,13 @@ export interface RecordRow {
   latencyMs: number | null;
   shadowChanged: boolean;
   indexError: string | null;
+  /** An approval record's `decisionSeq`: the pending decision it settles. */
+  decisionSeq: number | null;
+  /** The subject hash a sealed record's values are encrypted under (`encrypted.subject`). */
+  sealedFor: string | null;
   /**
-   * The record as JSON text (NUL characters replaced: jsonb cannot hold them), or its stored UTF-8
-   * bytes when they hold nothing jsonb refuses; null when invalid.
+   * The record as JSON text (NUL characters and lone surrogates replaced: PostgreSQL's JSON
+   * functions refuse them), or its stored UTF-8 bytes when they hold neither; null when invalid.
    */
   recordJson: string | Uint8Array | null;
 }
@@ -64,6 +68,10 @@ function num(value: unknown): number | null {
   return typeof value === "number" && Number.isFinite(value) ? value : null;
 }
 
+function positiveInt(value: unknown): number | null {
+  return Number.isSafeInteger(value) && (value as number) > 0 ? (value as number) : null;
+}
+
 function date(value: unknown): Date | null {
   if (typeof value !== "string") return null;
   const d = new Date(value);
@@ -71,7 +79,7 @@ function date(value: unknown): Date | null {
 }
 
 /**
- * jsonb refuses two things JSON text may hold: \u0000, and a lone UTF-16 surrogate (\ud800 not
+ * PostgreSQL's JSON functions (jsonb, ->>) refuse two things JSON text may hold: \u0000, and a lone UTF-16 surrogate (\ud800 not
  * followed by a low surrogate; JSON.parse accepts it, so an agent can send one in any string).
  * JSON.stringify writes both as escapes and a valid surrogate pair as the character itself, so
  * every such escape it writes is one of these: each becomes U+FFFD. An escaped backslash before
@@ -140,7 +148,7 @@ export interface StoredMessage {
 
 /**
  * Whether `text`, the JSON the record was parsed from, can be stored as it is: with no `\u`
- * escape it holds neither of the two things jsonb refuses (raw control characters are not JSON,
+ * escape it holds neither of the two things PostgreSQL's JSON functions refuse (raw control characters are not JSON,
  * and text decoded from UTF-8 has no lone surrogate), and it is the record's own bytes; spared a
  * JSON.stringify per record, the indexer's share of the CPU drops. Otherwise the record is
  * written again by jsonForPg.
@@ -179,13 +187,15 @@ const READ: Shape = {
   wouldHaveBlocked: true,
   // An observation's refusal (refusedBy).
   event: { blocked: true, blockSource: true, blockedBy: true },
+  decisionSeq: true,
+  encrypted: { subject: true },
 };
 
 /**
  * The rows of a plain-JSON record from its stored bytes, reading only the fields the columns need
  * (record-scan.ts: the trust boundary); the bytes are stored as they are. Undefined when the
  * record must be decoded in full instead: the scan cannot read it, or it holds a `\u` escape
- * (which may stand for what jsonb refuses). `maxDepth`: the codec's depth bound.
+ * (which may stand for what PostgreSQL's JSON functions refuse). `maxDepth`: the codec's depth bound.
  */
 export function projectBytes(
   message: StoredMessage,
@@ -205,6 +215,7 @@ function projectFields(
   const context = obj(record.context) ?? {};
   const decision = obj(record.decision);
   const shadow = obj(record.shadow);
+  const encrypted = obj(record.encrypted);
   const receivedAt = date(record.receivedAt) ?? date(record.publishedAt);
   const decidedAt = date(record.decidedAt);
   const latencyMs =
@@ -233,6 +244,8 @@ function projectFields(
       latencyMs,
       shadowChanged: shadow?.changed === true,
       indexError: null,
+      decisionSeq: record.kind === "approval" ? positiveInt(record.decisionSeq) : null,
+      sealedFor: str(encrypted?.subject),
       recordJson,
     },
     policies: policyRows(message.seq, record),
@@ -261,6 +274,8 @@ export function invalidProjection(message: StoredMessage, why: string): Projecti
       latencyMs: null,
       shadowChanged: false,
       indexError: why.slice(0, 2000),
+      decisionSeq: null,
+      sealedFor: null,
       recordJson: null,
     },
     policies: [],

@@ -9,7 +9,7 @@
  * they validated and check its size and depth before writing it (docs/security.md). The indexer
  * therefore does not validate every byte of a record itself: the one pass checks the record's
  * nesting depth (the same bound as a full decode), finds the values of the fields asked for and
- * parses those alone, and PostgreSQL's jsonb parser reads the whole record when it is stored. A
+ * parses those alone, and PostgreSQL's JSON parser checks the whole record when it is stored. A
  * record the pass cannot read (not an object, a key with an escape, bytes that are not UTF-8,
  * deeper than the bound) is decoded in full as before, with the same errors; a record whose
  * unread part is not JSON is refused by PostgreSQL and indexed as `invalid` with its reason
@@ -266,8 +266,9 @@ export interface ScannedRecord {
   /** The fields `shape` names that the record has (the last one when a key repeats). */
   fields: Record<string, unknown>;
   /**
-   * Whether some string holds a `\u` escape: then the text may hold what jsonb refuses (a NUL, a
-   * lone surrogate), and the record must be written again (projection.ts, jsonForPg).
+   * Whether some string holds a `\u` escape: then the text may hold what PostgreSQL's JSON
+   * functions refuse (a NUL, a lone surrogate), and the record must be written again
+   * (projection.ts, jsonForPg).
    */
   escapes: boolean;
 }

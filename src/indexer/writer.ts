@@ -32,7 +32,7 @@ CREATE TEMP TABLE IF NOT EXISTS hookbus_stage_records (seq bigint, subject text,
   stored_at timestamptz, kind text, outcome text, agent_id text, session_key text, run_id text,
   hook text, call_id text, blocked_by text, registry_revision text, received_at timestamptz,
   decided_at timestamptz, latency_ms float8, shadow_changed boolean, index_error text,
-  record jsonb) ON COMMIT DELETE ROWS;
+  decision_seq bigint, sealed_for text, record json) ON COMMIT DELETE ROWS;
 CREATE TEMP TABLE IF NOT EXISTS hookbus_stage_policies (seq bigint, policy text, version text,
   mode text, status text, effect text, latency_ms float8, minute bigint) ON COMMIT DELETE ROWS`;
 
@@ -46,10 +46,10 @@ const INSERT_RECORDS = `
 WITH added AS (
 INSERT INTO hookbus_records (ns, seq, subject, stored_at, kind, outcome, agent_id, session_key,
   run_id, hook, call_id, blocked_by, registry_revision, received_at, decided_at, latency_ms,
-  shadow_changed, index_error, record)
+  shadow_changed, index_error, decision_seq, sealed_for, record)
 SELECT $1, x.seq, x.subject, x.stored_at, x.kind, x.outcome, x.agent_id, x.session_key, x.run_id,
   x.hook, x.call_id, x.blocked_by, x.registry_revision::bigint, x.received_at, x.decided_at,
-  x.latency_ms, x.shadow_changed, x.index_error, x.record
+  x.latency_ms, x.shadow_changed, x.index_error, x.decision_seq, x.sealed_for, x.record
 FROM pg_temp.hookbus_stage_records x ORDER BY x.seq
 ON CONFLICT (ns, seq) DO NOTHING
 RETURNING stored_at, hook, outcome, kind
@@ -68,7 +68,7 @@ function recordRows(batch: readonly Projection[], namespace?: string): Buffer {
   for (const { record } of batch) expected += 400 + (record.recordJson?.length ?? 0);
   const rows = new CopyRows(expected);
   for (const { record: r } of batch) {
-    rows.row(namespace === undefined ? 18 : 19);
+    rows.row(namespace === undefined ? 20 : 21);
     if (namespace !== undefined) rows.text(namespace);
     rows.int8(r.seq);
     rows.text(r.subject);
@@ -90,7 +90,10 @@ function recordRows(batch: readonly Projection[], namespace?: string): Buffer {
     rows.float8(r.latencyMs);
     rows.bool(r.shadowChanged);
     rows.text(r.indexError);
-    rows.jsonb(r.recordJson);
+    if (r.decisionSeq === null) rows.null();
+    else rows.int8(r.decisionSeq);
+    rows.text(r.sealedFor);
+    rows.json(r.recordJson);
   }
   return rows.finish();
 }
@@ -162,7 +165,8 @@ ON CONFLICT (ns, minute, hook, outcome) DO UPDATE SET records = m.records + EXCL
  */
 const COPY_NEW_RECORDS = `COPY hookbus_records (ns, seq, subject, stored_at, kind, outcome,
   agent_id, session_key, run_id, hook, call_id, blocked_by, registry_revision, received_at,
-  decided_at, latency_ms, shadow_changed, index_error, record) FROM STDIN (FORMAT binary)`;
+  decided_at, latency_ms, shadow_changed, index_error, decision_seq, sealed_for, record)
+  FROM STDIN (FORMAT binary)`;
 
 // The policy rows of new records are new too (a record's rows are written in its transaction;
 // the projection keeps one row per policy, and a row the key refuses anyway sends the batch the

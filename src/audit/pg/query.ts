@@ -519,8 +519,7 @@ export function pendingApprovalDecisions(
     `r.kind = 'decision' AND r.outcome = 'pending_approval' AND NOT EXISTS (
        SELECT 1 FROM hookbus_records a
        WHERE a.ns = r.ns AND a.session_key = r.session_key AND a.agent_id = r.agent_id
-         AND a.call_id = r.call_id AND a.kind = 'approval'
-         AND a.record->>'decisionSeq' = r.seq::text)`,
+         AND a.call_id = r.call_id AND a.kind = 'approval' AND a.decision_seq = r.seq)`,
   );
 }
 

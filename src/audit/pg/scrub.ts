@@ -12,11 +12,12 @@ export async function scrubErasedRows(
 ): Promise<number> {
   try {
     const result = await pool.query(
+      // sealed_for names the subject while the ciphertext is there (migrations/004), so only
+      // the subject's rows are read, and a scrubbed row is not counted twice.
       `UPDATE hookbus_records
-          SET record = record #- '{encrypted,ct}' #- '{encrypted,iv}' #- '{encrypted,tag}'
-        WHERE ns = $1
-          AND record -> 'encrypted' ->> 'subject' = $2
-          AND record -> 'encrypted' ? 'ct'`,
+          SET record = (record::jsonb #- '{encrypted,ct}' #- '{encrypted,iv}' #- '{encrypted,tag}')::json,
+              sealed_for = NULL
+        WHERE ns = $1 AND sealed_for = $2`,
       [namespace, subjectHash],
     );
     return result.rowCount ?? 0;

@@ -1,6 +1,6 @@
 /**
  * Records PostgreSQL would refuse must not stall the index: an agent can put a lone UTF-16
- * surrogate or a NUL in any string of its call (JSON allows both, jsonb and text refuse them), and
+ * surrogate or a NUL in any string of its call (JSON allows both, PostgreSQL's JSON functions and text refuse them), and
  * a record's fields may hold values a column cannot (here a fractional registry revision for a
  * bigint column). Every record is indexed — the first two with U+FFFD in place, the last as an
  * `invalid` row saying why — the records after them too, and the lag reaches 0.
@@ -76,7 +76,7 @@ describe("hookbus indexer and records PostgreSQL refuses", () => {
 
   it("a record whose unread part is not JSON is refused by PostgreSQL and indexed as invalid, and the batch goes on", async () => {
     // The indexer reads only the fields its columns need (record-scan.ts); the rest is checked by
-    // PostgreSQL's jsonb parser when the batch is copied in.
+    // PostgreSQL's JSON parser when the batch is copied in.
     const namespace = uniqueNamespace("idxunread");
     const bus = await Bus.open(await nats.connect(), { namespace });
     await publishSyntheticLog(bus, { records: 3, sessions: 3, agents: 1 });

@@ -204,9 +204,9 @@ describe("hookbus indexer", () => {
   it("two migrators at once take turns: the schema is applied once", async () => {
     const { pool } = await postgres.database({ migrate: false });
     const results = await Promise.all([migrateIndex(pool), migrateIndex(pool)]);
-    expect(results.map((r) => r.applied).sort()).toEqual([[], [1, 2, 3]]);
+    expect(results.map((r) => r.applied).sort()).toEqual([[], [1, 2, 3, 4]]);
     const versions = await pool.query("SELECT version FROM hookbus_migrations ORDER BY version");
-    expect(versions.rows).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }]);
+    expect(versions.rows).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }, { version: 4 }]);
   });
 
   it("a run's records are found through an index on the run id (--run ID)", async () => {
@@ -231,8 +231,8 @@ describe("hookbus indexer", () => {
     expect(await main(["indexer", "migrate", "--index", url], out)).toBe(0);
     expect(await main(["indexer", "migrate", "--index", url], out)).toBe(0);
     expect(lines).toEqual([
-      "applied migrations 1, 2, 3; index schema version 3",
-      "index schema is up to date (version 3)",
+      "applied migrations 1, 2, 3, 4; index schema version 4",
+      "index schema is up to date (version 4)",
     ]);
     const saved = process.env.HOOKBUS_INDEX_URL;
     delete process.env.HOOKBUS_INDEX_URL;
@@ -277,7 +277,7 @@ describe("hookbus indexer", () => {
       expect(await main(["indexer", "migrate", "--index", fresh.toString()], out)).toBe(0);
       expect(lines).toEqual([
         `created database "${name}"`,
-        "applied migrations 1, 2, 3; index schema version 3",
+        "applied migrations 1, 2, 3, 4; index schema version 4",
       ]);
     } finally {
       await pool.query(`DROP DATABASE IF EXISTS ${name}`);

@@ -1,6 +1,6 @@
 /**
  * A record too large for one message is stored as a blob reference (its body in the blob
- * stream). The indexer must index it like any other record — whole, as jsonb — and the records
+ * stream). The indexer must index it like any other record — whole, as json — and the records
  * after it, so its lag reaches 0.
  */
 import { randomBytes } from "node:crypto";

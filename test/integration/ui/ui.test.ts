@@ -410,7 +410,7 @@ describe("the log is the record", () => {
     );
     const alter = (outcome: string) =>
       pool.query(
-        `UPDATE hookbus_records SET record = jsonb_set(record, '{decision,outcome}', to_jsonb($3::text))
+        `UPDATE hookbus_records SET record = jsonb_set(record::jsonb, '{decision,outcome}', to_jsonb($3::text))::json
          WHERE ns = $1 AND seq = $2`,
         [namespace, seq, outcome],
       );
