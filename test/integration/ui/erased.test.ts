@@ -241,7 +241,7 @@ describe("an erased session in the UI", () => {
   it("an erased index row edited afterwards is still caught by the record page's log check", async () => {
     const { rows } = await pool.query<{ seq: string }>(
       `UPDATE hookbus_records
-          SET record = jsonb_set(record, '{decision,blockedBy}', '"someone-else"')
+          SET record = jsonb_set(record::jsonb, '{decision,blockedBy}', '"someone-else"')::json
         WHERE ns = $1 AND call_id = $2 RETURNING seq`,
       [p.namespace, `${ERASED}-pay`],
     );
