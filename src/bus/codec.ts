@@ -278,13 +278,19 @@ function checkBlobReference(
   }
 }
 
+/**
+ * As Buffer's `toString("utf8")` (invalid bytes become U+FFFD, a byte order mark is kept, so
+ * JSON.parse refuses it as before) without a Buffer view made around the bytes per message.
+ */
+const utf8 = new TextDecoder("utf-8", { ignoreBOM: true });
+
 function parseJson(bytes: Uint8Array, maxDepth: number): unknown {
   if (jsonDepthExceeds(bytes, maxDepth)) {
     throw limitExceeded("maxDepth", `a body nests deeper than the limit of ${maxDepth} levels`, {
       max: maxDepth,
     });
   }
-  return JSON.parse(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("utf8"));
+  return JSON.parse(utf8.decode(bytes));
 }
 
 /** The agent token a large body's blob is stored under (docs/protocol.md, "Blobs"). */

@@ -172,7 +172,7 @@ export function jsonDepthExceeds(bytes: Uint8Array, maxDepth: number): boolean {
     const b = bytes[i]!;
     if (b === QUOTE) {
       // To the closing quote, past escapes. Written here, not as a helper: as a call, the scan
-      // took twice as long (bench/depth-scan.ts).
+      // took twice as long (bench/body-parse.ts).
       for (i++; i < length; i++) {
         const c = bytes[i]!;
         if (c === BACKSLASH) i++;

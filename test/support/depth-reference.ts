@@ -1,7 +1,7 @@
 /**
  * The JSON depth scan as first written (one loop, every byte tested for every case): the
  * reference that src/foundation/limits.ts's faster `jsonDepthExceeds` must agree with on any
- * bytes (test/unit/limits.test.ts), and the "before" of its benchmark (bench/depth-scan.ts).
+ * bytes (test/unit/limits.test.ts), and the "before" of its benchmark (bench/body-parse.ts).
  */
 export function referenceDepthExceeds(text: Uint8Array, maxDepth: number): boolean {
   let depth = 0;
