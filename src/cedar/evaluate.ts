@@ -64,8 +64,8 @@ function trapEvaluation(message: string): CedarEvaluation {
 }
 
 function evaluateSet(set: CedarPolicySet, input: RequestInput): CedarEvaluation {
-  // Spelled out, not `{ ...input, findSecrets: false }` (a spread then a property: microseconds
-  // on Node 20's V8, docs/performance.md); the builders read only these fields.
+  // Spelled out, not `{ ...input, findSecrets: false }` (hot path: foundation/hot-path.ts); the
+  // builders read only these fields.
   const readsSession = set.contextKeys === "all" || set.contextKeys.children.has("session");
   const requests = cedarRequests(
     set.readsSecrets && readsSession
