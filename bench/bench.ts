@@ -4,9 +4,12 @@
  * are not). Every side runs in this one process (agent, coordinator and workers, or the
  * baseline's three roles), so its Node CPU and heap allocation per call are the whole cost of a
  * call outside nats-server. `npm run bench` runs it compiled (tsconfig.bench.json → .tmp/bench).
- * A third side is hookbus with signed decisions (a coordinator signing key, docs/security.md), in
- * a namespace of its own, measured interleaved with the others: `sign_cpu_pct` is how much more
- * Node CPU a call costs with signing on than off (issue 21 budgets 5 %).
+ * Two more sides, each hookbus in a namespace of its own, measure what a feature adds to a call's
+ * Node CPU: signed decisions (a coordinator signing key, docs/security.md; `sign_cpu_pct`, issue
+ * 21 budgets 5 %) and per-subject encryption (a KEK, docs/privacy.md; `encrypt_cpu_pct`, issue 36
+ * budgets 5 %). They run in rotating rounds between two plain paths, one started before them and
+ * one after (bench/support/bracketed-cost.ts: a path's start order costs by itself), and
+ * `aa_cpu_pct`, the two plain paths against each other, is the noise floor of the same run.
  * A last measurement runs the same calls with every role in its own process: hookbus's coordinator
  * and three workers through the CLI, the baseline's roles as bench/baseline-role.ts, the callers
  * here (bench/support/process-shape.ts); its `processes:` line comes before the last one, then the
@@ -14,11 +17,13 @@
  * the `stream:` line of bench/stream.ts (a guarded streamed answer, as `npm run bench:stream`).
  * `BENCH_PROCESSES=0` skips it.
  * The LAST line is machine-readable (its fields: bench/support/bench-line.ts):
- *   bench: p50_ratio=<hookbus/baseline> p99_ratio=<…> throughput_ratio=<hookbus/baseline> cpu_ratio=<…> alloc_ratio=<…> fastpath_us=<…> replay_rps=<…> sign_cpu_pct=<…> sign_work_pct=<…>
+ *   bench: p50_ratio=<hookbus/baseline> p99_ratio=<…> throughput_ratio=<hookbus/baseline> cpu_ratio=<…> alloc_ratio=<…> fastpath_us=<…> replay_rps=<…> sign_cpu_pct=<…> sign_work_pct=<…> encrypt_cpu_pct=<…> aa_cpu_pct=<…> seal_work_pct=<…>
  * `cpu_ratio` and `alloc_ratio` are the in-process Node CPU and V8 heap bytes allocated per call at
  * concurrency 64, hookbus / baseline, from the same throughput rounds as `throughput_ratio`.
- * `sign_work_pct` is the signer's own work per record measured alone (steady where the A/B is noisy).
+ * `sign_work_pct` and `seal_work_pct` are the signer's and the sealer's own work per record
+ * measured alone (steady where the A/B is noisy), as a share of hookbus's CPU per call.
  */
+import { randomBytes } from "node:crypto";
 import { findNatsServer } from "../src/testing/nats.js";
 import { startBaseline } from "./baseline.js";
 import { formatBenchLine } from "./support/bench-line.js";
@@ -42,13 +47,17 @@ import { factsLine, measureShellFacts } from "./support/facts-run.js";
 import { measureReplay } from "./support/replay-run.js";
 import { measureStream } from "./support/stream-run.js";
 import { createSigningKey, signingKeyFromSeed } from "../src/log/sign/keys.js";
+import { parseKek } from "../src/privacy/kek.js";
 import { signWorkPerRecordUs } from "./support/sign-work.js";
+import { clearBenchRecord, sealWorkPerRecordUs } from "./support/seal-work.js";
+import { bracketedCost, describePct } from "./support/bracketed-cost.js";
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const SEQUENTIAL_PER_ROUND = Number(process.env.BENCH_SEQUENTIAL ?? 400);
 const CONCURRENT_CALLS = Number(process.env.BENCH_CONCURRENT_CALLS ?? 3000);
 const CONCURRENCY = 64;
-const SIGN_ROUNDS = Number(process.env.BENCH_SIGN_ROUNDS ?? 6);
+/** Rounds of the signing and encryption A/B: 8 puts each of its 4 sides in each place twice. */
+const SIGN_ROUNDS = Number(process.env.BENCH_SIGN_ROUNDS ?? 8);
 const REPLAY_RECORDS = Number(process.env.BENCH_REPLAY_RECORDS ?? 20_000);
 const PROCESSES = process.env.BENCH_PROCESSES !== "0";
 const NAMESPACE = `bench${Date.now().toString(36)}`;
@@ -65,40 +74,6 @@ async function sequential(call: () => Promise<unknown>, n: number, into: number[
   }
 }
 
-/**
- * Signing on vs off: paired rounds of the same concurrent load, the order alternating each round
- * (so warm-up and a neighbour's load on a shared machine hit both sides alike); the median of the
- * rounds' differences is the figure.
- */
-async function signingCost(
-  off: (lane: number) => Promise<unknown>,
-  on: (lane: number) => Promise<unknown>,
-) {
-  const pcts: number[] = [];
-  let offUs = 0;
-  let onUs = 0;
-  for (let round = 0; round < SIGN_ROUNDS; round++) {
-    const meters = { off: new CostMeter(), on: new CostMeter() };
-    const sides = round % 2 === 0 ? (["off", "on"] as const) : (["on", "off"] as const);
-    for (const side of sides) {
-      const call = side === "on" ? on : off;
-      await meters[side].measure(CONCURRENT_CALLS, () =>
-        concurrent(call, CONCURRENT_CALLS, CONCURRENCY),
-      );
-    }
-    const o = meters.off.perCall().cpuUs;
-    const n = meters.on.perCall().cpuUs;
-    offUs += o / SIGN_ROUNDS;
-    onUs += n / SIGN_ROUNDS;
-    pcts.push((n / o - 1) * 100);
-  }
-  const sorted = [...pcts].sort((a, b) => a - b);
-  const mid = sorted.length / 2;
-  const medianPct =
-    sorted.length % 2 === 1 ? sorted[Math.floor(mid)]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-  return { pcts, offUs, onUs, medianPct };
-}
-
 async function main(): Promise<void> {
   const server = await findNatsServer();
   // Both sides use the same client settings: those of hookbus services (src/cli/connect.ts).
@@ -109,10 +84,17 @@ async function main(): Promise<void> {
   const signedPath = await startDecisionPath(roles, `${NAMESPACE}s`, {
     signingKey: signingKeyFromSeed(createSigningKey().seed),
   });
+  const sealedPath = await startDecisionPath(roles, `${NAMESPACE}e`, {
+    privacy: { kek: parseKek(randomBytes(32).toString("hex"), "bench") },
+  });
+  // Started last, so the A/B's plain sides bracket the signed and the encrypted one.
+  const plainAgainPath = await startDecisionPath(roles, `${NAMESPACE}a`);
 
   const contexts = Array.from({ length: CONCURRENCY }, (_, lane) => laneContext(lane));
   const hookbusCall = laneCall(hookbus.client, CONCURRENCY);
   const signedCall = laneCall(signedPath.client, CONCURRENCY);
+  const sealedCall = laneCall(sealedPath.client, CONCURRENCY);
+  const plainAgainCall = laneCall(plainAgainPath.client, CONCURRENCY);
   const baselineCall = (lane = 0) =>
     baseline.call({ hook: "before_tool_call", context: contexts[lane]!, event: BENCH_EVENT });
 
@@ -120,6 +102,9 @@ async function main(): Promise<void> {
   await sequential(baselineCall, 300, []);
   await sequential(() => hookbusCall(0), 300, []);
   await sequential(() => signedCall(0), 300, []);
+  // Concurrent, so every lane's session has its data key before the A/B.
+  await concurrent(sealedCall, 1000, CONCURRENCY);
+  await sequential(() => plainAgainCall(0), 300, []);
 
   const lat = { baseline: [] as number[], hookbus: [] as number[] };
   for (let round = 0; round < ROUNDS; round++) {
@@ -140,11 +125,22 @@ async function main(): Promise<void> {
       ),
     );
   }
-  const signing = await signingCost(hookbusCall, signedCall);
+  const features = await bracketedCost({
+    plain: hookbusCall,
+    candidates: { signed: signedCall, sealed: sealedCall },
+    plainAgain: plainAgainCall,
+    rounds: SIGN_ROUNDS,
+    calls: CONCURRENT_CALLS,
+    concurrency: CONCURRENCY,
+  });
+  // What the encrypted path seals for the benchmark call, in clear (for seal_work_pct).
+  const clearRecord = await clearBenchRecord(roles.coordinator, NAMESPACE);
   const fast = await measureFastPath();
 
   await hookbus.stop();
   await signedPath.stop();
+  await sealedPath.stop();
+  await plainAgainPath.stop();
   await baseline.stop();
   let processes: (ProcessShapeResult & { seconds: number }) | undefined;
   if (PROCESSES) {
@@ -192,15 +188,21 @@ async function main(): Promise<void> {
   console.log(
     `Node CPU per call at concurrency ${CONCURRENCY}: baseline ${bc.cpuUs.toFixed(0)} µs, hookbus ${hc.cpuUs.toFixed(0)} µs (${f(hc.cpuUs / bc.cpuUs, 2)}×)`,
   );
-  const signPct = signing.medianPct;
+  const { signed, sealed } = features.candidates;
   // Records of the benchmark's calls are ~2 KB as stored; measured with 2 KB.
   const workUs = signWorkPerRecordUs(2048);
   const workPct = (workUs / hc.cpuUs) * 100;
+  const sealUs = sealWorkPerRecordUs(clearRecord);
+  const sealPct = (sealUs / hc.cpuUs) * 100;
+  const us = (n: number) => `${n.toFixed(0)} µs`;
   console.log(
-    `signed decisions: Node CPU per call ${signing.onUs.toFixed(0)} µs with a coordinator signing key, ${signing.offUs.toFixed(0)} µs without; median of ${SIGN_ROUNDS} paired rounds ${signPct >= 0 ? "+" : ""}${f(signPct, 1)} % (rounds: ${signing.pcts.map((p) => f(p, 1)).join(", ")})`,
+    `Node CPU per call in ${SIGN_ROUNDS} rotating rounds: ${us(features.plainUs)} plain (two paths, started first and last), ${us(signed.us)} signed, ${us(sealed.us)} encrypted; the plain paths against each other ${describePct(features.aaPct, features.aaPcts)}`,
   );
   console.log(
-    `signing work per record (hash, batch JSON and Ed25519 per 256, measured alone): ${f(workUs, 2)} µs = ${f(workPct, 2)} % of hookbus's CPU per call`,
+    `signed decisions (a coordinator signing key): median ${describePct(signed.medianPct, signed.pcts)}; signing work per record (hash, batch JSON and Ed25519 per 256, measured alone): ${f(workUs, 2)} µs = ${f(workPct, 2)} % of hookbus's CPU per call`,
+  );
+  console.log(
+    `encrypted records (a KEK, sealed per session): median ${describePct(sealed.medianPct, sealed.pcts)}; sealing work per record (measured alone): ${f(sealUs, 2)} µs = ${f(sealPct, 2)} % of hookbus's CPU per call`,
   );
   console.log(
     `V8 heap allocated per call: baseline ${kb(bc.bytes)} KB, hookbus ${kb(hc.bytes)} KB (${f(hc.bytes / bc.bytes, 2)}×)`,
@@ -248,8 +250,11 @@ async function main(): Promise<void> {
       alloc_ratio: hc.bytes / bc.bytes,
       fastpath_us: fast.usPerCall,
       replay_rps: replayRps,
-      sign_cpu_pct: signPct,
+      sign_cpu_pct: signed.medianPct,
       sign_work_pct: workPct,
+      encrypt_cpu_pct: sealed.medianPct,
+      aa_cpu_pct: features.aaPct,
+      seal_work_pct: sealPct,
     }),
   );
 }

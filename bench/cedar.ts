@@ -12,21 +12,16 @@
  *   bench-cedar: cedar_p50_ratio_3=… cedar_throughput_ratio_3=… cedar_p50_ratio_100=… cedar_throughput_ratio_100=… cedar_fresh_p50_ratio_100=… cedar_fresh_throughput_ratio_100=… cedar_eval_p50_us_100=… cedar_eval_fresh_p50_us_100=…
  */
 import { findNatsServer } from "../src/testing/nats.js";
-import { HookbusClient } from "../src/agent/index.js";
-import { startCoordinator } from "../src/coordinator/index.js";
-import { Subjects } from "../src/bus/subjects.js";
-import { RegistryStore } from "../src/registry/store.js";
 import { emptySessionFacts, evaluateCedar, parseCedarPolicySet } from "../src/cedar/index.js";
 import { startBaseline } from "./baseline.js";
 import {
   BENCH_EVENT,
   BenchConnections,
   concurrent,
-  laneCall,
   laneContext,
   openRoles,
-  type RoleConnections,
 } from "./support/decision-path.js";
+import { hundredRules, startCedarPath } from "./support/cedar-path.js";
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const SEQUENTIAL_PER_ROUND = Number(process.env.BENCH_SEQUENTIAL ?? 300);
@@ -40,31 +35,6 @@ const THREE_RULES = `
 @reason("send after web") forbid (principal, action == Action::"before_tool_call", resource is Tool)
   when { resource.class == "send-message" && context.session.taint.contains("web-fetch") };`;
 
-/** 100 rules of the usual shapes: tool names, classes with a parameter pattern, paths, hosts. */
-function hundredRules(): string {
-  const rules: string[] = [];
-  for (let i = 0; i < 100; i++) {
-    const shape = i % 4;
-    if (shape === 0)
-      rules.push(
-        `forbid (principal, action == Action::"before_tool_call", resource == Tool::"tool_${i}");`,
-      );
-    else if (shape === 1)
-      rules.push(
-        `forbid (principal, action == Action::"before_tool_call", resource is Tool) when { resource.class == "shell" && context.call.paramsText like "*pattern-${i}*" };`,
-      );
-    else if (shape === 2)
-      rules.push(
-        `forbid (principal, action == Action::"before_tool_call", resource) when { context.call.paths.contains("/secret/${i}") };`,
-      );
-    else
-      rules.push(
-        `forbid (principal, action == Action::"before_tool_call", resource) when { context.call has url && context.call.url.host == "blocked-${i}.example" };`,
-      );
-  }
-  return rules.join("\n");
-}
-
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 }
@@ -75,45 +45,6 @@ async function sequential(call: () => Promise<unknown>, n: number, into: number[
     await call();
     into.push(performance.now() - t0);
   }
-}
-
-/** A coordinator whose registry is one Cedar entry on before_tool_call, and a client off its fast path. */
-async function startCedarPath(
-  roles: RoleConnections,
-  namespace: string,
-  cedar: string,
-  fresh: boolean,
-) {
-  const coordinator = await startCoordinator({ nc: roles.coordinator, namespace });
-  const registry = await RegistryStore.open(roles.coordinator, new Subjects(namespace));
-  await registry.apply({
-    policies: [{ name: "rules", kind: "cedar", cedar, hooks: ["before_tool_call"], priority: 10 }],
-  });
-  const client = await HookbusClient.connect({ nc: roles.agent, namespace });
-  const deadline = Date.now() + 5000;
-  while (
-    (client.isFastPath("before_tool_call") || coordinator.registry().revision === 0) &&
-    Date.now() < deadline
-  )
-    await new Promise((r) => setTimeout(r, 20));
-  return {
-    call: fresh ? freshCall(client) : laneCall(client, CONCURRENCY),
-    async stop() {
-      await client.close();
-      await coordinator.stop();
-    },
-  };
-}
-
-/** The benchmark call with params no call before had, so no answer is remembered. */
-function freshCall(client: HookbusClient): (lane: number) => Promise<unknown> {
-  const contexts = Array.from({ length: CONCURRENCY }, (_, lane) => laneContext(lane));
-  let n = 0;
-  return (lane) =>
-    client.beforeToolCall(contexts[lane]!, {
-      ...BENCH_EVENT,
-      params: { ...BENCH_EVENT.params, limit: n++ },
-    });
 }
 
 /** p50 of the baseline and the Cedar path (interleaved rounds), and their throughputs. */
@@ -192,7 +123,7 @@ async function main(): Promise<void> {
   ] as const) {
     process.stderr.write(`cedar ${rules} rules${fresh ? ", fresh requests" : ""}: measuring\n`);
     const name = `benchcedar${rules}${fresh ? "f" : ""}${stamp}`;
-    const path = await startCedarPath(roles, name, cedar, fresh);
+    const path = await startCedarPath(roles, name, cedar, { fresh, lanes: CONCURRENCY });
     results.push({ rules, fresh, ...(await compare(baselineCall, path.call)) });
     await path.stop();
   }

@@ -1,10 +1,12 @@
 /**
- * `npm run bench:privacy` (issue 36 item 4): what per-subject encryption costs. Apart from
- * `npm run bench`, whose run is long already; docs/benchmarks.md "Privacy" has the figures.
+ * `npm run bench:privacy` (issue 36 item 4): what per-subject encryption costs. The A/B of
+ * item 1 is `npm run bench`'s `encrypt_cpu_pct` too (fewer rounds there); this run adds the
+ * erasure's time. docs/benchmarks.md "Privacy" has the figures.
  *
  * 1. Node CPU per call with encryption on against off: three decision paths in this one process
  *    (agent, coordinator and three workers each): plain, with a KEK, plain again, measured in
- *    rounds of the same concurrent load, the order rotating (bracketedCost); the median of the
+ *    rounds of the same concurrent load, the order rotating (bench/support/bracketed-cost.ts);
+ *    the median of the
  *    rounds' differences is `encrypt_cpu_pct` (goal ≤ 5 %), and `aa_cpu_pct` the two plain paths'
  *    difference, the noise floor of the same run. The sealing work alone (sealRecord on
  *    the benchmark's record, measured in a loop) is `seal_us` and its share `seal_work_pct`: steady
@@ -19,11 +21,10 @@ import { Bus } from "../src/bus/bus.js";
 import { eraseSubject } from "../src/erasure/erase.js";
 import { migrateIndex, openIndexPool, startIndexer } from "../src/indexer/index.js";
 import { createSigningKey, signingKeyFromSeed } from "../src/log/sign/keys.js";
-import type { LogRecord } from "../src/log/record.js";
-import { parseKek, sealRecord, subjectDigest } from "../src/privacy/index.js";
+import { parseKek } from "../src/privacy/index.js";
 import { findNatsServer } from "../src/testing/nats.js";
 import { createTestDatabase, findPostgres } from "../test/support/postgres-server.js";
-import { CostMeter } from "./support/cost.js";
+import { bracketedCost, describePct } from "./support/bracketed-cost.js";
 import {
   BENCH_EVENT,
   BenchConnections,
@@ -32,6 +33,7 @@ import {
   openRoles,
   startDecisionPath,
 } from "./support/decision-path.js";
+import { clearBenchRecord, sealWorkPerRecordUs } from "./support/seal-work.js";
 
 const ROUNDS = Number(process.env.BENCH_PRIVACY_ROUNDS ?? 8);
 const CALLS = Number(process.env.BENCH_CONCURRENT_CALLS ?? 3000);
@@ -39,56 +41,6 @@ const CONCURRENCY = 64;
 const ERASE_RECORDS = 1000;
 const NAMESPACE = `bpriv${Date.now().toString(36)}`;
 const kek = parseKek(randomBytes(32).toString("hex"), "bench");
-
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = s.length / 2;
-  return s.length % 2 === 1 ? s[Math.floor(mid)]! : (s[mid - 1]! + s[mid]!) / 2;
-};
-
-type Call = (lane: number) => Promise<unknown>;
-
-/**
- * Rounds over three sides, the order rotating each round: plain (started first), encrypted
- * (second) and plain again (third). The two plain sides bracket the encrypted one, so a cost that
- * comes with a path's place (measured: an A/A of two plain paths read +12 %) does not count as
- * encryption's: each round's figure is encrypted / mean(plain, plain again) − 1, and `aaPct` is
- * plain again / plain − 1, the noise floor of the same run.
- */
-async function bracketedCost(plain: Call, sealed: Call, plainAgain: Call) {
-  const calls = { plain, sealed, plainAgain };
-  const sidesInOrder = ["plain", "sealed", "plainAgain"] as const;
-  const pcts: number[] = [];
-  const aaPcts: number[] = [];
-  const us = { plain: 0, sealed: 0 };
-  for (let round = 0; round < ROUNDS; round++) {
-    const meters = { plain: new CostMeter(), sealed: new CostMeter(), plainAgain: new CostMeter() };
-    for (let i = 0; i < 3; i++) {
-      const side = sidesInOrder[(round + i) % 3]!;
-      await meters[side].measure(CALLS, () => concurrent(calls[side], CALLS, CONCURRENCY));
-    }
-    const p1 = meters.plain.perCall().cpuUs;
-    const p2 = meters.plainAgain.perCall().cpuUs;
-    const e = meters.sealed.perCall().cpuUs;
-    us.plain += (p1 + p2) / 2 / ROUNDS;
-    us.sealed += e / ROUNDS;
-    pcts.push((e / ((p1 + p2) / 2) - 1) * 100);
-    aaPcts.push((p2 / p1 - 1) * 100);
-  }
-  return { pcts, aaPcts, ...us, medianPct: median(pcts), aaPct: median(aaPcts) };
-}
-
-/** The CPU of sealing one record, measured alone (µs). */
-function sealWorkUs(record: LogRecord): number {
-  const key = { kid: "0123456789abcdef", key: randomBytes(32) };
-  const subject = subjectDigest("session:bench");
-  const n = 20_000;
-  for (let i = 0; i < 2000; i++) sealRecord(record, subject, key);
-  const before = process.cpuUsage();
-  for (let i = 0; i < n; i++) sealRecord(record, subject, key);
-  const cpu = process.cpuUsage(before);
-  return (cpu.user + cpu.system) / n;
-}
 
 async function main(): Promise<void> {
   const server = await findNatsServer({ own: true });
@@ -103,18 +55,20 @@ async function main(): Promise<void> {
     const plainAgain = await startDecisionPath(roles, `${NAMESPACE}p`);
     const sides = [plain, sealed, plainAgain].map((path) => laneCall(path.client, CONCURRENCY));
     for (const side of sides) await concurrent(side, 1000, CONCURRENCY); // JIT, streams, keys
-    const cost = await bracketedCost(sides[0]!, sides[1]!, sides[2]!);
-
-    // The sealing work alone, on the record the encrypted path stores for the benchmark call.
-    const bus = await Bus.open(roles.coordinator, { namespace: `${NAMESPACE}e` });
-    const stored = await bus.jsm.streams.getMessage(bus.subjects.logStream, {
-      last_by_subj: `${NAMESPACE}e.audit.>`,
+    const cost = await bracketedCost({
+      plain: sides[0]!,
+      candidates: { sealed: sides[1]! },
+      plainAgain: sides[2]!,
+      rounds: ROUNDS,
+      calls: CALLS,
+      concurrency: CONCURRENCY,
     });
-    const sample = JSON.parse(stored!.string()) as LogRecord & { encrypted?: unknown };
-    const { encrypted: _omitted, ...clearShape } = sample;
-    const record = { ...clearShape, event: BENCH_EVENT } as unknown as LogRecord;
-    const sealUs = sealWorkUs(record);
-    const sealPct = (sealUs / cost.plain) * 100;
+    const sealedCost = cost.candidates.sealed;
+
+    // The sealing work alone, on the plain path's record of the same call (what the other seals).
+    const sealUs = sealWorkPerRecordUs(await clearBenchRecord(roles.coordinator, NAMESPACE));
+    const sealPct = (sealUs / cost.plainUs) * 100;
+    const bus = await Bus.open(roles.coordinator, { namespace: `${NAMESPACE}e` });
 
     // One session of 1,000 records, indexed, then erased.
     await migrateIndex(pool);
@@ -144,7 +98,7 @@ async function main(): Promise<void> {
     const f = (n: number, d = 1) => n.toFixed(d);
     console.log(`nats: ${server.source} ${server.url}; postgres: ${pgServer.source}`);
     console.log(
-      `Node CPU per call at concurrency ${CONCURRENCY} (agent + coordinator + 3 workers): ${f(cost.sealed, 0)} µs encrypted, ${f(cost.plain, 0)} µs in clear (two plain paths around it); median of ${ROUNDS} rounds ${cost.medianPct >= 0 ? "+" : ""}${f(cost.medianPct)} % (rounds: ${cost.pcts.map((p) => f(p)).join(", ")}); the two plain paths against each other ${f(cost.aaPct)} % (rounds: ${cost.aaPcts.map((p) => f(p)).join(", ")})`,
+      `Node CPU per call at concurrency ${CONCURRENCY} (agent + coordinator + 3 workers): ${f(sealedCost.us, 0)} µs encrypted, ${f(cost.plainUs, 0)} µs in clear (two plain paths around it); median of ${ROUNDS} rounds ${describePct(sealedCost.medianPct, sealedCost.pcts)}; the two plain paths against each other ${describePct(cost.aaPct, cost.aaPcts)}`,
     );
     console.log(
       `sealing work per record (measured alone): ${f(sealUs, 2)} µs = ${f(sealPct, 2)} % of the CPU per call in clear`,
@@ -153,7 +107,7 @@ async function main(): Promise<void> {
       `erase: one session of ${ERASE_RECORDS} records, ${erased.record.rowsScrubbed ?? 0} index rows scrubbed, key ${erased.record.keyPurged ? "purged" : "missing"}, in ${f(eraseMs, 0)} ms`,
     );
     console.log(
-      `privacy: encrypt_cpu_pct=${f(cost.medianPct)} aa_cpu_pct=${f(cost.aaPct)} seal_us=${f(sealUs, 2)} seal_work_pct=${f(sealPct, 2)} erase_1000_ms=${f(eraseMs, 0)}`,
+      `privacy: encrypt_cpu_pct=${f(sealedCost.medianPct)} aa_cpu_pct=${f(cost.aaPct)} seal_us=${f(sealUs, 2)} seal_work_pct=${f(sealPct, 2)} erase_1000_ms=${f(eraseMs, 0)}`,
     );
   } finally {
     await conns.drain();

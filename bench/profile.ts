@@ -7,6 +7,8 @@
  *   BENCH_PROFILE_CALLS   calls to profile (default 20000)
  *   BENCH_PROFILE_TOP     functions to list (default 40)
  *   BENCH_PROFILE_HEAP=1  also sample allocations (where the bytes per call are allocated)
+ *   BENCH_PROFILE_CEDAR=1 the Cedar side of `bench:cedar` instead: its 100 rules, no worker,
+ *                         a request never seen before on every call
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { Session } from "node:inspector/promises";
@@ -18,7 +20,9 @@ import {
   laneCall,
   openRoles,
   startDecisionPath,
+  type RoleConnections,
 } from "./support/decision-path.js";
+import { hundredRules, startCedarPath } from "./support/cedar-path.js";
 import {
   summarizeHeapProfile,
   summarizeProfile,
@@ -31,14 +35,27 @@ const TOP = Number(process.env.BENCH_PROFILE_TOP ?? 40);
 const HEAP = process.env.BENCH_PROFILE_HEAP === "1";
 /** BENCH_PROFILE_CPU=0: measure cost only, without the profiler's own overhead (A/B runs). */
 const CPU = process.env.BENCH_PROFILE_CPU !== "0";
+const CEDAR = process.env.BENCH_PROFILE_CEDAR === "1";
 const CONCURRENCY = 64;
 const NAMESPACE = `prof${Date.now().toString(36)}`;
+
+/** The workers' decision path of `npm run bench`, or the Cedar-only one of `bench:cedar`. */
+async function startPath(roles: RoleConnections) {
+  if (CEDAR) {
+    const path = await startCedarPath(roles, NAMESPACE, hundredRules(), {
+      fresh: true,
+      lanes: CONCURRENCY,
+    });
+    return { hookbus: path, call: path.call };
+  }
+  const hookbus = await startDecisionPath(roles, NAMESPACE);
+  return { hookbus, call: laneCall(hookbus.client, CONCURRENCY) };
+}
 
 async function main(): Promise<void> {
   const server = await findNatsServer();
   const conns = new BenchConnections(server.url);
-  const hookbus = await startDecisionPath(await openRoles(conns), NAMESPACE);
-  const call = laneCall(hookbus.client, CONCURRENCY);
+  const { hookbus, call } = await startPath(await openRoles(conns));
   const run = (total: number) => concurrent(call, total, CONCURRENCY);
   await run(2000); // warm the JIT and the stream files
 

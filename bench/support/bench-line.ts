@@ -22,6 +22,11 @@ export const BENCH_LINE_FIELDS = [
   // A paired A/B of two noisy CPU figures: below zero on a noisy run is a figure, not a fault.
   ["sign_cpu_pct", "signed"],
   ["sign_work_pct", "positive"],
+  // The same A/B with encryption on (docs/privacy.md), and the two plain sides against each
+  // other: the noise floor the two figures above and this one are read against.
+  ["encrypt_cpu_pct", "signed"],
+  ["aa_cpu_pct", "signed"],
+  ["seal_work_pct", "positive"],
 ] as const satisfies readonly (readonly [string, FieldKind])[];
 
 export type BenchLineField = (typeof BENCH_LINE_FIELDS)[number][0];
@@ -37,9 +42,12 @@ const DECIMALS: Record<BenchLineField, number> = {
   replay_rps: 0,
   sign_cpu_pct: 1,
   sign_work_pct: 2,
+  encrypt_cpu_pct: 1,
+  aa_cpu_pct: 1,
+  seal_work_pct: 2,
 };
 
-/** The line as printed: `bench: p50_ratio=1.29 p99_ratio=1.59 … sign_work_pct=1.57`. */
+/** The line as printed: `bench: p50_ratio=1.29 p99_ratio=1.59 … seal_work_pct=2.10`. */
 export function formatBenchLine(values: BenchLine): string {
   const fields = BENCH_LINE_FIELDS.map(
     ([name]) => `${name}=${values[name].toFixed(DECIMALS[name])}`,

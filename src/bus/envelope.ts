@@ -64,7 +64,7 @@ export const PolicyRequest = z
     context: z.record(z.string(), z.unknown()),
     event: z.record(z.string(), z.unknown()),
     facts: ActionFactsWire.optional().describe(
-      "What the call does, computed once by the coordinator from the event (schemas/facts/action-facts.schema.json, docs/facts.md). Added in protocol 1 without a version change: a worker that does not know it ignores it.",
+      "What the call does, computed once by the coordinator from the event (schemas/facts/action-facts.schema.json, docs/facts.md). Sent only to a policy whose registry entry declares `facts: true` (docs/protocol.md). Added in protocol 1 without a version change: a worker that does not know it ignores it.",
     ),
   })
   .meta({ id: "PolicyRequest" });

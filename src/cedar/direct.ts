@@ -59,6 +59,8 @@ interface Env {
   context: Record<string, unknown>;
   /** Attributes by `type::id`, for the entities the request carries. */
   attrs: Map<string, Record<string, unknown>>;
+  /** The values of the set's shared expressions computed so far for this request, by slot. */
+  memo: (Value | Unknown | undefined)[];
 }
 
 type Compiled = (env: Env) => Value | Unknown;
@@ -70,26 +72,33 @@ interface CompiledPolicy {
   satisfied: (env: Env) => boolean | Unknown;
 }
 
+interface CompiledSet {
+  policies: CompiledPolicy[];
+  /** How many expressions the policies share (each computed once per request: Sharing). */
+  slots: number;
+}
+
 /** undefined: some policy of the set has a form this module does not read. */
-const compiledSets = new WeakMap<PolicySetView, CompiledPolicy[] | undefined>();
+const compiledSets = new WeakMap<PolicySetView, CompiledSet | undefined>();
 
 /** Compiles a set's policies (their JSON, in the set's order) for direct answers. */
 export function compileDirect(set: PolicySetView, json: readonly PolicyJson[]): void {
   const ids = [...set.policies.keys()];
   if (ids.length !== json.length) return void compiledSets.set(set, undefined);
-  const compiled = json.map((policy, i) => compilePolicy(ids[i]!, policy));
-  compiledSets.set(set, compiled);
+  const sharing = sharingOf(json);
+  const policies = json.map((policy, i) => compilePolicy(ids[i]!, policy, sharing));
+  compiledSets.set(set, { policies, slots: sharing.slots.size });
 }
 
 /** Cedar's answer, or undefined when the engine must give it. */
 export function directAnswer(set: PolicySetView, call: DirectCall): DirectAnswer | undefined {
-  const policies = compiledSets.get(set);
-  if (policies === undefined) return undefined;
-  const env = envOf(call);
+  const compiled = compiledSets.get(set);
+  if (compiled === undefined) return undefined;
+  const env = envOf(call, compiled.slots);
   if (env === undefined) return undefined;
   const forbidIds: string[] = [];
   let permitted = false;
-  for (const policy of policies) {
+  for (const policy of compiled.policies) {
     const satisfied = policy.satisfied(env);
     if (satisfied === UNKNOWN) return undefined;
     if (!satisfied) continue;
@@ -103,7 +112,7 @@ export function directAnswer(set: PolicySetView, call: DirectCall): DirectAnswer
 
 const MAX_VALUE_DEPTH = 32;
 
-function envOf(call: DirectCall): Env | undefined {
+function envOf(call: DirectCall, slots: number): Env | undefined {
   const principal = refOf(call.principal);
   const action = refOf(call.action);
   const resource = refOf(call.resource);
@@ -118,7 +127,8 @@ function envOf(call: DirectCall): Env | undefined {
     if (attrs.has(key) || !engineAccepts(entity.attrs, 0)) return undefined;
     attrs.set(key, entity.attrs);
   }
-  return { principal, action, resource, context: call.context, attrs };
+  const memo = new Array<Value | Unknown | undefined>(slots).fill(undefined);
+  return { principal, action, resource, context: call.context, attrs, memo };
 }
 
 function refOf(uid: unknown): EntityRef | undefined {
@@ -177,16 +187,79 @@ function fromJson(raw: unknown): Value | Unknown {
   return raw as Record<string, unknown>;
 }
 
+// --- shared expressions ------------------------------------------------------------------------
+
+/**
+ * The expressions that occur more than once in a set, by their JSON: a set of a hundred rules
+ * tests `resource.class == "shell"` or `context.call has url` in dozens of them. Each is compiled
+ * once and its value remembered per request (Env.memo), so it is computed at most once per
+ * request. Sound because an expression's value is a function of its JSON and the request only,
+ * and a remembered value is only ever read where the same expression would be evaluated again:
+ * the order of evaluation, and with it every short-circuit, is unchanged.
+ */
+interface Sharing {
+  /** How often each expression occurs in the set, by its JSON. */
+  counts: Map<string, number>;
+  /** The memo slot of each shared expression. */
+  slots: Map<string, number>;
+  /** Each shared expression's function, compiled once. */
+  compiled: Map<string, Compiled>;
+}
+
+function sharingOf(policies: readonly PolicyJson[]): Sharing {
+  const counts = new Map<string, number>();
+  // An explicit stack: the JSON is as deep as the author wrote it (limits.ts bounds it).
+  const stack: unknown[] = policies.flatMap((p) => p.conditions.map((c) => c.body));
+  while (stack.length > 0) {
+    const node = stack.pop();
+    if (typeof node !== "object" || node === null) continue;
+    if (Array.isArray(node)) {
+      stack.push(...(node as unknown[]));
+      continue;
+    }
+    const key = sharedKeyOf(node as Node);
+    if (key !== undefined) counts.set(key, (counts.get(key) ?? 0) + 1);
+    if (!("Value" in node)) stack.push(...Object.values(node as Node));
+  }
+  return { counts, slots: new Map(), compiled: new Map() };
+}
+
+/** The JSON of an expression worth remembering; literals and variables cost less than a look-up. */
+function sharedKeyOf(node: Node): string | undefined {
+  const keys = Object.keys(node);
+  if (keys.length !== 1 || keys[0] === "Value" || keys[0] === "Var") return undefined;
+  if (!Object.hasOwn(COMPILERS, keys[0]!)) return undefined;
+  return JSON.stringify(node);
+}
+
+/** The expression's function, remembered per request when the set holds it more than once. */
+function compileShared(node: Node, sharing: Sharing): Compiled {
+  const key = sharedKeyOf(node);
+  if (key === undefined || (sharing.counts.get(key) ?? 0) < 2) return compileNode(node, sharing);
+  const known = sharing.compiled.get(key);
+  if (known !== undefined) return known;
+  const slot = sharing.slots.size;
+  sharing.slots.set(key, slot);
+  const inner = compileNode(node, sharing);
+  const remembered: Compiled = (env) => {
+    const value = env.memo[slot];
+    if (value !== undefined) return value;
+    return (env.memo[slot] = inner(env));
+  };
+  sharing.compiled.set(key, remembered);
+  return remembered;
+}
+
 // --- compiling policies ------------------------------------------------------------------------
 
-function compilePolicy(id: string, policy: PolicyJson): CompiledPolicy {
+function compilePolicy(id: string, policy: PolicyJson, sharing: Sharing): CompiledPolicy {
   const scope = [
     compileScope(policy.principal, (env) => env.principal),
     compileScope(policy.action, (env) => env.action),
     compileScope(policy.resource, (env) => env.resource),
   ];
   const conditions = policy.conditions.map((c) => {
-    const body = compile(c.body);
+    const body = compile(c.body, sharing);
     return c.kind === "when" ? body : negate(body);
   });
   const tests = [...scope, ...conditions];
@@ -247,27 +320,27 @@ function negate(inner: Compiled): Compiled {
 
 type Node = Record<string, unknown>;
 
-const COMPILERS: Record<string, (arg: unknown) => Compiled> = {
+const COMPILERS: Record<string, (arg: unknown, sharing: Sharing) => Compiled> = {
   Value: compileLiteral,
   Var: compileVar,
-  "!": (arg) => negate(compile((arg as { arg: unknown }).arg)),
-  "&&": (arg) => compileAnd(arg as Binary),
-  "||": (arg) => compileOr(arg as Binary),
-  "==": (arg) => compileEquals(arg as Binary, false),
-  "!=": (arg) => compileEquals(arg as Binary, true),
-  "<": (arg) => compileCompare(arg as Binary, (a, b) => a < b),
-  "<=": (arg) => compileCompare(arg as Binary, (a, b) => a <= b),
-  ">": (arg) => compileCompare(arg as Binary, (a, b) => a > b),
-  ">=": (arg) => compileCompare(arg as Binary, (a, b) => a >= b),
-  ".": (arg) => compileGet(arg as { left: unknown; attr: unknown }),
-  has: (arg) => compileHas(arg as { left: unknown; attr: unknown }),
-  like: (arg) => compileLike(arg as { left: unknown; pattern: unknown }),
-  is: (arg) => compileIs(arg as { left: unknown; entity_type: unknown; in?: unknown }),
-  contains: (arg) => compileContains(arg as Binary),
-  containsAny: (arg) => compileSetTest(arg as Binary, "any"),
-  containsAll: (arg) => compileSetTest(arg as Binary, "all"),
-  "if-then-else": (arg) => compileIf(arg as { if: unknown; then: unknown; else: unknown }),
-  Set: (arg) => compileSet(arg),
+  "!": (arg, sh) => negate(compile((arg as { arg: unknown }).arg, sh)),
+  "&&": (arg, sh) => compileAnd(arg as Binary, sh),
+  "||": (arg, sh) => compileOr(arg as Binary, sh),
+  "==": (arg, sh) => compileEquals(arg as Binary, false, sh),
+  "!=": (arg, sh) => compileEquals(arg as Binary, true, sh),
+  "<": (arg, sh) => compileCompare(arg as Binary, (a, b) => a < b, sh),
+  "<=": (arg, sh) => compileCompare(arg as Binary, (a, b) => a <= b, sh),
+  ">": (arg, sh) => compileCompare(arg as Binary, (a, b) => a > b, sh),
+  ">=": (arg, sh) => compileCompare(arg as Binary, (a, b) => a >= b, sh),
+  ".": (arg, sh) => compileGet(arg as { left: unknown; attr: unknown }, sh),
+  has: (arg, sh) => compileHas(arg as { left: unknown; attr: unknown }, sh),
+  like: (arg, sh) => compileLike(arg as { left: unknown; pattern: unknown }, sh),
+  is: (arg, sh) => compileIs(arg as { left: unknown; entity_type: unknown; in?: unknown }, sh),
+  contains: (arg, sh) => compileContains(arg as Binary, sh),
+  containsAny: (arg, sh) => compileSetTest(arg as Binary, "any", sh),
+  containsAll: (arg, sh) => compileSetTest(arg as Binary, "all", sh),
+  "if-then-else": (arg, sh) => compileIf(arg as { if: unknown; then: unknown; else: unknown }, sh),
+  Set: (arg, sh) => compileSet(arg, sh),
 };
 
 interface Binary {
@@ -276,12 +349,15 @@ interface Binary {
 }
 
 /** An expression's function; UNKNOWN for every form not listed (arithmetic, `in`, extensions). */
-function compile(node: unknown): Compiled {
+function compile(node: unknown, sharing: Sharing): Compiled {
   if (typeof node !== "object" || node === null) return unknownValue;
+  return compileShared(node as Node, sharing);
+}
+
+function compileNode(node: Node, sharing: Sharing): Compiled {
   const keys = Object.keys(node);
-  if (keys.length !== 1) return unknownValue;
-  const compiler = COMPILERS[keys[0]!];
-  return compiler === undefined ? unknownValue : compiler((node as Node)[keys[0]!]);
+  if (keys.length !== 1 || !Object.hasOwn(COMPILERS, keys[0]!)) return unknownValue;
+  return COMPILERS[keys[0]!]!(node[keys[0]!], sharing);
 }
 
 function compileLiteral(value: unknown): Compiled {
@@ -310,9 +386,9 @@ function compileVar(name: unknown): Compiled {
   }
 }
 
-function compileAnd({ left, right }: Binary): Compiled {
-  const l = compile(left);
-  const r = compile(right);
+function compileAnd({ left, right }: Binary, sharing: Sharing): Compiled {
+  const l = compile(left, sharing);
+  const r = compile(right, sharing);
   return (env) => {
     const a = l(env);
     if (a === false) return false;
@@ -322,9 +398,9 @@ function compileAnd({ left, right }: Binary): Compiled {
   };
 }
 
-function compileOr({ left, right }: Binary): Compiled {
-  const l = compile(left);
-  const r = compile(right);
+function compileOr({ left, right }: Binary, sharing: Sharing): Compiled {
+  const l = compile(left, sharing);
+  const r = compile(right, sharing);
   return (env) => {
     const a = l(env);
     if (a === true) return true;
@@ -334,10 +410,13 @@ function compileOr({ left, right }: Binary): Compiled {
   };
 }
 
-function compileIf(node: { if: unknown; then: unknown; else: unknown }): Compiled {
-  const test = compile(node.if);
-  const then = compile(node.then);
-  const otherwise = compile(node.else);
+function compileIf(
+  node: { if: unknown; then: unknown; else: unknown },
+  sharing: Sharing,
+): Compiled {
+  const test = compile(node.if, sharing);
+  const then = compile(node.then, sharing);
+  const otherwise = compile(node.else, sharing);
   return (env) => {
     const value = test(env);
     if (value === true) return then(env);
@@ -362,9 +441,9 @@ function equals(a: Value, b: Value): boolean | Unknown {
   return a === b;
 }
 
-function compileEquals({ left, right }: Binary, not: boolean): Compiled {
-  const l = compile(left);
-  const r = compile(right);
+function compileEquals({ left, right }: Binary, not: boolean, sharing: Sharing): Compiled {
+  const l = compile(left, sharing);
+  const r = compile(right, sharing);
   return (env) => {
     const a = l(env);
     if (a === UNKNOWN) return UNKNOWN;
@@ -378,9 +457,10 @@ function compileEquals({ left, right }: Binary, not: boolean): Compiled {
 function compileCompare(
   { left, right }: Binary,
   test: (a: number, b: number) => boolean,
+  sharing: Sharing,
 ): Compiled {
-  const l = compile(left);
-  const r = compile(right);
+  const l = compile(left, sharing);
+  const r = compile(right, sharing);
   return (env) => {
     const a = l(env);
     if (typeof a !== "number") return UNKNOWN;
@@ -396,9 +476,9 @@ function attributesOf(value: Value | Unknown, env: Env): Record<string, unknown>
   return value;
 }
 
-function compileGet({ left, attr }: { left: unknown; attr: unknown }): Compiled {
+function compileGet({ left, attr }: { left: unknown; attr: unknown }, sharing: Sharing): Compiled {
   if (typeof attr !== "string") return unknownValue;
-  const l = compile(left);
+  const l = compile(left, sharing);
   return (env) => {
     const attrs = attributesOf(l(env), env);
     if (attrs === UNKNOWN || !Object.hasOwn(attrs, attr)) return UNKNOWN;
@@ -410,11 +490,11 @@ function compileGet({ left, attr }: { left: unknown; attr: unknown }): Compiled 
  * `e has a` and `e has a.b` (Cedar reads the second as `e has a && e.a has b`). On an entity the
  * request does not carry, Cedar answers false; this module says UNKNOWN, which is only slower.
  */
-function compileHas({ left, attr }: { left: unknown; attr: unknown }): Compiled {
+function compileHas({ left, attr }: { left: unknown; attr: unknown }, sharing: Sharing): Compiled {
   const path = Array.isArray(attr) ? (attr as unknown[]) : [attr];
   if (path.length === 0 || !path.every((a) => typeof a === "string")) return unknownValue;
   const names = path;
-  const l = compile(left);
+  const l = compile(left, sharing);
   return (env) => {
     let value: Value | Unknown = l(env);
     for (const name of names) {
@@ -429,7 +509,10 @@ function compileHas({ left, attr }: { left: unknown; attr: unknown }): Compiled 
 
 type Pattern = (string | null)[]; // null: a wildcard
 
-function compileLike({ left, pattern }: { left: unknown; pattern: unknown }): Compiled {
+function compileLike(
+  { left, pattern }: { left: unknown; pattern: unknown },
+  sharing: Sharing,
+): Compiled {
   if (!Array.isArray(pattern)) return unknownValue;
   const parts: Pattern = [];
   for (const part of pattern as unknown[]) {
@@ -443,7 +526,7 @@ function compileLike({ left, pattern }: { left: unknown; pattern: unknown }): Co
     else return unknownValue;
   }
   const segments = segmentsOf(parts);
-  const l = compile(left);
+  const l = compile(left, sharing);
   return (env) => {
     const text = l(env);
     return typeof text === "string" ? matches(text, segments) : UNKNOWN;
@@ -491,26 +574,21 @@ function matches(text: string, { literals }: Segments): boolean {
   return true;
 }
 
-function compileIs({
-  left,
-  entity_type,
-  in: within,
-}: {
-  left: unknown;
-  entity_type: unknown;
-  in?: unknown;
-}): Compiled {
+function compileIs(
+  { left, entity_type, in: within }: { left: unknown; entity_type: unknown; in?: unknown },
+  sharing: Sharing,
+): Compiled {
   if (typeof entity_type !== "string" || within !== undefined) return unknownValue;
-  const l = compile(left);
+  const l = compile(left, sharing);
   return (env) => {
     const value = l(env);
     return value instanceof EntityRef ? value.type === entity_type : UNKNOWN;
   };
 }
 
-function compileSet(elements: unknown): Compiled {
+function compileSet(elements: unknown, sharing: Sharing): Compiled {
   if (!Array.isArray(elements)) return unknownValue;
-  const items = (elements as unknown[]).map(compile);
+  const items = (elements as unknown[]).map((element) => compile(element, sharing));
   return (env) => {
     const values: Value[] = [];
     for (const item of items) {
@@ -544,21 +622,35 @@ function includes(members: readonly Value[], wanted: Value): boolean | Unknown {
   return false;
 }
 
-function compileContains({ left, right }: Binary): Compiled {
-  const l = compile(left);
-  const r = compile(right);
+function compileContains({ left, right }: Binary, sharing: Sharing): Compiled {
+  const l = compile(left, sharing);
+  const r = compile(right, sharing);
   return (env) => {
-    const members = membersOf(l(env));
-    if (members === UNKNOWN) return UNKNOWN;
+    const set = l(env);
+    if (set === UNKNOWN || !Array.isArray(set)) return UNKNOWN;
     const wanted = r(env);
     if (wanted === UNKNOWN || !isPrimitive(wanted)) return UNKNOWN;
-    return includes(members, wanted);
+    return setIncludes(set, wanted);
   };
 }
 
-function compileSetTest({ left, right }: Binary, mode: "any" | "all"): Compiled {
-  const l = compile(left);
-  const r = compile(right);
+/**
+ * membersOf then includes, without building the list (one `contains` per rule, dozens of rules):
+ * UNKNOWN when any member is a container, wherever it stands, as membersOf says.
+ */
+function setIncludes(set: readonly unknown[], wanted: Value): boolean | Unknown {
+  let found = false;
+  for (const raw of set) {
+    const member = raw instanceof EntityRef ? raw : fromJson(raw);
+    if (member === UNKNOWN || !isPrimitive(member)) return UNKNOWN;
+    if (!found && equals(member, wanted) === true) found = true;
+  }
+  return found;
+}
+
+function compileSetTest({ left, right }: Binary, mode: "any" | "all", sharing: Sharing): Compiled {
+  const l = compile(left, sharing);
+  const r = compile(right, sharing);
   return (env) => {
     const members = membersOf(l(env));
     if (members === UNKNOWN) return UNKNOWN;

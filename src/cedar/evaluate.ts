@@ -13,7 +13,7 @@ import type { CedarPolicyInfo, CedarPolicySet } from "./policy-set.js";
 import { cedarRequests, type CedarRequest, type RequestInput } from "./request.js";
 import { isHookbusError } from "../foundation/errors.js";
 import { cedarWasm, describeErrors, isEngineTrapError } from "./wasm.js";
-import { pruneContext } from "./context-keys.js";
+import { pruneContext, type ContextPaths } from "./context-keys.js";
 import { engineIdFor } from "./scope-index.js";
 import { directAnswer, type DirectAnswer } from "./direct.js";
 
@@ -63,25 +63,26 @@ function trapEvaluation(message: string): CedarEvaluation {
   return { status: "error", error: { code: "HOOKBUS_CEDAR_ENGINE_TRAP", message }, decidedBy: [] };
 }
 
+/** The paths of an attribute no policy reads: none of its fields is built. */
+const NOT_READ: ContextPaths = { whole: false, children: new Map() };
+
 function evaluateSet(set: CedarPolicySet, input: RequestInput): CedarEvaluation {
   // Spelled out, not `{ ...input, findSecrets: false }` (hot path: foundation/hot-path.ts); the
   // builders read only these fields.
-  const readsSession = set.contextKeys === "all" || set.contextKeys.children.has("session");
-  const requests = cedarRequests(
-    set.readsSecrets && readsSession
-      ? input
-      : {
-          hook: input.hook,
-          context: input.context,
-          event: input.event,
-          session: input.session,
-          now: input.now,
-          vocabulary: input.vocabulary,
-          findSecrets: set.readsSecrets ? input.findSecrets : false,
-          readsSession,
-          facts: input.facts,
-        },
-  );
+  const keys = set.contextKeys;
+  const readsSession = keys === "all" || keys.children.has("session");
+  const requests = cedarRequests({
+    hook: input.hook,
+    context: input.context,
+    event: input.event,
+    session: input.session,
+    now: input.now,
+    vocabulary: input.vocabulary,
+    findSecrets: set.readsSecrets ? input.findSecrets : false,
+    readsSession: readsSession && input.readsSession !== false,
+    facts: input.facts,
+    callPaths: keys === "all" ? "all" : (keys.children.get("call") ?? NOT_READ),
+  });
   const answers = requests.map((request) => answer(set, request));
   const errors = answers.flatMap((a) => a.errors);
   if (errors.length > 0) {
@@ -247,6 +248,7 @@ function narrowingVerdict(
 }
 
 function orderedIds(set: CedarPolicySet, answers: readonly RequestAnswer[]): string[] {
+  if (answers.every((a) => a.forbids.length === 0)) return []; // most calls: no walk of the set
   const ids = new Set(answers.flatMap((a) => a.forbids.map((p) => p.id)));
   return [...set.policies.keys()].filter((id) => ids.has(id));
 }

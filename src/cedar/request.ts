@@ -25,6 +25,7 @@ import {
   type WindowBucket,
 } from "./session-windows.js";
 import type { CedarContext, CedarValueJson, EntityJson, EntityUidJson } from "./wasm.js";
+import type { ContextPaths } from "./context-keys.js";
 
 export type RequestTarget =
   | { kind: "call" }
@@ -61,6 +62,12 @@ export interface RequestInput {
   facts?: ActionFacts;
   /** Build `context.session` (default true); false for a set that never reads it. */
   readsSession?: boolean;
+  /**
+   * The paths of `context.call` the set reads (context-keys.ts), default all: a field no policy
+   * reads is not built, so a set that reads `call.paths` never pays for the canonical JSON of
+   * the params or for the search of nested commands and URLs. Pruning drops them anyway.
+   */
+  callPaths?: ContextPaths | "all" | undefined;
 }
 
 type Builder = (input: RequestInput, base: Base) => CedarRequest[];
@@ -311,28 +318,42 @@ function computedRecord(input: RequestInput, entry: Built, index: number, name: 
   return cedarFacts(bare, ["facts-mismatch"]);
 }
 
-/** What one tool call is about, as vocabulary facts, plus its arguments as canonical JSON text. */
+/**
+ * What one tool call is about, as vocabulary facts, plus its arguments as canonical JSON text:
+ * the fields the set reads (RequestInput.callPaths), each as it would be with all of them.
+ */
 function callFacts(
   input: RequestInput,
   name: string,
   params: unknown,
   id: string | undefined,
 ): CedarValueJson {
+  const reads = readerOf(input.callPaths);
   const vocabulary = input.vocabulary ?? toolVocabulary;
   const facts = toolFacts(name, params, { vocabulary });
-  const paramsText = jsonText(params);
   const call: Record<string, CedarValueJson> = {
     paths: facts.paths,
     recipients: facts.recipients,
-    paramsText,
-    secrets: secretsIn(input, [paramsText]),
   };
+  if (reads("paramsText") || reads("secrets")) {
+    const paramsText = jsonText(params);
+    call.paramsText = paramsText;
+    call.secrets = reads("secrets") ? secretsIn(input, [paramsText]) : [];
+  }
   if (id !== undefined) call.id = id;
   if (facts.command !== undefined) call.command = facts.command;
   if (facts.url !== undefined) call.url = { ...facts.url };
   if (facts.query !== undefined) call.query = facts.query;
-  if (facts.command === undefined || facts.url === undefined) addNested(call, params, facts);
+  const nestedRead = (reads("command") && facts.command === undefined) || reads("url");
+  if (nestedRead && (facts.command === undefined || facts.url === undefined))
+    addNested(call, params, facts);
   return call;
+}
+
+/** Whether a field of `context.call` is read: every field unless the set names the ones it reads. */
+function readerOf(paths: ContextPaths | "all" | undefined): (field: string) => boolean {
+  if (paths === undefined || paths === "all" || paths.whole) return () => true;
+  return (field) => paths.children.has(field);
 }
 
 /**

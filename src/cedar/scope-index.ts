@@ -43,6 +43,11 @@ interface ScopeIndex {
   named: Set<string>;
   /** Engine ids of the sub-sets pre-parsed so far, by key. */
   subsets: Map<string, string>;
+  /**
+   * The same engine ids by the policies kept: keys that keep the same policies share one
+   * pre-parsed sub-set (the bindings cannot free one, and each costs ~40 µs per policy to parse).
+   */
+  byPolicies: Map<string, string>;
   /** The engine instance they were pre-parsed into (wasm.ts replaces one that traps). */
   generation: number;
 }
@@ -56,10 +61,7 @@ export function engineIdFor(
   resource: EntityUidJson,
 ): string {
   const index = indexFor(set);
-  if (index.generation !== engineGeneration()) {
-    index.subsets.clear(); // a trapped engine was replaced: none of them is in the new one
-    index.generation = engineGeneration();
-  }
+  if (index.generation !== engineGeneration()) resetSubsets(index);
   const engineId = subsetFor(set, index, action, resource);
   if (engineId === set.engineId && !isPreparsed(set)) preparseWhole(set);
   return engineId;
@@ -74,20 +76,82 @@ function subsetFor(
   const act = uidOf(action);
   const res = uidOf(resource);
   if (act === undefined || res === undefined) return set.engineId;
-  const name = `${res.type}::${res.id}`;
-  const key = JSON.stringify([act.id, res.type, index.named.has(name) ? res.id : null]);
+  const named = index.named.has(`${res.type}::${res.id}`);
+  return subsetOf(set, index, { action: act.id, type: res.type, id: named ? res.id : null });
+}
+
+/** A request's kind as far as scopes tell: its action, its resource's type and, if named, id. */
+interface RequestKind {
+  action: string;
+  type: string;
+  /** The resource's id when some policy names it; null for every resource none names. */
+  id: string | null;
+}
+
+function subsetOf(set: CedarPolicySet, index: ScopeIndex, kind: RequestKind): string {
+  const key = JSON.stringify([kind.action, kind.type, kind.id]);
   const known = index.subsets.get(key);
   if (known !== undefined) return known;
-  const kept = index.scopes.filter((s) => applies(s, act.id, res));
+  const kept = index.scopes.filter((s) => applies(s, kind));
   let engineId = set.engineId;
   if (kept.length < index.scopes.length) {
-    engineId = `${set.engineId}:${key}`;
-    const staticPolicies = Object.fromEntries(kept.map((s) => [s.id, s.text]));
-    const parsed = cedarWasm.preparsePolicySet(engineId, { staticPolicies });
-    if (parsed.type === "failure") engineId = set.engineId; // the whole set parsed: never expected
+    const ids = JSON.stringify(kept.map((s) => s.id));
+    engineId = index.byPolicies.get(ids) ?? preparseSubset(set, key, kept);
+    index.byPolicies.set(ids, engineId);
   }
   index.subsets.set(key, engineId);
   return engineId;
+}
+
+function preparseSubset(set: CedarPolicySet, key: string, kept: readonly Scope[]): string {
+  const engineId = `${set.engineId}:${key}`;
+  const staticPolicies = Object.fromEntries(kept.map((s) => [s.id, s.text]));
+  const parsed = cedarWasm.preparsePolicySet(engineId, { staticPolicies });
+  return parsed.type === "failure" ? set.engineId : engineId; // the whole set parsed: never expected
+}
+
+/**
+ * Every sub-set a request of `hooks` can need, pre-parsed now, when a revision loads, not by the
+ * first call that needs it: one per (hook, resource type, resource the set names, or none),
+ * the whole set too when some request keeps every policy. `pause` runs between two of them, so
+ * calls under the revision in force are decided in between. Returns how many keys were read.
+ */
+export async function preparseSubsets(
+  set: CedarPolicySet,
+  hooks: readonly string[],
+  pause: () => Promise<void>,
+): Promise<number> {
+  const index = indexFor(set);
+  if (index.generation !== engineGeneration()) resetSubsets(index);
+  let keys = 0;
+  for (const kind of requestKinds(index, hooks)) {
+    const engineId = subsetOf(set, index, kind);
+    if (engineId === set.engineId && !isPreparsed(set)) preparseWhole(set);
+    keys++;
+    await pause();
+  }
+  return keys;
+}
+
+/** The request kinds of `hooks`: a tool or a session, each named one and one no policy names. */
+function* requestKinds(index: ScopeIndex, hooks: readonly string[]): Generator<RequestKind> {
+  const named = [...index.named].map((name) => {
+    const at = name.indexOf("::");
+    return { type: name.slice(0, at), id: name.slice(at + 2) };
+  });
+  for (const action of hooks) {
+    for (const type of RESOURCE_TYPES) yield { action, type, id: null };
+    for (const resource of named) yield { action, type: resource.type, id: resource.id };
+  }
+}
+
+/** The resources of hookbus's requests (request.ts): a tool, or the session for the whole call. */
+const RESOURCE_TYPES = ["Tool", "Session"] as const;
+
+function resetSubsets(index: ScopeIndex): void {
+  index.subsets.clear(); // a trapped engine was replaced: none of them is in the new one
+  index.byPolicies.clear();
+  index.generation = engineGeneration();
 }
 
 /**
@@ -104,11 +168,11 @@ function preparseWhole(set: CedarPolicySet): void {
   markPreparsed(set);
 }
 
-function applies(scope: Scope, action: string, resource: { type: string; id: string }): boolean {
-  if (scope.action !== undefined && scope.action !== action) return false;
-  if (scope.resourceIs !== undefined && scope.resourceIs !== resource.type) return false;
+function applies(scope: Scope, kind: RequestKind): boolean {
+  if (scope.action !== undefined && scope.action !== kind.action) return false;
+  if (scope.resourceIs !== undefined && scope.resourceIs !== kind.type) return false;
   const eq = scope.resourceEq;
-  return eq === undefined || (eq.type === resource.type && eq.id === resource.id);
+  return eq === undefined || (eq.type === kind.type && eq.id === kind.id);
 }
 
 /** Builds the set's index from its policies' JSON (in the set's order), with no engine call. */
@@ -132,7 +196,13 @@ function indexOf(scopes: Scope[]): ScopeIndex {
   const named = new Set(
     scopes.flatMap((s) => (s.resourceEq ? [`${s.resourceEq.type}::${s.resourceEq.id}`] : [])),
   );
-  return { scopes, named, subsets: new Map(), generation: engineGeneration() };
+  return {
+    scopes,
+    named,
+    subsets: new Map(),
+    byPolicies: new Map(),
+    generation: engineGeneration(),
+  };
 }
 
 function scopeOf(id: string, text: string): Scope {

@@ -16,8 +16,11 @@ export interface CallToLearn {
   /** When the call arrived, ms since the epoch. */
   at: number;
   vocabulary: ToolVocabulary;
-  /** The call's fact set when the caller computed it already; computed here otherwise. */
-  facts?: ActionFacts | undefined;
+  /**
+   * The call's fact set when the caller computed it already, or computes it on demand (the
+   * coordinator's, asked only when hosts are learnt); computed here otherwise.
+   */
+  facts?: ActionFacts | (() => ActionFacts) | undefined;
   /**
    * Learn hosts and recipient domains (default true). False skips computing a fact set no rule
    * can read: the coordinator holds no Cedar set.
@@ -40,15 +43,26 @@ export function decidedCallOf(call: CallToLearn): DecidedCall | undefined {
   return decided;
 }
 
-/** Hosts and recipient domains of the call's tool, from its fact set. */
+/**
+ * Hosts and recipient domains of the call's tool, from its fact set: the hosts of its URLs AND
+ * the hosts its shell commands contact (`curl https://paste.example/x` in a shell tool has no
+ * URL parameter; its host is in the command's shell facts), as `context.facts.hosts` reads them.
+ */
 function contacted(call: CallToLearn): Contacted {
-  const facts =
-    call.facts ?? computeActionFacts(call.hook, call.event, { vocabulary: call.vocabulary });
+  const given = typeof call.facts === "function" ? call.facts() : call.facts;
+  const facts = given ?? computeActionFacts(call.hook, call.event, { vocabulary: call.vocabulary });
   const hosts: string[] = [];
   const recipientDomains: string[] = [];
   for (const tool of facts.tools) {
     hosts.push(...tool.summary.hosts);
+    for (const command of tool.shell ?? []) hosts.push(...shellHosts(command));
     recipientDomains.push(...tool.recipients.domains);
   }
   return { hosts, recipientDomains };
+}
+
+/** The hosts in one command's shell facts (the slot is typed by the parser that filled it). */
+function shellHosts(command: unknown): readonly string[] {
+  const hosts = (command as { hosts?: unknown } | null)?.hosts;
+  return Array.isArray(hosts) ? hosts.filter((h): h is string => typeof h === "string") : [];
 }

@@ -115,7 +115,8 @@ async function digestCase(setup: Setup, text: string, expectEncoding: string): P
 
 /**
  * The policy request's `facts` (docs/facts.md) reach the handler as sent: the conformance policy
- * echoes what its SDK handed it, and a worker that drops, re-parses or reshapes them fails.
+ * echoes what its SDK handed it, and a worker that drops, re-parses or reshapes them fails; a
+ * request without them (a policy that did not declare `facts: true`) hands the handler none.
  */
 const factsCases: Case[] = [
   {
@@ -137,6 +138,19 @@ const factsCases: Case[] = [
         "before_tool_call",
       );
       equal(got, { params: { facts } }, "the facts the handler read");
+    },
+  },
+  {
+    // Since issue 35 a coordinator sends facts only to a policy that declares `facts: true`.
+    name: "facts: a request without facts gives the handler none",
+    async run({ probe }) {
+      const body = action("conformance_facts", { command: "sudo rm -rvf /" });
+      const got = verdictOf(
+        await probe.ask({ hook: "before_tool_call", body, timeoutMs: TIMEOUT_MS }),
+        probe.policy,
+        "before_tool_call",
+      );
+      equal(got, { params: { facts: null } }, "the facts the handler read (none)");
     },
   },
 ];

@@ -39,7 +39,12 @@ import { MemorySessionFactStore } from "../cedar/session-facts.js";
 import { CedarEvaluator } from "./cedar-evaluator.js";
 import type { StopListSource, StopListState } from "../registry/stops.js";
 import { emergencyStopOutcome, emergencyStopReason, stopStateFor } from "./emergency-stop.js";
-import { callFacts, factsOptionsOf, type CallFacts } from "../policy/call-facts.js";
+import {
+  callFacts,
+  callFactsOnDemand,
+  factsOptionsOf,
+  type CallFacts,
+} from "../policy/call-facts.js";
 
 export { toWireError } from "./failure-record.js";
 
@@ -116,8 +121,14 @@ interface AdmittedCall extends Pick<
   sessionKey: string;
   callKey: string;
   digest: string;
-  /** What the call does, computed once: Cedar, every worker and the record get this object. */
-  facts: CallFacts;
+  /**
+   * What the call does, computed on first need and once (issue 35): a Cedar set that reads
+   * `context.facts`, the workers that declare `facts: true`, session learning and the record
+   * all get this one object; a call nothing reads them for never computes them.
+   */
+  facts: () => CallFacts;
+  /** The facts when something needed them so far, else undefined. */
+  computedFacts: () => CallFacts | undefined;
 }
 
 /**
@@ -133,6 +144,12 @@ export function withoutRedactedFacts(
     return logged;
   logged.facts = callFacts(logged.hook, logged.event, logged.context, factsOptionsOf(snapshot));
   return logged;
+}
+
+/** The policy request encoded with the facts, without, or both: whichever a policy gets. */
+interface RequestBodies {
+  plain: EncodedBody | undefined;
+  withFacts: EncodedBody | undefined;
 }
 
 /** Time kept back from the policies for writing the record and answering. */
@@ -218,6 +235,8 @@ export class CallHandler {
       sessionKey,
       request.callId,
     ));
+    // Bounded by the facts modules' limits when computed: a command over one is `unparsed`.
+    const onDemand = callFactsOnDemand(hook, event, context, arrival.snapshot);
     // Spelled out, not spread from `arrival`: a spread copies field by field into a new shape.
     return {
       msg: arrival.msg,
@@ -233,8 +252,8 @@ export class CallHandler {
       sessionKey,
       callKey,
       digest,
-      // Bounded by the facts modules' limits: a command over one is `unparsed`, still decided.
-      facts: callFacts(hook, event, context, factsOptionsOf(arrival.snapshot)),
+      facts: onDemand.facts,
+      computedFacts: onDemand.computed,
     };
   }
 
@@ -341,21 +360,30 @@ export class CallHandler {
       deadline - Date.now() - reserveFor(deadline - call.receivedAt.getTime()),
     );
     this.deps.onCallStarted?.(call.callKey, context, event, call.snapshot);
-    // One body for every policy: a large event is encoded (and stored as a blob) once per call.
-    const encoding = this.deps.bus.codec.encodeNow(
-      { callId, hook, context, event, facts: call.facts } satisfies PolicyRequest,
-      { deadline },
-    );
-    return encoding instanceof Promise
-      ? encoding.then((body) => this.askEach(call, policies, body, budget))
-      : this.askEach(call, policies, encoding, budget);
+    // At most two bodies per call, each encoded (and a large one stored as a blob) once: with the
+    // facts for the policies that declare `facts: true`, without for the others (issue 35).
+    const codec = this.deps.bus.codec;
+    const plain = policies.some((p) => p.facts !== true)
+      ? codec.encodeNow({ callId, hook, context, event } satisfies PolicyRequest, { deadline })
+      : undefined;
+    const withFacts = policies.some((p) => p.facts === true)
+      ? codec.encodeNow(
+          { callId, hook, context, event, facts: call.facts() } satisfies PolicyRequest,
+          { deadline },
+        )
+      : undefined;
+    if (plain instanceof Promise || withFacts instanceof Promise)
+      return Promise.all([plain, withFacts]).then(([p, f]) =>
+        this.askEach(call, policies, { plain: p, withFacts: f }, budget),
+      );
+    return this.askEach(call, policies, { plain, withFacts }, budget);
   }
 
   /** Every worker policy in parallel, each within its timeout and the call's budget. */
   private askEach(
     call: AdmittedCall,
     policies: readonly RegistryPolicy[],
-    body: EncodedBody,
+    bodies: RequestBodies,
     budget: number,
   ): Promise<PolicyOutcomeInput[]> {
     const { asker } = this.deps;
@@ -369,7 +397,8 @@ export class CallHandler {
             callKey,
             hook,
             policy,
-            body,
+            // Encoded above for every policy that gets it: one of the two is there.
+            body: (policy.facts === true ? bodies.withFacts : bodies.plain)!,
             timeoutMs: Math.min(policy.timeoutMs, budget),
           }),
         ),
@@ -395,7 +424,8 @@ export class CallHandler {
       callDigest: call.digest,
       registryRevision: call.snapshot.revision,
       stopsRevision: stops?.readable === true ? stops.list.revision : undefined,
-      facts: call.facts,
+      // Only when computed for this decision: replay and `policy test` compute them anyway.
+      facts: call.computedFacts(),
       receivedAt: call.receivedAt,
       decidedAt: new Date(),
       coordinator: this.deps.coordinatorId,

@@ -18,7 +18,9 @@ import {
   type SessionFactStore,
   type SessionFacts,
 } from "../cedar/index.js";
+import { setImmediate } from "node:timers/promises";
 import { CedarSetLoader } from "../cedar/loader.js";
+import { preparseSubsets } from "../cedar/scope-index.js";
 import type { ActionFacts } from "../facts/index.js";
 import type { ApprovalEntry } from "../approvals/entry.js";
 import { toWireError } from "./failure-record.js";
@@ -38,8 +40,11 @@ export interface CedarCall {
   sessionKey: string;
   /** When the call arrived: the time session windows are counted at (default: now). */
   receivedAt?: Date;
-  /** The call's fact set, when the coordinator computed it (else learnt facts compute it). */
-  facts?: ActionFacts | undefined;
+  /**
+   * The call's fact set, computed on first need (the coordinator's, the same object for every
+   * reader): asked only by a set that reads `context.facts` and by session learning.
+   */
+  facts?: (() => ActionFacts) | undefined;
 }
 
 /** What preparing a revision's Cedar sets did: sets parsed, policies whose set failed, time. */
@@ -108,7 +113,7 @@ export class CedarEvaluator {
       session,
       now: call.receivedAt?.getTime() ?? Date.now(),
       vocabulary: snapshot.vocabulary, // built once per revision, with the registry's own tools
-      facts: call.facts,
+      facts: readsFacts(set) ? call.facts?.() : undefined,
     };
     const result = evaluateCedar(set, input);
     outcome.version = set.hash;
@@ -148,8 +153,11 @@ export class CedarEvaluator {
       if (set === undefined) {
         set = await loadOffThread(this.loader, policy);
         this.loads++;
-        this.sets.set(policy.cedar, set);
       }
+      // Here, not on the first call of each hook and tool: a set already held parses only the
+      // sub-sets of hooks it was not used on before (scope-index.ts remembers the others).
+      if (!(set instanceof Error)) set = await preparsedOrError(set, policy.hooks);
+      this.sets.set(policy.cedar, set);
       if (set instanceof Error) failed.push(policy.name);
     }
     if (snapshot.revision > this.revision) this.swap(snapshot);
@@ -215,8 +223,9 @@ export class CedarEvaluator {
       decision,
       at: call.receivedAt?.getTime() ?? Date.now(),
       vocabulary,
-      facts: call.facts, // computed once by the coordinator when it has them
-      learnContacted: this.sets.size > 0, // no Cedar set: no rule reads them (docs/cedar.md)
+      // No Cedar set: no rule reads hosts or domains (docs/cedar.md), so no facts are computed.
+      facts: this.sets.size > 0 ? call.facts : undefined,
+      learnContacted: this.sets.size > 0,
     });
     if (learnt === undefined) return undefined;
     return this.facts.update(call.agentId, call.sessionKey, (f) => afterDecision(f, learnt));
@@ -241,12 +250,33 @@ export class CedarEvaluator {
   }
 }
 
+/** Whether a set's (pruned) context keeps `context.facts` (src/cedar/context-keys.ts). */
+function readsFacts(set: CedarPolicySet): boolean {
+  return set.contextKeys === "all" || set.contextKeys.children.has("facts");
+}
+
 async function loadOffThread(
   loader: CedarSetLoader,
   policy: CedarPolicy,
 ): Promise<CedarPolicySet | Error> {
   try {
     return await loader.load(policy.cedar, policy.source ?? policy.name);
+  } catch (error) {
+    return error instanceof Error ? error : new Error(String(error));
+  }
+}
+
+/**
+ * The set with every sub-set its hooks can need pre-parsed into this thread's engine, calls
+ * decided between two of them; an error (its failure mode decides) when that fails.
+ */
+async function preparsedOrError(
+  set: CedarPolicySet,
+  hooks: readonly string[],
+): Promise<CedarPolicySet | Error> {
+  try {
+    await preparseSubsets(set, hooks, () => setImmediate());
+    return set;
   } catch (error) {
     return error instanceof Error ? error : new Error(String(error));
   }

@@ -218,13 +218,31 @@ function isInside(path: string, root: string): boolean {
 
 /** A rule: a label for paths whose lower-cased form matches. */
 type Rule = readonly [label: SensitiveLabel, test: (lower: string, base: string) => boolean];
+type Test = (lower: string) => boolean;
+
+/*
+ * Every matcher is built once, here, and a rule only calls them: sensitiveLabels runs for every
+ * path of every call's facts, and a matcher built inside a rule (`has("/.ssh")(l)`) cost a
+ * closure and a string per rule per path (issue 35: the largest single cost of the facts).
+ */
 
 /** `/x/y` anywhere in the path, as whole segments. */
-const has = (segments: string) => (lower: string) =>
-  lower.includes(`${segments}/`) || lower.endsWith(segments);
+function has(segments: string): Test {
+  const inside = `${segments}/`;
+  return (lower) => lower.includes(inside) || lower.endsWith(segments);
+}
 /** The path is `prefix` or under it. */
-const under = (prefix: string) => (lower: string) =>
-  lower === prefix || lower.startsWith(`${prefix}/`);
+function under(prefix: string): Test {
+  const below = `${prefix}/`;
+  return (lower) => lower === prefix || lower.startsWith(below);
+}
+/** Any of the tests holds. */
+function any(...tests: Test[]): Test {
+  return (lower) => {
+    for (const test of tests) if (test(lower)) return true;
+    return false;
+  };
+}
 const named =
   (...names: string[]) =>
   (_lower: string, base: string) =>
@@ -232,10 +250,43 @@ const named =
 
 const SYSTEM_PREFIXES = ["/etc", "/usr", "/bin", "/sbin", "/boot", "/lib", "/lib64", "/dev"];
 
+const inSsh = any(has("/.ssh"), under("/etc/ssh"));
+const kubeConfig = has("/.kube/config");
+const gitCredentials = has("/.config/git/credentials");
+const keychains = any(
+  has("/library/keychains"),
+  has("/.local/share/keyrings"),
+  has("/.password-store"),
+);
+const STARTUP_FILES = new Set([
+  "/etc/profile",
+  "/etc/bash.bashrc",
+  "/etc/zshrc",
+  "/etc/environment",
+]);
+const startupPlaces = any(
+  has("/.config/fish"),
+  (l) => STARTUP_FILES.has(l),
+  under("/etc/profile.d"),
+  under("/etc/zsh"),
+);
+const cronSpool = under("/var/spool/cron");
+const systemdUnits = any(
+  under("/etc/systemd"),
+  under("/lib/systemd"),
+  under("/usr/lib/systemd"),
+  has("/.config/systemd"),
+  under("/etc/init.d"),
+);
+const launchd = any(has("/library/launchagents"), has("/library/launchdaemons"));
+const autostart = any(has("/.config/autostart"), under("/etc/xdg/autostart"));
+const workflows = has("/.github/workflows");
+const system = any(...SYSTEM_PREFIXES.map(under));
+
 const RULES: readonly Rule[] = [
   ["authorized-keys", named("authorized_keys", "authorized_keys2")],
   // Host keys others may know (`known_hosts`, `*.pub`) are not secrets; every other file there is.
-  ["ssh", (l, b) => (has("/.ssh")(l) || under("/etc/ssh")(l)) && !isPublicSshFile(b)],
+  ["ssh", (l, b) => inSsh(l) && !isPublicSshFile(b)],
   [
     "private-key",
     (_l, b) => /^id_(rsa|dsa|ecdsa|ed25519)(_sk)?$/.test(b) || /\.(p12|pfx)$/.test(b),
@@ -243,64 +294,42 @@ const RULES: readonly Rule[] = [
   ["aws", has("/.aws")],
   ["gcloud", has("/.config/gcloud")],
   ["azure", has("/.azure")],
-  ["kube-config", (l) => has("/.kube/config")(l) || l.endsWith("/kubeconfig")],
+  ["kube-config", (l) => kubeConfig(l) || l.endsWith("/kubeconfig")],
   ["docker-config", has("/.docker/config.json")],
   ["gh", has("/.config/gh")],
   ["netrc", named(".netrc", "_netrc")],
   ["npmrc", named(".npmrc", ".yarnrc", ".yarnrc.yml")],
   ["pypirc", named(".pypirc", "pip.conf")],
-  ["git-credentials", (l, b) => b === ".git-credentials" || has("/.config/git/credentials")(l)],
+  ["git-credentials", (l, b) => b === ".git-credentials" || gitCredentials(l)],
   [
     "env-file",
     (_l, b) => (b === ".env" || b.startsWith(".env.") || b === ".envrc") && !isEnvTemplate(b),
   ],
-  [
-    "keychain",
-    (l, b) =>
-      has("/library/keychains")(l) ||
-      has("/.local/share/keyrings")(l) ||
-      has("/.password-store")(l) ||
-      /\.keychain(-db)?$/.test(b),
-  ],
+  ["keychain", (l, b) => keychains(l) || /\.keychain(-db)?$/.test(b)],
   ["gnupg", has("/.gnupg")],
   [
     "shell-startup",
     (l, b) =>
       /^\.(bashrc|bash_profile|bash_login|bash_logout|profile|zshrc|zshenv|zprofile|zlogin|zlogout|kshrc|cshrc|tcshrc|inputrc)$/.test(
         b,
-      ) ||
-      has("/.config/fish")(l) ||
-      ["/etc/profile", "/etc/bash.bashrc", "/etc/zshrc", "/etc/environment"].includes(l) ||
-      under("/etc/profile.d")(l) ||
-      under("/etc/zsh")(l),
+      ) || startupPlaces(l),
   ],
   [
     "crontab",
     (l, b) =>
-      b === "crontab" ||
-      b === "anacrontab" ||
-      /^\/etc\/cron\.[a-z]+(\/|$)/.test(l) ||
-      under("/var/spool/cron")(l),
+      b === "crontab" || b === "anacrontab" || /^\/etc\/cron\.[a-z]+(\/|$)/.test(l) || cronSpool(l),
   ],
-  [
-    "systemd-unit",
-    (l) =>
-      under("/etc/systemd")(l) ||
-      under("/lib/systemd")(l) ||
-      under("/usr/lib/systemd")(l) ||
-      has("/.config/systemd")(l) ||
-      under("/etc/init.d")(l),
-  ],
-  ["launchd", (l) => has("/library/launchagents")(l) || has("/library/launchdaemons")(l)],
-  ["autostart", (l) => has("/.config/autostart")(l) || under("/etc/xdg/autostart")(l)],
+  ["systemd-unit", systemdUnits],
+  ["launchd", launchd],
+  ["autostart", autostart],
   // Prefixes, not names: `/etc/shadow-` and `/etc/sudoers.tmp` are copies of the same secrets.
   ["sudoers", (l) => l.startsWith("/etc/sudoers")],
   ["passwd", (l) => l.startsWith("/etc/passwd") || l.startsWith("/etc/group")],
   ["shadow", (l) => l.startsWith("/etc/shadow") || l.startsWith("/etc/gshadow")],
   ["git-hooks", has("/.git/hooks")],
-  ["ci-workflow", (l) => has("/.github/workflows")(l) || l.endsWith("/.gitlab-ci.yml")],
+  ["ci-workflow", (l) => workflows(l) || l.endsWith("/.gitlab-ci.yml")],
   ["process-environment", (l) => /^\/proc\/[^/]+\/environ$/.test(l)],
-  ["system", (l) => SYSTEM_PREFIXES.some((prefix) => under(prefix)(l))],
+  ["system", system],
 ];
 
 /** `known_hosts`, `*.pub`: what an SSH directory holds that is meant to be shared. */
@@ -324,14 +353,19 @@ function isEnvTemplate(base: string): boolean {
  */
 function sensitiveLabels(normalized: string): SensitiveLabel[] {
   // What a C library opens ends at a NUL; Windows reads `\` as `/` and has drive letters.
-  let lower = normalized.toLowerCase().split("\0", 1)[0]!;
+  let lower = normalized.toLowerCase();
+  const nul = lower.indexOf("\0");
+  if (nul !== -1) lower = lower.slice(0, nul);
   if (lower.includes("\\"))
     lower = posix.normalize(lower.replace(/\\/g, "/").replace(/^[a-z]:/, ""));
   // A relative path that climbs from an unknown place (`../../etc/passwd`) may land anywhere,
   // and /proc/<pid>/root and /proc/<pid>/cwd are links to `/` and to a cwd: what follows the
   // climb or the link is read as if from `/`.
-  lower = lower.replace(/^(\.\.\/)+/, "").replace(/^(\/proc\/[^/]+\/(root|cwd))+(?=\/)/, "");
+  if (lower.startsWith("../")) lower = lower.replace(/^(\.\.\/)+/, "");
+  if (lower.startsWith("/proc/")) lower = lower.replace(/^(\/proc\/[^/]+\/(root|cwd))+(?=\/)/, "");
   if (!lower.startsWith("/")) lower = `/${lower}`;
   const base = lower.slice(lower.lastIndexOf("/") + 1);
-  return RULES.filter(([, test]) => test(lower, base)).map(([label]) => label);
+  const labels: SensitiveLabel[] = [];
+  for (const [label, test] of RULES) if (test(lower, base)) labels.push(label);
+  return labels;
 }

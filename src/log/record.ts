@@ -132,7 +132,7 @@ export const DecisionRecord = z.strictObject({
     .union([ActionFactsWire, SealedField])
     .optional()
     .describe(
-      "What the call does, as the coordinator computed it once and handed it to Cedar and the workers (docs/facts.md). When a redaction rule changed the event or context, computed again from the redacted event, so no redacted text survives in it (docs/audit.md).",
+      "What the call does, as the coordinator computed it once and handed it to the Cedar sets and workers that read it (docs/facts.md). Absent when nothing read the facts for the decision (replay and `policy test` compute them from the event). When a redaction rule changed the event or context, computed again from the redacted event, so no redacted text survives in it (docs/audit.md).",
     ),
   shadow: z
     .strictObject({ decision: z.record(z.string(), z.unknown()), changed: z.boolean() })

@@ -1,9 +1,10 @@
 /**
  * The one fact set of a call (issue 30 item 5, docs/facts.md "Where the facts go"): the
- * coordinator computes it once per modifying call and hands the same object to Cedar, to every
- * worker (the policy request's `facts`) and to the record; replay and `policy test` compute it
- * with this same function and the same options from the recorded event, so they see what the
- * live decision saw. Synchronous and bounded by the facts modules' limits: a command over a limit
+ * coordinator computes it at most once per modifying call, on first need (issue 35:
+ * `callFactsOnDemand`), and hands the same object to whoever reads it: a Cedar set that reads
+ * `context.facts`, the workers whose registry entry declares `facts: true`, session learning and
+ * the record; replay and `policy test` compute it with this same function and the same options
+ * from the recorded event, so they see what the live decision saw. Synchronous and bounded by the facts modules' limits: a command over a limit
  * is described as `unparsed`, never dropped, and the call is still decided.
  */
 import { computeActionFacts, MAX_PATH_CHARS, type ActionFacts } from "../facts/index.js";
@@ -61,6 +62,30 @@ export function callFacts(
         : rememberedFacts(command, place);
     },
   });
+}
+
+/**
+ * One call's fact set under a registry revision, computed on first need: `facts()` computes it the first time and returns
+ * that same object every time after; `computed()` is it when something needed it, else
+ * undefined (a call whose policies read no facts never pays for them: ~12-16 µs and 0.7-4 KB of
+ * record per call, docs/facts.md).
+ */
+export interface CallFactsOnDemand {
+  facts: () => CallFacts;
+  computed: () => CallFacts | undefined;
+}
+
+export function callFactsOnDemand(
+  hook: string,
+  event: Readonly<Record<string, unknown>>,
+  context: Readonly<Record<string, unknown>>,
+  snapshot: RegistrySnapshot,
+): CallFactsOnDemand {
+  let once: CallFacts | undefined;
+  return {
+    facts: () => (once ??= callFacts(hook, event, context, factsOptionsOf(snapshot))),
+    computed: () => once,
+  };
 }
 
 /**

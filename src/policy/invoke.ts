@@ -103,7 +103,7 @@ export function invokePolicyNow<H extends HookName>(
     return call.fail("error", asHookbusError(error, policy.name, hook));
   }
 
-  const tools = new LazyTools(policy.name, validContext.sessionKey, options, call);
+  const tools = new LazyTools(policy.name, validContext.sessionKey, options, call, hook);
   let returned: unknown;
   try {
     returned = handler(validEvent, validContext, tools);
@@ -206,7 +206,8 @@ function resolveHandler(
  */
 class LazyTools implements PolicyTools {
   readonly callId: string;
-  readonly facts: CallFacts | undefined;
+  readonly #facts: CallFacts | undefined;
+  readonly #hook: string;
   #state: PolicyTools["state"] | undefined;
   #never: AbortSignal | undefined;
   readonly #policyName: string;
@@ -219,9 +220,11 @@ class LazyTools implements PolicyTools {
     sessionKey: string,
     options: InvokeOptions,
     call: { log(): Logger },
+    hook: string,
   ) {
     this.callId = options.callId;
-    this.facts = options.facts;
+    this.#facts = options.facts;
+    this.#hook = hook;
     this.#policyName = policyName;
     this.#sessionKey = sessionKey;
     this.#options = options;
@@ -241,9 +244,28 @@ class LazyTools implements PolicyTools {
     return this.#call.log();
   }
 
+  /** Read by the handler: a modifying hook's request without facts says why, once per policy. */
+  get facts(): CallFacts | undefined {
+    if (this.#facts === undefined && isModifyingHook(this.#hook))
+      warnNoFactsOnce(this.#policyName, this.#call.log());
+    return this.#facts;
+  }
+
   get signal(): AbortSignal {
     return this.#options.signal ?? (this.#never ??= new AbortController().signal);
   }
+}
+
+/** Policies told so far (one entry per policy this process serves, so bounded by them). */
+const toldNoFacts = new Set<string>();
+
+function warnNoFactsOnce(policy: string, logger: Logger): void {
+  if (toldNoFacts.has(policy)) return;
+  toldNoFacts.add(policy);
+  logger.warn(
+    { policy },
+    "tools.facts is absent: the coordinator sends the call's facts only to a policy whose registry entry declares `facts: true` (docs/policies.md); treat their absence as unknown, never as harmless",
+  );
 }
 
 function handlerError(error: unknown, policy: string, hook: string): HookbusError {

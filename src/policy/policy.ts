@@ -34,9 +34,11 @@ export interface PolicyTools {
    */
   signal: AbortSignal;
   /**
-   * What the call does (docs/facts.md): the fact set the coordinator computed once and handed
-   * to Cedar and every worker alike (shell facts in each tool's `shell` slot). Absent for
-   * observational hooks and from a coordinator older than the field.
+   * What the call does (docs/facts.md): the fact set the coordinator computed once for the call
+   * (shell facts in each tool's `shell` slot). Sent only to a policy whose registry entry
+   * declares `facts: true`; absent otherwise (the first read of an absent one logs a warning
+   * that says so), for observational hooks and from a coordinator older than the field. Replay
+   * and `policy test` always hand it over.
    */
   facts: CallFacts | undefined;
 }

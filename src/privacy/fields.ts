@@ -57,9 +57,16 @@ export interface Place {
 const token = (key: string): string =>
   key.includes("~") || key.includes("/") ? key.replaceAll("~", "~0").replaceAll("/", "~1") : key;
 
+function pointerOf(segments: readonly string[]): string {
+  let pointer = "";
+  for (const segment of segments) pointer += `/${token(segment)}`;
+  return pointer;
+}
+
 /**
  * Every concrete place the pattern reaches in `root`, in document order, appended to `into`.
- * Runs per record on the decision path: no closures, and segment arrays only for places found.
+ * Runs per record on the decision path: no closures, and segment arrays and pointers only for
+ * places found (most members a pattern walks through, like a decision's outcomes, hold none).
  */
 export function placesOf(
   root: unknown,
@@ -67,22 +74,20 @@ export function placesOf(
   into: Place[] = [],
   at = 0,
   segments: string[] = [],
-  pointer = "",
 ): Place[] {
   if (at === pattern.length) {
-    if (root !== undefined) into.push({ segments: [...segments], pointer });
+    if (root !== undefined) into.push({ segments: segments.slice(), pointer: pointerOf(segments) });
     return into;
   }
   if (!isNode(root)) return into;
   const segment = pattern[at]!;
   if (segment !== "*") {
-    if (Object.hasOwn(root, segment)) descend(root, segment, pattern, into, at, segments, pointer);
+    if (Object.hasOwn(root, segment)) descend(root, segment, pattern, into, at, segments);
   } else if (Array.isArray(root)) {
-    for (let i = 0; i < root.length; i++)
-      descend(root, String(i), pattern, into, at, segments, pointer);
+    for (let i = 0; i < root.length; i++) descend(root, String(i), pattern, into, at, segments);
   } else {
     for (const key of Object.keys(root))
-      if (!CLEAR_MEMBERS.has(key)) descend(root, key, pattern, into, at, segments, pointer);
+      if (!CLEAR_MEMBERS.has(key)) descend(root, key, pattern, into, at, segments);
   }
   return into;
 }
@@ -94,17 +99,9 @@ function descend(
   into: Place[],
   at: number,
   segments: string[],
-  pointer: string,
 ): void {
   segments.push(key);
-  placesOf(
-    (node as Record<string, unknown>)[key],
-    pattern,
-    into,
-    at + 1,
-    segments,
-    `${pointer}/${token(key)}`,
-  );
+  placesOf((node as Record<string, unknown>)[key], pattern, into, at + 1, segments);
   segments.pop();
 }
 

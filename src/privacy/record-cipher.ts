@@ -193,3 +193,22 @@ export function showScrubbed<T>(record: T): T {
   if (enc === undefined || enc.ct !== undefined) return record;
   return openRecord(record as LogRecord, undefined).record as T;
 }
+
+/** Whether `record` is sealed and its ciphertext was scrubbed away (an erased index copy). */
+export function isScrubbed(record: unknown): boolean {
+  const enc = (record as { encrypted?: EncryptedContent } | null)?.encrypted;
+  return enc !== undefined && enc.ct === undefined;
+}
+
+/**
+ * The log's record as an erasure leaves the index's copy of it (what src/audit/pg/scrub.ts does
+ * to a row, then `showScrubbed`): no nonce, tag or ciphertext, "[erased]" in each sealed place.
+ * So a reader can check an erased index copy against the log: equal means only the ciphertext
+ * went, every clear field is the log's.
+ */
+export function scrubbedCopy<T extends LogRecord>(record: T): T {
+  const enc = record.encrypted;
+  if (enc === undefined) return record;
+  const { iv: _iv, tag: _tag, ct: _ct, ...kept } = enc;
+  return showScrubbed({ ...record, encrypted: kept });
+}

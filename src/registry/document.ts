@@ -73,6 +73,12 @@ export const PolicyEntry = z
       .describe(
         "before_response_emit only: also asked about windows of a streamed answer as it streams (docs/streaming.md); absent or false: the whole answer only, and a streamed answer is held while the policy is registered.",
       ),
+    facts: z
+      .boolean()
+      .optional()
+      .describe(
+        "Worker policies only: its policy requests carry the call's fact set (`facts`: `tools.facts` in the TypeScript SDK, `call.facts` in Python; docs/facts.md). Absent or false: they carry none, and a call no policy reads facts for never computes them. A Cedar set gets `context.facts` when its text reads it.",
+      ),
   })
   .meta({ id: "PolicyEntry" });
 
@@ -268,8 +274,13 @@ function vocabularyIssues(value: unknown): ValidationIssue[] {
 /** A cedar entry carries its text (after `registry apply` read `source`); a worker entry has none. */
 function kindIssues(raw: unknown, index: number): ValidationIssue[] {
   if (typeof raw !== "object" || raw === null) return [];
-  const entry = raw as { kind?: unknown; cedar?: unknown; source?: unknown };
+  const entry = raw as { kind?: unknown; cedar?: unknown; source?: unknown; facts?: unknown };
   const path = `policies.${index}`;
+  if (entry.kind === "cedar" && entry.facts === true) {
+    const message =
+      "`facts` belongs to a worker policy: a Cedar set gets `context.facts` when its text reads it";
+    return [{ path: `${path}.facts`, rule: "facts_kind", message }];
+  }
   if (entry.kind === "cedar" && typeof entry.cedar !== "string") {
     const message =
       typeof entry.source === "string"

@@ -34,8 +34,9 @@ class Call:
     deadline: float | None = None
     """``time.monotonic()`` at which the caller stops waiting (None: no deadline)."""
     facts: ActionFacts | None = None
-    """What the call does, computed once by the coordinator (``hookbus.facts``, docs/facts.md);
-    None for observations and from a coordinator that sends none."""
+    """What the call does, computed once by the coordinator (``hookbus.facts``, docs/facts.md).
+    Sent only to a policy whose registry entry declares ``facts: true``: None otherwise, for
+    observations and from a coordinator that sends none (treat None as unknown, not harmless)."""
     _store: KvStateStore | None = field(default=None, repr=False)
     _state: SessionState | None = field(default=None, repr=False)
 

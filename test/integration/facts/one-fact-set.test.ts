@@ -1,7 +1,9 @@
 /**
  * Issue 30 item 5, on a real nats-server: the coordinator computes a call's facts once, and Cedar,
  * a TypeScript worker, a Python worker (hookbus-worker with this checkout's SDK) and the decision
- * record all get the same fact set. Both workers run in shadow mode and answer with the facts
+ * record all get the same fact set. Since issue 35 they are computed only when something reads
+ * them: here the workers declare `facts: true` (test/integration/facts/on-demand.test.ts has the
+ * calls that compute none). Both workers run in shadow mode and answer with the facts
  * they were handed, so the record keeps what each one saw beside what Cedar saw and what the
  * record itself says.
  */
@@ -81,7 +83,13 @@ async function start(withPython: boolean): Promise<Pipeline> {
     registry: {
       policies: [
         { name: "cedar", kind: "cedar", cedar: CEDAR, hooks: ["before_tool_call"], priority: 90 },
-        { name: "ts-facts", hooks: ["before_tool_call"], priority: 50, mode: "shadow" },
+        {
+          name: "ts-facts",
+          hooks: ["before_tool_call"],
+          priority: 50,
+          mode: "shadow",
+          facts: true,
+        },
         ...(withPython
           ? [
               {
@@ -90,6 +98,7 @@ async function start(withPython: boolean): Promise<Pipeline> {
                 priority: 40,
                 mode: "shadow" as const,
                 timeoutMs: 3000,
+                facts: true,
               },
             ]
           : []),
@@ -152,8 +161,9 @@ describe("one fact set per call", () => {
     };
     expect(shell).toMatchObject({ deletesRecursively: true, targetsRoot: true });
 
+    // The very object the coordinator computed once for the call (its thunk answers it again).
     const cedar = cedarSaw.find((c) => c.sessionKey === "facts-1");
-    expect(cedar?.facts).toEqual(facts);
+    expect(cedar?.facts?.()).toEqual(facts);
     expect(seen(record, "ts-facts")).toEqual({ facts, deletesRecursively: true });
     if (python) expect(seen(record, "py-facts")).toEqual({ facts, deletesRecursively: true });
   }, 30_000);
@@ -215,7 +225,11 @@ describe("a redacted record", () => {
           cedar: `
 @id("no-upload") @reason("uploads are refused")
 forbid (principal, action == Action::"before_tool_call", resource is Tool)
-when { resource.class == "shell" && context.call.secrets.contains("aws-access-key") };
+when {
+  resource.class == "shell" &&
+  context.call.secrets.contains("aws-access-key") &&
+  context.facts.usesNetwork
+};
 `,
           hooks: ["before_tool_call"],
           priority: 90,
@@ -233,7 +247,7 @@ when { resource.class == "shell" && context.call.secrets.contains("aws-access-ke
       { callId: "facts-call-3" },
     );
     const live = cedarSaw.find((c) => c.sessionKey === "facts-3");
-    expect(JSON.stringify(live?.facts)).toContain(secret); // decided on the real command
+    expect(JSON.stringify(live?.facts?.())).toContain(secret); // decided on the real command
 
     const { record } = await p.decisionRecord("facts-call-3");
     expect(record.redacted?.map((r) => r.path)).toEqual(["/event/params/command"]);

@@ -18,6 +18,9 @@ const sample: BenchLine = {
   replay_rps: 29926,
   sign_cpu_pct: 6.7,
   sign_work_pct: 1.57,
+  encrypt_cpu_pct: 4.2,
+  aa_cpu_pct: -1.3,
+  seal_work_pct: 2.6,
 };
 
 const line = formatBenchLine(sample);
@@ -30,7 +33,7 @@ function withPair(name: string, pair: string): string {
 describe("the bench: line", () => {
   it("prints every field in order, cpu_ratio and alloc_ratio beside the other ratios", () => {
     expect(line).toBe(
-      "bench: p50_ratio=1.29 p99_ratio=1.59 throughput_ratio=0.63 cpu_ratio=1.63 alloc_ratio=2.51 fastpath_us=1.21 replay_rps=29926 sign_cpu_pct=6.7 sign_work_pct=1.57",
+      "bench: p50_ratio=1.29 p99_ratio=1.59 throughput_ratio=0.63 cpu_ratio=1.63 alloc_ratio=2.51 fastpath_us=1.21 replay_rps=29926 sign_cpu_pct=6.7 sign_work_pct=1.57 encrypt_cpu_pct=4.2 aa_cpu_pct=-1.3 seal_work_pct=2.60",
     );
   });
 
@@ -46,6 +49,9 @@ describe("the bench: line", () => {
       replay_rps: fc.integer({ min: 1, max: 10_000_000 }),
       sign_cpu_pct: fc.double({ min: -1000, max: 1000, noNaN: true }),
       sign_work_pct: positive,
+      encrypt_cpu_pct: fc.double({ min: -1000, max: 1000, noNaN: true }),
+      aa_cpu_pct: fc.double({ min: -1000, max: 1000, noNaN: true }),
+      seal_work_pct: positive,
     });
     fc.assert(
       fc.property(figures, (values) => {
@@ -56,9 +62,12 @@ describe("the bench: line", () => {
     );
   });
 
-  it("accepts a negative signing A/B, which a noisy run can produce", () => {
+  it("accepts a negative signing or encryption A/B, which a noisy run can produce", () => {
     expect(parseBenchLine(withPair("sign_cpu_pct", "sign_cpu_pct=-0.5"))).toMatchObject({
       sign_cpu_pct: -0.5,
+    });
+    expect(parseBenchLine(withPair("encrypt_cpu_pct", "encrypt_cpu_pct=-2.1"))).toMatchObject({
+      encrypt_cpu_pct: -2.1,
     });
   });
 
@@ -76,6 +85,8 @@ describe("the bench: line", () => {
     ["a ratio of zero", withPair("throughput_ratio", "throughput_ratio=0.00")],
     ["a negative ratio", withPair("p50_ratio", "p50_ratio=-1.20")],
     ["a fractional count", withPair("replay_rps", "replay_rps=12.5")],
+    ["an encryption A/B that measured nothing", withPair("encrypt_cpu_pct", "encrypt_cpu_pct=NaN")],
+    ["a line without the encryption cost", line.replace(/ encrypt_cpu_pct=\S+/, "")],
     ["exponent notation", withPair("replay_rps", "replay_rps=1e21")],
     ["a doubled space", line.replace(" p99", "  p99")],
     ["another prefix", line.replace("bench: ", "processes: ")],

@@ -180,4 +180,36 @@ describe("Cedar answers computed in TypeScript", () => {
     for (const odd of [1.5, 2 ** 60, "\ud800", { __extn: { fn: "ip", arg: "1.2.3.4" } }])
       expect(directAnswer(set, { ...base, context: { b: true, odd } })).toBeUndefined();
   });
+
+  it("computes an expression the set's policies share once per request, afresh for each", () => {
+    const rules = Array.from(
+      { length: 10 },
+      (_, i) => `forbid (principal, action, resource) when { context.b && context.n == ${i} };`,
+    );
+    const set = parseCedarPolicySet(rules.join("\n"));
+    const base = {
+      principal: { type: "Agent", id: "a" },
+      action: { type: "Action", id: "before_tool_call" },
+      resource: { type: "Tool", id: "t" },
+      entities: [],
+    };
+    const counted = (b: boolean, n: number) => {
+      const reads = { b: 0 };
+      const context = {
+        get b() {
+          reads.b++;
+          return b;
+        },
+        n,
+      };
+      return { answer: directAnswer(set, { ...base, context }), reads };
+    };
+    const first = counted(true, 3);
+    expect(first.answer).toEqual({ forbidIds: ["policy3"], permitted: false });
+    // Once by the check that the engine would read the request, once by the ten rules together.
+    expect(first.reads.b).toBe(2);
+    const second = counted(false, 3);
+    expect(second.answer).toEqual({ forbidIds: [], permitted: false });
+    expect(second.reads.b).toBe(2);
+  });
 });

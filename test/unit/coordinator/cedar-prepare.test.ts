@@ -7,6 +7,7 @@
 import { describe, expect, it } from "vitest";
 import { CedarSetLoader } from "../../../src/cedar/loader.js";
 import { MemorySessionFactStore } from "../../../src/cedar/session-facts.js";
+import { cedarWasm } from "../../../src/cedar/wasm.js";
 import { CedarEvaluator, type CedarCall } from "../../../src/coordinator/cedar-evaluator.js";
 import { parseRegistryDocument, type RegistryPolicy } from "../../../src/registry/document.js";
 import { RegistrySnapshot } from "../../../src/registry/snapshot.js";
@@ -89,5 +90,41 @@ describe("Cedar sets are prepared with their revision", () => {
     const [outcome] = await hurried.evaluate(cedarOf(slow), call, slow);
     expect(outcome?.error?.code).toBe("HOOKBUS_CEDAR_LOAD_TIMEOUT");
     await hurried.close();
+  });
+
+  it("pre-parses every sub-set of the set's hooks with the revision: no call pre-parses one", async () => {
+    // Arithmetic is left to the engine (direct.ts), so these calls reach the engine's sub-sets.
+    const scoped = `@id("exec") forbid (principal, action == Action::"before_tool_call", resource == Tool::"exec") when { context.session.toolCalls + 1 > 0 };
+@id("shell") forbid (principal, action == Action::"before_tool_call", resource is Tool) when { resource.class == "shell" && context.session.toolCalls + 1 > 1000 };`;
+    const cedar = new CedarEvaluator(new MemorySessionFactStore());
+    const rev = snapshot(1, { scoped });
+    expect(await cedar.prepare(rev)).toMatchObject({ loaded: 1, failed: [] });
+    const parsed: string[] = [];
+    const preparse = cedarWasm.preparsePolicySet;
+    cedarWasm.preparsePolicySet = (id, policies) => {
+      parsed.push(id);
+      return preparse(id, policies);
+    };
+    try {
+      for (const [toolName, blocked] of [
+        ["exec", true],
+        ["read_file", undefined],
+        ["Bash", undefined],
+      ] as const) {
+        const [outcome] = await cedar.evaluate(
+          cedarOf(rev),
+          { ...call, event: { toolName, params: { cmd: `ls ${toolName}` } } },
+          rev,
+        );
+        expect(
+          [outcome?.status, (outcome?.verdict as { block?: boolean } | undefined)?.block],
+          toolName,
+        ).toEqual(["ok", blocked]);
+      }
+    } finally {
+      cedarWasm.preparsePolicySet = preparse;
+    }
+    expect(parsed).toEqual([]);
+    await cedar.close();
   });
 });

@@ -4,7 +4,14 @@
  * a claimed home is not taken at all.
  */
 import { beforeAll, describe, expect, it } from "vitest";
-import { callFacts, loadCallFacts, MAX_CALL_SHELL_CHARS } from "../../../src/policy/call-facts.js";
+import {
+  callFacts,
+  callFactsOnDemand,
+  loadCallFacts,
+  MAX_CALL_SHELL_CHARS,
+} from "../../../src/policy/call-facts.js";
+import { parseRegistryDocument } from "../../../src/registry/document.js";
+import { RegistrySnapshot } from "../../../src/registry/snapshot.js";
 
 beforeAll(() => loadCallFacts());
 
@@ -71,5 +78,26 @@ describe("callFacts: one call's commands have one budget", () => {
       }
     }
     expect(shell.filter((s) => s.unparsed !== undefined).length).toBeGreaterThan(0);
+  });
+});
+
+describe("callFactsOnDemand: the one fact set of a call, on first need", () => {
+  const snapshot = new RegistrySnapshot(
+    1,
+    parseRegistryDocument({ policies: [], internalDomains: ["example.com"] }),
+  );
+  const event = { toolName: "send_email", params: { to: "ann@example.com" } };
+  const context = { agentId: "a", sessionKey: "s" };
+
+  it("computes nothing until asked, then one object, with the revision's options", () => {
+    const onDemand = callFactsOnDemand("before_tool_call", event, context, snapshot);
+    expect(onDemand.computed()).toBeUndefined();
+    const facts = onDemand.facts();
+    expect(onDemand.facts()).toBe(facts);
+    expect(onDemand.computed()).toBe(facts);
+    expect(facts.tools[0]?.recipients).toMatchObject({ allInternal: true });
+    expect(facts).toEqual(
+      callFacts("before_tool_call", event, context, { internalDomains: ["example.com"] }),
+    );
   });
 });

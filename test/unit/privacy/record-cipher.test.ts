@@ -10,7 +10,9 @@ import { LogRecord, type DecisionRecord } from "../../../src/log/record.js";
 import {
   ENCRYPTED_MARK,
   ERASED_MARK,
+  isScrubbed,
   openRecord,
+  scrubbedCopy,
   sealRecord,
   subjectDigest,
   subjectOf,
@@ -162,5 +164,34 @@ describe("sealing a record's personal fields", () => {
     );
     expect(sealed.context.subject).toBe(ENCRYPTED_MARK);
     expect(JSON.stringify(sealed)).not.toContain("user-42");
+  });
+
+  it("the scrubbed copy of a sealed record is the index's erased row: clear fields, [erased], no ciphertext", () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), (params) => {
+        const sealed = sealRecord(decision(params), subject, key());
+        const copy = scrubbedCopy(sealed);
+        expect(isScrubbed(sealed)).toBe(false);
+        expect(isScrubbed(copy)).toBe(true);
+        const { iv: _iv, tag: _tag, ct: _ct, ...envelope } = sealed.encrypted!;
+        expect(copy.encrypted).toEqual(envelope);
+        expect(copy).toEqual({ ...openRecord(sealed, undefined).record, encrypted: envelope });
+        expect(copy.event.params).toBe(ERASED_MARK);
+        expect(copy.decision.outcome).toBe("block");
+        expect(copy.outcomes[0]!.policy).toBe("dlp");
+      }),
+    );
+  });
+
+  it("names places whose member names hold / or ~ by escaped pointers, and opens them", () => {
+    const record = decision(1);
+    const odd = { ...record, event: { ...record.event, "a/b~c": "private", "~": 2 } };
+    const k = key();
+    const sealed = sealRecord(odd, subject, k);
+    expect(sealed.encrypted!.paths).toEqual(
+      expect.arrayContaining(["/event/a~1b~0c", "/event/~0", "/event/params"]),
+    );
+    expect((sealed.event as Record<string, unknown>)["a/b~c"]).toBe(ENCRYPTED_MARK);
+    expect(openRecord(sealed, k).record.event).toEqual(odd.event);
   });
 });

@@ -1,5 +1,6 @@
 /** invokePolicy: the in-process path shared by the NATS runner and replay. */
 import { describe, expect, it } from "vitest";
+import { pino } from "pino";
 import { HookbusError } from "../../../src/foundation/errors.js";
 import {
   createSessionState,
@@ -197,5 +198,32 @@ describe("invokePolicy", () => {
     await invokePolicy(p, "before_tool_call", event, ctx, { callId: "2", state: store });
     expect(await createSessionState(store, "scoped", "s-1").get("n")).toBe(2);
     expect(await createSessionState(store, "gate", "s-1").get("n")).toBeUndefined();
+  });
+});
+
+describe("tools.facts absent (issue 35: only with `facts: true` in the registry)", () => {
+  it("is undefined, and its first read per policy logs a warning naming `facts: true`", async () => {
+    const lines: string[] = [];
+    const logger = pino({ level: "warn" }, { write: (line: string) => lines.push(line) });
+    const seen: unknown[] = [];
+    const reader = definePolicy({
+      name: "reads-facts",
+      hooks: {
+        before_tool_call: (_e, _c, tools) => {
+          seen.push(tools.facts);
+        },
+        after_tool_call: (_e, _c, tools) => {
+          seen.push(tools.facts); // observations never carry facts: nothing to warn about
+        },
+      },
+    });
+    const state = new MemorySessionStateStore();
+    await invokePolicy(reader, "after_tool_call", event, ctx, { callId: "o", state, logger });
+    expect(lines).toEqual([]);
+    for (const callId of ["a", "b"])
+      await invokePolicy(reader, "before_tool_call", event, ctx, { callId, state, logger });
+    expect(seen).toEqual([undefined, undefined, undefined]);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toContain("`facts: true`");
   });
 });
