@@ -46,6 +46,7 @@ import type {
   ObservationSink,
   ObserveCallOptions,
 } from "./types.js";
+import { isPromise } from "../foundation/hot-path.js";
 
 export type {
   CallOptions,
@@ -457,7 +458,7 @@ export class HookbusClient {
       return gateBlock(v, callId, this.registry.revision);
     };
     // No gate for this run: no await, no timer (the fast path stays cheap).
-    if (!(verdict instanceof Promise)) return Promise.resolve(next(verdict));
+    if (!isPromise(verdict)) return Promise.resolve(next(verdict));
     return beforeDeadline(
       verdict,
       deadline,

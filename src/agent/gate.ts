@@ -34,6 +34,7 @@
 import type { Decision } from "../catalog/catalog.js";
 import { toolCallId as idOfToolCall } from "../catalog/common.js";
 import { isHookbusError } from "../foundation/errors.js";
+import type { MaybePromise } from "../foundation/hot-path.js";
 
 type AfterLlmCallDecision = Decision<"after_llm_call">;
 
@@ -152,7 +153,7 @@ export class AfterLlmCallGate {
    * `toolCallIds` are the ids the call is known by (the event's and the context's). Empty strings
    * and undefined count as no id; when both are given, each must be allowed.
    */
-  check(run: RunRef, ...toolCallIds: (string | undefined)[]): GateVerdict | Promise<GateVerdict> {
+  check(run: RunRef, ...toolCallIds: (string | undefined)[]): MaybePromise<GateVerdict> {
     this.expire();
     const state = this.gates.get(run.runId ?? NO_RUN)?.get(agentSessionKey(run));
     if (state === undefined) return PROCEED;

@@ -14,6 +14,7 @@ import { Header } from "../bus/headers.js";
 import { ErrorCodes, HookbusError, type ErrorCode } from "../foundation/errors.js";
 import { beforeDeadline } from "../foundation/deadline.js";
 import { requestWithResend } from "./resend.js";
+import { isPromise, type MaybePromise } from "../foundation/hot-path.js";
 
 export { requestWithResend, type ResendRequest } from "./resend.js";
 
@@ -51,16 +52,15 @@ export class NatsCallTransport implements CallTransport {
     // Large events go to the blob stream here; that write counts against the same deadline.
     // A small body is encoded at once: no deadline timer for work that is already done.
     const now = encode(bus, body);
-    const encoded =
-      now instanceof Promise
-        ? await beforeDeadline(
-            now,
-            deadline,
-            "HOOKBUS_CALL_TIMEOUT",
-            () => `${hook} call ${callId}: the deadline passed while storing its large event`,
-            details,
-          )
-        : now;
+    const encoded = isPromise(now)
+      ? await beforeDeadline(
+          now,
+          deadline,
+          "HOOKBUS_CALL_TIMEOUT",
+          () => `${hook} call ${callId}: the deadline passed while storing its large event`,
+          details,
+        )
+      : now;
 
     const reply = await requestWithResend(bus.nc, {
       subject,
@@ -91,7 +91,7 @@ export class NatsCallTransport implements CallTransport {
     if (errorCode !== "") throw await remoteError(this.bus, hook, callId, errorCode, msg);
 
     const now = this.bus.codec.decodeMessageNow(msg, { deadline });
-    const parsed = callReplyValidator().safeParse(now instanceof Promise ? await now : now);
+    const parsed = callReplyValidator().safeParse(isPromise(now) ? await now : now);
     if (!parsed.success) {
       throw new HookbusError(
         "HOOKBUS_BAD_MESSAGE",
@@ -116,9 +116,9 @@ export class NatsCallTransport implements CallTransport {
 }
 
 /** The body now when it stays inline; a promise when it goes to the blob stream. */
-function encode(bus: Bus, body: CallRequest): EncodedBody | Promise<EncodedBody> {
+function encode(bus: Bus, body: CallRequest): MaybePromise<EncodedBody> {
   const now = bus.codec.encodeNow(body);
-  if (!(now instanceof Promise)) return now;
+  if (!isPromise(now)) return now;
   return now.catch((error: unknown) => {
     if (error instanceof HookbusError) throw error;
     throw new HookbusError(

@@ -20,6 +20,7 @@ import { SHARED_BLOB_OWNER, type BlobRef, type BlobStore } from "./blobs.js";
 import { Header } from "./headers.js";
 import { inflateBounded as inflate } from "./inflate.js";
 import { encodeToken } from "./tokens.js";
+import type { MaybePromise } from "../foundation/hot-path.js";
 
 const gzipAsync = promisify(gzip);
 
@@ -114,11 +115,9 @@ export class BodyCodec {
 
   /**
    * As `encode`, without a promise when the body travels inline as plain JSON (the common case):
-   * a promise only when it must be gzipped or stored. The decision path encodes several bodies
-   * per call, and an await (or a deadline timer around it) on a value that is already there is
-   * pure cost.
+   * a promise only when it must be gzipped or stored (hot path rule 1: foundation/hot-path.ts).
    */
-  encodeNow(value: unknown, options: EncodeOptions = {}): EncodedBody | Promise<EncodedBody> {
+  encodeNow(value: unknown, options: EncodeOptions = {}): MaybePromise<EncodedBody> {
     const json = Buffer.from(JSON.stringify(value), "utf8");
     if (json.length <= this.compressAbove) return { data: json, encoding: "json" };
     return this.encodeLarge(json, value, options);
@@ -194,7 +193,8 @@ export class BodyCodec {
   /**
    * As `decodeMessage`, without a promise for a plain JSON body (the common case): the value, or
    * a promise only when the body must be inflated or fetched. Same limits, same errors (thrown).
-   * A decoded JSON value is never a promise, so `instanceof Promise` tells the two apart.
+   * A decoded JSON value is never a promise, so `isPromise` tells the two apart (hot path rule 1:
+   * foundation/hot-path.ts).
    */
   decodeMessageNow(
     msg: { data: Uint8Array; headers?: MsgHdrs | undefined },
@@ -278,13 +278,19 @@ function checkBlobReference(
   }
 }
 
+/**
+ * As Buffer's `toString("utf8")` (invalid bytes become U+FFFD, a byte order mark is kept, so
+ * JSON.parse refuses it as before) without a Buffer view made around the bytes per message.
+ */
+const utf8 = new TextDecoder("utf-8", { ignoreBOM: true });
+
 function parseJson(bytes: Uint8Array, maxDepth: number): unknown {
   if (jsonDepthExceeds(bytes, maxDepth)) {
     throw limitExceeded("maxDepth", `a body nests deeper than the limit of ${maxDepth} levels`, {
       max: maxDepth,
     });
   }
-  return JSON.parse(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("utf8"));
+  return JSON.parse(utf8.decode(bytes));
 }
 
 /** The agent token a large body's blob is stored under (docs/protocol.md, "Blobs"). */

@@ -133,7 +133,7 @@ export class ReplyInbox {
 
   private publish(token: string, entry: Pending, data: Uint8Array, headers?: MsgHdrs): void {
     const reply = `${this.prefix}.${token}`;
-    // No spread: this runs for every request (agent calls, policy asks).
+    // One literal per case, no spread: every request (hot path: foundation/hot-path.ts).
     this.nc.publish(entry.subject, data, headers === undefined ? { reply } : { reply, headers });
   }
 

@@ -67,8 +67,8 @@ function trapEvaluation(message: string): CedarEvaluation {
 const NOT_READ: ContextPaths = { whole: false, children: new Map() };
 
 function evaluateSet(set: CedarPolicySet, input: RequestInput): CedarEvaluation {
-  // Spelled out, not `{ ...input, findSecrets: false }` (a spread then a property: microseconds
-  // on Node 20's V8, docs/performance.md); the builders read only these fields.
+  // Spelled out, not `{ ...input, findSecrets: false }` (hot path: foundation/hot-path.ts); the
+  // builders read only these fields.
   const keys = set.contextKeys;
   const readsSession = keys === "all" || keys.children.has("session");
   const requests = cedarRequests({

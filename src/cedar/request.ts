@@ -246,9 +246,8 @@ function toolRequest(
 }
 
 /**
- * `{ ...context, ...fields }` without the two spreads (on Node 20's V8 an object spread after
- * another gets a map of its own: microseconds per request, docs/performance.md). Same keys, same
- * order, later values winning; every key here is hookbus's own, never the agent's.
+ * `{ ...context, ...fields }` without the two spreads (hot path: foundation/hot-path.ts). Same
+ * keys, same order, later values winning; every key here is hookbus's own, never the agent's.
  */
 function withFields(context: CedarContext, fields: CedarContext): CedarContext {
   return Object.assign(Object.assign({}, context), fields);

@@ -86,7 +86,7 @@ export function emptySessionFacts(): SessionFacts {
 
 /**
  * A copy whose every field is there, in emptySessionFacts' order: facts stored before a field
- * existed read as its empty value. Field by field, no spread (docs/performance.md).
+ * existed read as its empty value. Field by field, no spread (hot path: foundation/hot-path.ts).
  */
 function copyOf(facts: SessionFacts): SessionFacts {
   return {
@@ -160,9 +160,9 @@ export function afterApproval(facts: SessionFacts, resolution: string): SessionF
 
 /**
  * After a before_tool_call that was not blocked (allowed, or approved later). Runs per allowed
- * call: a copy field by field (copyOf), no `{ ...facts, … }` (on the V8 of Node 20 a spread
- * followed by more properties costs microseconds: docs/performance.md), and the counts copied
- * with Object.assign then stored (a computed key after a spread costs as much).
+ * call: a copy field by field (copyOf), no `{ ...facts, … }`, and the counts copied with
+ * Object.assign then stored, as a computed key after a spread costs as much as a property after
+ * one (hot path: foundation/hot-path.ts).
  */
 export function afterToolCall(facts: SessionFacts, tool: ToolIdentity): SessionFacts {
   const classCounts = Object.assign({}, facts.classCounts);

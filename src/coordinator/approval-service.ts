@@ -32,6 +32,7 @@ import type { LogWriter } from "./log-writer.js";
 import type { RegistrySnapshot } from "../registry/snapshot.js";
 import { STOPS_STALE_AFTER_MS, type StopListSource } from "../registry/stops.js";
 import { stopOfTool, stopStateFor } from "./emergency-stop.js";
+import { isPromise } from "../foundation/hot-path.js";
 
 /** Largest answer or status body taken (they are a few hundred bytes). */
 const MAX_BODY_BYTES = 16 * 1024;
@@ -324,7 +325,7 @@ export class ApprovalService {
     const stops = this.options.stops;
     if (stops === undefined || next.settlement?.effect !== "allow") return next;
     const checked = stopStateFor(stops.list, Date.now() + STOP_CHECK_MS);
-    const state = checked instanceof Promise ? await checked : checked;
+    const state = isPromise(checked) ? await checked : checked;
     if (state === undefined) return next;
     if (!state.readable)
       throw new HookbusError(

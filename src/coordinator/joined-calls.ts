@@ -50,7 +50,7 @@ export class JoinedCalls {
 /**
  * From the first join on, the leader's `respond` answers every joined request too. Done only
  * then (re-sends are rare): wrapping every request would cost each call an object whose
- * prototype is the message, which V8 handles slowly.
+ * prototype is the message (hot path rule 2: foundation/hot-path.ts).
  */
 function answerJoinedToo(entry: Running): void {
   const { leader, joined } = entry;

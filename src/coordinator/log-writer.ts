@@ -21,6 +21,7 @@ import { backoffMs } from "../foundation/backoff.js";
 import { RecordSignerHeader, RecordSignerRunHeader } from "../log/sign/batch.js";
 import type { RecordSigner } from "./record-signer.js";
 import type { RecordKeys } from "../privacy/record-keys.js";
+import { isPromise } from "../foundation/hot-path.js";
 
 /** Pauses between append attempts: 50 ms doubling to 1 s, always within the caller's deadline. */
 const LOG_RETRY = { firstMs: 50, capMs: 1000 };
@@ -63,7 +64,7 @@ export class LogWriter {
     }
     // Sealed once, outside the retries: every attempt stores the same bytes.
     const sealing = this.keys === undefined ? record : this.keys.sealNow(record);
-    const stored = sealing instanceof Promise ? await sealing : sealing;
+    const stored = isPromise(sealing) ? await sealing : sealing;
     let encoded: EncodedBody | undefined;
     let attempt = 0;
     let lastError: unknown;
@@ -77,7 +78,7 @@ export class LogWriter {
           const now = this.bus.codec.encodeNow(stored, {
             deadline: Date.now() + Math.max(250, remaining),
           });
-          encoded = now instanceof Promise ? await now : now;
+          encoded = isPromise(now) ? await now : now;
         }
         // Over the shared inbox, not js.publish (src/bus/stream-append.ts).
         const ack = await appendToStream(this.bus.nc, subject, encoded.data, {

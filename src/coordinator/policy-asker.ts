@@ -21,6 +21,7 @@ import type { PolicyOutcomeInput } from "../merge/outcome.js";
 import type { RegistryPolicy } from "../registry/document.js";
 import { tracePropagates } from "../observability/trace.js";
 import { AskAgain } from "./ask-again.js";
+import { isPromise } from "../foundation/hot-path.js";
 
 export interface AskRequest {
   callId: string;
@@ -100,7 +101,7 @@ export class PolicyAsker {
       const timer = setTimeout(() => this.expire(token), request.timeoutMs);
       const startedAt = performance.now();
       const headers = this.headersFor(request);
-      // Every field in the literal: a field added later costs each ask a property store.
+      // Every field in the literal (hot path: foundation/hot-path.ts).
       const entry: Pending = {
         request,
         startedAt,
@@ -269,7 +270,7 @@ export class PolicyAsker {
     this.again.answered(request.policy.name);
     void this.decodeReply(msg).then((reply) => {
       // The latency up to the reply's arrival, not its decoding: given to the literal, not spread
-      // onto a copy (a spread then a property costs microseconds on Node 20's V8).
+      // onto a copy (hot path: foundation/hot-path.ts).
       this.finish(
         token,
         this.outcome(request, latencyMs, reply.status, reply.verdict, reply.error, reply.version),
@@ -285,7 +286,7 @@ export class PolicyAsker {
   }> {
     try {
       const now = this.bus.codec.decodeMessageNow(msg);
-      const parsed = policyReplyValidator().safeParse(now instanceof Promise ? await now : now);
+      const parsed = policyReplyValidator().safeParse(isPromise(now) ? await now : now);
       if (!parsed.success) throw parsed.error;
       const body = parsed.data;
       const code = msg.headers?.get(Header.ErrorCode) ?? "";

@@ -1,6 +1,7 @@
 import type { Msg } from "@nats-io/transport-node";
 import type { Bus } from "../bus/bus.js";
 import { optionalBodyHeaders } from "../bus/codec.js";
+import { isPromise } from "../foundation/hot-path.js";
 
 /**
  * Answer an agent's request. A large answer is stored as a blob of the calling agent (which may
@@ -15,7 +16,7 @@ export async function replyToAgent(
 ): Promise<void> {
   if (msg.reply === undefined || msg.reply === "") return;
   const now = bus.codec.encodeNow(body, agentId === undefined ? {} : { agentId });
-  const encoded = now instanceof Promise ? await now : now;
+  const encoded = isPromise(now) ? await now : now;
   const headers = optionalBodyHeaders(encoded, extra);
   msg.respond(encoded.data, headers === undefined ? undefined : { headers });
 }

@@ -158,19 +158,27 @@ const { OPEN_BRACE, OPEN_BRACKET, CLOSE_BRACE, CLOSE_BRACKET, QUOTE, BACKSLASH }
  * The nesting depth of JSON text, found by one loop over its bytes (strings skipped), so a
  * hostile 100,000-deep body is refused before JSON.parse, hashing, redaction or diffing (all of
  * which may recurse) ever see it. Malformed text is left to the parser.
+ *
+ * Two things keep it cheap on the decision path, where it runs before every parse: text with no
+ * more bytes than the limit cannot nest deeper than it (a verdict is about 30 bytes), and a
+ * string is skipped by a loop of its own that looks for nothing but its end (most bytes of a body
+ * are inside strings): about half the time of one loop testing every byte for every case.
  */
 export function jsonDepthExceeds(bytes: Uint8Array, maxDepth: number): boolean {
+  const length = bytes.length;
+  if (length <= maxDepth) return false;
   let depth = 0;
-  let inString = false;
-  for (let i = 0; i < bytes.length; i++) {
+  for (let i = 0; i < length; i++) {
     const b = bytes[i]!;
-    if (inString) {
-      if (b === BACKSLASH) i++;
-      else if (b === QUOTE) inString = false;
-      continue;
-    }
-    if (b === QUOTE) inString = true;
-    else if (b === OPEN_BRACE || b === OPEN_BRACKET) {
+    if (b === QUOTE) {
+      // To the closing quote, past escapes. Written here, not as a helper: as a call, the scan
+      // took twice as long (bench/body-parse.ts).
+      for (i++; i < length; i++) {
+        const c = bytes[i]!;
+        if (c === BACKSLASH) i++;
+        else if (c === QUOTE) break;
+      }
+    } else if (b === OPEN_BRACE || b === OPEN_BRACKET) {
       if (++depth > maxDepth) return true;
     } else if (b === CLOSE_BRACE || b === CLOSE_BRACKET) depth--;
   }

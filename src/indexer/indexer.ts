@@ -33,6 +33,7 @@ import {
   indexLag,
   type IndexLag,
 } from "./consumer.js";
+import { isPromise, type MaybePromise } from "../foundation/hot-path.js";
 
 export {
   defaultIndexerConsumer,
@@ -128,7 +129,7 @@ function plainJson(msg: JsMsg): boolean {
  * over its text, only the fields the columns need (projectBytes; record-scan.ts says why that is
  * safe), without a promise; any other (gzip, a blob, one the pass cannot read) is decoded in full.
  */
-function project(bus: Bus, msg: JsMsg): Projection | Promise<Projection> {
+function project(bus: Bus, msg: JsMsg): MaybePromise<Projection> {
   const storedAt = new Date(Math.floor(msg.info.timestampNanos / 1e6));
   let address;
   try {
@@ -215,7 +216,7 @@ async function consumeInto(
 ): Promise<void> {
   for await (const msg of messages) {
     const projected = project(bus, msg);
-    const projection = projected instanceof Promise ? await projected : projected;
+    const projection = isPromise(projected) ? await projected : projected;
     // Caught up (nothing more waiting) or a full batch: write now.
     writer.add(msg, projection, caughtUp(msg, messages));
     // Back-pressure: with every writer busy, wait for one (the consumer buffers at most

@@ -63,8 +63,8 @@ function outcomesOf(
   return result.policies.map((evaluation) => {
     const source = byPolicy.get(evaluation.policy);
     const error = evaluation.error ?? source?.error;
-    // Field by field, in the record's key order (no conditional spread): this runs per policy,
-    // per call, and per replayed record.
+    // Field by field, in the record's key order: per policy, per call, and per replayed record
+    // (hot path: foundation/hot-path.ts).
     const recorded = { policy: evaluation.policy } as RecordedOutcome;
     if (evaluation.version !== undefined) recorded.version = evaluation.version;
     recorded.priority = evaluation.priority;

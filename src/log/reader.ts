@@ -11,6 +11,7 @@ import type { AuditSubjectFilter, ParsedAuditSubject } from "../bus/subjects.js"
 import { HookbusError } from "../foundation/errors.js";
 import { logRecordValidator } from "./record-validator.js";
 import type { LogRecord } from "./record.js";
+import { isPromise, type MaybePromise } from "../foundation/hot-path.js";
 
 export interface LogEntry {
   /** Stream sequence. */
@@ -148,7 +149,7 @@ export const END_OF_BATCH = Symbol("end of batch");
  * @internal
  */
 export interface EntryBatch {
-  take(): LogEntry | typeof END_OF_BATCH | Promise<LogEntry | typeof END_OF_BATCH>;
+  take(): MaybePromise<LogEntry | typeof END_OF_BATCH>;
   /** The read ends with this batch (end of the log as it was, a record past `until`, an abort). */
   readonly last: boolean;
 }
@@ -174,7 +175,7 @@ class FetchedBatch implements EntryBatch {
     private readonly options: ReadLogOptions,
   ) {}
 
-  take(): LogEntry | typeof END_OF_BATCH | Promise<LogEntry | typeof END_OF_BATCH> {
+  take(): MaybePromise<LogEntry | typeof END_OF_BATCH> {
     const { options } = this;
     while (!this.last && this.index < this.msgs.length) {
       const msg = this.msgs[this.index++]!;
@@ -185,7 +186,7 @@ class FetchedBatch implements EntryBatch {
       if (msg.seq >= this.lastSeq) this.last = true;
       // Plain JSON records (nearly all) decode without a promise; gzip and blob ones await.
       const read = readEntryNow(this.bus, msg, options);
-      if (read instanceof Promise)
+      if (isPromise(read))
         return read.then((entry) => (entry === undefined ? this.take() : this.checked(entry)));
       if (read !== undefined) return this.checked(read);
     }
@@ -215,7 +216,7 @@ export async function* entriesOf(batches: AsyncIterable<EntryBatch>): AsyncGener
       // arrive, only after this batch. A turn of the event loop now and then lets both happen.
       if (++taken % YIELD_EVERY === 0) await turnOfEventLoop();
       const next = batch.take();
-      const entry = next instanceof Promise ? await next : next;
+      const entry = isPromise(next) ? await next : next;
       if (entry === END_OF_BATCH) break;
       yield entry;
     }
@@ -382,15 +383,14 @@ function readEntryNow(
   bus: Bus,
   msg: JsMsg,
   options: ReadLogOptions,
-): LogEntry | undefined | Promise<LogEntry | undefined> {
+): MaybePromise<LogEntry | undefined> {
   const skip = (error: unknown): undefined => {
     reportBadRecord(bus, options, msg.seq, error);
     return undefined;
   };
   try {
     const decoded = bus.codec.decodeMessageNow(msg, { record: true });
-    if (decoded instanceof Promise)
-      return decoded.then((value) => toEntry(bus, msg, value)).catch(skip);
+    if (isPromise(decoded)) return decoded.then((value) => toEntry(bus, msg, value)).catch(skip);
     return toEntry(bus, msg, decoded);
   } catch (error) {
     return skip(error);

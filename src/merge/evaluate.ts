@@ -87,10 +87,8 @@ export function evaluateOutcome(
 
 /**
  * One evaluation, field by field in its documented order (policy, version, priority, mode,
- * failMode, status, error, effect). Never `{ ...base, status }`: on the V8 of Node 20, an object
- * made by a spread and then given another property gets a map of its own nearly every time
- * (about 3 µs each, and every later reader of such objects goes megamorphic). This runs per
- * policy, per call, and per replayed record.
+ * failMode, status, error, effect), never `{ ...base, status }`: this runs per policy, per call,
+ * and per replayed record (hot path: foundation/hot-path.ts).
  */
 function evaluationOf(
   outcome: PolicyOutcome,

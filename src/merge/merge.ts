@@ -78,8 +78,7 @@ function toDecision(declaration: HookMergeDeclaration, state: MergeState): Recor
       : state.fields.size > 0
         ? "modify"
         : "allow";
-  // Built in place, not `{ outcome, ...fields, decidedBy }`: a property after a spread gives the
-  // object a map of its own on Node 20's V8 (merge/evaluate.ts, evaluationOf).
+  // Built in place, not `{ outcome, ...fields, decidedBy }` (hot path: foundation/hot-path.ts).
   const decision: Record<string, unknown> = { outcome };
   const decidedBy: Record<string, string[]> = {};
   for (const [field, write] of state.fields) {

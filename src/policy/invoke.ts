@@ -18,6 +18,7 @@ import { HookbusError, isHookbusError } from "../foundation/errors.js";
 import { handlerFor, type Policy, type PolicyTools } from "./policy.js";
 import { createSessionState, type SessionStateStore } from "./state/session-state.js";
 import type { CallFacts } from "./call-facts.js";
+import type { MaybePromise } from "../foundation/hot-path.js";
 
 /**
  * ok: the handler answered (with a verdict, or none = no opinion). invalid: its verdict failed
@@ -83,7 +84,7 @@ export function invokePolicyNow<H extends HookName>(
   event: unknown,
   context: unknown,
   options: InvokeOptions,
-): InvokeResult<H> | Promise<InvokeResult<H>> {
+): MaybePromise<InvokeResult<H>> {
   const call = new Invocation<H>(policy, hook, options);
   const handler = resolveHandler(policy, hook);
   if (handler instanceof HookbusError) return call.fail("error", handler);
@@ -146,8 +147,7 @@ class Invocation<H extends HookName> {
     }));
   }
 
-  // Not `{ ...result, latencyMs }`: a property after a spread gives the object a map of its own
-  // on Node 20's V8 (merge/evaluate.ts, evaluationOf), per policy and per call.
+  // Not `{ ...result, latencyMs }`, per policy and per call (hot path: foundation/hot-path.ts).
   finish(result: Omit<InvokeResult<H>, "latencyMs">): InvokeResult<H> {
     const finished = result as InvokeResult<H>;
     finished.latencyMs = performance.now() - this.started;
@@ -202,7 +202,7 @@ function resolveHandler(
 
 /**
  * The tools a handler does not touch cost nothing: each is made on first access. A class (getters
- * on its prototype), not an object literal with getters, which V8 builds slowly for every call.
+ * on its prototype), not an object literal with getters (hot path: foundation/hot-path.ts).
  */
 class LazyTools implements PolicyTools {
   readonly callId: string;

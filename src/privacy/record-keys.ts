@@ -6,6 +6,7 @@
 import type { LogRecord } from "../log/record.js";
 import type { DataKeyStore } from "./data-keys.js";
 import { openRecord, sealRecord, subjectDigest, subjectOf, type Opened } from "./record-cipher.js";
+import type { MaybePromise } from "../foundation/hot-path.js";
 
 /** What opens a sealed record (a RecordKeys); readers take this, not the store. */
 export interface RecordOpener {
@@ -29,7 +30,7 @@ export class RecordKeys implements RecordOpener {
    * As `seal`, without a promise when the subject's key is in memory (nearly every record): the
    * decision path seals each record, and an await on a value already there is pure cost.
    */
-  sealNow<T extends LogRecord>(record: T): T | Promise<T> {
+  sealNow<T extends LogRecord>(record: T): MaybePromise<T> {
     const named = subjectOf(record);
     const subject = this.digestOf(named);
     const key = this.store.cachedKey(subject);

@@ -15,6 +15,7 @@ import type { SessionStateStore } from "../policy/state/session-state.js";
 import type { CallFacts } from "../policy/call-facts.js";
 import type { Candidate } from "./candidates.js";
 import type { ReplayedOutcome } from "./types.js";
+import { isPromise, type MaybePromise } from "../foundation/hot-path.js";
 
 /** What deciding a call needs of a record (a policy test builds the same from a fixture). */
 export type CallToDecide = Pick<DecisionRecord, "hook" | "event" | "context" | "callId">;
@@ -32,7 +33,7 @@ function ask(
   logger: Logger | undefined,
   inputValidated: boolean,
   facts: CallFacts | undefined,
-): PolicyOutcomeInput | Promise<PolicyOutcomeInput> {
+): MaybePromise<PolicyOutcomeInput> {
   const options: InvokeOptions = { callId: record.callId, state, inputValidated, facts };
   if (logger !== undefined) options.logger = logger;
   const answer = invokePolicyNow(
@@ -42,7 +43,7 @@ function ask(
     record.context,
     options,
   );
-  return answer instanceof Promise
+  return isPromise(answer)
     ? answer.then((settled) => outcomeOf(candidate, settled))
     : outcomeOf(candidate, answer);
 }
@@ -52,8 +53,7 @@ function outcomeOf(
   answer: InvokeResult<ModifyingHookName>,
 ): PolicyOutcomeInput {
   // The same outcome the coordinator builds from a worker's reply (src/coordinator/policy-asker.ts),
-  // filled in field by field: conditional spreads would build a throwaway object per field, per
-  // policy, per replayed record.
+  // filled in field by field, per policy and replayed record (hot path: foundation/hot-path.ts).
   const outcome: PolicyOutcomeInput = {
     policy: entry.name,
     priority: entry.priority,
@@ -89,18 +89,18 @@ export function reevaluateNow(
   logger?: Logger,
   /** The call's facts (CandidateSet.factsOf), handed to every policy as `tools.facts`. */
   facts?: CallFacts,
-): Reevaluation | Promise<Reevaluation> {
+): MaybePromise<Reevaluation> {
   // Policies of one call run concurrently, as they do live: every handler is started, in merge
   // order, before any is awaited; each has its own state, so the order in which they finish
   // cannot change what they decide.
   // The input is validated once for every policy; when it is invalid, each policy is handed it
   // unvalidated so that each reports the refusal under its own name, as each worker would.
   const valid = validInput(record);
-  const raw: (PolicyOutcomeInput | Promise<PolicyOutcomeInput>)[] = [];
+  const raw: MaybePromise<PolicyOutcomeInput>[] = [];
   let waiting = false;
   for (const candidate of candidates) {
     const outcome = ask(candidate, record, state, logger, valid, facts);
-    if (outcome instanceof Promise) waiting = true;
+    if (isPromise(outcome)) waiting = true;
     raw.push(outcome);
   }
   if (waiting) {

@@ -34,6 +34,7 @@ import type {
   ReplayResult,
   ReplayStats,
 } from "./types.js";
+import { isPromise, type MaybePromise } from "../foundation/hot-path.js";
 
 function toEntry(input: ReplayInput): ReplayEntry {
   return "record" in input && typeof input.record === "object"
@@ -165,7 +166,7 @@ export class Replayer {
           const facts = this.candidates.factsOf(record);
           const decided = this.decide(entry, record, facts, session, state, diverged.has(key));
           // Awaited only when a policy answered with a promise: most records decide at once.
-          const result = decided instanceof Promise ? await decided : decided;
+          const result = isPromise(decided) ? await decided : decided;
           const shown = this.streamed.note(key, record, result.replayed);
           if (shown !== undefined) result.stream = shown;
           // What the coordinator would have learnt from this merged decision (docs/replay.md).
@@ -225,7 +226,7 @@ export class Replayer {
     session: { agentId: string; sessionKey: string },
     state: MemorySessionStateStore,
     counterfactual: boolean,
-  ): ReplayResult | Promise<ReplayResult> {
+  ): MaybePromise<ReplayResult> {
     this.stats.decisions++;
     this.candidates.session.at(Date.parse(record.receivedAt));
     const hook = record.hook as ModifyingHookName;
@@ -236,7 +237,7 @@ export class Replayer {
       this.logger,
       facts,
     );
-    return reevaluation instanceof Promise
+    return isPromise(reevaluation)
       ? reevaluation.then((settled) => resultOf(entry, record, session, counterfactual, settled))
       : resultOf(entry, record, session, counterfactual, reevaluation);
   }
@@ -270,8 +271,7 @@ function resultOf(
   }
   const { diff, change, summary } = compared;
   const changed = diff.length > 0;
-  // Built field by field in the documented order: conditional spreads would allocate a
-  // throwaway object for each optional field of every replayed record.
+  // Built field by field in the documented order (hot path: foundation/hot-path.ts).
   const out: Partial<ReplayResult> = {};
   if (entry.seq !== undefined) out.seq = entry.seq;
   out.callId = record.callId;

@@ -55,8 +55,8 @@ export function toolFacts(
 ): ToolFacts {
   const identity = (options.vocabulary ?? toolVocabulary).classify(name, options);
   const record = isRecord(params) ? params : {};
-  // The identity's fields listed, not `{ ...identity, paths, recipients }`: a spread then more
-  // properties costs microseconds on Node 20's V8 (docs/performance.md). Same key order.
+  // The identity's fields listed, not `{ ...identity, paths, recipients }` (hot path:
+  // foundation/hot-path.ts). Same key order.
   const facts = { name: identity.name, class: identity.class } as ToolFacts;
   if (identity.mcp !== undefined) facts.mcp = identity.mcp;
   const command = firstText(record, COMMAND_KEYS, " ");

@@ -1,4 +1,5 @@
 /** The limits that need no server: ids, depth scanning, timeouts, the per-agent token bucket. */
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
   AgentRateLimiter,
@@ -8,6 +9,7 @@ import {
   jsonDepthExceeds,
   resolveLimits,
 } from "../../src/foundation/limits.js";
+import { referenceDepthExceeds } from "../support/depth-reference.js";
 
 const bytes = (text: string) => new TextEncoder().encode(text);
 
@@ -34,7 +36,43 @@ describe("JSON depth", () => {
     expect(jsonDepthExceeds(bytes(`{"a":[[1]]}`), 3)).toBe(false);
     expect(jsonDepthExceeds(bytes(`{"a":[[1]]}`), 2)).toBe(true);
   });
+
+  it("a body no longer than the limit passes without a scan; one byte more is scanned", () => {
+    expect(jsonDepthExceeds(bytes("[[[["), 4)).toBe(false);
+    expect(jsonDepthExceeds(bytes("[[[[["), 4)).toBe(true);
+  });
+
+  it("agrees with the depth of the parsed value for any JSON and any limit", () => {
+    fc.assert(
+      fc.property(fc.jsonValue({ maxDepth: 12 }), fc.integer({ min: 0, max: 14 }), (value, max) => {
+        expect(jsonDepthExceeds(bytes(JSON.stringify(value)), max)).toBe(depthOf(value) > max);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it("agrees with a byte-by-byte reference scan on any bytes, malformed text included", () => {
+    const jsonish = fc.constantFrom(...'{}[]\\"ab:, ');
+    fc.assert(
+      fc.property(
+        fc.array(jsonish, { maxLength: 200 }),
+        fc.integer({ min: 0, max: 12 }),
+        (parts, max) => {
+          const text = bytes(parts.join(""));
+          expect(jsonDepthExceeds(text, max)).toBe(referenceDepthExceeds(text, max));
+        },
+      ),
+      { numRuns: 2000 },
+    );
+  });
 });
+
+/** Nesting depth of a parsed JSON value: a scalar is 0, `[]` and `{}` are 1. */
+function depthOf(value: unknown): number {
+  if (typeof value !== "object" || value === null) return 0;
+  const children = Array.isArray(value) ? value : Object.values(value);
+  return 1 + Math.max(0, ...children.map(depthOf));
+}
 
 describe("call timeout", () => {
   it("caps the header at the maximum and defaults a missing or bad one", () => {

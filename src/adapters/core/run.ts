@@ -21,6 +21,7 @@ import type { Decision, ModifyingHookName } from "../../catalog/catalog.js";
 import type { HookContextInput, HookEventInput } from "../../catalog/input.js";
 import { HookbusError } from "../../foundation/errors.js";
 import { checkIdLimit, DEFAULT_LIMITS, limitExceeded } from "../../foundation/limits.js";
+import { isPromise } from "../../foundation/hot-path.js";
 
 /** The most assistant texts one run collects for before_response_emit's `allContent`. */
 export const MAX_RUN_TEXTS = 10_000;
@@ -190,7 +191,7 @@ export class HookbusRun {
     try {
       const copy = deepFreeze(structuredClone({ ...event, context: { ...this.context } }));
       const returned = callback(copy) as unknown;
-      if (returned instanceof Promise) returned.catch(report);
+      if (isPromise(returned)) returned.catch(report);
     } catch (error) {
       report(error);
     }

@@ -61,4 +61,14 @@ describe("encodeNow / decodeMessageNow", () => {
       code: "HOOKBUS_BAD_MESSAGE",
     });
   });
+
+  it("reads text as Buffer did: a byte order mark is refused, an invalid byte becomes U+FFFD", () => {
+    const withBom = Uint8Array.of(0xef, 0xbb, 0xbf, ...new TextEncoder().encode('{"a":1}'));
+    expect(codeOf(() => codec.decodeMessageNow({ data: withBom }))).toBe("HOOKBUS_BAD_MESSAGE");
+    const invalid = Uint8Array.of(...new TextEncoder().encode('{"s":"'), 0xff, 0x22, 0x7d);
+    expect(codec.decodeMessageNow({ data: invalid })).toEqual({ s: "\ufffd" });
+    // A view into a larger buffer (as NATS hands a message's data) reads only its own bytes.
+    const framed = new TextEncoder().encode('xx{"v":2}yy').subarray(2, 9);
+    expect(codec.decodeMessageNow({ data: framed })).toEqual({ v: 2 });
+  });
 });
