@@ -7,6 +7,7 @@
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll } from "vitest";
 import { startNatsCluster, type NatsCluster } from "./nats-cluster.js";
+import { until } from "./wait.js";
 
 export interface R3Cluster {
   /** The file's cluster (started in beforeAll). */
@@ -26,6 +27,7 @@ export function useR3Cluster(options: { reconnectTimeWaitMs?: number } = {}): R3
 
   beforeAll(async () => {
     cluster = await startNatsCluster(3);
+    await placesThreeReplicas(cluster);
     process.env.HOOKBUS_REPLICAS = "3";
   }, 60_000);
 
@@ -57,4 +59,28 @@ export function useR3Cluster(options: { reconnectTimeWaitMs?: number } = {}): R3
     },
     onStop: (stop) => stops.push(stop),
   };
+}
+
+/**
+ * JetStream answering through every node (the cluster's ready()) is not yet a meta group that
+ * knows every peer: an R3 stream created then can fail with "no suitable peers for placement".
+ * Waits until the meta leader's /jsz lists the other two peers, current.
+ */
+async function placesThreeReplicas(cluster: NatsCluster): Promise<void> {
+  await until(
+    async () => {
+      for (const node of cluster.nodes) {
+        const jsz = await fetch(`${node.monitorUrl}/jsz`, { signal: AbortSignal.timeout(2000) })
+          .then(
+            (r) => r.json() as Promise<{ meta_cluster?: { replicas?: { current?: boolean }[] } }>,
+          )
+          .catch(() => undefined);
+        const replicas = jsz?.meta_cluster?.replicas ?? [];
+        if (replicas.length === 2 && replicas.every((r) => r.current === true)) return true;
+      }
+      return false;
+    },
+    30_000,
+    "the meta leader knows both other peers",
+  );
 }
