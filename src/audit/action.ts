@@ -3,6 +3,7 @@
  * (the command, the URL, the path, the recipients), read from the recorded event. An operator's
  * first question is "what was just blocked?", and a call id answers none of it.
  */
+import { findInShape } from "../facts/shape.js";
 import type { LogRecord } from "../log/record.js";
 
 export interface RecordAction {
@@ -14,22 +15,6 @@ export interface RecordAction {
 
 /** The longest gist shown; the decision page has the whole event. */
 const GIST_CHARS = 120;
-
-/** Parameter names that carry an action's gist, in the order they are tried. */
-const GIST_KEYS: [key: string, prefix: string][] = [
-  ["command", ""],
-  ["cmd", ""],
-  ["commands", ""],
-  ["script", ""],
-  ["code", ""],
-  ["url", ""],
-  ["uri", ""],
-  ["file_path", ""],
-  ["path", ""],
-  ["to", "to "],
-  ["recipients", "to "],
-  ["query", "query "],
-];
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
@@ -47,16 +32,23 @@ function clip(value: string): string {
   return line.length > GIST_CHARS ? `${line.slice(0, GIST_CHARS - 1)}…` : line;
 }
 
-/** The gist of a tool's params: the first known key, also one level down (`action.command`). */
+/**
+ * The gist of a tool's params: its command, else its URL, its path, its recipients, found where
+ * the facts find them (src/facts/shape.ts: any depth, JSON text, `action.command` as an argv),
+ * so a row shows what the policies were shown. Bare text params are their own gist.
+ */
 export function paramsGist(params: unknown): string | undefined {
-  if (!isObject(params)) return text(params) === undefined ? undefined : clip(text(params)!);
-  for (const scope of [params, ...Object.values(params).filter(isObject)]) {
-    for (const [key, prefix] of GIST_KEYS) {
-      const value = text(scope[key]);
-      if (value !== undefined && value !== "") return clip(prefix + value);
-    }
+  if (!isObject(params)) {
+    const bare = text(params);
+    return bare === undefined || bare === "" ? undefined : clip(bare);
   }
-  return undefined;
+  const found = findInShape(params);
+  const gist =
+    found.commands.map((c) => c.text).join("; ") ||
+    found.urls[0] ||
+    found.paths[0] ||
+    (found.recipients.length > 0 ? `to ${found.recipients.join(" ")}` : "");
+  return gist === "" ? undefined : clip(gist);
 }
 
 function toolCallNames(event: Record<string, unknown>): string | undefined {

@@ -5,6 +5,7 @@
  */
 import {
   createInbox,
+  headers as natsHeaders,
   type Msg,
   type MsgHdrs,
   type NatsConnection,
@@ -46,7 +47,22 @@ interface Pending {
   timer: NodeJS.Timeout;
   /** Its headers, kept for asking again (ask-again.ts) until it is answered or expires. */
   headers?: MsgHdrs;
+  /** Asked again at the half of its timeout: its worker may have vanished (askAgainIfVanished). */
+  askedAgain: boolean;
+  /** The server said "no responders" for it: no worker took it, none can have vanished. */
+  noResponders: boolean;
 }
+
+/**
+ * A worker killed while it holds an ask never answers, and NATS says nothing (no responders is
+ * told only when an ask is sent). An ask still unanswered at this fraction of its timeout is
+ * asked once more, with the same reply token, so another worker of the policy can decide the
+ * call within the same timeout; an answer before it costs nothing (the ask's one timer is set
+ * here, and only then for the rest of the timeout). docs/policy-workers.md "A worker that vanishes".
+ */
+export const ASK_AGAIN_AT = 0.5;
+/** Below this many ms left, asking again would not leave a worker time to answer. */
+export const MIN_ASK_AGAIN_MS = 25;
 
 /** Timed-out asks still listened to for late verdicts; beyond it the oldest is forgotten. */
 export const DEFAULT_MAX_LATE_LISTENERS = 10_000;
@@ -98,7 +114,12 @@ export class PolicyAsker {
   ask(request: AskRequest): Promise<PolicyOutcomeInput> {
     const token = (++this.counter).toString(36);
     return new Promise((resolve) => {
-      const timer = setTimeout(() => this.expire(token), request.timeoutMs);
+      const half = request.timeoutMs * ASK_AGAIN_AT;
+      // One timer per ask: at the half when there is time to ask again then, else the timeout.
+      const timer =
+        request.timeoutMs - half >= MIN_ASK_AGAIN_MS
+          ? setTimeout(() => this.askAgainIfVanished(token), half)
+          : setTimeout(() => this.expire(token), request.timeoutMs);
       const startedAt = performance.now();
       const headers = this.headersFor(request);
       // Every field in the literal (hot path: foundation/hot-path.ts).
@@ -108,6 +129,8 @@ export class PolicyAsker {
         settle: resolve,
         timer,
         headers,
+        askedAgain: false,
+        noResponders: false,
       };
       this.pending.set(token, entry);
       try {
@@ -159,6 +182,25 @@ export class PolicyAsker {
       // Closed or draining: the ask's own timer settles it.
       this.bus.logger.debug({ err: error }, "could not ask a policy again");
     }
+  }
+
+  /**
+   * Halfway through an ask's timeout with no answer: its worker may have vanished (killed with
+   * the ask in hand), so it is asked once more, with the deadline that is left, and its timer
+   * now runs to the end of the same timeout: never past the policy's timeout or the call's
+   * budget. The first verdict wins (finish); one that comes after it finds no ask and is dropped.
+   */
+  private askAgainIfVanished(token: string): void {
+    const entry = this.pending.get(token);
+    if (entry?.settle === undefined) return;
+    const left = entry.request.timeoutMs - (performance.now() - entry.startedAt);
+    if (left <= 0) return this.expire(token);
+    entry.timer = setTimeout(() => this.expire(token), left);
+    // "No responders" already said no worker held it; a timer that fired late leaves no time.
+    if (entry.noResponders || left < MIN_ASK_AGAIN_MS || entry.headers === undefined) return;
+    entry.askedAgain = true;
+    entry.headers = withTimeout(entry.headers, Math.floor(left));
+    this.askOnceMore(token, entry);
   }
 
   /**
@@ -246,7 +288,10 @@ export class PolicyAsker {
     // A 503 status with no body: the server knows no subscriber for the policy's subject. For a
     // moment that may be a worker moving between nodes: asked again within the grace.
     if (msg.headers?.code === 503) {
-      if (entry.settle === undefined) return;
+      // After asking again for a vanished worker, "no responders" says only that none is
+      // subscribed now: the first may be draining and still answer. The ask's timer decides.
+      if (entry.settle === undefined || entry.askedAgain) return;
+      entry.noResponders = true;
       const pause = this.again.noResponders(request.policy.name);
       if (pause !== undefined) {
         setTimeout(() => {
@@ -329,6 +374,15 @@ export class PolicyAsker {
       latencyMs,
     };
   }
+}
+
+/** A copy of an ask's headers (its encoding, its trace) with the deadline that is left. */
+function withTimeout(headers: MsgHdrs, timeoutMs: number): MsgHdrs {
+  const copy = natsHeaders();
+  for (const key of headers.keys())
+    for (const value of headers.values(key)) copy.append(key, value);
+  copy.set(Header.TimeoutMs, String(timeoutMs));
+  return copy;
 }
 
 function wireError(code: string, message: string): WireError {

@@ -9,6 +9,7 @@
 import { posix } from "node:path";
 import { z } from "zod";
 import { findReaches, globReaches } from "./path-glob.js";
+import { projectRootOf } from "./project-root.js";
 
 /** A longer path is not normalised (`unparsed: "too-long"`): PATH_MAX is 4096 on Linux. */
 export const MAX_PATH_CHARS = 4096;
@@ -97,7 +98,10 @@ export type PathFact = z.infer<typeof PathFactSchema>;
 export interface PathOptions {
   /** The directory relative paths start from; default the project root. */
   cwd?: string;
-  /** The project's root: `insideProject` is said only when it is known. */
+  /**
+   * The project's root: `insideProject` is said only when it is known. A root that cannot be a
+   * project's (`/`, a home, a system directory: project-root.ts) has nothing inside it.
+   */
   projectRoot?: string;
   /** The user's home for `~` and $HOME; default `~` stays a home marker (`/~`), matched as home. */
   home?: string;
@@ -133,8 +137,12 @@ export function pathFacts(text: string, options: PathOptions = {}): PathFact {
     credentials: sensitive.some((label) => CREDENTIAL_LABELS.has(label)),
     persistence: sensitive.some((label) => PERSISTENCE_LABELS.has(label)),
   };
+  // A root that cannot be a project's (`/`, a home, `/etc/x`: project-root.ts) holds nothing.
   if (options.projectRoot !== undefined && absolute)
-    facts.insideProject = isInside(normalized, normalize(options.projectRoot));
+    facts.insideProject = isInside(
+      normalized,
+      projectRootOf(normalize(options.projectRoot), options.home ?? UNKNOWN_HOME),
+    );
   return facts;
 }
 
@@ -212,7 +220,6 @@ function normalize(path: string): string {
 }
 
 function isInside(path: string, root: string): boolean {
-  if (root === "/") return true;
   return path === root || path.startsWith(`${root}/`);
 }
 

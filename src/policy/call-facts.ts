@@ -53,13 +53,13 @@ export function callFacts(
     ...(options.vocabulary === undefined ? {} : { vocabulary: options.vocabulary }),
     ...(options.internalDomains === undefined ? {} : { internalDomains: options.internalDomains }),
     ...(cwd === undefined ? {} : { cwd }),
+    // A claimed working directory at `/`, a home or a system directory is never the project's
+    // root: the shell facts decide that themselves (src/facts/project-root.ts).
     shellFacts: (command, where) => {
-      const place =
-        where.cwd === undefined ? where : { ...where, projectRoot: projectRootOf(where.cwd) };
       read += command.length;
       return read > MAX_CALL_SHELL_CHARS
-        ? overBudget(command, place)
-        : rememberedFacts(command, place);
+        ? overBudget(command, where)
+        : rememberedFacts(command, where);
     },
   });
 }
@@ -114,41 +114,6 @@ function overBudget(command: string, where: ShellFactsOptions): ShellFacts {
     detail: `the call's commands are over ${MAX_CALL_SHELL_CHARS} characters in all: this one was not read`,
   };
   return facts;
-}
-
-/** Matches no path: what the shell facts get as the project root when the cwd cannot be one. */
-const NO_PROJECT = "\u0000no-project";
-/** Top-level directories that hold homes: `/home/<user>` and `/Users/<user>` are homes. */
-const HOMES = new Set(["home", "Users"]);
-/** Top-level directories no project lives in: a cwd under one is never a project root. */
-const SYSTEM_ONLY = new Set([
-  "bin",
-  "boot",
-  "dev",
-  "etc",
-  "lib",
-  "lib32",
-  "lib64",
-  "libx32",
-  "proc",
-  "root",
-  "run",
-  "sbin",
-  "sys",
-]);
-
-/**
- * The shell facts take the working directory for the project's root, and a path inside the
- * project is "project" before it is anything else. A working directory the call claims (or a
- * tool parameter names) at `/`, a top-level directory (`/usr`), a home (`/home/dev`) or under
- * `/etc`, `/root`, `/boot`, … would make `rm -rf /etc` or `rm -rf /home/dev` "project": such a
- * directory is never a project root (paths still resolve from it: `cd / && rm -rf *` is root).
- */
-function projectRootOf(cwd: string): string {
-  const parts = cwd.split("/").filter((p) => p !== "" && p !== ".");
-  if (parts.includes("..")) return NO_PROJECT;
-  const isHome = parts.length === 2 && HOMES.has(parts[0]!);
-  return parts.length < 2 || isHome || SYSTEM_ONLY.has(parts[0]!) ? NO_PROJECT : cwd;
 }
 
 /**

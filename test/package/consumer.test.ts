@@ -118,7 +118,7 @@ describe.each([
     await project?.remove();
   });
 
-  it("imports the public API and the hookbus/coordinator, hookbus/testing and hookbus/pi subpaths from .mjs, .cjs and .ts", () => {
+  it("imports the public API and the hookbus/coordinator, /testing, /pi, /privacy and /redact-stream subpaths from .mjs, .cjs and .ts", () => {
     const fromEsm = JSON.parse(mustRun("node", ["api.mjs"], cwd())) as Record<string, unknown>;
     expect(fromEsm).toEqual({
       definePolicy: "function",
@@ -128,6 +128,10 @@ describe.each([
       findNatsServer: "function",
       testingInMain: false,
       piAdapter: "function",
+      sealRecord: "function",
+      privacyInMain: false,
+      StreamRedactor: "function",
+      redactStreamInMain: false,
     });
     const fromCjs = JSON.parse(mustRun("node", ["require.cjs"], cwd())) as Record<string, unknown>;
     expect(fromCjs).toEqual({

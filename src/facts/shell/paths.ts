@@ -4,12 +4,16 @@
  * name the same kinds of place however they are spelt.
  */
 import { posix } from "node:path";
+import { NO_PROJECT, projectRootOf } from "../project-root.js";
 import type { PathClass, PathFact } from "./schema.js";
 
 export interface PathContext {
   home?: string;
   cwd?: string;
-  /** The project's root; defaults to the working directory. */
+  /**
+   * The project's root; defaults to the working directory the command starts in. A root that
+   * cannot be a project's (`/`, a home, a system directory: src/facts/project-root.ts) is none.
+   */
   projectRoot?: string;
   /** A `cd` earlier in the command went somewhere not static: relative paths are unknown. */
   cwdUnknown?: boolean;
@@ -90,7 +94,10 @@ function classify(path: string, ctx: PathContext, home: string): PathClass {
   // Climbing out of a directory nobody named (the start, or `cd sub` from it) can reach
   // anything, `/` included: `cd sub && rm -rf ../../..` is not "outside", it is unknown.
   if (!/^[/~]/u.test(base) && (base === ".." || base.startsWith("../"))) return "unknown";
-  const project = ctx.projectRoot ?? ctx.cwd;
+  // The project's root is checked here, where every caller of the facts passes: a working
+  // directory claimed at `/etc` or at a home makes nothing "project" (project-root.ts).
+  const claimed = ctx.projectRoot ?? ctx.cwd;
+  const project = claimed === undefined ? undefined : projectRootOf(claimed, home);
   if (project !== undefined && inside(base, project)) return "project";
   if (project === undefined && !base.startsWith("/") && !base.startsWith("~")) return "project";
   if (base === home || base === "~") return "home";
@@ -117,9 +124,6 @@ export function changeDirectory(
     moved.projectRoot = NO_PROJECT;
   return moved;
 }
-
-/** A project root no path is inside: the command named no project and `cd` left the start. */
-const NO_PROJECT = "\0no-project";
 
 /** One operand as a path fact. A word that is not static is `unknown`, kept as written. */
 export function pathFact(text: string, isStatic: boolean, ctx: PathContext): PathFact {

@@ -8,6 +8,7 @@ import { MockLanguageModelV4 } from "ai/test";
 import { describe, expect, it } from "vitest";
 import { isHookbusError } from "../../../src/index.js";
 import { hookbusMiddleware, withHookbusRun } from "../../../src/adapters/ai/index.js";
+import { readText } from "../../support/text-stream.js";
 import { gate, until } from "../../support/wait.js";
 import { useNatsServer } from "../pipeline/harness.js";
 import { blockSecrets, maxThreeCalls, noExec, pipelineOn } from "./policies.js";
@@ -146,12 +147,7 @@ describe("hookbus/ai streamText in the edge mode", () => {
       { client: p.client, agentId: "ai-agent", sessionKey: "s-edge-block" },
       async () => {
         const result = streamText({ model, prompt: "tell me", onError: () => {} });
-        try {
-          for await (const chunk of result.textStream) seen.push(chunk);
-          return undefined;
-        } catch (error) {
-          return error;
-        }
+        return readText(result.textStream, seen);
       },
     );
     expect(isHookbusError(thrown, "HOOKBUS_BLOCKED"), String(thrown)).toBe(true);

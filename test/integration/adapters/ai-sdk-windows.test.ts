@@ -7,9 +7,18 @@
 import { streamText, wrapLanguageModel } from "ai";
 import { MockLanguageModelV4 } from "ai/test";
 import { describe, expect, it } from "vitest";
-import { definePolicy, isHookbusError, type DecisionRecord } from "../../../src/index.js";
+import { definePolicy, isHookbusError, type Policy } from "../../../src/index.js";
 import { hookbusMiddleware, withHookbusRun } from "../../../src/adapters/ai/index.js";
 import { replay } from "../../../src/replay/index.js";
+import {
+  expectCutAt500,
+  stopAt500,
+  streamingPolicy,
+  token,
+  TOKENS,
+  windowOf,
+} from "../../support/stream-windows.js";
+import { readText } from "../../support/text-stream.js";
 import { startPipeline, useNatsServer } from "../pipeline/harness.js";
 import { decisionsOf } from "./policies.js";
 
@@ -19,20 +28,6 @@ const usage = {
   inputTokens: { total: 10, noCache: 10, cacheRead: undefined, cacheWrite: undefined },
   outputTokens: { total: 1000, text: 1000, reasoning: undefined },
 };
-
-/** Token i of the scripted answer: numbered, so the 500th is known wherever a window ends. */
-const token = (i: number) => `w${i} `;
-const TOKENS = Array.from({ length: 1000 }, (_, i) => token(i + 1));
-
-const stopAt500 = definePolicy({
-  name: "stop-at-500",
-  hooks: {
-    before_response_emit: (event) =>
-      event.stream?.window !== undefined && event.content.includes(token(500))
-        ? { block: true, blockReason: "the answer went too far" }
-        : undefined,
-  },
-});
 
 const maskSeven = definePolicy({
   name: "mask-seven",
@@ -84,15 +79,8 @@ function model(deltas: readonly string[], textEnd = true) {
   return { wrapped, read: () => read };
 }
 
-async function streamingPipeline(policy: ReturnType<typeof definePolicy>) {
-  return startPipeline(nats.url(), {
-    registry: {
-      policies: [
-        { name: policy.name, hooks: ["before_response_emit"], priority: 100, stream: true },
-      ],
-    },
-    policies: [policy],
-  });
+async function streamingPipeline(policy: Policy) {
+  return startPipeline(nats.url(), streamingPolicy(policy));
 }
 
 describe("hookbus/ai streamText with a streaming bus policy", () => {
@@ -104,24 +92,15 @@ describe("hookbus/ai streamText with a streaming bus policy", () => {
       { client: p.client, agentId: "ai-agent", sessionKey: "s-cut" },
       async () => {
         const result = streamText({ model: m.wrapped, prompt: "count", onError: () => {} });
-        try {
-          for await (const chunk of result.textStream) seen.push(chunk);
-          return undefined;
-        } catch (error) {
-          return error;
-        }
+        return readText(result.textStream, seen);
       },
     );
     expect(isHookbusError(thrown, "HOOKBUS_BLOCKED"), String(thrown)).toBe(true);
     const shown = seen.join("");
     // Token by token before the cut: many deltas, each a window the policy allowed.
     expect(seen.length).toBeGreaterThan(10);
-    for (let i = 500; i <= 1000; i++) expect(shown).not.toContain(token(i));
     // The block's reason replaces what was cut.
-    expect(shown.endsWith("[the answer went too far]")).toBe(true);
-    const before = shown.slice(0, -"[the answer went too far]".length);
-    expect(TOKENS.join("").startsWith(before)).toBe(true);
-    expect(before.length).toBeGreaterThan(token(400).length * 400);
+    const before = expectCutAt500(shown);
     // The model's stream is not read to its end once cut.
     expect(m.read()).toBeLessThan(TOKENS.length);
 
@@ -225,7 +204,3 @@ describe("hookbus/ai streamText with a streaming and a whole-answer policy", () 
     expect(emits.map((r) => windowOf(r))).toEqual([undefined]);
   });
 });
-
-function windowOf(record: DecisionRecord): number | undefined {
-  return (record.event as { stream?: { window?: number } }).stream?.window;
-}

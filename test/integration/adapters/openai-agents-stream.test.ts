@@ -5,10 +5,12 @@
  * coordinator and policy workers.
  */
 import { Agent, Runner, setTracingDisabled, type StreamEvent } from "@openai/agents";
-import { assistantMessage, modelStream, ScriptedModel } from "@openai/agents/testing";
+import { modelStream, ScriptedModel } from "@openai/agents/testing";
 import { describe, expect, it } from "vitest";
 import { isHookbusError } from "../../../src/index.js";
 import { hookbusModel, withHookbusRun } from "../../../src/adapters/openai-agents/index.js";
+import { streamedResponse } from "../../support/openai-stream.js";
+import { readText } from "../../support/text-stream.js";
 import { gate, until } from "../../support/wait.js";
 import { useNatsServer, type Pipeline } from "../pipeline/harness.js";
 import { blockSecrets, maxThreeCalls, noExec, pipelineOn } from "./policies.js";
@@ -20,26 +22,6 @@ const pipeline = pipelineOn(nats);
 const noResponsePolicy = [noExec, maxThreeCalls];
 
 const KEY = "sk-proj-7Tq9ZrX2mLw8VbN4cK1pY6hJ3sD5fG0a";
-
-/** A model response streaming `deltas`; before delta `pause.at` it waits for `pause.resume`. */
-async function* streamed(
-  deltas: string[],
-  pause?: { at: number; resume: Promise<void> },
-): AsyncIterable<StreamEvent> {
-  yield { type: "response_started" };
-  for (const [i, delta] of deltas.entries()) {
-    if (i === pause?.at) await pause.resume;
-    yield { type: "output_text_delta", delta };
-  }
-  yield {
-    type: "response_done",
-    response: {
-      id: "resp-1",
-      usage: { requests: 1, inputTokens: 10, outputTokens: 5, totalTokens: 15 },
-      output: [assistantMessage(deltas.join(""))],
-    },
-  };
-}
 
 function agentStreaming(events: AsyncIterable<StreamEvent>, stream?: "edge") {
   const model = hookbusModel(new ScriptedModel([modelStream(events)]), {
@@ -60,7 +42,7 @@ describe("hookbus/openai-agents streamed runs in the edge mode", () => {
     const p = await pipeline(noResponsePolicy);
     const answer = `Use ${KEY} on staging.`;
     for (let cut = 4; cut <= 4 + KEY.length; cut++) {
-      const agent = agentStreaming(streamed([answer.slice(0, cut), answer.slice(cut)]));
+      const agent = agentStreaming(streamedResponse([answer.slice(0, cut), answer.slice(cut)]));
       const { chunks, finalOutput } = await withHookbusRun(
         session(p, `s-split-${cut}`),
         async () => {
@@ -81,7 +63,9 @@ describe("hookbus/openai-agents streamed runs in the edge mode", () => {
     const resume = gate();
     const opening = "Here is the plan for the migration, step by step, as we agreed on Monday. ";
     const agent = agentStreaming(
-      streamed([opening, "Back up first. ", "Then migrate."], { at: 1, resume: resume.promise }),
+      streamedResponse([opening, "Back up first. ", "Then migrate."], {
+        pause: { at: 1, resume: resume.promise },
+      }),
     );
     const seen: string[] = [];
     await withHookbusRun(session(p, "s-ttft"), async () => {
@@ -100,17 +84,14 @@ describe("hookbus/openai-agents streamed runs in the edge mode", () => {
 
   it("forced to the edge with a whole-answer policy: its block fails the stream after the redacted text", async () => {
     const p = await pipeline([noExec, blockSecrets]);
-    const agent = agentStreaming(streamed(["The SECRET is ", `${KEY}.`]), "edge");
+    const agent = agentStreaming(streamedResponse(["The SECRET is ", `${KEY}.`]), "edge");
     const seen: string[] = [];
     const thrown = await withHookbusRun(session(p, "s-edge-block"), async () => {
       const result = await runner.run(agent, "tell me", { stream: true });
-      try {
-        for await (const chunk of result.toTextStream()) seen.push(chunk);
+      return readText(result.toTextStream(), seen, async () => {
         await result.completed;
         return result.error ?? undefined;
-      } catch (error) {
-        return error;
-      }
+      });
     });
     expect(isHookbusError(thrown, "HOOKBUS_BLOCKED"), String(thrown)).toBe(true);
     expect(seen.join("")).not.toContain(KEY.slice(0, 10));

@@ -7,8 +7,7 @@
  * subscription. Not one call may fail: every call is answered with the policy's own verdict
  * (a lost ask would be a fail-closed block), within the agent's deadline, and recorded once.
  */
-import { connect, type NatsConnection } from "@nats-io/transport-node";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   definePolicy,
   HookbusClient,
@@ -16,7 +15,7 @@ import {
   runPolicy,
 } from "../../../src/index.js";
 import { startCoordinator } from "../../../src/coordinator/coordinator.js";
-import { startNatsCluster, type NatsCluster } from "../../support/nats-cluster.js";
+import { useR3Cluster } from "../../support/r3-cluster.js";
 import { rollNode } from "../../support/nats-cluster-roll.js";
 import {
   applyRegistry,
@@ -30,36 +29,8 @@ import {
 } from "./harness.js";
 import { Bus } from "../../../src/index.js";
 
-let cluster: NatsCluster;
-const connections: NatsConnection[] = [];
-const stops: (() => Promise<void>)[] = [];
-const previousReplicas = process.env.HOOKBUS_REPLICAS;
-
-beforeAll(async () => {
-  cluster = await startNatsCluster(3);
-  process.env.HOOKBUS_REPLICAS = "3";
-}, 60_000);
-
-afterAll(async () => {
-  for (const stop of stops.reverse()) await stop().catch(() => {});
-  await Promise.all(connections.map((c) => c.close().catch(() => {})));
-  await cluster?.stop();
-  if (previousReplicas === undefined) delete process.env.HOOKBUS_REPLICAS;
-  else process.env.HOOKBUS_REPLICAS = previousReplicas;
-}, 60_000);
-
-/** A connection to one node first, failing over to the others (as services connect). */
-async function connectVia(first: number): Promise<NatsConnection> {
-  const urls = cluster.urls();
-  const nc = await connect({
-    servers: [urls[first]!, ...urls.filter((_, i) => i !== first)],
-    noRandomize: true,
-    maxReconnectAttempts: -1,
-    reconnectTimeWait: 250,
-  });
-  connections.push(nc);
-  return nc;
-}
+const r3 = useR3Cluster({ reconnectTimeWaitMs: 250 });
+const { connectVia } = r3;
 
 describe("JetStream cluster (3 nodes, R3): an announced stop", () => {
   it("fails no call while the log leader's node is stopped the operator's way and restarted", async () => {
@@ -79,16 +50,16 @@ describe("JetStream cluster (3 nodes, R3): an announced stop", () => {
     // The first coordinator creates the log stream; the second one goes where the first is not,
     // so one of them is on the node that is stopped (the log stream's leader).
     const first = await startCoordinator({ nc: await connectVia(0), namespace });
-    stops.push(() => first.stop());
+    r3.onStop(() => first.stop());
     const leaderName = (await bus.jsm.streams.info(bus.subjects.logStream)).cluster?.leader;
     expect(leaderName).toBeDefined();
-    const stopped = cluster.nodes.findIndex((n) => n.name === leaderName);
+    const stopped = r3.cluster().nodes.findIndex((n) => n.name === leaderName);
     const other = stopped === 0 ? 1 : 0;
     const second = await startCoordinator({
       nc: await connectVia(stopped === 0 ? 1 : stopped),
       namespace,
     });
-    stops.push(() => second.stop());
+    r3.onStop(() => second.stop());
     const guard = definePolicy({
       name: "guard",
       hooks: { before_tool_call: () => undefined },
@@ -98,13 +69,13 @@ describe("JetStream cluster (3 nodes, R3): an announced stop", () => {
       namespace,
       state: new MemorySessionStateStore(),
     });
-    stops.push(() => runner.stop());
+    r3.onStop(() => runner.stop());
     const agents = await Promise.all(
       [stopped, other].map(async (node) =>
         HookbusClient.connect({ nc: await connectVia(node), namespace, timeoutMs: 5000 }),
       ),
     );
-    for (const agent of agents) stops.push(() => agent.close());
+    for (const agent of agents) r3.onStop(() => agent.close());
 
     const answered: { callId: string; decision: unknown; ms: number }[] = [];
     const failed: { callId: string; why: string }[] = [];
@@ -130,7 +101,7 @@ describe("JetStream cluster (3 nodes, R3): an announced stop", () => {
     };
     const load = Array.from({ length: 8 }, (_, i) => loop(agents[i % 2]!, `session-${i}`));
     await until(() => answered.length >= 50, 20_000, "calls flowing before the stop");
-    const roll = await rollNode(cluster, cluster.nodes[stopped]!, { nc: admin });
+    const roll = await rollNode(r3.cluster(), r3.cluster().nodes[stopped]!, { nc: admin });
     const countAfter = answered.length;
     await until(() => answered.length >= countAfter + 50, 30_000, "calls after the restart");
     stopLoad = true;

@@ -6,8 +6,7 @@
  * new leader with the same message id, and the stream's de-duplication stores one). A call with a
  * 2 s deadline, sent at the kill, still fails, with a coded outage error.
  */
-import { connect, type NatsConnection } from "@nats-io/transport-node";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   Bus,
   definePolicy,
@@ -16,7 +15,7 @@ import {
   MemorySessionStateStore,
   runPolicy,
 } from "../../../src/index.js";
-import { startNatsCluster, type NatsCluster } from "../../support/nats-cluster.js";
+import { useR3Cluster } from "../../support/r3-cluster.js";
 import {
   applyRegistry,
   countByCallId,
@@ -37,36 +36,8 @@ const OUTAGE_CODES = [
   "HOOKBUS_LOG_UNAVAILABLE",
 ];
 
-let cluster: NatsCluster;
-const connections: NatsConnection[] = [];
-const stops: (() => Promise<void>)[] = [];
-const previousReplicas = process.env.HOOKBUS_REPLICAS;
-
-beforeAll(async () => {
-  cluster = await startNatsCluster(3);
-  process.env.HOOKBUS_REPLICAS = "3";
-}, 60_000);
-
-afterAll(async () => {
-  for (const stop of stops.reverse()) await stop().catch(() => {});
-  await Promise.all(connections.map((c) => c.close().catch(() => {})));
-  await cluster?.stop();
-  if (previousReplicas === undefined) delete process.env.HOOKBUS_REPLICAS;
-  else process.env.HOOKBUS_REPLICAS = previousReplicas;
-}, 60_000);
-
-/** A connection to one node first, failing over to the others. */
-async function connectVia(first: number): Promise<NatsConnection> {
-  const urls = cluster.urls();
-  const nc = await connect({
-    servers: [urls[first]!, ...urls.filter((_, i) => i !== first)],
-    noRandomize: true,
-    maxReconnectAttempts: -1,
-    reconnectTimeWait: 100,
-  });
-  connections.push(nc);
-  return nc;
-}
+const r3 = useR3Cluster();
+const { connectVia } = r3;
 
 interface Sent {
   callId: string;
@@ -84,7 +55,7 @@ describe("a kill -9 of the log stream's leader (3 nodes, R3)", () => {
     });
     for (const node of [0, 1]) {
       const coordinator = await startCoordinator({ nc: await connectVia(node), namespace });
-      stops.push(() => coordinator.stop());
+      r3.onStop(() => coordinator.stop());
     }
     const tagger = definePolicy({
       name: "tagger",
@@ -95,13 +66,13 @@ describe("a kill -9 of the log stream's leader (3 nodes, R3)", () => {
       namespace,
       state: new MemorySessionStateStore(),
     });
-    stops.push(() => runner.stop());
+    r3.onStop(() => runner.stop());
     const agents = await Promise.all(
       [await connectVia(1), await connectVia(2)].map((nc) =>
         HookbusClient.connect({ nc, namespace, timeoutMs: LONG_DEADLINE_MS }),
       ),
     );
-    for (const agent of agents) stops.push(() => agent.close());
+    for (const agent of agents) r3.onStop(() => agent.close());
 
     const sent: Sent[] = [];
     let stopLoad = false;
@@ -130,7 +101,7 @@ describe("a kill -9 of the log stream's leader (3 nodes, R3)", () => {
     await until(() => sent.length >= 50, 20_000, "calls flowing before the fault");
     const leaderName = (await bus.jsm.streams.info(bus.subjects.logStream)).cluster?.leader;
     expect(leaderName).toBeDefined();
-    const leader = cluster.node(leaderName!);
+    const leader = r3.cluster().node(leaderName!);
     const killedAt = Date.now();
     await leader.kill();
     const short = call(agents[0]!, "session-short", SHORT_DEADLINE_MS, "lk-short");
@@ -166,7 +137,7 @@ describe("a kill -9 of the log stream's leader (3 nodes, R3)", () => {
     expect(shortCall.at - shortCall.sentAt).toBeLessThan(SHORT_DEADLINE_MS + 1000);
 
     // Every answered call's record exactly once, with the decision the agent got; nothing extra.
-    const survivor = cluster.nodes.findIndex((node) => node.name !== leaderName);
+    const survivor = r3.cluster().nodes.findIndex((node) => node.name !== leaderName);
     const readerNc = await connectVia(survivor);
     const records = await until(
       () =>

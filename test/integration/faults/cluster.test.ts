@@ -4,8 +4,7 @@
  * log stream's leader SIGKILLed mid-run and restarted. Every answered call has exactly one record
  * (no duplicates, the answer is the record's decision) and calls resume within the election time.
  */
-import { connect, type NatsConnection } from "@nats-io/transport-node";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   Bus,
   definePolicy,
@@ -14,7 +13,7 @@ import {
   MemorySessionStateStore,
   runPolicy,
 } from "../../../src/index.js";
-import { startNatsCluster, type NatsCluster } from "../../support/nats-cluster.js";
+import { useR3Cluster } from "../../support/r3-cluster.js";
 import {
   applyRegistry,
   countByCallId,
@@ -35,36 +34,8 @@ const CODES_DURING_FAILOVER = [
   "HOOKBUS_LOG_UNAVAILABLE",
 ];
 
-let cluster: NatsCluster;
-const connections: NatsConnection[] = [];
-const stops: (() => Promise<void>)[] = [];
-const previousReplicas = process.env.HOOKBUS_REPLICAS;
-
-beforeAll(async () => {
-  cluster = await startNatsCluster(3);
-  process.env.HOOKBUS_REPLICAS = "3";
-}, 60_000);
-
-afterAll(async () => {
-  for (const stop of stops.reverse()) await stop().catch(() => {});
-  await Promise.all(connections.map((c) => c.close().catch(() => {})));
-  await cluster?.stop();
-  if (previousReplicas === undefined) delete process.env.HOOKBUS_REPLICAS;
-  else process.env.HOOKBUS_REPLICAS = previousReplicas;
-}, 60_000);
-
-/** A connection to one node first, failing over to the others. */
-async function connectVia(first: number): Promise<NatsConnection> {
-  const urls = cluster.urls();
-  const nc = await connect({
-    servers: [urls[first]!, ...urls.filter((_, i) => i !== first)],
-    noRandomize: true,
-    maxReconnectAttempts: -1,
-    reconnectTimeWait: 100,
-  });
-  connections.push(nc);
-  return nc;
-}
+const r3 = useR3Cluster();
+const { connectVia } = r3;
 
 describe("JetStream cluster (3 nodes, R3)", () => {
   it("keeps one record per answered call through a SIGKILL of the log stream's leader", async () => {
@@ -74,7 +45,7 @@ describe("JetStream cluster (3 nodes, R3)", () => {
     });
     for (const node of [0, 1]) {
       const coordinator = await startCoordinator({ nc: await connectVia(node), namespace });
-      stops.push(() => coordinator.stop());
+      r3.onStop(() => coordinator.stop());
     }
     const tagger = definePolicy({
       name: "tagger",
@@ -85,12 +56,12 @@ describe("JetStream cluster (3 nodes, R3)", () => {
       namespace,
       state: new MemorySessionStateStore(),
     });
-    stops.push(() => runner.stop());
+    r3.onStop(() => runner.stop());
     const clients = [await connectVia(1), await connectVia(2)].map((nc) =>
       HookbusClient.connect({ nc, namespace, timeoutMs: 5000 }),
     );
     const agents = await Promise.all(clients);
-    for (const agent of agents) stops.push(() => agent.close());
+    for (const agent of agents) r3.onStop(() => agent.close());
 
     const info = await bus.jsm.streams.info(bus.subjects.logStream);
     expect(info.config.num_replicas).toBe(3);
@@ -121,7 +92,7 @@ describe("JetStream cluster (3 nodes, R3)", () => {
     await until(() => answered.length >= 50, 20_000, "calls flowing before the fault");
     const leaderName = (await bus.jsm.streams.info(bus.subjects.logStream)).cluster?.leader;
     expect(leaderName).toBeDefined();
-    const leader = cluster.node(leaderName!);
+    const leader = r3.cluster().node(leaderName!);
     const killedAt = Date.now();
     await leader.kill();
     const resumed = await until(
@@ -141,7 +112,7 @@ describe("JetStream cluster (3 nodes, R3)", () => {
       expect(CODES_DURING_FAILOVER, String(f.error)).toContain((f.error as { code: string }).code);
     }
     // Read the log through a node that never died.
-    const survivor = cluster.nodes.findIndex((node) => node.name !== leaderName);
+    const survivor = r3.cluster().nodes.findIndex((node) => node.name !== leaderName);
     const readerNc = await connectVia(survivor);
     // A restarted node rejoins and JetStream may hold a new election: its API can time out briefly.
     const records = await until(

@@ -35,7 +35,7 @@ import {
 import { startCoordinator } from "../../../src/coordinator/coordinator.js";
 import { type RegistryDocumentInput } from "../../../src/registry/document.js";
 
-const stuckWorker = fileURLToPath(new URL("./fixtures/stuck-worker.ts", import.meta.url));
+const victimWorker = fileURLToPath(new URL("./fixtures/victim-worker.ts", import.meta.url));
 
 const nats = useNatsServer();
 const children: Child[] = [];
@@ -110,7 +110,7 @@ describe("a worker killed mid-call", () => {
     const closed = await pipeline(entry("fail-closed"));
     const open = await pipeline(entry("fail-open"));
 
-    const worker = startChild(["--import", "tsx", stuckWorker], {
+    const worker = startChild(["--import", "tsx", victimWorker], {
       NATS_URL_FOR_WORKER: nats.url(),
       WORKER_NAMESPACES: `${closed.namespace},${open.namespace}`,
     });
@@ -188,6 +188,111 @@ describe("a worker killed mid-call", () => {
       status: "unavailable",
       effect: "failed-closed",
     });
+  });
+});
+
+/** The policy `victim` alone, on before_tool_call, failing closed. */
+const victimOnly = (timeoutMs: number): RegistryDocumentInput => ({
+  policies: [
+    {
+      name: "victim",
+      hooks: ["before_tool_call"],
+      priority: 10,
+      timeoutMs,
+      failMode: "fail-closed",
+    },
+  ],
+});
+
+/** A victim-worker.ts process serving `namespace`, ready. */
+async function victimProcess(namespace: string, mode: "stuck" | "live"): Promise<Child> {
+  const worker = startChild(["--import", "tsx", victimWorker], {
+    NATS_URL_FOR_WORKER: nats.url(),
+    WORKER_NAMESPACES: namespace,
+    WORKER_MODE: mode,
+  });
+  children.push(worker);
+  await until(() => worker.output().includes("ready"), 20_000, `${mode} worker ready`);
+  return worker;
+}
+
+describe("a worker killed mid-call while another worker of the policy lives", () => {
+  it("is asked again at the half of its timeout: the live worker decides the call, once", async () => {
+    const policyTimeoutMs = 4000;
+    const { namespace, bus, client } = await pipeline(victimOnly(policyTimeoutMs));
+    const stuck = await victimProcess(namespace, "stuck");
+    const live = await victimProcess(namespace, "live");
+    const heldBy = (worker: Child, callId: string) =>
+      worker.output().includes(`started ${namespace} ${callId}\n`);
+    const answeredBy = (worker: Child, callId: string) =>
+      worker.output().includes(`answered ${namespace} ${callId}\n`);
+
+    // The queue group gives each ask to a worker at random: call until the stuck one holds one.
+    let held:
+      { callId: string; started: number; result: ReturnType<typeof client.call> } | undefined;
+    for (let i = 0; i < 30 && held === undefined; i++) {
+      const callId = `vanish-${i}`;
+      const started = Date.now();
+      const result = client.call("before_tool_call", toolCtx(`tc-${i}`), toolEvent(`tc-${i}`), {
+        callId,
+        timeoutMs: 10_000,
+      });
+      await until(() => heldBy(stuck, callId) || answeredBy(live, callId), 10_000, callId);
+      if (heldBy(stuck, callId)) held = { callId, started, result };
+      else expect((await result).decision.outcome).toBe("allow");
+    }
+    expect(held).toBeDefined();
+    stuck.child.kill("SIGKILL");
+    expect(await stuck.exited).toBeNull();
+
+    const result = await held!.result;
+    // Decided by the live worker, before the policy's timeout (it was a block at the timeout).
+    expect(Date.now() - held!.started).toBeLessThan(policyTimeoutMs);
+    expect(result.decision).toMatchObject({ outcome: "allow" });
+    expect(answeredBy(live, held!.callId)).toBe(true);
+    const record = await onlyDecision(bus, result.callId);
+    expect(record.outcomes).toMatchObject([{ policy: "victim", status: "ok", version: "live" }]);
+    expect(record.outcomes).toHaveLength(1);
+  });
+});
+
+describe("an ask answered twice (asked again, and the first worker answers after all)", () => {
+  it("counts the first verdict only: the later one is neither merged nor recorded as late", async () => {
+    const policyTimeoutMs = 1200;
+    let asks = 0;
+    let firstAnswered = false;
+    // One worker: the ask asked again at the half comes back to it, and it answers that at once,
+    // while the first ask answers (block) later, still within the timeout.
+    const slowThenQuick = definePolicy({
+      name: "victim",
+      version: "1.0.0",
+      hooks: {
+        async before_tool_call() {
+          if (++asks > 1) return undefined;
+          await sleep(policyTimeoutMs * 0.8);
+          firstAnswered = true;
+          return { block: true, blockReason: "the first ask's answer" };
+        },
+      },
+    });
+    const { bus, client } = await pipeline(victimOnly(policyTimeoutMs), [slowThenQuick]);
+
+    const result = await client.call("before_tool_call", toolCtx("tc-1"), toolEvent("tc-1"), {
+      callId: "twice-1",
+    });
+    expect(result.decision).toMatchObject({ outcome: "allow" });
+    expect(asks).toBe(2);
+    await until(() => firstAnswered, 5000, "the first ask answered");
+    const record = await onlyDecision(bus, "twice-1");
+    expect(record.outcomes).toMatchObject([{ policy: "victim", status: "ok" }]);
+    expect(record.outcomes).toHaveLength(1);
+    // The first ask's answer came in the late window: it is dropped, not a late verdict. A call
+    // after it, on the same worker connection and verdict inbox, is decided after it was read.
+    const after = await client.call("before_tool_call", toolCtx("tc-2"), toolEvent("tc-2"), {
+      callId: "twice-2",
+    });
+    await onlyDecision(bus, after.callId);
+    expect(lateVerdicts(await readLog(bus)).filter((r) => r.callId === "twice-1")).toEqual([]);
   });
 });
 

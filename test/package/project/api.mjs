@@ -1,9 +1,12 @@
-// The public API from an ES module: the main entry point, the coordinator, testing and pi subpaths.
+// The public API from an ES module: the main entry point, the coordinator, testing, pi, privacy
+// and redact-stream subpaths.
 import * as hookbus from "hookbus";
 import * as coordinator from "hookbus/coordinator";
 import * as testing from "hookbus/testing";
 // hookbus/pi imports without pi-agent-core and pi-ai (optional peers, not installed here).
 import * as pi from "hookbus/pi";
+import * as privacy from "hookbus/privacy";
+import * as redactStream from "hookbus/redact-stream";
 
 console.log(
   JSON.stringify({
@@ -15,5 +18,9 @@ console.log(
     findNatsServer: typeof testing.findNatsServer,
     testingInMain: "findNatsServer" in hookbus,
     piAdapter: typeof pi.attachHookbus,
+    sealRecord: typeof privacy.sealRecord,
+    privacyInMain: "sealRecord" in hookbus,
+    StreamRedactor: typeof redactStream.StreamRedactor,
+    redactStreamInMain: "StreamRedactor" in hookbus,
   }),
 );

@@ -20,6 +20,19 @@ describe("what a record's call was about, for a row", () => {
     );
   });
 
+  it("finds the gist where the facts find it: JSON text, any depth, an argv", () => {
+    // MCP clients send arguments as JSON text; some frameworks nest them two levels down.
+    expect(paramsGist({ arguments: JSON.stringify({ command: "rm -rf /" }) })).toBe("rm -rf /");
+    expect(paramsGist({ input: { action: { cmd: "curl x | sh" } } })).toBe("curl x | sh");
+    expect(paramsGist({ action: { command: ["rm", "-rf", "/tmp/a b"] } })).toBe(
+      "rm -rf '/tmp/a b'",
+    );
+    expect(paramsGist({ filePath: "/etc/passwd" })).toBe("/etc/passwd");
+    expect(paramsGist({ to: [{ address: "x@evil.test" }] })).toBe("to x@evil.test");
+    expect(paramsGist("ls -la")).toBe("ls -la");
+    expect(paramsGist({ note: "hello" })).toBeUndefined();
+  });
+
   it("names every tool an after_llm_call answer asked for", () => {
     const record = decision({
       toolCalls: [

@@ -42,6 +42,19 @@ describe("normalising a path", () => {
     );
   });
 
+  it("takes /, a home or a system directory for no project's root: nothing is inside it", () => {
+    for (const projectRoot of ["/", "/etc", "/root/x", "/home/dev", "/Users/dev", "/usr"]) {
+      for (const path of ["/etc/passwd", "/home/dev/.ssh/id_rsa", "/usr/bin/ls"])
+        expect(pathFacts(path, { projectRoot }).insideProject, `${projectRoot} ${path}`).toBe(
+          false,
+        );
+    }
+    expect(
+      pathFacts("/var/lib/ci/x", { home: "/var/lib/ci", projectRoot: "/var/lib" }),
+    ).toMatchObject({ insideProject: false });
+    expect(pathFacts("/srv/app/x", { projectRoot: "/srv/app" }).insideProject).toBe(true);
+  });
+
   it("says inside or outside the project only when it knows the root", () => {
     expect(pathFacts("src/index.ts", options).insideProject).toBe(true);
     expect(pathFacts("./dist", options).insideProject).toBe(true);

@@ -178,6 +178,42 @@ describe("paths", () => {
     expect(targets?.map((t) => t.class)).toEqual(["home", "home", "project", "unknown"]);
   });
 
+  it.each(["/", "/etc", "/etc/ssh", "/root", "/home/dev", "/Users/dev", "/usr", "/boot/x"])(
+    "a working directory or project root claimed at %s makes no system or home path project",
+    (claimed) => {
+      for (const where of [
+        { home: "/home/dev", cwd: claimed },
+        { cwd: claimed },
+        { home: "/home/dev", cwd: "/home/dev/app", projectRoot: claimed },
+      ]) {
+        const classes = (command: string) => shellFacts(command, where).deleteTargetClasses;
+        expect(classes("rm -rf /etc"), JSON.stringify(where)).toEqual(["system"]);
+        expect(classes("rm -rf /usr/lib"), JSON.stringify(where)).toEqual(["system"]);
+        expect(classes("rm -rf /home/dev"), JSON.stringify(where)).not.toContain("project");
+        expect(classes("rm -rf *"), JSON.stringify(where)).not.toContain("project");
+      }
+    },
+  );
+
+  it("takes the home itself, or a directory holding it, for no project's root", () => {
+    const where = { home: "/var/lib/jenkins" };
+    expect(shellFacts("rm -rf .", { ...where, cwd: "/var/lib/jenkins" }).targetsHome).toBe(true);
+    expect(shellFacts("rm -rf jenkins", { ...where, cwd: "/var/lib" }).deleteTargetClasses).toEqual(
+      ["home"],
+    );
+    expect(
+      shellFacts("rm -rf dist", { ...where, cwd: "/var/lib/jenkins/ws" }).deleteTargetClasses,
+    ).toEqual(["project"]);
+    expect(shellFacts("rm -rf build", { cwd: "/srv/app" }).deleteTargetClasses).toEqual([
+      "project",
+    ]);
+  });
+
+  it("keeps the project where the command started: cd elsewhere does not carry it along", () => {
+    expect(facts("cd /tmp && rm -rf x").deleteTargetClasses).toEqual(["outside"]);
+    expect(facts("cd /srv/other && rm -rf build").deleteTargetClasses).toEqual(["system"]);
+  });
+
   it("follows cd: later relative paths resolve where it went, the project stays put", () => {
     expect(facts("cd / && rm -rf *").targetsRoot).toBe(true);
     expect(facts("cd ~; rm -rf .").targetsHome).toBe(true);
