@@ -9,6 +9,7 @@ import { Header } from "../bus/headers.js";
 import type { Decision, HookContext, HookEvent, ModifyingHookName } from "../catalog/catalog.js";
 import { assertModifyingHook, parseContext, parseEvent } from "../catalog/validate.js";
 import { HookbusError } from "../foundation/errors.js";
+import { isPromise, type MaybePromise } from "../foundation/hot-path.js";
 import {
   type AgentRateLimiter,
   DEFAULT_LIMITS,
@@ -187,7 +188,7 @@ export class CallHandler {
     };
     try {
       const admitted = this.admit(arrival);
-      await this.decide(admitted instanceof Promise ? await admitted : admitted);
+      await this.decide(isPromise(admitted) ? await admitted : admitted);
     } catch (error) {
       await this.fail(arrival, error);
     } finally {
@@ -199,16 +200,16 @@ export class CallHandler {
    * The call's checks, each once: the agent's rate, the body (decoded within the deadline), the
    * envelope, the ids' limits, the identity (the subject's agent token), the context and event
    * against the hook's schemas. What is known so far is kept on `arrival` for a failure record.
-   * Synchronous unless the body must be inflated or read from blobs (an await per call is cost).
+   * Synchronous unless the body must be inflated or read from blobs (hot path: foundation/hot-path.ts).
    */
-  private admit(arrival: Arrival): AdmittedCall | Promise<AdmittedCall> {
+  private admit(arrival: Arrival): MaybePromise<AdmittedCall> {
     const { msg, address, deadline } = arrival;
     assertWithinRate(this.deps.rateLimiter, address);
     const now = this.deps.bus.codec.decodeMessageNow(msg, {
       owner: address.agentToken,
       deadline,
     });
-    return now instanceof Promise
+    return isPromise(now)
       ? now.then((decoded) => this.check(arrival, decoded))
       : this.check(arrival, now);
   }
@@ -237,7 +238,7 @@ export class CallHandler {
     ));
     // Bounded by the facts modules' limits when computed: a command over one is `unparsed`.
     const onDemand = callFactsOnDemand(hook, event, context, arrival.snapshot);
-    // Spelled out, not spread from `arrival`: a spread copies field by field into a new shape.
+    // Spelled out, not spread from `arrival` (hot path: foundation/hot-path.ts, rule 2).
     return {
       msg: arrival.msg,
       receivedAt: arrival.receivedAt,
@@ -287,11 +288,11 @@ export class CallHandler {
     // stale list is read again within the call's deadline, less the time to record and answer.
     const reserve = reserveFor(call.deadline - call.receivedAt.getTime());
     const checked = stopStateFor(this.deps.stops, call.deadline - reserve);
-    const stops = checked instanceof Promise ? await checked : checked;
+    const stops = isPromise(checked) ? await checked : checked;
     const stopped = emergencyStopReason(stops, call);
     const asked =
       stopped === undefined ? this.askPolicies(call) : [emergencyStopOutcome(call.hook, stopped)];
-    const outcomes = asked instanceof Promise ? await asked : asked;
+    const outcomes = isPromise(asked) ? await asked : asked;
     // The asker built every outcome itself (registry fields, validated reply parts); only the
     // verdicts crossed the network, and the merge validates those against the hook's schema.
     const result = mergeOutcomes(call.hook, call.event, outcomes, {
@@ -372,7 +373,7 @@ export class CallHandler {
           { deadline },
         )
       : undefined;
-    if (plain instanceof Promise || withFacts instanceof Promise)
+    if (isPromise(plain) || isPromise(withFacts))
       return Promise.all([plain, withFacts]).then(([p, f]) =>
         this.askEach(call, policies, { plain: p, withFacts: f }, budget),
       );
