@@ -116,6 +116,14 @@ export class RequestServer {
   private subscription: Subscription | undefined;
   private readonly prefix: string;
   private stopped = false;
+  /**
+   * Reply subjects of the requests this worker holds (queued or running). The coordinator asks
+   * a policy again, with the same reply subject, when no verdict came by half its timeout (its
+   * worker may have vanished: docs/policy-workers.md); when the second ask lands on the worker
+   * still holding the first, it is dropped here, so a slow handler never runs twice for one ask.
+   * Bounded by the queue: one entry per held request.
+   */
+  private readonly holding = new Set<string>();
 
   constructor(private readonly options: RequestServerOptions) {
     const { bus, policy } = options;
@@ -134,13 +142,20 @@ export class RequestServer {
         }
         // Stamped here, not when a handler is free: the caller's deadline runs from now.
         const arrivedAt = performance.now();
+        const reply = msg.reply;
+        if (reply !== undefined && this.holding.has(reply)) return; // asked again: held already
         if (inFlight.queued >= this.options.maxQueued) {
           void this.refuse(msg, "its queue is full");
           return;
         }
+        if (reply !== undefined) this.holding.add(reply);
         const answer = () => this.answer(msg, arrivedAt);
         void inFlight.run(async () => {
-          await (this.options.telemetry?.handle(policy.name, msg, answer) ?? answer());
+          try {
+            await (this.options.telemetry?.handle(policy.name, msg, answer) ?? answer());
+          } finally {
+            if (reply !== undefined) this.holding.delete(reply);
+          }
         });
       },
     });

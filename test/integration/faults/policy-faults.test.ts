@@ -256,43 +256,84 @@ describe("a worker killed mid-call while another worker of the policy lives", ()
   });
 });
 
-describe("an ask answered twice (asked again, and the first worker answers after all)", () => {
-  it("counts the first verdict only: the later one is neither merged nor recorded as late", async () => {
+describe("an ask asked again while its worker still holds it", () => {
+  it("is dropped by that worker: the handler runs once and its verdict decides the call", async () => {
     const policyTimeoutMs = 1200;
     let asks = 0;
-    let firstAnswered = false;
-    // One worker: the ask asked again at the half comes back to it, and it answers that at once,
-    // while the first ask answers (block) later, still within the timeout.
-    const slowThenQuick = definePolicy({
+    // One worker: the ask asked again at the half comes back to the worker holding the first.
+    const slow = definePolicy({
       name: "victim",
       version: "1.0.0",
       hooks: {
         async before_tool_call() {
-          if (++asks > 1) return undefined;
+          asks++;
           await sleep(policyTimeoutMs * 0.8);
-          firstAnswered = true;
           return { block: true, blockReason: "the first ask's answer" };
         },
       },
     });
-    const { bus, client } = await pipeline(victimOnly(policyTimeoutMs), [slowThenQuick]);
+    const { bus, client } = await pipeline(victimOnly(policyTimeoutMs), [slow]);
 
     const result = await client.call("before_tool_call", toolCtx("tc-1"), toolEvent("tc-1"), {
-      callId: "twice-1",
+      callId: "held-1",
     });
-    expect(result.decision).toMatchObject({ outcome: "allow" });
-    expect(asks).toBe(2);
-    await until(() => firstAnswered, 5000, "the first ask answered");
-    const record = await onlyDecision(bus, "twice-1");
+    expect(result.decision).toMatchObject({ outcome: "block", blockedBy: "victim" });
+    expect(asks).toBe(1);
+    const record = await onlyDecision(bus, "held-1");
     expect(record.outcomes).toMatchObject([{ policy: "victim", status: "ok" }]);
+  });
+});
+
+describe("an ask answered twice (asked again, another worker answers first)", () => {
+  it("counts the first verdict only: the later one is neither merged nor recorded as late", async () => {
+    const policyTimeoutMs = 1200;
+    const held = new Set<string>();
+    const answered = new Set<string>();
+    const worker = (version: string, slow: boolean) =>
+      definePolicy({
+        name: "victim",
+        version,
+        hooks: {
+          async before_tool_call(event) {
+            const tc = String(event.toolCallId);
+            if (!slow) return undefined;
+            held.add(tc);
+            await sleep(policyTimeoutMs * 0.8);
+            answered.add(tc);
+            return { block: true, blockReason: "the slow worker's answer" };
+          },
+        },
+      });
+    const { bus, client } = await pipeline(victimOnly(policyTimeoutMs), [
+      worker("slow", true),
+      worker("quick", false),
+    ]);
+    // The queue group picks a worker per ask: call until the slow one held the first ask and the
+    // quick one answered the ask asked again (else the slow one dropped it and decided).
+    let decided: string | undefined;
+    for (let i = 0; i < 30 && decided === undefined; i++) {
+      const result = await client.call(
+        "before_tool_call",
+        toolCtx(`tc-${i}`),
+        toolEvent(`tc-${i}`),
+        {
+          callId: `twice-${i}`,
+        },
+      );
+      if (held.has(`tc-${i}`) && result.decision.outcome === "allow") decided = `tc-${i}`;
+    }
+    expect(decided).toBeDefined();
+    const callId = `twice-${decided!.slice(3)}`;
+    const record = await onlyDecision(bus, callId);
+    expect(record.outcomes).toMatchObject([{ policy: "victim", status: "ok", version: "quick" }]);
     expect(record.outcomes).toHaveLength(1);
-    // The first ask's answer came in the late window: it is dropped, not a late verdict. A call
-    // after it, on the same worker connection and verdict inbox, is decided after it was read.
-    const after = await client.call("before_tool_call", toolCtx("tc-2"), toolEvent("tc-2"), {
-      callId: "twice-2",
+    await until(() => answered.has(decided!), 5000, "the slow worker answered");
+    // A call after it, on the same verdict inbox, is decided after the late answer was read.
+    const after = await client.call("before_tool_call", toolCtx("tc-x"), toolEvent("tc-x"), {
+      callId: "twice-after",
     });
     await onlyDecision(bus, after.callId);
-    expect(lateVerdicts(await readLog(bus)).filter((r) => r.callId === "twice-1")).toEqual([]);
+    expect(lateVerdicts(await readLog(bus)).filter((r) => r.callId === callId)).toEqual([]);
   });
 });
 
