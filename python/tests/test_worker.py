@@ -104,6 +104,34 @@ def test_no_answer_after_the_deadline(nats_url):
     assert asyncio.run(_with_worker(nats_url, body)) == []
 
 
+def test_an_ask_asked_again_while_held_is_dropped(nats_url):
+    """The coordinator asks again at half the timeout with the same reply subject: the worker
+    holding the first ask drops the second, so the handler runs once (the state counts one)."""
+    async def body(nc):
+        inbox = nc.new_inbox()
+        got = []
+
+        async def keep(msg):
+            got.append(json.loads(msg.data))
+
+        sub = await nc.subscribe(inbox, cb=keep)
+        request = _request(300, "s-again")
+        for _ in range(2):
+            await nc.publish("pytest.policy.slowpoke.before_tool_call", request, reply=inbox,
+                             headers={"Hookbus-Timeout-Ms": "5000"})
+        deadline = time.monotonic() + 5
+        while not got and time.monotonic() < deadline:
+            await asyncio.sleep(0.02)
+        after = await nc.request("pytest.policy.slowpoke.before_tool_call", _request(0, "s-again"),
+                                 timeout=5, headers={"Hookbus-Timeout-Ms": "5000"})
+        await sub.unsubscribe()
+        return got, json.loads(after.data)
+
+    got, after = asyncio.run(_with_worker(nats_url, body))
+    assert got == [{"policy": "slowpoke", "version": "2.0.0", "verdict": {"params": {"n": 1}}}]
+    assert after["verdict"] == {"params": {"n": 2}}
+
+
 def test_errors_carry_their_code_in_the_header(nats_url):
     async def body(nc):
         return await nc.request("pytest.policy.slowpoke.before_tool_call", b"{not json",

@@ -69,6 +69,10 @@ class RequestServer:
         self.answered = answered
         self.prefix = f"{namespace}.policy.{p.name}."
         self.subscription: Any = None
+        # Reply subjects of the requests held (queued or running): the coordinator asks again,
+        # with the same reply subject, at half the timeout; an ask again that lands here while
+        # the first is held is dropped, so a slow handler never runs twice for one ask.
+        self.holding: set[str] = set()
 
     async def start(self) -> None:
         self.subscription = await self.nc.subscribe(
@@ -85,13 +89,24 @@ class RequestServer:
 
     async def _on_msg(self, msg: Msg) -> None:
         arrived = time.monotonic()  # the caller's deadline runs from now, not from a free slot
+        if msg.reply and msg.reply in self.holding:
+            return  # asked again while this worker holds the first ask: that one answers
         if self.slots.full():
             self.slots.spawn(self._respond(msg, self._error_reply(HookbusError(
                 "HOOKBUS_WORKER_OVERLOADED",
                 f'worker of "{self.policy.name}" refused the request: its queue is full',
                 {"policy": self.policy.name}))))
             return
-        self.slots.spawn(self._serve(msg, arrived))
+        if msg.reply:
+            self.holding.add(msg.reply)
+        self.slots.spawn(self._serve_held(msg, arrived))
+
+    async def _serve_held(self, msg: Msg, arrived: float) -> None:
+        try:
+            await self._serve(msg, arrived)
+        finally:
+            if msg.reply:
+                self.holding.discard(msg.reply)
 
     async def _serve(self, msg: Msg, arrived: float) -> None:
         deadline = _deadline(msg, arrived)
