@@ -257,6 +257,7 @@ function coordinatorGrants({ ns, s, inbox, log, blobs, sigs, keys, discover }: S
       `${ns}.observe.*.* ${s.coordinatorQueue}`,
       `${ns}.approvals.answer.*.* ${s.coordinatorQueue}`,
       `${ns}.approvals.status.* ${s.coordinatorQueue}`,
+      `${s.approvalShow} ${s.coordinatorQueue}`,
       inbox,
       ...discover,
     ],
@@ -359,6 +360,8 @@ function approverGrants({ ns, s, inbox }: Scope, user: AuthUser): Grants {
       `${ns}.approvals.answer.${token}.-`,
       ...(user.groups ?? []).map((group) => `${ns}.approvals.answer.${token}.${group}`),
       ...kvList(s.approvalsBucket),
+      // A request's sealed texts, opened by a coordinator (docs/privacy.md, "Approvals").
+      s.approvalShow,
     ],
     subscribe: [inbox],
     allowResponses: false,

@@ -141,6 +141,11 @@ export class Subjects {
     return `${this.namespace}.approvals.status.*`;
   }
 
+  /** Approvers ask coordinators for a request's sealed texts here (docs/privacy.md). */
+  get approvalShow(): string {
+    return `${this.namespace}.approvals.show`;
+  }
+
   /** Pending and settled approval requests (src/approvals/store.ts). */
   get approvalsBucket(): string {
     return `${this.namespace}_approvals`;

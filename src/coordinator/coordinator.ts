@@ -6,6 +6,7 @@ import type { Registry } from "prom-client";
 import { nuid, type NatsConnection } from "@nats-io/transport-node";
 import type { Logger } from "pino";
 import { ApprovalStore } from "../approvals/store.js";
+import { SealedApprovalStore } from "../approvals/sealed-store.js";
 import { Bus, type BusOptions } from "../bus/bus.js";
 import { defaultReplicas, ensureLogStreams, type LogSettings } from "../bus/streams.js";
 import { ConnectionWatch } from "../bus/connection-watch.js";
@@ -258,7 +259,9 @@ function buildServices(
   const approvals = new ApprovalService({
     nc: options.nc,
     bus,
-    store: approvalStore,
+    // Sealed at rest when the namespace encrypts (docs/privacy.md, "Approvals").
+    store: keys === undefined ? approvalStore : new SealedApprovalStore(approvalStore, keys.store),
+    encrypts: keys !== undefined,
     writer,
     coordinatorId: id,
     logger,

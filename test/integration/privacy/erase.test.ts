@@ -7,6 +7,8 @@
  * store files nor the database hold the session's plaintext or its data key.
  */
 import { randomBytes } from "node:crypto";
+import { gunzipSync } from "node:zlib";
+import type { Pool } from "pg";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -32,6 +34,8 @@ import {
 } from "../../../src/privacy/index.js";
 import { Replayer } from "../../../src/replay/replay.js";
 import type { DecisionRecord } from "../../../src/log/record.js";
+import { answerApproval, showApproval } from "../../../src/approvals/client.js";
+import type { ApprovalProgress } from "../../../src/agent/approval-wait.js";
 
 const SECRET = "Zanzibar-4111-0042-Quokka";
 const SESSION = "sess-erase";
@@ -68,6 +72,68 @@ const guard = definePolicy({
         : undefined,
   },
 });
+
+/** Asks for approval of every `wire`, its title and params naming the payee. */
+const approver = definePolicy({
+  name: "approver",
+  version: "1.0.0",
+  hooks: {
+    before_tool_call: (e) =>
+      e.toolName === "wire"
+        ? {
+            requireApproval: {
+              title: `wire to ${String((e.params as { payee?: string }).payee)}`,
+              timeoutMs: 60_000,
+            },
+          }
+        : undefined,
+  },
+});
+
+/**
+ * Every blob in the blob stream (its chunks joined) whose bytes, or whose gunzipped bytes, hold
+ * `needle`: a blob stored in clear is gzipped, so a grep of the store files alone would miss it.
+ */
+async function blobsHolding(p: Pipeline, needle: string): Promise<string[]> {
+  const info = await p.bus.jsm.streams.info(p.subjects.blobStream, { subjects_filter: ">" });
+  const blobs = new Map<string, Buffer[]>();
+  for (const subject of Object.keys(info.state.subjects ?? {})) {
+    const index = Number(subject.slice(subject.lastIndexOf(".") + 1));
+    const blob = subject.slice(0, subject.lastIndexOf("."));
+    const msg = await p.bus.jsm.streams.getMessage(p.subjects.blobStream, {
+      last_by_subj: subject,
+    });
+    const parts = blobs.get(blob) ?? [];
+    parts[index] = Buffer.from(msg!.data);
+    blobs.set(blob, parts);
+  }
+  const bytes = Buffer.from(needle, "utf8");
+  const holding: string[] = [];
+  for (const [blob, parts] of blobs) {
+    const stored = Buffer.concat(parts);
+    let inflated = Buffer.alloc(0);
+    try {
+      inflated = gunzipSync(stored);
+    } catch {
+      // sealed bytes do not gunzip
+    }
+    if (stored.includes(bytes) || inflated.includes(bytes)) holding.push(blob);
+  }
+  return holding;
+}
+
+/** Every table of the index database with a row that holds `needle`. */
+async function tablesHolding(pool: Pool, needle: string): Promise<string[]> {
+  const tables = await pool.query<{ t: string }>(
+    "SELECT table_name AS t FROM information_schema.tables WHERE table_schema = 'public'",
+  );
+  const holding: string[] = [];
+  for (const { t } of tables.rows) {
+    const hits = await pool.query(`SELECT 1 FROM "${t}" x WHERE x::text LIKE $1`, [`%${needle}%`]);
+    if ((hits.rowCount ?? 0) > 0) holding.push(t);
+  }
+  return holding;
+}
 
 /** Every file under `dir` that holds `needle` (bytes), by path. */
 function filesHolding(dir: string, needle: string): string[] {
@@ -208,18 +274,106 @@ describe("hookbus erase", () => {
       // Nothing left: no plaintext and no trace of the wrapped key in JetStream's files, no plaintext in PostgreSQL.
       expect(filesHolding(storeDir, SECRET)).toEqual([]);
       expect(filesHolding(storeDir, wrappedKey)).toEqual([]);
-      const tables = await pool.query<{ t: string }>(
-        "SELECT table_name AS t FROM information_schema.tables WHERE table_schema = 'public'",
-      );
-      for (const { t } of tables.rows) {
-        const hits = await pool.query(`SELECT 1 FROM "${t}" x WHERE x::text LIKE $1`, [
-          `%Zanzibar%`,
-        ]);
-        expect(hits.rowCount, t).toBe(0);
-      }
+      expect(await tablesHolding(pool, "Zanzibar")).toEqual([]);
     } finally {
       await indexer.stop();
       await sealer.stop();
+    }
+  }, 90_000);
+
+  it("leaves no plaintext in a pending approval or a blob-sized call: approvers read [erased], the call is blocked", async () => {
+    const REST = "Quagga-7351-Okapi";
+    const session = "sess-rest";
+    const p = await startPipeline(server.url, {
+      registry: {
+        policies: [
+          { name: "guard", hooks: ["before_tool_call"], priority: 10 },
+          { name: "approver", hooks: ["before_tool_call"], priority: 5 },
+        ],
+      },
+      policies: [guard, approver],
+      coordinator: { privacy: { kek }, signingKey: signingKeyFromSeed(coordinatorKey.seed) },
+      clientTimeoutMs: 30_000,
+    });
+    const { pool, url } = await postgres.database();
+    const indexer = await startIndexer({ bus: p.bus, pool });
+    try {
+      const ctx = (toolCallId: string) => ({
+        agentId: "agent-x",
+        sessionKey: session,
+        runId: "r",
+        toolName: "wire",
+        toolCallId,
+      });
+      // A call too large for one message (random text does not gzip below max_payload): blobs.
+      const big = `${randomBytes(1.5 * 1024 * 1024).toString("base64")} ${REST}-blob`;
+      const large = await p.client.call(
+        "before_tool_call",
+        { ...ctx("t-big"), toolName: "upload" },
+        { toolName: "upload", toolCallId: "t-big", params: { note: big } },
+        { callId: "big-1" },
+      );
+      expect(large.decision.outcome).toBe("allow");
+      expect((await p.bus.jsm.streams.info(p.subjects.blobStream)).state.messages).toBeGreaterThan(
+        0,
+      );
+
+      // A call that waits for a person: its request holds the payee in its title and params.
+      const progress: ApprovalProgress[] = [];
+      const held = p.client.call(
+        "before_tool_call",
+        ctx("t-wire"),
+        { toolName: "wire", toolCallId: "t-wire", params: { payee: `${REST}-payee` } },
+        { callId: "wire-1", onApproval: (report) => progress.push(report) },
+      );
+      held.catch(() => {});
+      const first = await until(() => progress[0], 15_000, "the request is pending");
+      expect(first.request.title).toBe(`wire to ${REST}-payee`);
+      // The approver (no KEK) reads the texts through a coordinator, as before.
+      const shown = await showApproval(p.connections.reader, first.id, p.namespace);
+      expect(shown.params).toEqual({ payee: `${REST}-payee` });
+      expect(shown.request.title).toBe(`wire to ${REST}-payee`);
+      await until(async () => (await indexer.lag()).records === 0, 20_000, "indexed");
+
+      // Before the erasure already: the bucket and the blobs hold ciphertext only.
+      expect(filesHolding(storeDir, REST)).toEqual([]);
+      expect(await blobsHolding(p, REST)).toEqual([]);
+
+      const erased = await hookbus(
+        p,
+        "erase",
+        "--session",
+        session,
+        "--reason",
+        "test",
+        "--index",
+        url,
+        "--by",
+        "dpo",
+        "--sign-key-file",
+        privacySeedFile,
+        "--json",
+      );
+      expect(erased.code, erased.text).toBe(0);
+
+      // The approver reads [erased]; an approve cannot let the call run: it is blocked.
+      const after = await showApproval(p.connections.reader, first.id, p.namespace);
+      expect(after.params).toEqual({ payee: ERASED_MARK });
+      expect(after.request.title).toBe(ERASED_MARK);
+      await answerApproval(
+        p.connections.reader,
+        { id: first.id, decision: "approve" },
+        { namespace: p.namespace, approver: "alice" },
+      ).catch((error: unknown) => error);
+      const { decision } = await held;
+      expect(decision.outcome).toBe("block");
+      expect(decision.blockReason).toContain("HOOKBUS_SESSION_ERASED");
+
+      expect(filesHolding(storeDir, REST)).toEqual([]);
+      expect(await blobsHolding(p, REST)).toEqual([]);
+      expect(await tablesHolding(pool, REST)).toEqual([]);
+    } finally {
+      await indexer.stop();
     }
   }, 90_000);
 });
