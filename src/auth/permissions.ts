@@ -213,6 +213,8 @@ function workerGrants({ ns, s, inbox, log, blobs, discover }: Scope, user: AuthU
       `${JS}.STREAM.MSG.GET.KV_${s.stateBucket}`,
       `${JS}.DIRECT.GET.KV_${s.stateBucket}.$KV.${s.stateBucket}.${policy}.>`,
       `$KV.${s.stateBucket}.${policy}.>`,
+      // Its own policy's state keys, when state is sealed (docs/privacy.md).
+      s.stateKey(policy),
       // Large policy requests arrive as blob references (any agent's: the policy sees all calls);
       // a large verdict is stored under the shared owner.
       `${ns}.blob.=shared.>`,
@@ -258,6 +260,7 @@ function coordinatorGrants({ ns, s, inbox, log, blobs, sigs, keys, discover }: S
       `${ns}.approvals.answer.*.* ${s.coordinatorQueue}`,
       `${ns}.approvals.status.* ${s.coordinatorQueue}`,
       `${s.approvalShow} ${s.coordinatorQueue}`,
+      `${s.stateKeyWildcard} ${s.coordinatorQueue}`,
       inbox,
       ...discover,
     ],

@@ -126,6 +126,12 @@ export class DataKeyStore {
     return stored;
   }
 
+  /** The subject's current key read past the cache (made when it has none): see findStored. */
+  async currentStored(subjectHash: string, origin: KeyOrigin = {}): Promise<DataKey> {
+    this.cache.delete(subjectHash);
+    return this.current(subjectHash, origin);
+  }
+
   /** Purge the subject's key (value and history); true when there was one. */
   async erase(subjectHash: string): Promise<boolean> {
     this.cache.delete(subjectHash);

@@ -9,6 +9,8 @@
 import { randomBytes } from "node:crypto";
 import { gunzipSync } from "node:zlib";
 import type { Pool } from "pg";
+import { jetstream } from "@nats-io/jetstream";
+import { Kvm } from "@nats-io/kv";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -33,6 +35,7 @@ import {
   subjectDigest,
 } from "../../../src/privacy/index.js";
 import { Replayer } from "../../../src/replay/replay.js";
+import { kvKey } from "../../../src/policy/state/kv-store.js";
 import type { DecisionRecord } from "../../../src/log/record.js";
 import { answerApproval, showApproval } from "../../../src/approvals/client.js";
 import type { ApprovalProgress } from "../../../src/agent/approval-wait.js";
@@ -155,6 +158,25 @@ async function hookbus(p: Pipeline, ...args: string[]) {
   const out = { print: (l: string) => lines.push(l), error: (l: string) => lines.push(l) };
   const code = await main([...args, "--server", server.url, "--namespace", p.namespace], out);
   return { code, text: lines.join("\n") };
+}
+
+/** `hookbus erase --session` as the privacy user "dpo", which must succeed. */
+async function eraseSession(p: Pipeline, session: string, indexUrl: string): Promise<void> {
+  const erased = await hookbus(
+    p,
+    "erase",
+    "--session",
+    session,
+    "--reason",
+    "test",
+    "--index",
+    indexUrl,
+    "--by",
+    "dpo",
+    "--sign-key-file",
+    privacySeedFile,
+  );
+  expect(erased.code, erased.text).toBe(0);
 }
 
 describe("hookbus erase", () => {
@@ -339,22 +361,7 @@ describe("hookbus erase", () => {
       expect(filesHolding(storeDir, REST)).toEqual([]);
       expect(await blobsHolding(p, REST)).toEqual([]);
 
-      const erased = await hookbus(
-        p,
-        "erase",
-        "--session",
-        session,
-        "--reason",
-        "test",
-        "--index",
-        url,
-        "--by",
-        "dpo",
-        "--sign-key-file",
-        privacySeedFile,
-        "--json",
-      );
-      expect(erased.code, erased.text).toBe(0);
+      await eraseSession(p, session, url);
 
       // The approver reads [erased]; an approve cannot let the call run: it is blocked.
       const after = await showApproval(p.connections.reader, first.id, p.namespace);
@@ -375,5 +382,65 @@ describe("hookbus erase", () => {
     } finally {
       await indexer.stop();
     }
+  }, 90_000);
+
+  it("seals session state; after the erasure a tainted session stays blocked, never reads as clean", async () => {
+    const TAINT = "Marmoset-3319-Fjord";
+    const session = "sess-state";
+    const taint = definePolicy({
+      name: "taint",
+      version: "1.0.0",
+      hooks: {
+        async before_tool_call(event, _ctx, { state }) {
+          if (event.toolName === "web_fetch") {
+            await state.set("tainted", { by: `${TAINT}-url` });
+            return undefined;
+          }
+          const tainted = await state.get<{ by: string }>("tainted");
+          return tainted === undefined
+            ? undefined
+            : { block: true, blockReason: "the session read untrusted web content" };
+        },
+      },
+    });
+    const p = await startPipeline(server.url, {
+      // Fail-open on purpose: an erased session must block even so.
+      registry: {
+        policies: [
+          { name: "taint", hooks: ["before_tool_call"], priority: 10, failMode: "fail-open" },
+        ],
+      },
+      policies: [taint],
+      worker: { state: "kv", sealState: { keyCacheMs: 0 } },
+      coordinator: { privacy: { kek }, signingKey: signingKeyFromSeed(coordinatorKey.seed) },
+    });
+    const { url } = await postgres.database();
+    const call = (toolName: string, i: number) =>
+      p.client.call(
+        "before_tool_call",
+        { agentId: "agent-x", sessionKey: session, runId: "r", toolName, toolCallId: `s${i}` },
+        { toolName, toolCallId: `s${i}`, params: {} },
+        { callId: `state-${i}` },
+      );
+    expect((await call("web_fetch", 1)).decision.outcome).toBe("allow");
+    expect((await call("email", 2)).decision).toMatchObject({
+      outcome: "block",
+      blockReason: "the session read untrusted web content",
+    });
+    // The state bucket holds the flag sealed: as the KV API reads it, and in the store files.
+    const stateKv = await new Kvm(jetstream(p.connections.reader)).open(p.subjects.stateBucket);
+    const address = { policy: "taint", sessionKey: session, key: "tainted" };
+    const raw = (await stateKv.get(kvKey(address)))!.string();
+    expect(raw).toContain("hookbus-sealed");
+    expect(raw).not.toContain(TAINT);
+    expect(filesHolding(storeDir, TAINT)).toEqual([]);
+
+    await eraseSession(p, session, url);
+
+    // The flag cannot be read any more, and is not read as "no flag": the call is blocked.
+    const after = await call("email", 3);
+    expect(after.decision.outcome).toBe("block");
+    expect(after.decision.blockReason).toContain("the session was erased");
+    expect(filesHolding(storeDir, TAINT)).toEqual([]);
   }, 90_000);
 });
