@@ -70,3 +70,22 @@ def test_someone_elses_durable_is_refused():
         with pytest.raises(HookbusError) as raised:
             observer._check_shape(other)
         assert raised.value.code == "HOOKBUS_CONSUMER_MISMATCH"
+
+
+def test_a_sealed_blob_opens_with_its_key_only():
+    import base64
+    import os
+
+    from nacl.bindings import crypto_aead_chacha20poly1305_ietf_encrypt
+
+    from hookbus.codec import _open_blob
+
+    key, nonce = os.urandom(32), os.urandom(12)
+    stored = crypto_aead_chacha20poly1305_ietf_encrypt(b"the body", None, nonce, key)
+    ref = {"blob": "ab" * 32, "key": base64.b64encode(key).decode(), "iv": base64.b64encode(nonce).decode()}
+    assert _open_blob(ref, stored) == b"the body"
+    assert _open_blob({"blob": "ab" * 32}, b"plain") == b"plain"
+    tampered = stored[:-1] + bytes([stored[-1] ^ 1])
+    with pytest.raises(HookbusError) as raised:
+        _open_blob(ref, tampered)
+    assert raised.value.code == "HOOKBUS_BLOB_MISSING"

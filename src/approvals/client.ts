@@ -30,27 +30,50 @@ export async function answerApproval(
 ): Promise<ApprovalReply> {
   const subjects = new Subjects(options.namespace);
   const subject = subjects.approvalAnswer(options.approver, options.group ?? NO_GROUP);
+  return askCoordinator(nc, subject, answer, options.timeoutMs);
+}
+
+/** One request to the coordinators' approval service, its coded error thrown as such. */
+async function askCoordinator(
+  nc: NatsConnection,
+  subject: string,
+  body: { id: string },
+  timeoutMs = 10_000,
+): Promise<ApprovalReply> {
   let msg;
   try {
-    msg = await nc.request(subject, new TextEncoder().encode(JSON.stringify(answer)), {
-      timeout: options.timeoutMs ?? 10_000,
+    msg = await nc.request(subject, new TextEncoder().encode(JSON.stringify(body)), {
+      timeout: timeoutMs,
     });
   } catch (error) {
     throw new HookbusError(
       "HOOKBUS_COORDINATOR_UNAVAILABLE",
-      `no coordinator took the answer on ${subject}: ${(error as Error).message}`,
+      `no coordinator answered on ${subject}: ${(error as Error).message}`,
       { subject },
       error,
     );
   }
-  const body = JSON.parse(new TextDecoder().decode(msg.data)) as unknown;
+  const reply = JSON.parse(new TextDecoder().decode(msg.data)) as unknown;
   const code = msg.headers?.get(Header.ErrorCode);
   if (code !== undefined && code !== "") {
     const known = Object.hasOwn(ErrorCodes, code) ? (code as ErrorCode) : "HOOKBUS_INTERNAL";
-    const message = (body as { error?: { message?: string } }).error?.message ?? code;
-    throw new HookbusError(known, message, { id: answer.id });
+    const message = (reply as { error?: { message?: string } }).error?.message ?? code;
+    throw new HookbusError(known, message, { id: body.id });
   }
-  return ApprovalReply.parse(body);
+  return ApprovalReply.parse(reply);
+}
+
+/**
+ * The entry as an approver reads it: as stored, or, when its texts are sealed (the namespace
+ * encrypts), opened by a coordinator, the only holder of the key (docs/privacy.md, "Approvals").
+ */
+async function readable(
+  nc: NatsConnection,
+  subjects: Subjects,
+  entry: ApprovalEntry,
+): Promise<ApprovalEntry> {
+  if (entry.encrypted === undefined) return entry;
+  return (await askCoordinator(nc, subjects.approvalShow, { id: entry.id })).entry;
 }
 
 /** Every request in the bucket, pending first. */
@@ -58,8 +81,11 @@ export async function listApprovals(
   nc: NatsConnection,
   namespace?: string,
 ): Promise<ApprovalEntry[]> {
-  const store = await ApprovalStore.open(nc, new Subjects(namespace));
-  return (await store.list()).map((s) => s.entry);
+  const subjects = new Subjects(namespace);
+  const store = await ApprovalStore.open(nc, subjects);
+  const entries: ApprovalEntry[] = [];
+  for (const { entry } of await store.list()) entries.push(await readable(nc, subjects, entry));
+  return entries;
 }
 
 export async function showApproval(
@@ -67,9 +93,10 @@ export async function showApproval(
   id: string,
   namespace?: string,
 ): Promise<ApprovalEntry> {
-  const store = await ApprovalStore.open(nc, new Subjects(namespace));
+  const subjects = new Subjects(namespace);
+  const store = await ApprovalStore.open(nc, subjects);
   const found = await store.get(id);
   if (found === undefined)
     throw new HookbusError("HOOKBUS_APPROVAL_NOT_FOUND", `no approval request ${id}`, { id });
-  return found.entry;
+  return readable(nc, subjects, found.entry);
 }

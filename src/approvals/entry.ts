@@ -7,7 +7,7 @@ import { createHash } from "node:crypto";
 import { z } from "zod";
 import { ApprovalRequest } from "../catalog/approval.js";
 import { ToolParams } from "../catalog/common.js";
-import { stopCheckFields } from "../log/record.js";
+import { EncryptedContent, stopCheckFields } from "../log/record.js";
 
 export const ApprovalAnswer = z.strictObject({
   approver: z.string(),
@@ -56,6 +56,16 @@ export const ApprovalEntry = z
     answers: z.array(ApprovalAnswer).max(64),
     settlement: Settlement.optional(),
     recordSeq: z.int().min(1).optional().describe("The settlement's log record, once stored."),
+    subject: z
+      .string()
+      .regex(/^[0-9a-f]{64}$/)
+      .optional()
+      .describe(
+        "sha256 of the call's data subject, when the namespace encrypts: whose key seals the texts.",
+      ),
+    encrypted: EncryptedContent.optional().describe(
+      "The texts sealed under the subject's key, as stored (docs/privacy.md); absent once opened.",
+    ),
   })
   .meta({ id: "ApprovalEntry" });
 export type ApprovalEntry = z.infer<typeof ApprovalEntry>;
@@ -78,3 +88,19 @@ export type ApprovalState = "pending" | "settled";
 export function stateOf(entry: ApprovalEntry): ApprovalState {
   return entry.settlement === undefined ? "pending" : "settled";
 }
+
+/**
+ * The places of an entry sealed at rest (docs/privacy.md, "Approvals"): everything a person or a
+ * policy wrote about the call. What settles it stays in clear: ids, tool name, digests, groups,
+ * timeouts, severity, decisions, times; and the decision's outcome and who decided.
+ */
+export const APPROVAL_SEALED_PLACES: readonly (readonly string[])[] = [
+  ["params", "*"],
+  ["decision", "*"],
+  ["request", "title"],
+  ["request", "description"],
+  ["request", "askedBy", "*", "title"],
+  ["request", "askedBy", "*", "description"],
+  ["answers", "*", "reason"],
+  ["settlement", "reason"],
+];

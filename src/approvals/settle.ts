@@ -103,6 +103,44 @@ export function expire(entry: ApprovalEntry, now: Date): ApprovalEntry | undefin
   });
 }
 
+/** Why an erased request never allows (docs/privacy.md, "Approvals"). */
+export const ERASED_APPROVAL_REASON =
+  "the session's data was erased while its approval was pending (HOOKBUS_SESSION_ERASED): the call cannot be allowed";
+
+/**
+ * A request whose texts were erased, settled as a block whatever was or will be answered: the
+ * params the approval was for can no longer be read, so nothing may run with them. A pending
+ * request is denied at once (no approver could see what they would approve); a settlement to
+ * allow not yet recorded becomes a block. Anything else is returned as it is.
+ */
+export function blockedAsErased(entry: ApprovalEntry, now: Date): ApprovalEntry {
+  const s = entry.settlement;
+  if (s === undefined)
+    return settle(entry, {
+      resolution: "denied",
+      effect: "block",
+      reason: ERASED_APPROVAL_REASON,
+      resolvedAt: now.toISOString(),
+    });
+  if (s.effect !== "allow" || entry.recordSeq !== undefined) return entry;
+  return settle(entry, { ...s, effect: "block", reason: ERASED_APPROVAL_REASON });
+}
+
+/** What the agent follows for an entry read as erased: never an allow (see blockedAsErased). */
+export function erasedDecision(entry: ApprovalEntry): Decision<"before_tool_call"> {
+  const decision = settledDecision(entry);
+  if (decision.outcome === "block") return decision;
+  return {
+    outcome: "block",
+    blockReason: ERASED_APPROVAL_REASON,
+    blockedBy: "approval",
+    decidedBy: { block: ["approval"] },
+    ...(decision.resolvedApproval === undefined
+      ? {}
+      : { resolvedApproval: decision.resolvedApproval }),
+  };
+}
+
 function settle(entry: ApprovalEntry, settlement: Settlement): ApprovalEntry {
   return { ...entry, settlement };
 }
@@ -192,8 +230,10 @@ export function settledDecision(entry: ApprovalEntry): Decision<"before_tool_cal
   if (s.effect === "block") {
     const reason =
       s.resolution === "denied"
-        ? `approval denied by ${by.join(", ")}${s.reason === undefined ? "" : `: ${s.reason}`}`
-        : `approval timed out (${s.reason ?? "no answer"})`;
+        ? `approval denied${by.length === 0 ? "" : ` by ${by.join(", ")}`}${s.reason === undefined ? "" : `: ${s.reason}`}`
+        : s.resolution === "timed-out"
+          ? `approval timed out (${s.reason ?? "no answer"})`
+          : `approval ${s.resolution}, yet blocked: ${s.reason ?? "no reason"}`;
     return {
       outcome: "block",
       blockReason: reason,

@@ -19,6 +19,16 @@ export const MAX_LISTED_APPROVALS = 10_000;
 export interface StoredEntry {
   entry: ApprovalEntry;
   revision: number;
+  /** Its texts were sealed under a key since erased: they read "[erased]". */
+  erased?: boolean;
+}
+
+/** What the approval service reads and writes entries through: the bucket, sealed or not. */
+export interface ApprovalEntries {
+  get(id: string): Promise<StoredEntry | undefined>;
+  create(entry: ApprovalEntry): Promise<StoredEntry>;
+  update(entry: ApprovalEntry, revision: number): Promise<number | undefined>;
+  list(): Promise<StoredEntry[]>;
 }
 
 function isConflict(error: unknown): boolean {
@@ -26,7 +36,7 @@ function isConflict(error: unknown): boolean {
   return /wrong last sequence|key exists|10071/i.test(text);
 }
 
-export class ApprovalStore {
+export class ApprovalStore implements ApprovalEntries {
   private constructor(private readonly kv: KV) {}
 
   static async open(nc: NatsConnection, subjects: Subjects): Promise<ApprovalStore> {

@@ -213,6 +213,8 @@ function workerGrants({ ns, s, inbox, log, blobs, discover }: Scope, user: AuthU
       `${JS}.STREAM.MSG.GET.KV_${s.stateBucket}`,
       `${JS}.DIRECT.GET.KV_${s.stateBucket}.$KV.${s.stateBucket}.${policy}.>`,
       `$KV.${s.stateBucket}.${policy}.>`,
+      // Its own policy's state keys, when state is sealed (docs/privacy.md).
+      s.stateKey(policy),
       // Large policy requests arrive as blob references (any agent's: the policy sees all calls);
       // a large verdict is stored under the shared owner.
       `${ns}.blob.=shared.>`,
@@ -257,6 +259,8 @@ function coordinatorGrants({ ns, s, inbox, log, blobs, sigs, keys, discover }: S
       `${ns}.observe.*.* ${s.coordinatorQueue}`,
       `${ns}.approvals.answer.*.* ${s.coordinatorQueue}`,
       `${ns}.approvals.status.* ${s.coordinatorQueue}`,
+      `${s.approvalShow} ${s.coordinatorQueue}`,
+      `${s.stateKeyWildcard} ${s.coordinatorQueue}`,
       inbox,
       ...discover,
     ],
@@ -359,6 +363,8 @@ function approverGrants({ ns, s, inbox }: Scope, user: AuthUser): Grants {
       `${ns}.approvals.answer.${token}.-`,
       ...(user.groups ?? []).map((group) => `${ns}.approvals.answer.${token}.${group}`),
       ...kvList(s.approvalsBucket),
+      // A request's sealed texts, opened by a coordinator (docs/privacy.md, "Approvals").
+      s.approvalShow,
     ],
     subscribe: [inbox],
     allowResponses: false,

@@ -4,10 +4,18 @@
  * `<ns>.blob.<owner>.<sha256>.<index>`, where the owner is the agent token of the call the body
  * belongs to: a reader fetches each chunk with a direct "last message for subject" get (no
  * consumer), so NATS permissions on `$JS.API.DIRECT.GET.<NS>_BLOBS.<ns>.blob.<agent>.>` can
- * restrict an agent to its own blobs. A second writer of the same content stores nothing new.
- * Works on nats-server 2.9.
+ * restrict an agent to its own blobs. Works on nats-server 2.9.
+ *
+ * Every body is sealed before it is stored (docs/privacy.md, "Blobs"): ChaCha20-Poly1305 (IETF)
+ * under a key made for that one body, which travels only inside the reference. (ChaCha20, not
+ * AES-GCM: libsodium, which the Python worker reads blobs with, offers AES-GCM only on CPUs with
+ * AES instructions.) A reference sent over core
+ * NATS (a call, a policy request, a verdict, a reply) is never stored, so once it is answered no
+ * stored byte opens its chunks; a reference kept in the log (a large record) opens them, and the
+ * record inside was sealed under its subject's key before it was stored. The address is the
+ * sha256 of the stored (sealed) bytes, so a chunk's subject says nothing about its content.
  */
-import { createHash } from "node:crypto";
+import { createCipheriv, createDecipheriv, createHash, randomBytes } from "node:crypto";
 import type { JetStreamClient, JetStreamManager } from "@nats-io/jetstream";
 import { TimeoutError } from "@nats-io/transport-node";
 import { beforeDeadline } from "../foundation/deadline.js";
@@ -33,11 +41,53 @@ export interface BlobDeadlineOptions {
 }
 
 export interface BlobRef {
+  /** sha256 of the stored bytes (the sealed ones when `key` is given). */
   blob: string;
+  /** Stored bytes: the sealed body and its 16-byte tag when `key` is given. */
   size: number;
   chunks: number;
   /** The agent token the chunks are stored under (or SHARED_BLOB_OWNER). */
   owner: string;
+  /** The body's own ChaCha20-Poly1305 key (base64 of 32 bytes): absent on a blob stored in clear. */
+  key?: string;
+  /** Its nonce (base64 of 12 bytes). */
+  iv?: string;
+}
+
+const BLOB_KEY_BYTES = 32;
+const BLOB_IV_BYTES = 12;
+const BLOB_TAG_BYTES = 16;
+const BLOB_CIPHER = "chacha20-poly1305";
+
+/** The body sealed under a key of its own: the stored bytes (tag last) and what opens them. */
+function sealBlob(body: Uint8Array): { sealed: Buffer; key: string; iv: string } {
+  const key = randomBytes(BLOB_KEY_BYTES);
+  const iv = randomBytes(BLOB_IV_BYTES);
+  const cipher = createCipheriv(BLOB_CIPHER, key, iv, { authTagLength: BLOB_TAG_BYTES });
+  const sealed = Buffer.concat([cipher.update(body), cipher.final(), cipher.getAuthTag()]);
+  return { sealed, key: key.toString("base64"), iv: iv.toString("base64") };
+}
+
+/** The body back from its stored bytes; HOOKBUS_BLOB_MISSING when they do not authenticate. */
+function openBlob(ref: BlobRef, stored: Buffer): Buffer {
+  const key = Buffer.from(ref.key ?? "", "base64");
+  const iv = Buffer.from(ref.iv ?? "", "base64");
+  try {
+    if (key.length !== BLOB_KEY_BYTES || iv.length !== BLOB_IV_BYTES) throw new Error("bad key");
+    const decipher = createDecipheriv(BLOB_CIPHER, key, iv, { authTagLength: BLOB_TAG_BYTES });
+    decipher.setAuthTag(stored.subarray(stored.length - BLOB_TAG_BYTES));
+    return Buffer.concat([
+      decipher.update(stored.subarray(0, stored.length - BLOB_TAG_BYTES)),
+      decipher.final(),
+    ]);
+  } catch (error) {
+    throw new HookbusError(
+      "HOOKBUS_BLOB_MISSING",
+      `blob ${ref.blob} does not open with the key its reference carries`,
+      { blob: ref.blob },
+      error,
+    );
+  }
 }
 
 export class BlobStore {
@@ -53,9 +103,10 @@ export class BlobStore {
     owner: string = SHARED_BLOB_OWNER,
     options: BlobDeadlineOptions = {},
   ): Promise<BlobRef> {
-    const blob = createHash("sha256").update(bytes).digest("hex");
-    const chunks = Math.max(1, Math.ceil(bytes.length / this.chunkBytes));
-    const ref = { blob, size: bytes.length, chunks, owner };
+    const { sealed, key, iv } = sealBlob(bytes);
+    const blob = createHash("sha256").update(sealed).digest("hex");
+    const chunks = Math.max(1, Math.ceil(sealed.length / this.chunkBytes));
+    const ref: BlobRef = { blob, size: sealed.length, chunks, owner, key, iv };
     const within = <T>(work: Promise<T>, what: string): Promise<T> =>
       options.deadline === undefined
         ? work
@@ -66,9 +117,9 @@ export class BlobStore {
             () => `blob ${blob}: ${what} did not finish before the caller's deadline`,
             { blob, chunks },
           );
-    if (await within(this.has(ref), "the existence check")) return ref;
+    // No existence check: a body sealed under a fresh key is never stored twice.
     for (let index = 0; index < chunks; index++) {
-      const chunk = bytes.subarray(index * this.chunkBytes, (index + 1) * this.chunkBytes);
+      const chunk = sealed.subarray(index * this.chunkBytes, (index + 1) * this.chunkBytes);
       await within(
         this.js.publish(this.chunkSubject(ref, index), chunk, {
           msgID: `${owner}.${blob}.${index}`,
@@ -114,14 +165,7 @@ export class BlobStore {
         },
       );
     }
-    return bytes;
-  }
-
-  private async has(ref: BlobRef): Promise<boolean> {
-    // Handled: a failed check (an agent may not read through the stream API) means "store it";
-    // storing again is idempotent (each chunk's message id), and a real failure shows there.
-    const last = await this.chunk(this.chunkSubject(ref, ref.chunks - 1)).catch(() => null);
-    return last !== null;
+    return ref.key === undefined ? bytes : openBlob(ref, bytes);
   }
 
   /**

@@ -83,6 +83,17 @@ const BlobReference = z.strictObject({
     .string()
     .regex(/^[A-Za-z0-9_=-]{1,1024}$/)
     .describe("The agent token the chunks are stored under: <ns>.blob.<owner>.<blob>.<index>."),
+  key: z
+    .string()
+    .regex(/^[A-Za-z0-9+/]{43}=$/)
+    .optional()
+    .describe(
+      "The body's own ChaCha20-Poly1305 key (base64): the chunks are sealed (docs/privacy.md).",
+    ),
+  iv: z
+    .string()
+    .regex(/^[A-Za-z0-9+/]{16}$/)
+    .optional(),
 });
 
 export interface EncodedBody {

@@ -141,6 +141,20 @@ export class Subjects {
     return `${this.namespace}.approvals.status.*`;
   }
 
+  /** A policy's workers ask coordinators for a session's state key here (docs/privacy.md). */
+  stateKey(policy: string): string {
+    return `${this.namespace}.privacy.statekey.${policy}`;
+  }
+
+  get stateKeyWildcard(): string {
+    return `${this.namespace}.privacy.statekey.*`;
+  }
+
+  /** Approvers ask coordinators for a request's sealed texts here (docs/privacy.md). */
+  get approvalShow(): string {
+    return `${this.namespace}.approvals.show`;
+  }
+
   /** Pending and settled approval requests (src/approvals/store.ts). */
   get approvalsBucket(): string {
     return `${this.namespace}_approvals`;

@@ -19,13 +19,17 @@ import { approvalIdOf, MAX_SHOWN_PARAMS_BYTES, type ApprovalEntry } from "../app
 import {
   applyAnswer,
   approvalRecord,
+  blockedAsErased,
   checkedAgainstStops,
+  erasedDecision,
   expire,
   NO_GROUP,
   settledDecision,
   type IncomingAnswer,
 } from "../approvals/settle.js";
-import type { ApprovalStore, StoredEntry } from "../approvals/store.js";
+import type { ApprovalEntries, StoredEntry } from "../approvals/store.js";
+import type { LogRecord } from "../log/record.js";
+import { subjectDigest, subjectOf } from "../privacy/record-cipher.js";
 import { AnswerRequest, StatusRequest, type ApprovalReply } from "../approvals/wire.js";
 import { toWireError } from "./failure-record.js";
 import type { LogWriter } from "./log-writer.js";
@@ -46,7 +50,10 @@ const STOP_CHECK_MS = STOPS_STALE_AFTER_MS;
 export interface ApprovalServiceOptions {
   nc: NatsConnection;
   bus: Bus;
-  store: ApprovalStore;
+  /** The bucket; a SealedApprovalStore when the namespace encrypts (docs/privacy.md). */
+  store: ApprovalEntries;
+  /** The namespace encrypts: each entry names its data subject (by digest) for its key. */
+  encrypts?: boolean;
   writer: LogWriter;
   coordinatorId: string;
   logger: Logger;
@@ -126,6 +133,7 @@ export class ApprovalService {
     this.subscriptions.push(
       serve(bus.subjects.approvalAnswerWildcard, (msg) => this.answer(msg)),
       serve(bus.subjects.approvalStatusWildcard, (msg) => this.status(msg)),
+      serve(bus.subjects.approvalShow, (msg) => this.show(msg)),
     );
     const every = this.options.sweepIntervalMs ?? 2000;
     if (every > 0) {
@@ -172,6 +180,9 @@ export class ApprovalService {
       requestedAt: new Date(now).toISOString(),
       expiresAt: new Date(now + request.timeoutMs).toISOString(),
       answers: [],
+      ...(this.options.encrypts === true
+        ? { subject: subjectDigest(subjectOf({ context: call.context } as LogRecord)) }
+        : {}),
     };
     return (await this.options.store.create(entry)).entry;
   }
@@ -230,7 +241,22 @@ export class ApprovalService {
       );
     // Whoever notices the timeout settles it: this status question may be the first to.
     const current = await this.advance(body.id, (entry, now) => expire(entry, now));
-    respond(msg, this.reply(current.entry));
+    respond(msg, this.reply(current.entry, current.erased));
+  }
+
+  /**
+   * A request as approvers see it, its sealed texts opened (or "[erased]"): what the CLI and the
+   * agent adapters read when the bucket holds ciphertext. Approvers may read every request, as
+   * they may list the bucket.
+   */
+  private async show(msg: Msg): Promise<void> {
+    const body = StatusRequest.parse(parseBody(msg));
+    const found = await this.options.store.get(body.id);
+    if (found === undefined)
+      throw new HookbusError("HOOKBUS_APPROVAL_NOT_FOUND", `no approval request ${body.id}`, {
+        id: body.id,
+      });
+    respond(msg, this.reply(found.entry, found.erased));
   }
 
   /** Settle every expired request (and record any settlement whose record is missing). */
@@ -264,13 +290,14 @@ export class ApprovalService {
     return settled;
   }
 
-  private reply(entry: ApprovalEntry): ApprovalReply {
+  private reply(entry: ApprovalEntry, erased = false): ApprovalReply {
     const recorded = entry.settlement !== undefined && entry.recordSeq !== undefined;
+    const decide = erased ? erasedDecision : settledDecision;
     return {
       id: entry.id,
       state: recorded ? "settled" : "pending",
       entry,
-      ...(recorded ? { decision: settledDecision(entry) } : {}),
+      ...(recorded ? { decision: decide(entry) } : {}),
     };
   }
 
@@ -288,7 +315,9 @@ export class ApprovalService {
       if (found === undefined)
         throw new HookbusError("HOOKBUS_APPROVAL_NOT_FOUND", `no approval request ${id}`, { id });
       let { entry, revision } = found;
-      const changed = change(entry, new Date());
+      const now = new Date();
+      // Erased texts settle to a block before anything else can happen to the request.
+      const changed = found.erased === true ? erasedStep(entry, now) : change(entry, now);
       const next =
         changed === undefined || entry.settlement !== undefined
           ? changed
@@ -299,13 +328,14 @@ export class ApprovalService {
         entry = next;
         revision = written;
       }
+      const erased = found.erased === true ? { erased: true } : {};
       if (entry.settlement === undefined || entry.recordSeq !== undefined)
-        return { entry, revision };
+        return { entry, revision, ...erased };
       const recordSeq = await this.record(entry);
       const withSeq = { ...entry, recordSeq };
       const stored = await store.update(withSeq, revision);
       if (stored === undefined) continue;
-      return { entry: withSeq, revision: stored };
+      return { entry: withSeq, revision: stored, ...erased };
     }
     throw new HookbusError(
       "HOOKBUS_STATE_CONFLICT",
@@ -358,6 +388,12 @@ export class ApprovalService {
       });
     return appended.seq;
   }
+}
+
+/** The step an erased request takes: its block (see blockedAsErased), or none when it has one. */
+function erasedStep(entry: ApprovalEntry, now: Date): ApprovalEntry | undefined {
+  const blocked = blockedAsErased(entry, now);
+  return blocked === entry ? undefined : blocked;
 }
 
 /** The decision of a pending call, with the id of its request. */

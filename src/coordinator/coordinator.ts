@@ -6,6 +6,7 @@ import type { Registry } from "prom-client";
 import { nuid, type NatsConnection } from "@nats-io/transport-node";
 import type { Logger } from "pino";
 import { ApprovalStore } from "../approvals/store.js";
+import { SealedApprovalStore } from "../approvals/sealed-store.js";
 import { Bus, type BusOptions } from "../bus/bus.js";
 import { defaultReplicas, ensureLogStreams, type LogSettings } from "../bus/streams.js";
 import { ConnectionWatch } from "../bus/connection-watch.js";
@@ -34,6 +35,7 @@ import type { Subjects } from "../bus/subjects.js";
 import { requireKek, type KeyEncryptionKey } from "../privacy/kek.js";
 import { DataKeyStore } from "../privacy/data-keys.js";
 import { RecordKeys } from "../privacy/record-keys.js";
+import { StateKeyService } from "../privacy/state-keys.js";
 
 export interface CoordinatorOptions extends BusOptions {
   nc: NatsConnection;
@@ -258,7 +260,9 @@ function buildServices(
   const approvals = new ApprovalService({
     nc: options.nc,
     bus,
-    store: approvalStore,
+    // Sealed at rest when the namespace encrypts (docs/privacy.md, "Approvals").
+    store: keys === undefined ? approvalStore : new SealedApprovalStore(approvalStore, keys.store),
+    encrypts: keys !== undefined,
     writer,
     coordinatorId: id,
     logger,
@@ -295,7 +299,16 @@ function buildServices(
     rateLimiter,
     redactionKey,
   });
-  return { inFlight, telemetry, lateCalls, asker, approvals, calls, observations, signer };
+  return {
+    inFlight,
+    telemetry,
+    lateCalls,
+    asker,
+    approvals,
+    calls,
+    observations,
+    signer,
+  };
 }
 
 /** Step 3b: the signer of the records this coordinator writes, when it has a key. */
@@ -330,11 +343,22 @@ async function startSigner(options: CoordinatorOptions, { bus, id, logger }: Sta
   });
 }
 
-type Services = ReturnType<typeof buildServices>;
+type Services = ReturnType<typeof buildServices> & { stateKeys?: StateKeyService | undefined };
+
+/** Workers that seal session state get its keys here (docs/privacy.md, "Session state"). */
+function stateKeyService(
+  options: CoordinatorOptions,
+  started: Started,
+  keys: RecordKeys | undefined,
+) {
+  if (keys === undefined) return undefined;
+  return new StateKeyService(options.nc, started.bus.subjects, keys.store, started.logger);
+}
 
 /** Step 5: take calls and observations (and approval answers, and verdicts on the asker's inbox). */
 function subscribe(options: CoordinatorOptions, started: Started, services: Services): Intake {
   services.approvals.start();
+  services.stateKeys?.start(started.bus.subjects.coordinatorQueue);
   const intake = openIntake({
     nc: options.nc,
     bus: started.bus,
@@ -367,6 +391,7 @@ async function drain(intake: Intake, services: Services, registry: Followed, log
   await intake.drain();
   await services.inFlight.settled();
   await services.approvals.stop();
+  await services.stateKeys?.stop();
   // After every record of this run is written: sign the last of them.
   await services.signer?.stop();
   await services.asker.close();
@@ -391,14 +416,10 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
     started.logger,
   );
   const keys = await openRecordKeys(options.privacy, options.nc, started.bus.subjects);
-  const services = buildServices(
-    options,
-    started,
-    { registry, cedar },
-    stores.approvals,
-    signer,
-    keys,
-  );
+  const services: Services = {
+    ...buildServices(options, started, { registry, cedar }, stores.approvals, signer, keys),
+    stateKeys: stateKeyService(options, started, keys),
+  };
   const intake = subscribe(options, started, services);
   await confirmReady(options.nc, started.logger);
   started.logger.info({ subject: started.bus.subjects.callWildcard }, "coordinator ready");

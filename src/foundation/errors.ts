@@ -70,6 +70,8 @@ export const ErrorCodes = {
     "A data subject id (the context's `subject`, or `hookbus erase --subject`) is empty, too long or holds characters outside letters, digits and ._:@+-.",
   HOOKBUS_PRIVACY_KEY_UNAVAILABLE:
     "A subject's data key could not be read or stored in the keys bucket, so the record was not written.",
+  HOOKBUS_SESSION_ERASED:
+    "The data of the call's session or subject was erased: what depended on it (a pending approval, sealed session state) blocks instead of allowing.",
   HOOKBUS_SEAL_CONFLICT:
     "Another sealer appended to the seal stream (or holds the lease): this sealer stood down.",
   HOOKBUS_CONSUMER_MISMATCH:

@@ -70,7 +70,8 @@ export function evaluateOutcome(
     };
   }
 
-  if (failMode === "fail-open")
+  // An erased session's state cannot be read: failing open would decide as if it were clean.
+  if (failMode === "fail-open" && error?.code !== "HOOKBUS_SESSION_ERASED")
     return { evaluation: evaluationOf(outcome, failMode, status, "failed-open", error) };
   const detail = error === undefined ? "" : `: ${error.message}`;
   return {

@@ -60,7 +60,12 @@ export interface InvokeOptions {
 const silent = pino({ level: "silent" });
 
 /** Error codes a handler may raise on purpose through the SDK and that keep their meaning on the wire. */
-const PASS_THROUGH_CODES = new Set(["HOOKBUS_STATE_CONFLICT", "HOOKBUS_POLICY_TIMEOUT"]);
+const PASS_THROUGH_CODES = new Set([
+  "HOOKBUS_STATE_CONFLICT",
+  "HOOKBUS_POLICY_TIMEOUT",
+  // The merge never lets it fail open (docs/privacy.md, "Session state").
+  "HOOKBUS_SESSION_ERASED",
+]);
 
 export async function invokePolicy<H extends HookName>(
   policy: Policy,

@@ -116,6 +116,22 @@ export class DataKeyStore {
     return this.cached(subjectHash) ?? (await this.read(subjectHash));
   }
 
+  /**
+   * The subject's key as the bucket holds it now, past the cache: what opens a value a person is
+   * about to read (an approval), which must read "[erased]" as soon as the key is gone.
+   */
+  async findStored(subjectHash: string): Promise<DataKey | undefined> {
+    const stored = await this.read(subjectHash);
+    if (stored === undefined) this.cache.delete(subjectHash);
+    return stored;
+  }
+
+  /** The subject's current key read past the cache (made when it has none): see findStored. */
+  async currentStored(subjectHash: string, origin: KeyOrigin = {}): Promise<DataKey> {
+    this.cache.delete(subjectHash);
+    return this.current(subjectHash, origin);
+  }
+
   /** Purge the subject's key (value and history); true when there was one. */
   async erase(subjectHash: string): Promise<boolean> {
     this.cache.delete(subjectHash);

@@ -113,16 +113,45 @@ function placesIn(record: LogRecord): Place[] {
  * given to OpenSSL directly (a KeyObject measured slower to set up for each record here).
  */
 export function sealRecord<T extends LogRecord>(record: T, subjectHash: string, key: DataKey): T {
-  const found = placesIn(record);
-  if (found.length === 0) return record;
+  return sealFound(record, placesIn(record), subjectHash, key);
+}
+
+/** Something sealed the way records are: its sealed values travel in `encrypted`. */
+export interface Sealable {
+  encrypted?: EncryptedContent | undefined;
+}
+
+/**
+ * Any value (an approval entry) sealed like a record, at the places `patterns` (split JSON
+ * pointers, `*` as in fields.ts) reach: the same cipher, the same authenticated data, so
+ * `openSealed` opens it and an erased key erases it with the subject's records.
+ */
+export function sealPlaces<T extends object>(
+  value: T,
+  patterns: readonly (readonly string[])[],
+  subjectHash: string,
+  key: DataKey,
+): T {
+  const found: Place[] = [];
+  for (const pattern of patterns) placesOf(value, pattern, found);
+  return sealFound(value, found, subjectHash, key);
+}
+
+function sealFound<T extends object>(
+  value: T,
+  found: readonly Place[],
+  subjectHash: string,
+  key: DataKey,
+): T {
+  if (found.length === 0) return value;
   const paths = found.map((place) => place.pointer);
-  const values = found.map((place) => getAt(record, place.segments));
+  const values = found.map((place) => getAt(value, place.segments));
   const iv = nextIv();
   const cipher = createCipheriv("aes-256-gcm", key.key, iv);
   cipher.setAAD(aad(subjectHash, key.kid, paths));
   const ct = cipher.update(JSON.stringify(values), "utf8");
   const rest = cipher.final(); // empty for GCM, kept for form
-  const sealed = { ...record } as unknown as Node;
+  const sealed = { ...value } as unknown as Node;
   const copies = new Set<unknown>();
   for (const place of found) setAt(sealed, place.segments, ENCRYPTED_MARK, copies);
   const encrypted: EncryptedContent = {
@@ -154,6 +183,11 @@ export interface Opened<T> {
  * ever shown as the record's content.
  */
 export function openRecord<T extends LogRecord>(record: T, key: DataKey | undefined): Opened<T> {
+  return openSealed(record, key);
+}
+
+/** As openRecord, for any value `sealPlaces` sealed; the result keeps `encrypted`. */
+export function openSealed<T extends Sealable>(record: T, key: DataKey | undefined): Opened<T> {
   const enc = record.encrypted;
   if (enc === undefined) return { record };
   const values = key !== undefined && key.kid === enc.kid ? decrypt(enc, key) : undefined;

@@ -19,6 +19,7 @@ import { RequestServer } from "./request-server.js";
 import { onShutdownSignals } from "./signals.js";
 import { KvSessionStateStore, type KvSessionStateOptions } from "../policy/state/kv-store.js";
 import type { SessionStateStore } from "../policy/state/session-state.js";
+import { SealedSessionStateStore, StateKeyClient } from "../policy/state/sealed-store.js";
 
 /** Handlers running at once per runner (requests and observations together). */
 export const DEFAULT_CONCURRENCY = 64;
@@ -40,6 +41,14 @@ export interface RunPolicyOptions {
   state?: "kv" | SessionStateStore;
   /** Settings of the KV state store (`state: "kv"`): TTL, compare-and-set retries. */
   stateOptions?: Omit<KvSessionStateOptions, "namespace" | "logger">;
+  /**
+   * Seal every state value under its session's state key, which coordinators running with
+   * encryption on hand out (docs/privacy.md, "Session state"). Off by default: with it on, a
+   * worker whose coordinators do not encrypt cannot read or write state. `keyCacheMs`: how long
+   * a state key is reused before a coordinator is asked again (default 30 s; an erased session
+   * is noticed by then).
+   */
+  sealState?: boolean | { keyCacheMs?: number };
   /**
    * On SIGTERM/SIGINT: stop() (finish in-flight work), then exit the process (code 0). A second
    * signal aborts the handlers' `tools.signal` and exits at once (code 1).
@@ -170,13 +179,18 @@ function openSessionState(options: RunPolicyOptions, bus: Bus): SessionStateStor
   ) {
     throw new TypeError(`state must be "kv" or a SessionStateStore, got ${typeof options.state}`);
   }
-  return options.state === undefined || options.state === "kv"
-    ? new KvSessionStateStore(options.nc, {
-        ...options.stateOptions,
-        namespace: bus.subjects.namespace,
-        logger: bus.logger,
-      })
-    : options.state;
+  const store =
+    options.state === undefined || options.state === "kv"
+      ? new KvSessionStateStore(options.nc, {
+          ...options.stateOptions,
+          namespace: bus.subjects.namespace,
+          logger: bus.logger,
+        })
+      : options.state;
+  const seal = options.sealState;
+  if (seal === undefined || seal === false) return store;
+  const cacheMs = seal === true ? undefined : seal.keyCacheMs;
+  return new SealedSessionStateStore(store, new StateKeyClient(options.nc, bus.subjects, cacheMs));
 }
 
 /** Pause and resume for moveOnLameDuck: stop taking requests and finish those in hand. */

@@ -7,14 +7,22 @@ nesting depth (scanned before parsing) and the number of blob chunks (checked be
 from __future__ import annotations
 
 import asyncio
+import base64
+import binascii
 import gzip
 import hashlib
 import json
+import os
 import re
 import zlib
 from dataclasses import dataclass
 from typing import Any
 
+from nacl.bindings import (
+    crypto_aead_chacha20poly1305_ietf_decrypt,
+    crypto_aead_chacha20poly1305_ietf_encrypt,
+)
+from nacl.exceptions import CryptoError
 from nats.js import JetStreamContext
 
 from . import jsontext
@@ -25,6 +33,10 @@ MAX_INLINE_BYTES = 1024 * 1024 - 64 * 1024
 CHUNK_BYTES = 512 * 1024
 SHARED_OWNER = "=shared"
 _BLOB_REF_KEYS = {"blob", "size", "chunks", "gzip", "owner"}
+# A sealed blob's reference also carries its own key and nonce (docs/privacy.md, "Blobs").
+_SEALED_REF_KEYS = _BLOB_REF_KEYS | {"key", "iv"}
+_KEY_BYTES = 32
+_NONCE_BYTES = 12
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 _OWNER = re.compile(r"^[A-Za-z0-9_=-]{1,1024}$")
 
@@ -110,7 +122,7 @@ class Codec:
             return _parse(inflate(data, limits.max_inflated_bytes), limits)
         if encoding == "blob":
             ref = self._blob_reference(_parse(data, Limits(max_depth=2)))
-            stored = await self._read_blob(ref, timeout)
+            stored = _open_blob(ref, await self._read_blob(ref, timeout))
             raw = inflate(stored, limits.max_inflated_bytes) if ref["gzip"] else stored
             return _parse(raw, limits)
         raise HookbusError("HOOKBUS_BAD_MESSAGE", f"unknown body encoding {encoding!r}")
@@ -118,7 +130,7 @@ class Codec:
     def _blob_reference(self, ref: Any) -> dict[str, Any]:
         if (
             not isinstance(ref, dict)
-            or set(ref) != _BLOB_REF_KEYS
+            or (set(ref) != _BLOB_REF_KEYS and set(ref) != _SEALED_REF_KEYS)
             or not isinstance(ref["blob"], str) or not _SHA256.match(ref["blob"])
             or not isinstance(ref["owner"], str) or not _OWNER.match(ref["owner"])
             or not isinstance(ref["gzip"], bool)
@@ -192,7 +204,9 @@ class Codec:
             return zipped, "gzip"
         return await self._store_blob(zipped), "blob"
 
-    async def _store_blob(self, stored: bytes) -> bytes:
+    async def _store_blob(self, body: bytes) -> bytes:
+        key, nonce = os.urandom(_KEY_BYTES), os.urandom(_NONCE_BYTES)
+        stored = crypto_aead_chacha20poly1305_ietf_encrypt(body, None, nonce, key)
         digest = hashlib.sha256(stored).hexdigest()
         chunks = max(1, -(-len(stored) // CHUNK_BYTES))
         for index in range(chunks):
@@ -212,5 +226,24 @@ class Codec:
                     {"bytes": len(stored)},
                 ) from None
         ref = {"blob": digest, "size": len(stored), "chunks": chunks, "gzip": True,
-               "owner": SHARED_OWNER}
+               "owner": SHARED_OWNER, "key": base64.b64encode(key).decode("ascii"),
+               "iv": base64.b64encode(nonce).decode("ascii")}
         return json.dumps(ref, separators=(",", ":")).encode("utf-8")
+
+
+def _open_blob(ref: dict[str, Any], stored: bytes) -> bytes:
+    """A sealed blob's body, opened with the key its reference carries; a plain one as it is."""
+    if "key" not in ref:
+        return stored
+    try:
+        key = base64.b64decode(ref["key"], validate=True)
+        nonce = base64.b64decode(ref["iv"], validate=True)
+        if len(key) != _KEY_BYTES or len(nonce) != _NONCE_BYTES:
+            raise ValueError("wrong key or nonce length")
+        return crypto_aead_chacha20poly1305_ietf_decrypt(stored, None, nonce, key)
+    except (TypeError, ValueError, binascii.Error, CryptoError):
+        raise HookbusError(
+            "HOOKBUS_BLOB_MISSING",
+            f"blob {ref['blob']} does not open with the key its reference carries",
+            {"blob": ref["blob"]},
+        ) from None

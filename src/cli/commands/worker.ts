@@ -27,6 +27,8 @@ options:
                       answer yet) this long at start, logging each attempt
                       (env HOOKBUS_CONNECT_WAIT_MS, default 30000; 0 = try once)
   --state kv|memory   where session state lives (default kv: shared by all workers, kept across restarts)
+  --seal-state        seal session state under keys the coordinators hand out; they must run
+                      with --encrypt (env HOOKBUS_SEAL_STATE=1; docs/privacy.md)
 ${HTTP_HELP}`;
 
 /** The checked --concurrency, --max-queued and --state (undefined: the runner's default). */
@@ -75,6 +77,7 @@ export const workerCommand: Command = {
       "connect-wait": { type: "string" },
       http: { type: "string" },
       state: { type: "string" },
+      "seal-state": { type: "boolean" },
     });
     if (values.help === true) {
       out.print(HELP);
@@ -110,6 +113,9 @@ export const workerCommand: Command = {
                 ...(concurrency === undefined ? {} : { concurrency }),
                 ...(maxQueued === undefined ? {} : { maxQueued }),
                 ...(values.state === "memory" ? { state: new MemorySessionStateStore() } : {}),
+                ...(values["seal-state"] === true || process.env.HOOKBUS_SEAL_STATE === "1"
+                  ? { sealState: true }
+                  : {}),
               },
             ),
           { waitMs: connectWaitMs(values["connect-wait"]), logger, what: "worker start" },

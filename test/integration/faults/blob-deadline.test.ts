@@ -25,7 +25,8 @@ describe("blob reads and the caller's deadline", () => {
     const bus = await Bus.open(nc, { namespace: uniqueNamespace("blobdl") });
     await ensureLogStreams(bus.jsm, bus.subjects);
     const store = new BlobStore(bus.js, bus.jsm, bus.subjects, 64 * 1024);
-    const bytes = randomBytes(5 * 64 * 1024);
+    // Five full chunks once sealed: the GCM tag adds 16 bytes (docs/privacy.md, "Blobs").
+    const bytes = randomBytes(5 * 64 * 1024 - 16);
     const ref = await store.put(bytes, "agent-a");
     expect(ref.chunks).toBe(5);
     const read = await store.get(ref, { deadline: Date.now() + 10_000 });

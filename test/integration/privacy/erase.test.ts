@@ -7,6 +7,10 @@
  * store files nor the database hold the session's plaintext or its data key.
  */
 import { randomBytes } from "node:crypto";
+import { gunzipSync } from "node:zlib";
+import type { Pool } from "pg";
+import { jetstream } from "@nats-io/jetstream";
+import { Kvm } from "@nats-io/kv";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -31,7 +35,10 @@ import {
   subjectDigest,
 } from "../../../src/privacy/index.js";
 import { Replayer } from "../../../src/replay/replay.js";
+import { kvKey } from "../../../src/policy/state/kv-store.js";
 import type { DecisionRecord } from "../../../src/log/record.js";
+import { answerApproval, showApproval } from "../../../src/approvals/client.js";
+import type { ApprovalProgress } from "../../../src/agent/approval-wait.js";
 
 const SECRET = "Zanzibar-4111-0042-Quokka";
 const SESSION = "sess-erase";
@@ -69,6 +76,68 @@ const guard = definePolicy({
   },
 });
 
+/** Asks for approval of every `wire`, its title and params naming the payee. */
+const approver = definePolicy({
+  name: "approver",
+  version: "1.0.0",
+  hooks: {
+    before_tool_call: (e) =>
+      e.toolName === "wire"
+        ? {
+            requireApproval: {
+              title: `wire to ${String((e.params as { payee?: string }).payee)}`,
+              timeoutMs: 60_000,
+            },
+          }
+        : undefined,
+  },
+});
+
+/**
+ * Every blob in the blob stream (its chunks joined) whose bytes, or whose gunzipped bytes, hold
+ * `needle`: a blob stored in clear is gzipped, so a grep of the store files alone would miss it.
+ */
+async function blobsHolding(p: Pipeline, needle: string): Promise<string[]> {
+  const info = await p.bus.jsm.streams.info(p.subjects.blobStream, { subjects_filter: ">" });
+  const blobs = new Map<string, Buffer[]>();
+  for (const subject of Object.keys(info.state.subjects ?? {})) {
+    const index = Number(subject.slice(subject.lastIndexOf(".") + 1));
+    const blob = subject.slice(0, subject.lastIndexOf("."));
+    const msg = await p.bus.jsm.streams.getMessage(p.subjects.blobStream, {
+      last_by_subj: subject,
+    });
+    const parts = blobs.get(blob) ?? [];
+    parts[index] = Buffer.from(msg!.data);
+    blobs.set(blob, parts);
+  }
+  const bytes = Buffer.from(needle, "utf8");
+  const holding: string[] = [];
+  for (const [blob, parts] of blobs) {
+    const stored = Buffer.concat(parts);
+    let inflated = Buffer.alloc(0);
+    try {
+      inflated = gunzipSync(stored);
+    } catch {
+      // sealed bytes do not gunzip
+    }
+    if (stored.includes(bytes) || inflated.includes(bytes)) holding.push(blob);
+  }
+  return holding;
+}
+
+/** Every table of the index database with a row that holds `needle`. */
+async function tablesHolding(pool: Pool, needle: string): Promise<string[]> {
+  const tables = await pool.query<{ t: string }>(
+    "SELECT table_name AS t FROM information_schema.tables WHERE table_schema = 'public'",
+  );
+  const holding: string[] = [];
+  for (const { t } of tables.rows) {
+    const hits = await pool.query(`SELECT 1 FROM "${t}" x WHERE x::text LIKE $1`, [`%${needle}%`]);
+    if ((hits.rowCount ?? 0) > 0) holding.push(t);
+  }
+  return holding;
+}
+
 /** Every file under `dir` that holds `needle` (bytes), by path. */
 function filesHolding(dir: string, needle: string): string[] {
   const bytes = Buffer.from(needle, "utf8");
@@ -89,6 +158,25 @@ async function hookbus(p: Pipeline, ...args: string[]) {
   const out = { print: (l: string) => lines.push(l), error: (l: string) => lines.push(l) };
   const code = await main([...args, "--server", server.url, "--namespace", p.namespace], out);
   return { code, text: lines.join("\n") };
+}
+
+/** `hookbus erase --session` as the privacy user "dpo", which must succeed. */
+async function eraseSession(p: Pipeline, session: string, indexUrl: string): Promise<void> {
+  const erased = await hookbus(
+    p,
+    "erase",
+    "--session",
+    session,
+    "--reason",
+    "test",
+    "--index",
+    indexUrl,
+    "--by",
+    "dpo",
+    "--sign-key-file",
+    privacySeedFile,
+  );
+  expect(erased.code, erased.text).toBe(0);
 }
 
 describe("hookbus erase", () => {
@@ -208,18 +296,151 @@ describe("hookbus erase", () => {
       // Nothing left: no plaintext and no trace of the wrapped key in JetStream's files, no plaintext in PostgreSQL.
       expect(filesHolding(storeDir, SECRET)).toEqual([]);
       expect(filesHolding(storeDir, wrappedKey)).toEqual([]);
-      const tables = await pool.query<{ t: string }>(
-        "SELECT table_name AS t FROM information_schema.tables WHERE table_schema = 'public'",
-      );
-      for (const { t } of tables.rows) {
-        const hits = await pool.query(`SELECT 1 FROM "${t}" x WHERE x::text LIKE $1`, [
-          `%Zanzibar%`,
-        ]);
-        expect(hits.rowCount, t).toBe(0);
-      }
+      expect(await tablesHolding(pool, "Zanzibar")).toEqual([]);
     } finally {
       await indexer.stop();
       await sealer.stop();
     }
+  }, 90_000);
+
+  it("leaves no plaintext in a pending approval or a blob-sized call: approvers read [erased], the call is blocked", async () => {
+    const REST = "Quagga-7351-Okapi";
+    const session = "sess-rest";
+    const p = await startPipeline(server.url, {
+      registry: {
+        policies: [
+          { name: "guard", hooks: ["before_tool_call"], priority: 10 },
+          { name: "approver", hooks: ["before_tool_call"], priority: 5 },
+        ],
+      },
+      policies: [guard, approver],
+      coordinator: { privacy: { kek }, signingKey: signingKeyFromSeed(coordinatorKey.seed) },
+      clientTimeoutMs: 30_000,
+    });
+    const { pool, url } = await postgres.database();
+    const indexer = await startIndexer({ bus: p.bus, pool });
+    try {
+      const ctx = (toolCallId: string) => ({
+        agentId: "agent-x",
+        sessionKey: session,
+        runId: "r",
+        toolName: "wire",
+        toolCallId,
+      });
+      // A call too large for one message (random text does not gzip below max_payload): blobs.
+      const big = `${randomBytes(1.5 * 1024 * 1024).toString("base64")} ${REST}-blob`;
+      const large = await p.client.call(
+        "before_tool_call",
+        { ...ctx("t-big"), toolName: "upload" },
+        { toolName: "upload", toolCallId: "t-big", params: { note: big } },
+        { callId: "big-1" },
+      );
+      expect(large.decision.outcome).toBe("allow");
+      expect((await p.bus.jsm.streams.info(p.subjects.blobStream)).state.messages).toBeGreaterThan(
+        0,
+      );
+
+      // A call that waits for a person: its request holds the payee in its title and params.
+      const progress: ApprovalProgress[] = [];
+      const held = p.client.call(
+        "before_tool_call",
+        ctx("t-wire"),
+        { toolName: "wire", toolCallId: "t-wire", params: { payee: `${REST}-payee` } },
+        { callId: "wire-1", onApproval: (report) => progress.push(report) },
+      );
+      held.catch(() => {});
+      const first = await until(() => progress[0], 15_000, "the request is pending");
+      expect(first.request.title).toBe(`wire to ${REST}-payee`);
+      // The approver (no KEK) reads the texts through a coordinator, as before.
+      const shown = await showApproval(p.connections.reader, first.id, p.namespace);
+      expect(shown.params).toEqual({ payee: `${REST}-payee` });
+      expect(shown.request.title).toBe(`wire to ${REST}-payee`);
+      await until(async () => (await indexer.lag()).records === 0, 20_000, "indexed");
+
+      // Before the erasure already: the bucket and the blobs hold ciphertext only.
+      expect(filesHolding(storeDir, REST)).toEqual([]);
+      expect(await blobsHolding(p, REST)).toEqual([]);
+
+      await eraseSession(p, session, url);
+
+      // The approver reads [erased]; an approve cannot let the call run: it is blocked.
+      const after = await showApproval(p.connections.reader, first.id, p.namespace);
+      expect(after.params).toEqual({ payee: ERASED_MARK });
+      expect(after.request.title).toBe(ERASED_MARK);
+      await answerApproval(
+        p.connections.reader,
+        { id: first.id, decision: "approve" },
+        { namespace: p.namespace, approver: "alice" },
+      ).catch((error: unknown) => error);
+      const { decision } = await held;
+      expect(decision.outcome).toBe("block");
+      expect(decision.blockReason).toContain("HOOKBUS_SESSION_ERASED");
+
+      expect(filesHolding(storeDir, REST)).toEqual([]);
+      expect(await blobsHolding(p, REST)).toEqual([]);
+      expect(await tablesHolding(pool, REST)).toEqual([]);
+    } finally {
+      await indexer.stop();
+    }
+  }, 90_000);
+
+  it("seals session state; after the erasure a tainted session stays blocked, never reads as clean", async () => {
+    const TAINT = "Marmoset-3319-Fjord";
+    const session = "sess-state";
+    const taint = definePolicy({
+      name: "taint",
+      version: "1.0.0",
+      hooks: {
+        async before_tool_call(event, _ctx, { state }) {
+          if (event.toolName === "web_fetch") {
+            await state.set("tainted", { by: `${TAINT}-url` });
+            return undefined;
+          }
+          const tainted = await state.get<{ by: string }>("tainted");
+          return tainted === undefined
+            ? undefined
+            : { block: true, blockReason: "the session read untrusted web content" };
+        },
+      },
+    });
+    const p = await startPipeline(server.url, {
+      // Fail-open on purpose: an erased session must block even so.
+      registry: {
+        policies: [
+          { name: "taint", hooks: ["before_tool_call"], priority: 10, failMode: "fail-open" },
+        ],
+      },
+      policies: [taint],
+      worker: { state: "kv", sealState: { keyCacheMs: 0 } },
+      coordinator: { privacy: { kek }, signingKey: signingKeyFromSeed(coordinatorKey.seed) },
+    });
+    const { url } = await postgres.database();
+    const call = (toolName: string, i: number) =>
+      p.client.call(
+        "before_tool_call",
+        { agentId: "agent-x", sessionKey: session, runId: "r", toolName, toolCallId: `s${i}` },
+        { toolName, toolCallId: `s${i}`, params: {} },
+        { callId: `state-${i}` },
+      );
+    expect((await call("web_fetch", 1)).decision.outcome).toBe("allow");
+    expect((await call("email", 2)).decision).toMatchObject({
+      outcome: "block",
+      blockReason: "the session read untrusted web content",
+    });
+    // The state bucket holds the flag sealed: as the KV API reads it, and in the store files.
+    const stateKv = await new Kvm(jetstream(p.connections.reader)).open(p.subjects.stateBucket);
+    const address = { policy: "taint", sessionKey: session, key: "tainted" };
+    const raw = (await stateKv.get(kvKey(address)))!.string();
+    expect(raw).toContain("hookbus-sealed");
+    expect(raw).not.toContain(TAINT);
+    expect(filesHolding(storeDir, TAINT)).toEqual([]);
+
+    await eraseSession(p, session, url);
+
+    // The flag cannot be read any more, and is not read as "no flag": the call is blocked.
+    const after = await call("email", 3);
+    expect(after.decision.outcome).toBe("block");
+    expect(after.decision.blockReason).toContain("the session was erased");
+    expect(filesHolding(storeDir, TAINT)).toEqual([]);
   }, 90_000);
 });
