@@ -47,6 +47,11 @@ export interface DecodeOptions {
   record?: boolean;
   /** Epoch ms: a blob-backed body must be read by then (HOOKBUS_CALL_TIMEOUT otherwise). */
   deadline?: number;
+  /**
+   * The namespace encrypts: a blob reference without a key (a body an older agent stored in
+   * clear, out of reach of any erasure) is refused with HOOKBUS_BLOB_UNSEALED before it is read.
+   */
+  sealedBlobsOnly?: boolean;
 }
 
 export interface EncodeOptions {
@@ -174,7 +179,7 @@ export class BodyCodec {
           if (this.blobs === undefined)
             throw new Error("no blob store to resolve a blob reference");
           const ref = BlobReference.parse(parseJson(data, 2));
-          checkBlobReference(ref, limits, options.owner);
+          checkBlobReference(ref, limits, options);
           const stored = await this.blobs.get(
             ref,
             options.deadline === undefined ? {} : { deadline: options.deadline },
@@ -264,8 +269,15 @@ function effectiveLimits(limits: BodyLimits, record: boolean): BodyLimits {
 function checkBlobReference(
   ref: z.infer<typeof BlobReference>,
   limits: BodyLimits,
-  owner: string | undefined,
+  { owner, sealedBlobsOnly }: DecodeOptions,
 ): void {
+  if (sealedBlobsOnly === true && ref.key === undefined) {
+    throw new HookbusError(
+      "HOOKBUS_BLOB_UNSEALED",
+      `blob ${ref.blob} was stored in clear, and this namespace encrypts: upgrade the agent to a hookbus that seals blobs`,
+      { blob: ref.blob, owner: ref.owner },
+    );
+  }
   if (ref.chunks > limits.maxBlobChunks) {
     throw limitExceeded(
       "maxBlobChunks",

@@ -79,6 +79,8 @@ export interface CallHandlerDeps {
   approvals?: ApprovalService;
   /** Evaluates the Cedar policies in-process; default: one with session facts in memory. */
   cedar?: CedarEvaluator;
+  /** The namespace encrypts: refuse blob references without a key (HOOKBUS_BLOB_UNSEALED). */
+  sealedBlobsOnly?: boolean;
 }
 
 /** Refuse an agent over its rate limit (before its body is even decoded). */
@@ -208,6 +210,7 @@ export class CallHandler {
     const now = this.deps.bus.codec.decodeMessageNow(msg, {
       owner: address.agentToken,
       deadline,
+      sealedBlobsOnly: this.deps.sealedBlobsOnly === true,
     });
     return isPromise(now)
       ? now.then((decoded) => this.check(arrival, decoded))

@@ -272,33 +272,22 @@ function buildServices(
     onSettled: (entry) => cedar.settled(entry),
     ...(options.approvalSweepMs === undefined ? {} : { sweepIntervalMs: options.approvalSweepMs }),
   });
+  // What calls and observations share; a clear blob is refused when the namespace encrypts.
+  const intake = {
+    ...{ cedar, bus, writer, registry: registry.current, coordinatorId: id },
+    ...{ limits, rateLimiter, redactionKey, sealedBlobsOnly: keys !== undefined },
+  };
   const calls = new CallHandler({
-    cedar,
-    bus,
+    ...intake,
     asker,
-    writer,
-    registry: registry.current,
     stops: registry.stopList,
-    coordinatorId: id,
-    redactionKey,
     telemetry,
-    limits,
-    rateLimiter,
     approvals,
     onCallStarted: (callKey, context, _event, called) =>
       lateCalls.started(callKey, { context, snapshot: called }),
     onCallFinished: (callKey) => lateCalls.finished(callKey),
   });
-  const observations = new ObservationHandler({
-    cedar,
-    bus,
-    writer,
-    registry: registry.current,
-    coordinatorId: id,
-    limits,
-    rateLimiter,
-    redactionKey,
-  });
+  const observations = new ObservationHandler(intake);
   return {
     inFlight,
     telemetry,

@@ -40,6 +40,8 @@ export interface ObservationHandlerDeps {
   redactionKey?: string | undefined;
   /** Told of each stored after_tool_call, for the session facts of Cedar policies. */
   cedar?: CedarEvaluator;
+  /** The namespace encrypts: refuse blob references without a key (HOOKBUS_BLOB_UNSEALED). */
+  sealedBlobsOnly?: boolean;
 }
 
 export class ObservationHandler {
@@ -61,7 +63,11 @@ export class ObservationHandler {
     let digest: string | undefined;
     try {
       assertWithinRate(this.deps.rateLimiter, address);
-      const decoded = await bus.codec.decodeMessage(msg, { owner: address.agentToken, deadline });
+      const decoded = await bus.codec.decodeMessage(msg, {
+        owner: address.agentToken,
+        deadline,
+        sealedBlobsOnly: this.deps.sealedBlobsOnly === true,
+      });
       raw = typeof decoded === "object" && decoded !== null ? (decoded as typeof raw) : undefined;
       const request = ObserveRequest.parse(decoded);
       checkCallIds(limits, { eventId: request.eventId, context: request.context });

@@ -18,6 +18,8 @@ export const ErrorCodes = {
     "A message body could not be decoded (not JSON, bad gzip, malformed blob reference).",
   HOOKBUS_PAYLOAD_TOO_LARGE: "A body is larger than one message and no blob store is available.",
   HOOKBUS_BLOB_MISSING: "A large body's stored chunks are missing or corrupt.",
+  HOOKBUS_BLOB_UNSEALED:
+    "A large body's blob reference carries no key (the body was stored in clear) while the namespace encrypts.",
   HOOKBUS_POLICY_ERROR: "A policy's handler threw or rejected.",
   HOOKBUS_POLICY_TIMEOUT: "A policy did not answer before its deadline.",
   HOOKBUS_POLICY_UNAVAILABLE: "A policy in the registry has no live worker.",
