@@ -7,7 +7,7 @@ import { createHash } from "node:crypto";
 import { z } from "zod";
 import { ApprovalRequest } from "../catalog/approval.js";
 import { ToolParams } from "../catalog/common.js";
-import { EncryptedContent, stopCheckFields } from "../log/record.js";
+import { EncryptedContent, erasureSettlementFields, stopCheckFields } from "../log/record.js";
 
 export const ApprovalAnswer = z.strictObject({
   approver: z.string(),
@@ -20,11 +20,12 @@ export const ApprovalAnswer = z.strictObject({
 export type ApprovalAnswer = z.infer<typeof ApprovalAnswer>;
 
 export const Settlement = z.strictObject({
-  resolution: z.enum(["approved", "denied", "timed-out"]),
+  resolution: z.enum(["approved", "denied", "timed-out", "erased"]),
   effect: z.enum(["allow", "block"]),
   reason: z.string().optional(),
   resolvedAt: z.iso.datetime(),
   ...stopCheckFields,
+  ...erasureSettlementFields,
 });
 export type Settlement = z.infer<typeof Settlement>;
 

@@ -110,20 +110,29 @@ export const ERASED_APPROVAL_REASON =
 /**
  * A request whose texts were erased, settled as a block whatever was or will be answered: the
  * params the approval was for can no longer be read, so nothing may run with them. A pending
- * request is denied at once (no approver could see what they would approve); a settlement to
- * allow not yet recorded becomes a block. Anything else is returned as it is.
+ * request is settled at once as `erased` (no person denied it: the record says so, and names the
+ * erased subject); a settlement to allow not yet recorded becomes a block that names it too.
+ * Anything else is returned as it is.
  */
 export function blockedAsErased(entry: ApprovalEntry, now: Date): ApprovalEntry {
   const s = entry.settlement;
+  const erasedSubject = entry.subject === undefined ? {} : { erasedSubject: entry.subject };
   if (s === undefined)
     return settle(entry, {
-      resolution: "denied",
+      resolution: "erased",
       effect: "block",
       reason: ERASED_APPROVAL_REASON,
       resolvedAt: now.toISOString(),
+      ...erasedSubject,
     });
   if (s.effect !== "allow" || entry.recordSeq !== undefined) return entry;
-  return settle(entry, { ...s, effect: "block", reason: ERASED_APPROVAL_REASON });
+  return settle(entry, { ...s, effect: "block", reason: ERASED_APPROVAL_REASON, ...erasedSubject });
+}
+
+/** Who settled it, as the decision's `by` says: nobody for a timeout or an erasure. */
+function settlers(entry: ApprovalEntry, s: Settlement): string[] {
+  if (s.resolution === "timed-out" || s.resolution === "erased") return [];
+  return entry.answers.map((a) => a.approver);
 }
 
 /** What the agent follows for an entry read as erased: never an allow (see blockedAsErased). */
@@ -194,6 +203,7 @@ export function approvalRecord(entry: ApprovalEntry, coordinator: string): Appro
     resolvedAt: s.resolvedAt,
     ...(s.stopsRevision === undefined ? {} : { stopsRevision: s.stopsRevision }),
     ...(s.stop === undefined ? {} : { stop: s.stop }),
+    ...(s.erasedSubject === undefined ? {} : { erasedSubject: s.erasedSubject }),
     coordinator,
   };
 }
@@ -205,7 +215,7 @@ export function approvalRecord(entry: ApprovalEntry, coordinator: string): Appro
 export function settledDecision(entry: ApprovalEntry): Decision<"before_tool_call"> {
   const s = entry.settlement;
   if (s === undefined) throw new RangeError(`approval ${entry.id} is not settled`);
-  const by = s.resolution === "timed-out" ? [] : entry.answers.map((a) => a.approver);
+  const by = settlers(entry, s);
   const resolvedApproval = {
     id: entry.id,
     resolution: s.resolution,
@@ -233,7 +243,9 @@ export function settledDecision(entry: ApprovalEntry): Decision<"before_tool_cal
         ? `approval denied${by.length === 0 ? "" : ` by ${by.join(", ")}`}${s.reason === undefined ? "" : `: ${s.reason}`}`
         : s.resolution === "timed-out"
           ? `approval timed out (${s.reason ?? "no answer"})`
-          : `approval ${s.resolution}, yet blocked: ${s.reason ?? "no reason"}`;
+          : s.resolution === "erased"
+            ? `approval settled by erasure: ${s.reason ?? ERASED_APPROVAL_REASON}`
+            : `approval ${s.resolution}, yet blocked: ${s.reason ?? "no reason"}`;
     return {
       outcome: "block",
       blockReason: reason,

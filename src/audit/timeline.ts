@@ -271,7 +271,9 @@ export function approvalSummary(record: ApprovalRecord): string {
   const head =
     record.resolution === "timed-out"
       ? `timed out: ${record.effect}`
-      : `${record.resolution} by ${who || "?"}${reason}`;
+      : record.resolution === "erased"
+        ? `settled by the erasure of subject ${record.erasedSubject?.slice(0, 12) ?? "?"}…: ${record.effect}`
+        : `${record.resolution} by ${who || "?"}${reason}`;
   // The approval would have let the call run; a stop in force by then blocked it (issue 31.2).
   const stop =
     record.stop === undefined

@@ -79,8 +79,14 @@ export type ApprovalRequest = z.infer<typeof ApprovalRequest>;
 export const ApprovalResolutionInfo = z
   .strictObject({
     id: z.string(),
-    resolution: z.enum(["approved", "denied", "timed-out"]),
-    by: z.array(z.string()).describe("Who answered (approver names); empty for a timeout."),
+    resolution: z
+      .enum(["approved", "denied", "timed-out", "erased"])
+      .describe(
+        "`erased`: the call's data subject was erased while it was pending (docs/privacy.md).",
+      ),
+    by: z
+      .array(z.string())
+      .describe("Who answered (approver names); empty for a timeout and an erasure."),
     reason: z.string().optional(),
     recordSeq: z.int().min(1).optional().describe("The log sequence of the resolution record."),
   })

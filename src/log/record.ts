@@ -207,6 +207,20 @@ export const RecordedStop = z.strictObject({
   reason: z.string(),
 });
 
+/**
+ * A request settled by erasure (resolution `erased`): the data subject whose key was erased, as
+ * the erasure record's `subject` says it, so the audit trail names the erasure, not an approver.
+ */
+export const erasureSettlementFields = {
+  erasedSubject: z
+    .string()
+    .regex(/^[0-9a-f]{64}$/)
+    .optional()
+    .describe(
+      "sha256 of the erased data subject (the erasure record's `subject`) when the erasure settled or blocked the request.",
+    ),
+};
+
 /** What the settlement of an approval says of the emergency stop list it was checked against. */
 export const stopCheckFields = {
   stopsRevision: z
@@ -232,7 +246,11 @@ export const ApprovalRecord = z.strictObject({
   callId: z.string(),
   hook: ModifyingHookNameSchema,
   decisionSeq: z.int().min(1).describe("The log sequence of the pending_approval decision."),
-  resolution: z.enum(["approved", "denied", "timed-out"]),
+  resolution: z
+    .enum(["approved", "denied", "timed-out", "erased"])
+    .describe(
+      "`erased`: the call's data subject was erased while the request was pending; no person denied it.",
+    ),
   effect: z
     .enum(["allow", "block"])
     .describe("What the agent was told: timeoutBehavior applied, and an emergency stop in force."),
@@ -253,6 +271,7 @@ export const ApprovalRecord = z.strictObject({
   expiresAt: z.iso.datetime(),
   resolvedAt: z.iso.datetime(),
   ...stopCheckFields,
+  ...erasureSettlementFields,
 });
 
 /**

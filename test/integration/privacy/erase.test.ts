@@ -36,7 +36,8 @@ import {
 } from "../../../src/privacy/index.js";
 import { Replayer } from "../../../src/replay/replay.js";
 import { kvKey } from "../../../src/policy/state/kv-store.js";
-import type { DecisionRecord } from "../../../src/log/record.js";
+import type { ApprovalRecord, DecisionRecord, ErasureRecord } from "../../../src/log/record.js";
+import { approvalSummary } from "../../../src/audit/timeline.js";
 import { answerApproval, showApproval } from "../../../src/approvals/client.js";
 import type { ApprovalProgress } from "../../../src/agent/approval-wait.js";
 
@@ -375,6 +376,25 @@ describe("hookbus erase", () => {
       const { decision } = await held;
       expect(decision.outcome).toBe("block");
       expect(decision.blockReason).toContain("HOOKBUS_SESSION_ERASED");
+      // Settled by the erasure, not "denied" by nobody: the record names the erased subject.
+      expect(decision.resolvedApproval).toMatchObject({ resolution: "erased", by: [] });
+      const log = (await p.readLog()).map((stored) => stored.record);
+      const erasure = log.find((r): r is ErasureRecord => r.kind === "erasure");
+      const settled = await until(
+        async () =>
+          (await p.readLog())
+            .map((stored) => stored.record)
+            .find((r): r is ApprovalRecord => r.kind === "approval" && r.approvalId === first.id),
+        15_000,
+        "the approval record",
+      );
+      expect(settled).toMatchObject({
+        resolution: "erased",
+        effect: "block",
+        answers: [],
+        erasedSubject: erasure!.subject,
+      });
+      expect(approvalSummary(settled)).toContain("settled by the erasure of subject");
 
       expect(filesHolding(storeDir, REST)).toEqual([]);
       expect(await blobsHolding(p, REST)).toEqual([]);
