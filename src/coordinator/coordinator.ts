@@ -35,7 +35,7 @@ import type { Subjects } from "../bus/subjects.js";
 import { requireKek, type KeyEncryptionKey } from "../privacy/kek.js";
 import { DataKeyStore } from "../privacy/data-keys.js";
 import { RecordKeys } from "../privacy/record-keys.js";
-import { StateKeyService } from "../privacy/state-keys.js";
+import { StateKeyService, type StateKeyQuota } from "../privacy/state-keys.js";
 
 export interface CoordinatorOptions extends BusOptions {
   nc: NatsConnection;
@@ -81,7 +81,11 @@ export interface CoordinatorOptions extends BusOptions {
    * Encrypt the personal fields of every record per data subject (docs/privacy.md). The KEK
    * defaults to HOOKBUS_PRIVACY_KEK / HOOKBUS_PRIVACY_KEK_FILE; none is HOOKBUS_PRIVACY_KEK_INVALID.
    */
-  privacy?: { kek?: KeyEncryptionKey };
+  privacy?: {
+    kek?: KeyEncryptionKey;
+    /** How many new session state keys each policy may make (docs/privacy.md, "Session state"). */
+    stateKeyQuota?: StateKeyQuota;
+  };
 }
 
 export interface Coordinator {
@@ -341,7 +345,13 @@ function stateKeyService(
   keys: RecordKeys | undefined,
 ) {
   if (keys === undefined) return undefined;
-  return new StateKeyService(options.nc, started.bus.subjects, keys.store, started.logger);
+  return new StateKeyService(
+    options.nc,
+    started.bus.subjects,
+    keys.store,
+    started.logger,
+    options.privacy?.stateKeyQuota,
+  );
 }
 
 /** Step 5: take calls and observations (and approval answers, and verdicts on the asker's inbox). */

@@ -72,6 +72,8 @@ export const ErrorCodes = {
     "A data subject id (the context's `subject`, or `hookbus erase --subject`) is empty, too long or holds characters outside letters, digits and ._:@+-.",
   HOOKBUS_PRIVACY_KEY_UNAVAILABLE:
     "A subject's data key could not be read or stored in the keys bucket, so the record was not written.",
+  HOOKBUS_STATE_KEY_QUOTA:
+    "A policy asked for more new session state keys than its quota allows (per coordinator, per window).",
   HOOKBUS_SESSION_ERASED:
     "The data of the call's session or subject was erased: what depended on it (a pending approval, sealed session state) blocks instead of allowing.",
   HOOKBUS_SEAL_CONFLICT:
