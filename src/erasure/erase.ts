@@ -7,6 +7,10 @@
  *  3. append an erasure record to the log (who, what, when, why), signed with the privacy
  *     user's key when one is given, so `audit verify` under the trusted keys still passes.
  * The log's records are not touched: their chain and signatures cover the ciphertext.
+ *
+ * A user id (`--subject`) erased with an index erases the sessions the index recorded under it
+ * too, each with its own erasure record: session state follows the session's key, not the user's
+ * (docs/privacy.md, "Session state"), so this is what makes that state unreadable.
  */
 import { nuid } from "@nats-io/transport-node";
 import type { Logger } from "pino";
@@ -18,7 +22,7 @@ import type { RecordSigningKey } from "../log/sign/keys.js";
 import { purgeDataKey } from "../privacy/data-keys.js";
 import { subjectDigest } from "../privacy/record-cipher.js";
 import { checkSubjectId } from "../privacy/subject.js";
-import { scrubErasedRows } from "../audit/pg/scrub.js";
+import { scrubErasedRows, sessionsSealedFor } from "../audit/pg/scrub.js";
 import type { PgPool } from "../audit/pg/pool.js";
 import { LogWriter } from "../coordinator/log-writer.js";
 import { RecordSigner } from "../coordinator/record-signer.js";
@@ -27,6 +31,8 @@ import { RecordSigner } from "../coordinator/record-signer.js";
 export const ERASURE_AGENT = "_erasure";
 export const MAX_REASON_CHARS = 1000;
 export const MAX_SESSION_KEY_CHARS = 512;
+/** Sessions a subject's erasure erases with it; past this, erase them by `--session`. */
+export const MAX_SUBJECT_SESSIONS = 10_000;
 /** How long the erasure record may take to store. */
 const APPEND_MS = 10_000;
 
@@ -52,6 +58,8 @@ export interface Erasure {
   record: ErasureRecord;
   /** The erasure record's log sequence. */
   seq: number;
+  /** A subject erased with an index: the erasures of the sessions recorded under it. */
+  sessions?: Erasure[];
 }
 
 function invalid(message: string, argument: string): HookbusError {
@@ -72,7 +80,31 @@ export function checkEraseRequest(request: EraseRequest): EraseRequest {
 export async function eraseSubject(request: EraseRequest, options: EraseOptions): Promise<Erasure> {
   const checked = checkEraseRequest(request);
   const subject = subjectDigest(`${checked.target}:${checked.id}`);
-  return eraseDigest({ ...checked, subject }, options);
+  if (checked.target === "session" || options.index === undefined)
+    return eraseDigest({ ...checked, subject }, options);
+  // Read before the scrub below forgets which rows were the subject's.
+  const sessions = await sessionsSealedFor(
+    options.index,
+    options.bus.subjects.namespace,
+    subject,
+    MAX_SUBJECT_SESSIONS,
+  );
+  if (sessions.length > MAX_SUBJECT_SESSIONS)
+    throw new HookbusError(
+      "HOOKBUS_LIMIT_EXCEEDED",
+      `the subject has more than ${MAX_SUBJECT_SESSIONS} sessions in the index: erase them by --session first`,
+      { limit: "sessions", max: MAX_SUBJECT_SESSIONS },
+    );
+  const erasure = await eraseDigest({ ...checked, subject }, options);
+  const reason = `a session of erased subject ${subject.slice(0, 12)}… (erasure ${erasure.record.erasureId})`;
+  const erased: Erasure[] = [];
+  for (const session of sessions) {
+    const target = { target: "session" as const, by: checked.by, reason };
+    erased.push(
+      await eraseDigest({ ...target, subject: subjectDigest(`session:${session}`) }, options),
+    );
+  }
+  return { ...erasure, sessions: erased };
 }
 
 /** What erasing needs once the subject is known by its digest (retention knows no more). */

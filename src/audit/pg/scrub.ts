@@ -25,3 +25,26 @@ export async function scrubErasedRows(
     throw indexError(error, "cannot scrub the erased subject's index rows");
   }
 }
+
+/**
+ * The session keys of the index rows still sealed for a subject (a user id an agent named):
+ * read before they are scrubbed, so that erasing the subject can erase its sessions too. At most
+ * `max`; one more tells the caller there are more than it may erase in one go.
+ */
+export async function sessionsSealedFor(
+  pool: PgPool,
+  namespace: string,
+  subjectHash: string,
+  max: number,
+): Promise<string[]> {
+  try {
+    const result = await pool.query<{ session_key: string }>(
+      `SELECT DISTINCT session_key FROM hookbus_records
+        WHERE ns = $1 AND sealed_for = $2 ORDER BY session_key LIMIT $3`,
+      [namespace, subjectHash, max + 1],
+    );
+    return result.rows.map((row) => row.session_key);
+  } catch (error) {
+    throw indexError(error, "cannot read the sessions of the erased subject");
+  }
+}

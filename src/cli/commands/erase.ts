@@ -9,7 +9,12 @@ import { Bus } from "../../bus/bus.js";
 import { connectNats } from "../../bus/connect.js";
 import { openIndexPool } from "../../audit/pg/pool.js";
 import { signingKeyFromFile } from "../../log/sign/keys.js";
-import { eraseSubject, type EraseOptions, type EraseRequest } from "../../erasure/erase.js";
+import {
+  eraseSubject,
+  type EraseOptions,
+  type EraseRequest,
+  type Erasure,
+} from "../../erasure/erase.js";
 import {
   DEFAULT_MAX_ERASURES,
   runRetention,
@@ -94,6 +99,18 @@ async function retentionEvery(
   }
 }
 
+/** One line (or the JSON) of an erasure, and of each session erased with a subject. */
+function erasureSummary({ record, seq, sessions }: Erasure, json: boolean): string {
+  if (json) return JSON.stringify({ seq, ...record, sessions: sessions?.map((s) => s.seq) });
+  const sessionsNote =
+    sessions === undefined ? "" : `; ${sessions.length} of its sessions erased with it`;
+  return (
+    `erased ${record.target} (subject ${record.subject.slice(0, 12)}…): key ${record.keyPurged ? "deleted" : "already gone"}` +
+    (record.rowsScrubbed === undefined ? "" : `, ${record.rowsScrubbed} index rows scrubbed`) +
+    `; erasure record at log seq ${seq}${sessionsNote}`
+  );
+}
+
 function requestOf(values: {
   session?: string | undefined;
   subject?: string | undefined;
@@ -173,15 +190,11 @@ export const eraseCommand: Command = {
         out.print(values.json === true ? JSON.stringify(run) : retentionSummary(run, dryRun));
         return 0;
       }
-      const { record, seq } = await eraseSubject(request, options);
-      if (values.json === true) out.print(JSON.stringify({ seq, ...record }));
-      else
-        out.print(
-          `erased ${record.target} (subject ${record.subject.slice(0, 12)}…): key ${record.keyPurged ? "deleted" : "already gone"}` +
-            (record.rowsScrubbed === undefined
-              ? ""
-              : `, ${record.rowsScrubbed} index rows scrubbed`) +
-            `; erasure record at log seq ${seq}`,
+      const erasure = await eraseSubject(request, options);
+      out.print(erasureSummary(erasure, values.json === true));
+      if (request.target === "subject" && index === undefined)
+        out.error(
+          "without --index the sessions of the subject are not known: their session state stays readable (erase them by --session; docs/privacy.md)",
         );
       return 0;
     } finally {

@@ -180,6 +180,51 @@ async function eraseSession(p: Pipeline, session: string, indexUrl: string): Pro
   expect(erased.code, erased.text).toBe(0);
 }
 
+/**
+ * A pipeline whose fail-open policy taints a session in sealed state once it fetches the web, and
+ * blocks its later calls; `call` makes one call of the session (naming `subject` when given).
+ */
+async function startTaintPipeline(TAINT: string, session: string, subject?: string) {
+  const taint = definePolicy({
+    name: "taint",
+    version: "1.0.0",
+    hooks: {
+      async before_tool_call(event, _ctx, { state }) {
+        if (event.toolName === "web_fetch") {
+          await state.set("tainted", { by: `${TAINT}-url` });
+          return undefined;
+        }
+        const tainted = await state.get<{ by: string }>("tainted");
+        return tainted === undefined
+          ? undefined
+          : { block: true, blockReason: "the session read untrusted web content" };
+      },
+    },
+  });
+  const p = await startPipeline(server.url, {
+    // Fail-open on purpose: an erased session must block even so.
+    registry: {
+      policies: [
+        { name: "taint", hooks: ["before_tool_call"], priority: 10, failMode: "fail-open" },
+      ],
+    },
+    policies: [taint],
+    worker: { state: "kv", sealState: { keyCacheMs: 0 } },
+    coordinator: { privacy: { kek }, signingKey: signingKeyFromSeed(coordinatorKey.seed) },
+  });
+  const call = (toolName: string, i: number) =>
+    p.client.call(
+      "before_tool_call",
+      {
+        ...{ agentId: "agent-x", sessionKey: session, runId: "r", toolName, toolCallId: `s${i}` },
+        ...(subject === undefined ? {} : { subject }),
+      },
+      { toolName, toolCallId: `s${i}`, params: {} },
+      { callId: `state-${i}` },
+    );
+  return { p, call };
+}
+
 describe("hookbus erase", () => {
   it("erases a session: verify still passes, readers see [erased], no plaintext is left", async () => {
     const p = await startPipeline(server.url, {
@@ -407,41 +452,8 @@ describe("hookbus erase", () => {
   it("seals session state; after the erasure a tainted session stays blocked, never reads as clean", async () => {
     const TAINT = "Marmoset-3319-Fjord";
     const session = "sess-state";
-    const taint = definePolicy({
-      name: "taint",
-      version: "1.0.0",
-      hooks: {
-        async before_tool_call(event, _ctx, { state }) {
-          if (event.toolName === "web_fetch") {
-            await state.set("tainted", { by: `${TAINT}-url` });
-            return undefined;
-          }
-          const tainted = await state.get<{ by: string }>("tainted");
-          return tainted === undefined
-            ? undefined
-            : { block: true, blockReason: "the session read untrusted web content" };
-        },
-      },
-    });
-    const p = await startPipeline(server.url, {
-      // Fail-open on purpose: an erased session must block even so.
-      registry: {
-        policies: [
-          { name: "taint", hooks: ["before_tool_call"], priority: 10, failMode: "fail-open" },
-        ],
-      },
-      policies: [taint],
-      worker: { state: "kv", sealState: { keyCacheMs: 0 } },
-      coordinator: { privacy: { kek }, signingKey: signingKeyFromSeed(coordinatorKey.seed) },
-    });
+    const { p, call } = await startTaintPipeline(TAINT, session);
     const { url } = await postgres.database();
-    const call = (toolName: string, i: number) =>
-      p.client.call(
-        "before_tool_call",
-        { agentId: "agent-x", sessionKey: session, runId: "r", toolName, toolCallId: `s${i}` },
-        { toolName, toolCallId: `s${i}`, params: {} },
-        { callId: `state-${i}` },
-      );
     expect((await call("web_fetch", 1)).decision.outcome).toBe("allow");
     expect((await call("email", 2)).decision).toMatchObject({
       outcome: "block",
@@ -462,5 +474,39 @@ describe("hookbus erase", () => {
     expect(after.decision.outcome).toBe("block");
     expect(after.decision.blockReason).toContain("the session was erased");
     expect(filesHolding(storeDir, TAINT)).toEqual([]);
+  }, 90_000);
+  it("erases the state of a subject's sessions with the subject: the tainted session stays blocked", async () => {
+    const TAINT = "Tamarin-7140-Brae";
+    const { p, call } = await startTaintPipeline(TAINT, "sess-user", "user-4711");
+    const { pool, url } = await postgres.database();
+    const indexer = await startIndexer({ bus: p.bus, pool });
+    try {
+      expect((await call("web_fetch", 1)).decision.outcome).toBe("allow");
+      expect((await call("email", 2)).decision.outcome).toBe("block");
+      await until(async () => (await indexer.lag()).records === 0, 20_000, "indexed");
+
+      const erased = await hookbus(
+        p,
+        ...["erase", "--subject", "user-4711", "--reason", "request", "--index", url],
+        ...["--by", "dpo", "--sign-key-file", privacySeedFile],
+      );
+      expect(erased.code, erased.text).toBe(0);
+      expect(erased.text).toContain("1 of its sessions erased with it");
+
+      // The session's state was sealed under the session's key: erased with the subject now.
+      const after = await call("email", 3);
+      expect(after.decision.outcome).toBe("block");
+      expect(after.decision.blockReason).toContain("the session was erased");
+      const erasures = (await p.readLog())
+        .map((stored) => stored.record)
+        .filter((r): r is ErasureRecord => r.kind === "erasure");
+      expect(erasures.map((e) => [e.target, e.by])).toEqual([
+        ["subject", "dpo"],
+        ["session", "dpo"],
+      ]);
+      expect(erasures[1]!.reason).toContain(erasures[0]!.erasureId);
+    } finally {
+      await indexer.stop();
+    }
   }, 90_000);
 });
