@@ -1,5 +1,6 @@
 /** hookbus/coordinator: the coordinator role as a library (`hookbus coordinator` is its CLI). */
 export { startCoordinator, type Coordinator, type CoordinatorOptions } from "./coordinator.js";
+export type { StateKeyQuota } from "../privacy/state-keys.js";
 export { DEFAULT_CALL_TIMEOUT_MS } from "./call-handler.js";
 export {
   EMERGENCY_STOP_POLICY,
