@@ -12,6 +12,7 @@
  * checkout's `.tmp/bench` aside and name both `src` directories.
  *   WORKER_COST_REQUESTS  requests per side per round (default 20000)
  *   WORKER_COST_ROUNDS    rounds (default 5)
+ *   WORKER_COST_WARM=0    no unmeasured first round: a fresh process's cost, JIT included
  *   WORKER_COST_PROFILE=1 also profile each worker's last round with the inspector (self time by
  *                         function) and print its summary
  */
@@ -25,6 +26,7 @@ import { serveWorker } from "./support/worker-cost-child.js";
 const REQUESTS = Number(process.env.WORKER_COST_REQUESTS ?? 20_000);
 const ROUNDS = Number(process.env.WORKER_COST_ROUNDS ?? 5);
 const PROFILE = process.env.WORKER_COST_PROFILE === "1";
+const WARM = process.env.WORKER_COST_WARM !== "0";
 const CONCURRENCY = 64;
 const TIMEOUT_MS = 5000;
 const HERE = fileURLToPath(import.meta.url);
@@ -119,8 +121,10 @@ async function main(): Promise<void> {
   try {
     const deadline = Date.now() + 60_000;
     for (const side of sides) await ready(nc, side.namespace, deadline);
-    for (const side of sides) await round(nc, side, false); // warm the JIT, not counted
-    for (const side of sides) side.cpuUs.length = side.kb.length = 0;
+    if (WARM) {
+      for (const side of sides) await round(nc, side, false); // warm the JIT, not counted
+      for (const side of sides) side.cpuUs.length = side.kb.length = 0;
+    }
     for (let r = 1; r <= ROUNDS; r++) {
       const order = r % 2 === 0 ? [...sides].reverse() : sides;
       for (const side of order) await round(nc, side, PROFILE && r === ROUNDS);
