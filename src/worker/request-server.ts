@@ -304,7 +304,8 @@ export class RequestServer {
       reply.error = failure.toJSON();
       errorCode = failure.code;
     }
-    await this.respond(msg, callId, reply, errorCode);
+    const sent = this.respond(msg, callId, reply, errorCode);
+    if (isPromise(sent)) await sent;
     return errorCode;
   }
 
@@ -357,19 +358,29 @@ export class RequestServer {
     );
   }
 
-  private async respond(
+  /** Send the reply: at once, without a promise, when it is the policy's "no opinion". */
+  private respond(
     msg: Msg,
     callId: string | undefined,
     reply: PolicyReply,
     errorCode: string | undefined,
-  ): Promise<void> {
-    const { bus, policy } = this.options;
+  ): MaybePromise<void> {
     const noOpinion = this.noOpinion;
     const answersNothing = reply.verdict === undefined && reply.error === undefined;
     if (noOpinion !== undefined && answersNothing && errorCode === undefined) {
       this.send(msg, callId, noOpinion, undefined);
       return;
     }
+    return this.encodeAndSend(msg, callId, reply, errorCode);
+  }
+
+  private async encodeAndSend(
+    msg: Msg,
+    callId: string | undefined,
+    reply: PolicyReply,
+    errorCode: string | undefined,
+  ): Promise<void> {
+    const { bus, policy } = this.options;
     // Only what the body does not say: the policy, its version and the call are in the body.
     const headers: Record<string, string> = {};
     let body = reply;
