@@ -10,20 +10,20 @@
 import type { Msg, Subscription } from "@nats-io/transport-node";
 import { z } from "zod";
 import type { Bus } from "../bus/bus.js";
-import { optionalBodyHeaders } from "../bus/codec.js";
+import { optionalBodyHeaders, type EncodedBody } from "../bus/codec.js";
 import type { PolicyReply } from "../bus/envelope.js";
 import { Header } from "../bus/headers.js";
 import { isHookName, isModifyingHook, type ModifyingHookName } from "../catalog/catalog.js";
 import { HookbusError, isHookbusError } from "../foundation/errors.js";
 import type { WorkerTelemetry } from "./telemetry.js";
 import type { InFlight } from "./in-flight.js";
-import { invokePolicy, type InvokeOptions } from "../policy/invoke.js";
+import { invokePolicyNow, type InvokeOptions } from "../policy/invoke.js";
 import type { Policy } from "../policy/policy.js";
 import type { CallFacts } from "../policy/call-facts.js";
 import { FACTS_VERSION } from "../facts/index.js";
 import type { SessionStateStore } from "../policy/state/session-state.js";
 import type { Logger } from "pino";
-import { isPromise } from "../foundation/hot-path.js";
+import { isPromise, type MaybePromise } from "../foundation/hot-path.js";
 
 export interface RequestServerOptions {
   bus: Bus;
@@ -94,23 +94,50 @@ function replyOf(policy: Policy): PolicyReply {
 }
 
 /**
- * One request's options for invokePolicy, its signal built only when the handler reads it. A
- * class, not an object literal with a getter (hot path: foundation/hot-path.ts).
+ * One request's options for invokePolicy, its signal built only when the handler reads it: a
+ * timer and two signals per request are measurable overhead for the many policies that never
+ * look. One object per request holds the deadline too, not a closure and its context beside it
+ * (bench/worker-cost.ts). A class, not an object literal with a getter (foundation/hot-path.ts).
  */
 class RequestInvokeOptions implements InvokeOptions {
+  #signal: AbortSignal | undefined;
+  // Held here on purpose: AbortSignal.any() references its sources weakly, and a timeout signal
+  // nobody else references can be collected before it fires.
+  #timeoutSignal: AbortSignal | undefined;
+
   constructor(
     readonly callId: string,
     readonly state: SessionStateStore,
+    /** Epoch ms when the caller stops waiting; undefined: the request named no timeout. */
     readonly deadline: number | undefined,
     readonly logger: Logger,
-    private readonly deadlineSignal: () => AbortSignal,
     readonly facts: CallFacts | undefined,
+    private readonly hardStop: AbortSignal,
+    /** The request's timeout and when it arrived (performance.now()), for the timer. */
+    private readonly timeoutMs: number,
+    private readonly receivedAt: number,
   ) {}
 
+  /** The caller stops waiting at its deadline; the handler is told so it can stop working too. */
   get signal(): AbortSignal {
-    return this.deadlineSignal();
+    if (this.#signal !== undefined) return this.#signal;
+    if (this.deadline === undefined) return (this.#signal = this.hardStop);
+    const remaining = Math.max(
+      0,
+      Math.round(this.timeoutMs - (performance.now() - this.receivedAt)),
+    );
+    this.#timeoutSignal = AbortSignal.timeout(remaining);
+    return (this.#signal = AbortSignal.any([this.hardStop, this.#timeoutSignal]));
+  }
+
+  /** The handler read its signal and the caller's deadline has passed since. */
+  get deadlinePassed(): boolean {
+    return this.#timeoutSignal?.aborted === true;
   }
 }
+
+/** A request's envelope whose hook is the modifying hook of its subject. */
+type CheckedRequest = z.infer<typeof Envelope> & { hook: ModifyingHookName };
 
 export class RequestServer {
   private subscription: Subscription | undefined;
@@ -124,10 +151,19 @@ export class RequestServer {
    * Bounded by the queue: one entry per held request.
    */
   private readonly holding = new Set<string>();
+  /**
+   * The reply "no opinion" (the policy, its version, nothing else), encoded once: it is the same
+   * bytes for every request the policy has no opinion on, the most common answer, and encoding
+   * it per request was a JSON.stringify and a Buffer each time (bench/worker-cost.ts).
+   */
+  private readonly noOpinion: EncodedBody | undefined;
 
   constructor(private readonly options: RequestServerOptions) {
     const { bus, policy } = options;
     this.prefix = `${bus.subjects.namespace}.policy.${policy.name}.`;
+    // By the codec's own rules; a body it would gzip or store is encoded per request instead.
+    const noOpinion = bus.codec.encodeNow(replyOf(policy));
+    this.noOpinion = isPromise(noOpinion) ? undefined : noOpinion;
     this.subscription = this.subscribe();
   }
 
@@ -216,43 +252,28 @@ export class RequestServer {
       return undefined;
     }
     const deadline = hasDeadline ? Date.now() + (timeoutMs - waited) : undefined;
-    const hardStop = this.options.hardStop;
-    // The caller stops waiting at its deadline; tell the handler so it can stop working too.
-    // Built only when a handler reads it: a timer and two signals per request are measurable
-    // overhead for the many policies that never look.
-    let signal: AbortSignal | undefined;
-    // Held here on purpose: AbortSignal.any() references its sources weakly, and a timeout signal
-    // nobody else references can be collected before it fires.
-    let timeoutSignal: AbortSignal | undefined;
-    const deadlineSignal = (): AbortSignal => {
-      if (signal !== undefined) return signal;
-      if (!hasDeadline) return (signal = hardStop);
-      const remaining = Math.max(0, Math.round(timeoutMs - (performance.now() - receivedAt)));
-      timeoutSignal = AbortSignal.timeout(remaining);
-      return (signal = AbortSignal.any([hardStop, timeoutSignal]));
-    };
     // Known once the body is read (requests carry it in the body only).
     let callId: string | undefined;
     let reply: PolicyReply;
     let errorCode: string | undefined;
     try {
-      const { hook, body } = await this.readRequest(msg, deadline);
+      const read = this.readRequest(msg, deadline);
+      const body = isPromise(read) ? await read : read;
       callId = body.callId;
-      const result = await invokePolicy(
-        policy,
-        hook,
-        body["event"],
-        body["context"],
-        new RequestInvokeOptions(
-          callId,
-          state,
-          deadline,
-          bus.logger,
-          deadlineSignal,
-          factsOf(body["facts"]),
-        ),
+      const options = new RequestInvokeOptions(
+        callId,
+        state,
+        deadline,
+        bus.logger,
+        factsOf(body["facts"]),
+        this.options.hardStop,
+        timeoutMs,
+        receivedAt,
       );
-      if (result.error !== undefined && timeoutSignal?.aborted === true) {
+      // Without a promise when the handler answers at once (most do): foundation/hot-path.ts.
+      const invoked = invokePolicyNow(policy, body.hook, body["event"], body["context"], options);
+      const result = isPromise(invoked) ? await invoked : invoked;
+      if (result.error !== undefined && options.deadlinePassed) {
         // The handler stopped because the caller's deadline passed: an error now says nothing
         // the coordinator does not know (it recorded a timeout). A handler that ignores the
         // signal and returns a verdict late still sends it, to be recorded as a late verdict.
@@ -283,23 +304,29 @@ export class RequestServer {
       reply.error = failure.toJSON();
       errorCode = failure.code;
     }
-    await this.respond(msg, callId, reply, errorCode);
+    const sent = this.respond(msg, callId, reply, errorCode);
+    if (isPromise(sent)) await sent;
     return errorCode;
   }
 
   /** Decode and check the envelope: it must be for this policy and the hook of its subject. */
-  private async readRequest(
-    msg: Msg,
-    deadline: number | undefined,
-  ): Promise<{ hook: ModifyingHookName; body: z.infer<typeof Envelope> }> {
-    const { bus, policy } = this.options;
-    const now = bus.codec.decodeMessageNow(msg, deadline === undefined ? {} : { deadline });
-    const decoded: unknown = isPromise(now) ? await now : now;
+  private readRequest(msg: Msg, deadline: number | undefined): MaybePromise<CheckedRequest> {
+    const now = this.options.bus.codec.decodeMessageNow(
+      msg,
+      deadline === undefined ? {} : { deadline },
+    );
+    return isPromise(now)
+      ? now.then((decoded) => this.checkRequest(msg, decoded))
+      : this.checkRequest(msg, now);
+  }
+
+  private checkRequest(msg: Msg, decoded: unknown): CheckedRequest {
+    const { policy } = this.options;
     const body = isEnvelope(decoded) ? decoded : parseEnvelope(decoded, policy.name);
-    const subjectHook = msg.subject.startsWith(this.prefix)
-      ? msg.subject.slice(this.prefix.length)
-      : "";
-    if ((body.policy !== undefined && body.policy !== policy.name) || body.hook !== subjectHook) {
+    if (
+      (body.policy !== undefined && body.policy !== policy.name) ||
+      !this.isSubjectOf(msg.subject, body.hook)
+    ) {
       throw new HookbusError(
         "HOOKBUS_BAD_MESSAGE",
         `request for policy "${body.policy ?? policy.name}" hook "${body.hook}" arrived on ${msg.subject}`,
@@ -319,10 +346,35 @@ export class RequestServer {
         { hook: body.hook, policy: policy.name },
       );
     }
-    return { hook: body.hook, body };
+    return body as CheckedRequest;
   }
 
-  private async respond(
+  /** `subject` is exactly this policy's prefix and `hook`, without building that string. */
+  private isSubjectOf(subject: string, hook: string): boolean {
+    return (
+      subject.length === this.prefix.length + hook.length &&
+      subject.startsWith(this.prefix) &&
+      subject.endsWith(hook)
+    );
+  }
+
+  /** Send the reply: at once, without a promise, when it is the policy's "no opinion". */
+  private respond(
+    msg: Msg,
+    callId: string | undefined,
+    reply: PolicyReply,
+    errorCode: string | undefined,
+  ): MaybePromise<void> {
+    const noOpinion = this.noOpinion;
+    const answersNothing = reply.verdict === undefined && reply.error === undefined;
+    if (noOpinion !== undefined && answersNothing && errorCode === undefined) {
+      this.send(msg, callId, noOpinion, undefined);
+      return;
+    }
+    return this.encodeAndSend(msg, callId, reply, errorCode);
+  }
+
+  private async encodeAndSend(
     msg: Msg,
     callId: string | undefined,
     reply: PolicyReply,
@@ -355,6 +407,16 @@ export class RequestServer {
       headers[Header.ErrorCode] = failure.code;
       encoded = await bus.codec.encode(body);
     }
+    this.send(msg, callId, encoded, headers);
+  }
+
+  private send(
+    msg: Msg,
+    callId: string | undefined,
+    encoded: EncodedBody,
+    headers: Record<string, string> | undefined,
+  ): void {
+    const { bus, policy } = this.options;
     try {
       const replyHeaders = optionalBodyHeaders(encoded, headers);
       const sent = msg.respond(

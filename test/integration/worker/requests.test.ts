@@ -116,6 +116,44 @@ describe("verdict replies", () => {
     }
   });
 
+  it("answers no opinion with the same body between verdicts and errors (its bytes are encoded once)", async () => {
+    const policy = definePolicy({
+      name: "versioned-quiet",
+      version: "7.1",
+      hooks: {
+        before_tool_call(event) {
+          if (event.toolName === "exec") return { block: true, blockReason: "no shell" };
+          if (event.toolName === "boom") throw new Error("boom");
+          return undefined;
+        },
+      },
+    });
+    const { client } = await serve(policy);
+    const ask = (toolName: string) =>
+      client.request("versioned-quiet", "before_tool_call", {
+        event: toolEvent(toolName),
+        context: toolContext(),
+      });
+    for (let round = 0; round < 3; round++) {
+      const quiet = await ask("read_file");
+      expect(quiet.reply).toEqual({ policy: "versioned-quiet", version: "7.1" });
+      expect(quiet.errorCode).toBeUndefined();
+      const blocked = await ask("exec");
+      expect(blocked.reply).toEqual({
+        policy: "versioned-quiet",
+        version: "7.1",
+        verdict: { block: true, blockReason: "no shell" },
+      });
+      const failed = await ask("boom");
+      expect(failed.errorCode).toBe("HOOKBUS_POLICY_ERROR");
+      expect(failed.reply).toMatchObject({
+        version: "7.1",
+        error: { code: "HOOKBUS_POLICY_ERROR" },
+      });
+      expect("verdict" in failed.reply).toBe(false);
+    }
+  });
+
   it("serves several policies from one runner, each on its own subject", async () => {
     const a = definePolicy({
       name: "pa",
@@ -265,6 +303,15 @@ describe("error replies", () => {
       context: toolContext(),
     });
     expect(wrongPolicy.errorCode).toBe("HOOKBUS_BAD_MESSAGE");
+    // The subject's hook is compared whole: neither its end nor a longer name passes.
+    for (const hook of ["tool_call", "xbefore_tool_call", "before_tool_call."]) {
+      const partial = await client.request("strict", "before_tool_call", {
+        hook,
+        event: toolEvent(),
+        context: toolContext(),
+      });
+      expect(partial.errorCode).toBe("HOOKBUS_BAD_MESSAGE");
+    }
   });
 
   it("answers unknown and observational hooks with their codes", async () => {
