@@ -1,5 +1,6 @@
 /** `hookbus indexer`: project the log into PostgreSQL; `hookbus indexer migrate`: create/upgrade its schema. */
 import { pino, type Logger } from "pino";
+import type { NatsConnection } from "@nats-io/transport-node";
 import { Bus } from "../../bus/bus.js";
 import { HTTP_HELP } from "../../observability/service-http.js";
 import { JetStreamApiError } from "@nats-io/jetstream";
@@ -103,10 +104,20 @@ async function migrateOnce(url: string): Promise<MigrateResult> {
  * exiting.
  */
 function startIndexerWithRetry(
-  options: IndexerOptions,
-  retry: { connectWait: string | undefined; logger: Logger },
+  nc: NatsConnection,
+  options: Omit<IndexerOptions, "bus">,
+  retry: { connectWait: string | undefined; namespace: string | undefined; logger: Logger },
 ) {
-  return startWithRetry(() => startIndexer(options), {
+  // Opening the bus asks JetStream for the account (`$JS.API.INFO`): a restart that meets a
+  // server still busy must retry that too, not exit with a timeout.
+  const start = async () => {
+    const bus = await Bus.open(nc, {
+      logger: retry.logger,
+      ...(retry.namespace === undefined ? {} : { namespace: retry.namespace }),
+    });
+    return startIndexer({ ...options, bus });
+  };
+  return startWithRetry(start, {
     waitMs: connectWaitMs(retry.connectWait),
     logger: retry.logger,
     what: "indexer start",
@@ -168,20 +179,16 @@ export const indexerCommand: Command = {
         logger,
         http,
         start: async () => {
-          const bus = await Bus.open(nc, {
-            logger,
-            ...(values.namespace === undefined ? {} : { namespace: values.namespace }),
-          });
           const indexer = await startIndexerWithRetry(
+            nc,
             {
-              bus,
               pool,
               ...(values.consumer === undefined ? {} : { consumer: values.consumer }),
               ...(batchSize === undefined ? {} : { batchSize }),
               ...(ackWaitMs === undefined ? {} : { ackWaitMs }),
               ...(writers === undefined ? {} : { writers }),
             },
-            { connectWait: values["connect-wait"], logger },
+            { connectWait: values["connect-wait"], namespace: values.namespace, logger },
           );
           // A fatal indexer error ends the process like a lost connection: exit 1, restart.
           indexer.done.catch((error: unknown) => {

@@ -1,13 +1,21 @@
 /**
  * `hookbus indexer` started before any coordinator has created the log (a fresh deployment whose
  * supervisor starts every role at once) waits for it instead of exiting 1, then indexes what
- * arrives; a missing database still exits at once, saying how to create it.
+ * arrives; one that meets a server whose JetStream does not answer yet (a restart during a
+ * recovery) retries opening the bus too; a missing database still exits at once, saying how to
+ * create it.
  */
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { Bus } from "../../../src/bus/bus.js";
+import { freePort } from "../../../src/testing/free-port.js";
+import { findNatsServerBinary, waitForPort } from "../../../src/testing/nats.js";
 import { publishSyntheticLog } from "../../support/synthetic-log.js";
 import { startChild } from "../../support/child.js";
-import { uniqueNamespace, useNatsServer } from "../../support/nats.js";
+import { connectTo, uniqueNamespace, useNatsServer } from "../../support/nats.js";
 import { usePostgres } from "../../support/postgres.js";
 import { until } from "../../support/wait.js";
 
@@ -51,6 +59,67 @@ describe("hookbus indexer's start", () => {
     }
   });
 
+  it("retries a JetStream that does not answer yet, then indexes once it does", async () => {
+    const binary = findNatsServerBinary();
+    if (binary === undefined) throw new Error("nats-server is not on PATH");
+    const port = await freePort();
+    const url = `nats://127.0.0.1:${port}`;
+    const store = await mkdtemp(join(tmpdir(), "hookbus-idxjs-"));
+    // First a server without JetStream: opening the bus asks `$JS.API.INFO`, which nobody answers.
+    let server = await startServer(binary, ["-a", "127.0.0.1", "-p", String(port)], port);
+    const namespace = uniqueNamespace("idxjs");
+    const { url: indexUrl, pool } = await postgres.database();
+    const child = startChild(
+      ["--import", "tsx", "services/indexer.ts", "--batch", "10", "--connect-wait", "120000"],
+      {
+        NATS_URL: url,
+        HOOKBUS_NAMESPACE: namespace,
+        HOOKBUS_INDEX_URL: indexUrl,
+        LOG_LEVEL: "info",
+      },
+    );
+    try {
+      await until(
+        () => child.output().includes("indexer start: JetStream did not answer, retrying"),
+        30_000,
+        "a retried start while JetStream does not answer",
+      );
+      expect(child.child.exitCode).toBeNull();
+      await stopServer(server);
+      server = await startServer(
+        binary,
+        ["-a", "127.0.0.1", "-p", String(port), "-js", "-sd", store],
+        port,
+      );
+      const nc = await connectTo(url);
+      try {
+        await publishSyntheticLog(await Bus.open(nc, { namespace }), {
+          records: 20,
+          sessions: 2,
+          agents: 1,
+        });
+        await until(
+          async () => {
+            const r = await pool.query<{ n: string }>(
+              "SELECT count(*) AS n FROM hookbus_records WHERE ns = $1",
+              [namespace],
+            );
+            return r.rows[0]?.n === "20";
+          },
+          60_000,
+          "the 20 records indexed",
+        );
+      } finally {
+        await nc.close();
+      }
+    } finally {
+      child.child.kill("SIGTERM");
+      await child.exited;
+      await stopServer(server);
+      await rm(store, { recursive: true, force: true });
+    }
+  });
+
   it("exits at once on a database that does not exist, saying how to create it", async () => {
     const { url } = await postgres.database();
     const missing = url.replace(/\/[^/]+$/, "/hookbus_no_such_db");
@@ -64,3 +133,16 @@ describe("hookbus indexer's start", () => {
     expect(child.output() + child.errors()).toContain("does not exist");
   });
 });
+
+async function startServer(binary: string, args: string[], port: number): Promise<ChildProcess> {
+  const server = spawn(binary, args, { stdio: "ignore" });
+  await waitForPort(port);
+  return server;
+}
+
+async function stopServer(server: ChildProcess): Promise<void> {
+  if (server.exitCode !== null || server.signalCode !== null) return;
+  const exited = new Promise((resolve) => server.once("exit", resolve));
+  server.kill("SIGTERM");
+  await exited;
+}
