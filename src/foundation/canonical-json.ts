@@ -23,6 +23,7 @@ function write(value: unknown): string | undefined {
   }
   switch (typeof value) {
     case "string":
+      return quoted(value);
     case "number":
     case "boolean":
       // JSON.stringify: shortest round-trip numbers, -0 as 0, non-finite as null; ES string escapes.
@@ -41,15 +42,45 @@ function write(value: unknown): string | undefined {
         return out + "]";
       }
       let out = "{";
-      for (const key of Object.keys(value).sort()) {
+      const keys = sortedInPlace(Object.keys(value));
+      for (let i = 0; i < keys.length; i++) {
+        const key = keys[i]!;
         const member = write((value as Record<string, unknown>)[key]);
         if (member === undefined) continue;
         if (out.length > 1) out += ",";
-        out += JSON.stringify(key) + ":" + member;
+        out += quoted(key) + ":" + member;
       }
       return out + "}";
     }
     default:
       return undefined; // undefined, function, symbol
   }
+}
+
+/** What JSON.stringify would escape in a string: quote, backslash, controls, any surrogate. */
+// eslint-disable-next-line no-control-regex -- the control characters are what must be escaped
+const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
+
+/** A string as JSON.stringify writes it; most keys and values need no escape and skip its call. */
+function quoted(text: string): string {
+  return NEEDS_ESCAPE.test(text) ? JSON.stringify(text) : '"' + text + '"';
+}
+
+/**
+ * The keys in UTF-16 code-unit order (the default sort's, since `<` on strings compares code
+ * units). Objects of a call have a handful of keys: an insertion sort in place allocates nothing,
+ * where `Array.prototype.sort` copies into a scratch array on every object of every call digest.
+ */
+function sortedInPlace(keys: string[]): string[] {
+  if (keys.length > 16) return keys.sort();
+  for (let i = 1; i < keys.length; i++) {
+    const key = keys[i]!;
+    let j = i - 1;
+    while (j >= 0 && keys[j]! > key) {
+      keys[j + 1] = keys[j]!;
+      j--;
+    }
+    keys[j + 1] = key;
+  }
+  return keys;
 }

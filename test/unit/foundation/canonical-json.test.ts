@@ -29,6 +29,27 @@ describe("canonicalize", () => {
     );
   });
 
+  it("writes any string, lone surrogates and controls included, and any key count as the plain form (property)", () => {
+    // Lone and paired surrogates, quotes, backslashes and controls beside plain characters.
+    const unit = fc.oneof(
+      fc.constantFrom("\ud800", "\udfff", "\ud83d\ude00", '"', "\\", "\n", "\u0001", "\u007f"),
+      fc.string({ unit: "binary", minLength: 1, maxLength: 1 }),
+    );
+    const text = fc.string({ unit, maxLength: 12 });
+    const member = fc.oneof(text, fc.integer());
+    // Few keys (sorted in place) and many (the array's own sort).
+    const object = fc.oneof(
+      fc.dictionary(text, member, { maxKeys: 16 }),
+      fc.dictionary(text, member, { minKeys: 17, maxKeys: 40 }),
+    );
+    fc.assert(
+      fc.property(fc.oneof(text, object, fc.array(object, { maxLength: 3 })), (value) => {
+        expect(canonicalize(value)).toBe(reference(value));
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
   it("sorts keys at every depth and writes no whitespace", () => {
     expect(canonicalize({ b: 1, a: { d: [3, { z: 1, y: 2 }], c: null } })).toBe(
       '{"a":{"c":null,"d":[3,{"y":2,"z":1}]},"b":1}',
