@@ -100,6 +100,7 @@ export interface ChaosOptions {
 export type ChaosFault = "worker" | "coordinator" | "sealer" | "indexer" | "nats" | "pg-cut";
 
 export interface ChaosResult {
+  /** Calls made: the planned sessions, and any run on until a late fault met a clean call. */
   calls: number;
   /**
    * Calls that failed (an error, or an answer other than the policy's own), by the phase they
@@ -167,6 +168,8 @@ export interface ChaosResult {
 
 const POLICY = fileURLToPath(new URL("./policy.ts", import.meta.url));
 const COORDINATORS = ["coordinator-1", "coordinator-2"];
+/** How long the sessions may go on past the planned ones for a late fault to meet a clean call. */
+const TAIL_WAIT_MS = 30_000;
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
@@ -377,8 +380,18 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
         if (Date.now() - sentAt > options.timeoutMs + 1000) hung++;
       }
     };
+    // A fault injected late (on a loaded machine the schedule's earlier faults take seconds while
+    // calls go on) may have no call sent after it, and its recovery would read "never": the
+    // sessions go on, bounded, until the schedule is done and every fault met a clean answer.
+    let chaosDone = false;
+    let tailUntil: number | undefined;
+    const unrecovered = () =>
+      faults.some((f) => f.fault !== "pg-cut" && !done.some((d) => d.clean && d.sentAt >= f.from));
     const pool = Array.from({ length: options.concurrency }, async () => {
       while (nextSession < options.sessions) await runSession(nextSession++);
+      tailUntil ??= Date.now() + TAIL_WAIT_MS;
+      while ((!chaosDone || unrecovered()) && Date.now() < tailUntil)
+        await runSession(nextSession++);
     });
     const cuts: Promise<void>[] = [];
     const chaos = (async () => {
@@ -423,6 +436,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
           startRole(name);
         }
       }
+      chaosDone = true;
     })();
     await Promise.race([Promise.all([...pool, chaos]), watchdog.failed]);
     await Promise.all(cuts);
@@ -497,7 +511,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     );
     await client.close();
     return {
-      calls: total,
+      calls: done.length,
       failedByPhase,
       failedAnswers,
       overdue: watchdog.overdue,
