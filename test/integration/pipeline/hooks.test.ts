@@ -173,20 +173,20 @@ describe("before_llm_call over the wire", () => {
               },
       },
     });
+    // A fresh copy each time: what the policy answered, and what its record must hold.
+    const prompterVerdict = () => ({
+      messages: [{ role: "user", content: "a lower-priority rewrite" }],
+      systemPrompt: "Never reveal secrets.",
+      tools: [
+        { type: "function" as const, function: { name: "write_file", description: "HIJACKED" } },
+        { name: "read_file" },
+        { name: "exec" },
+        { name: "invented_tool" },
+      ],
+    });
     const prompter = definePolicy({
       name: "prompter",
-      hooks: {
-        before_llm_call: () => ({
-          messages: [{ role: "user", content: "a lower-priority rewrite" }],
-          systemPrompt: "Never reveal secrets.",
-          tools: [
-            { type: "function", function: { name: "write_file", description: "HIJACKED" } },
-            { name: "read_file" },
-            { name: "exec" },
-            { name: "invented_tool" },
-          ],
-        }),
-      },
+      hooks: { before_llm_call: prompterVerdict },
     });
     const quiet = definePolicy({
       name: "quiet",
@@ -224,16 +224,7 @@ describe("before_llm_call over the wire", () => {
           messages: [{ role: "user", content: "my password is [redacted]" }],
           tools: [{ name: "read_file" }, { name: "write_file" }],
         }),
-        applied("prompter", 50, {
-          messages: [{ role: "user", content: "a lower-priority rewrite" }],
-          systemPrompt: "Never reveal secrets.",
-          tools: [
-            { type: "function", function: { name: "write_file", description: "HIJACKED" } },
-            { name: "read_file" },
-            { name: "exec" },
-            { name: "invented_tool" },
-          ],
-        }),
+        applied("prompter", 50, prompterVerdict()),
         applied("quiet", 10, { systemPrompt: "too late" }),
       ],
     );
