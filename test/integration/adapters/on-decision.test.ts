@@ -4,7 +4,7 @@
  * the decision changes nothing. Through the real AI SDK and OpenAI Agents SDK, with a scripted
  * model, on real NATS with a coordinator and policy workers.
  */
-import { Agent, Runner, setTracingDisabled, tool as agentsTool } from "@openai/agents";
+import { Agent, Runner, setTracingDisabled } from "@openai/agents";
 import { assistantMessage, functionCall, ScriptedModel } from "@openai/agents/testing";
 import { generateText, stepCountIs, tool } from "ai";
 import { describe, expect, it, vi } from "vitest";
@@ -24,6 +24,7 @@ import {
   toolRuns,
 } from "./policies.js";
 import { hookbusScriptedModel, type ScriptedStep } from "./scripted-model.js";
+import { agentsRecordingTools } from "./agents-tools.js";
 
 const nats = useNatsServer();
 const pipeline = pipelineOn(nats);
@@ -172,27 +173,7 @@ describe("onDecision with the AI SDK", () => {
 describe("onDecision with the OpenAI Agents SDK", () => {
   it("reports each decision once: the block by no-exec, the rewrite, the redaction", async () => {
     const p = await pipeline();
-    const ran = toolRuns();
-    const tools = agents.hookbusTools([
-      agentsTool({
-        name: "exec",
-        description: "Run a shell command",
-        parameters: z.object({ command: z.string() }),
-        execute: (input) => {
-          ran.exec.push(input);
-          return "ran";
-        },
-      }),
-      agentsTool({
-        name: "read_file",
-        description: "Read a file",
-        parameters: z.object({ path: z.string() }),
-        execute: (input) => {
-          ran.read_file.push(input);
-          return `contents of ${input.path}`;
-        },
-      }),
-    ]);
+    const { ran, tools } = agentsRecordingTools(["exec", "read_file"]);
     const model = agents.hookbusModel(
       new ScriptedModel([
         [functionCall("exec", { command: "rm -rf /" }, { callId: "c-exec" })],
