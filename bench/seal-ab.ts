@@ -7,24 +7,19 @@
  * new and the median of the rounds' new/old: a change to the sealing path is claimed with it.
  */
 import { execFileSync } from "node:child_process";
-import { randomBytes } from "node:crypto";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import type { LogRecord } from "../src/log/record.js";
-import { sealRecord, subjectDigest } from "../src/privacy/index.js";
-import { findNatsServer } from "../src/testing/nats.js";
+import { sealRecord } from "../src/privacy/index.js";
 import { median } from "./support/bracketed-cost.js";
 import {
-  BenchConnections,
-  concurrent,
-  laneCall,
-  openRoles,
-  startDecisionPath,
-} from "./support/decision-path.js";
-import { clearBenchRecord } from "./support/seal-work.js";
+  benchSealing,
+  plainBenchRecord,
+  recordCopies,
+  sealCpuUs,
+  type Seal,
+} from "./support/seal-work.js";
 
-type Seal = typeof sealRecord;
 const ROUNDS = Number(process.env.BENCH_SEAL_AB_ROUNDS ?? 20);
 const PER_ROUND = 10_000;
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
@@ -50,37 +45,13 @@ async function sealOf(rev: string): Promise<Seal> {
   return module.sealRecord;
 }
 
-/** The record a plain decision path stores for the benchmark call. */
-async function benchRecord(): Promise<LogRecord> {
-  const server = await findNatsServer({ own: true });
-  const conns = new BenchConnections(server.url);
-  try {
-    const namespace = `bsab${Date.now().toString(36)}`;
-    const roles = await openRoles(conns);
-    const path = await startDecisionPath(roles, namespace);
-    await concurrent(laneCall(path.client, 4), 8, 4);
-    const record = await clearBenchRecord(roles.coordinator, namespace);
-    await path.stop();
-    return record;
-  } finally {
-    await conns.drain();
-    await server.stop();
-  }
-}
-
 function cpuPerSeal(seal: Seal, text: string): number {
-  const key = { kid: "0123456789abcdef", key: randomBytes(32) };
-  const subject = subjectDigest("session:bench");
-  const records = Array.from({ length: PER_ROUND }, () => JSON.parse(text) as LogRecord);
-  const before = process.cpuUsage();
-  for (const record of records) seal(record, subject, key);
-  const cpu = process.cpuUsage(before);
-  return (cpu.user + cpu.system) / PER_ROUND;
+  return sealCpuUs(seal, recordCopies(text, PER_ROUND), benchSealing()) / PER_ROUND;
 }
 
 const rev = process.argv[2] ?? "HEAD";
 const old = await sealOf(rev);
-const text = JSON.stringify(await benchRecord());
+const text = JSON.stringify(await plainBenchRecord());
 cpuPerSeal(old, text);
 cpuPerSeal(sealRecord, text);
 const olds: number[] = [];

@@ -4,11 +4,10 @@
  * client off its fast path. `fresh`: every call's params differ (its `limit`), so no answer is
  * remembered and the engine, or the TypeScript matcher, decides each one, as real calls do.
  */
-import { HookbusClient } from "../../src/agent/index.js";
+import type { HookbusClient } from "../../src/agent/index.js";
 import { startCoordinator } from "../../src/coordinator/index.js";
-import { Subjects } from "../../src/bus/subjects.js";
-import { RegistryStore } from "../../src/registry/store.js";
 import {
+  applyThenConnect,
   BENCH_EVENT,
   laneCall,
   laneContext,
@@ -54,17 +53,9 @@ export async function startCedarPath(
   options: { fresh: boolean; lanes: number },
 ): Promise<CedarPath> {
   const coordinator = await startCoordinator({ nc: roles.coordinator, namespace });
-  const registry = await RegistryStore.open(roles.coordinator, new Subjects(namespace));
-  await registry.apply({
+  const client = await applyThenConnect(roles, namespace, coordinator, {
     policies: [{ name: "rules", kind: "cedar", cedar, hooks: ["before_tool_call"], priority: 10 }],
   });
-  const client = await HookbusClient.connect({ nc: roles.agent, namespace });
-  const deadline = Date.now() + 5000;
-  while (
-    (client.isFastPath("before_tool_call") || coordinator.registry().revision === 0) &&
-    Date.now() < deadline
-  )
-    await new Promise((r) => setTimeout(r, 20));
   return {
     client,
     coordinator,

@@ -12,6 +12,7 @@ import {
   type CoordinatorOptions,
 } from "../../src/coordinator/index.js";
 import { Subjects } from "../../src/bus/subjects.js";
+import type { RegistryDocumentInput } from "../../src/registry/document.js";
 import { RegistryStore } from "../../src/registry/store.js";
 import { runPolicy, type PolicyRunner } from "../../src/worker/index.js";
 import { benchPolicy } from "./bench-policy.js";
@@ -64,25 +65,20 @@ export async function startDecisionPath(
   namespace: string,
   coordinatorOptions: Partial<CoordinatorOptions> = {},
 ): Promise<DecisionPath> {
-  const { agent: agentNc, coordinator: coordNc, worker: workerNc } = roles;
-  const coordinator = await startCoordinator({ ...coordinatorOptions, nc: coordNc, namespace });
+  const coordinator = await startCoordinator({
+    ...coordinatorOptions,
+    nc: roles.coordinator,
+    namespace,
+  });
   const policies = ["p1", "p2", "p3"].map((name) => benchPolicy(name));
-  const runner: PolicyRunner = await runPolicy(policies, { nc: workerNc, namespace });
-  const registry = await RegistryStore.open(coordNc, new Subjects(namespace));
-  await registry.apply({
+  const runner: PolicyRunner = await runPolicy(policies, { nc: roles.worker, namespace });
+  const client = await applyThenConnect(roles, namespace, coordinator, {
     policies: policies.map((p, i) => ({
       name: p.name,
       hooks: ["before_tool_call"],
       priority: 30 - i * 10,
     })),
   });
-  const client = await HookbusClient.connect({ nc: agentNc, namespace });
-  const deadline = Date.now() + 5000;
-  while (
-    (client.isFastPath("before_tool_call") || coordinator.registry().revision === 0) &&
-    Date.now() < deadline
-  )
-    await new Promise((r) => setTimeout(r, 20));
   return {
     client,
     coordinator,
@@ -92,6 +88,29 @@ export async function startDecisionPath(
       await coordinator.stop();
     },
   };
+}
+
+/**
+ * Applies `registry` to the namespace, then connects the agent client and resolves once the
+ * coordinator has the registry and the client is off its fast path (or after 5 s: a path that
+ * never gets there shows as a slow benchmark, not a hang).
+ */
+export async function applyThenConnect(
+  roles: RoleConnections,
+  namespace: string,
+  coordinator: Coordinator,
+  registry: RegistryDocumentInput,
+): Promise<HookbusClient> {
+  const store = await RegistryStore.open(roles.coordinator, new Subjects(namespace));
+  await store.apply(registry);
+  const client = await HookbusClient.connect({ nc: roles.agent, namespace });
+  const deadline = Date.now() + 5000;
+  while (
+    (client.isFastPath("before_tool_call") || coordinator.registry().revision === 0) &&
+    Date.now() < deadline
+  )
+    await new Promise((r) => setTimeout(r, 20));
+  return client;
 }
 
 /** The context of lane `lane`'s calls: one agent session per lane, as concurrent agents have. */

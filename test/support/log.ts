@@ -4,7 +4,7 @@
  */
 import type { MsgHdrs } from "@nats-io/transport-node";
 import { type Bus } from "../../src/index.js";
-import { LogRecord } from "../../src/log/record.js";
+import { LogRecord, type DecisionRecord } from "../../src/log/record.js";
 
 export interface StoredMessage {
   seq: number;
@@ -69,4 +69,15 @@ export async function readStoredLog(
 /** Every record of the namespace's log stream, in stream order; a missing record fails the read. */
 export async function readLog(bus: Bus): Promise<LogRecord[]> {
   return (await readStoredLog(bus, { gaps: "throw" })).map((stored) => stored.record);
+}
+
+export function decisions(records: readonly LogRecord[]): DecisionRecord[] {
+  return records.filter((r): r is DecisionRecord => r.kind === "decision");
+}
+
+/** How many records each callId has. */
+export function countByCallId(records: readonly { callId: string }[]): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const r of records) counts.set(r.callId, (counts.get(r.callId) ?? 0) + 1);
+  return counts;
 }

@@ -5,7 +5,8 @@
  * stopped, in reverse order, before the connections close and the cluster stops.
  */
 import { connect, type NatsConnection } from "@nats-io/transport-node";
-import { afterAll, beforeAll } from "vitest";
+import { afterAll, beforeAll, expect } from "vitest";
+import type { Bus } from "../../src/index.js";
 import { startNatsCluster, type NatsCluster } from "./nats-cluster.js";
 import { until } from "./wait.js";
 
@@ -59,6 +60,13 @@ export function useR3Cluster(options: { reconnectTimeWaitMs?: number } = {}): R3
     },
     onStop: (stop) => stops.push(stop),
   };
+}
+
+/** The name of the node that leads the namespace's log stream. */
+export async function logLeaderName(bus: Bus): Promise<string> {
+  const leaderName = (await bus.jsm.streams.info(bus.subjects.logStream)).cluster?.leader;
+  expect(leaderName).toBeDefined();
+  return leaderName!;
 }
 
 /**

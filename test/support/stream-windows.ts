@@ -2,7 +2,7 @@
  * What the adapters' streaming-window tests share (ai-sdk, openai-agents and pi *-windows): a
  * numbered 1,000-token answer, a bus policy registered `stream: true` that blocks the window
  * holding the 500th token, the registry that registers a policy so, and the checks that the
- * answer shown was cut there.
+ * answer shown was cut there and that the log's end record says so.
  */
 import { expect } from "vitest";
 import { definePolicy, type DecisionRecord, type Policy } from "../../src/index.js";
@@ -46,11 +46,27 @@ export function windowOf(record: DecisionRecord): number | undefined {
 }
 
 /**
+ * The answer's one end record among `emits` (a run's before_response_emit records), checked to
+ * record `shown` as what the user was shown.
+ */
+export function expectOneAnswerEnd(emits: DecisionRecord[], shown: string): DecisionRecord {
+  const end = emits.filter((r) => windowOf(r) === undefined);
+  expect(end).toHaveLength(1);
+  expect((end[0]!.event as { stream: { shown: string } }).stream.shown).toBe(shown);
+  return end[0]!;
+}
+
+/** `text` holds none of the answer's tokens from the 500th on (where stopAt500 cut it). */
+export function expectNothingFrom500(text: string): void {
+  for (let i = 500; i <= 1000; i++) expect(text).not.toContain(token(i));
+}
+
+/**
  * `shown` is the answer up to before the 500th token, then the block's reason, nothing after.
  * Returns what was shown of the answer (without the reason).
  */
 export function expectCutAt500(shown: string): string {
-  for (let i = 500; i <= 1000; i++) expect(shown).not.toContain(token(i));
+  expectNothingFrom500(shown);
   expect(shown.endsWith(CUT_SHOWN)).toBe(true);
   const before = shown.slice(0, -CUT_SHOWN.length);
   expect(TOKENS.join("").startsWith(before)).toBe(true);

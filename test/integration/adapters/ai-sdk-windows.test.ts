@@ -12,6 +12,7 @@ import { hookbusMiddleware, withHookbusRun } from "../../../src/adapters/ai/inde
 import { replay } from "../../../src/replay/index.js";
 import {
   expectCutAt500,
+  expectOneAnswerEnd,
   stopAt500,
   streamingPolicy,
   token,
@@ -107,14 +108,12 @@ describe("hookbus/ai streamText with a streaming bus policy", () => {
     const emits = await decisionsOf(p, "before_response_emit");
     const windows = emits.filter((r) => windowOf(r) !== undefined);
     expect(windows.at(-1)?.decision).toMatchObject({ outcome: "block" });
-    const end = emits.filter((r) => windowOf(r) === undefined);
-    expect(end).toHaveLength(1);
-    const stream = (end[0]!.event as { stream: { shown: string; cutAt: number } }).stream;
-    expect(stream.shown).toBe(shown);
+    const end = expectOneAnswerEnd(emits, shown);
+    const stream = (end.event as { stream: { shown: string; cutAt: number } }).stream;
     expect(TOKENS.join("").slice(0, stream.cutAt)).toBe(before);
     // The record says it in numbers too: what was read, what was shown, where it was cut.
-    expect(end[0]!.stream).toEqual({
-      producedChars: (end[0]!.event as { content: string }).content.length,
+    expect(end.stream).toEqual({
+      producedChars: (end.event as { content: string }).content.length,
       shownChars: shown.length,
       cutAt: stream.cutAt,
     });

@@ -19,57 +19,13 @@ import {
   hideDeleteAll,
   policyPipeline,
 } from "./policies.js";
+import { aiRecordingTools } from "./ai-tools.js";
 import { hookbusScriptedModel, type ScriptedStep } from "./scripted-model.js";
 
 const nats = useNatsServer();
 
 const pipeline = (policies?: Policy[], clientTimeoutMs?: number) =>
   policyPipeline(nats.url(), policies, clientTimeoutMs);
-
-/** The tools, each recording the inputs it actually ran with. */
-function recordingTools() {
-  const ran = {
-    exec: [] as unknown[],
-    read_file: [] as unknown[],
-    lookup: [] as unknown[],
-    delete_all: [] as unknown[],
-  };
-  const tools = {
-    exec: tool({
-      description: "Run a shell command",
-      inputSchema: z.object({ command: z.string() }),
-      execute: (input) => {
-        ran.exec.push(input);
-        return "ran";
-      },
-    }),
-    read_file: tool({
-      description: "Read a file",
-      inputSchema: z.object({ path: z.string() }),
-      execute: (input) => {
-        ran.read_file.push(input);
-        return `contents of ${input.path}`;
-      },
-    }),
-    lookup: tool({
-      description: "Look a word up",
-      inputSchema: z.object({ word: z.string() }),
-      execute: (input) => {
-        ran.lookup.push(input);
-        return `${input.word}: found`;
-      },
-    }),
-    delete_all: tool({
-      description: "Delete everything",
-      inputSchema: z.object({}),
-      execute: (input) => {
-        ran.delete_all.push(input);
-        return "deleted";
-      },
-    }),
-  };
-  return { ran, tools: hookbusTools(tools) };
-}
 
 const agent = hookbusScriptedModel;
 
@@ -100,7 +56,7 @@ describe("hookbus/ai with generateText", () => {
 
   it("blocks exec (its execute never runs; the model reads the block), rewrites read_file's path, multi-step", async () => {
     const p = await pipeline();
-    const { ran, tools } = recordingTools();
+    const { ran, tools } = aiRecordingTools();
     const { model, base } = agent([
       { calls: [{ id: "c-exec", name: "exec", input: { command: "rm -rf /" } }] },
       { calls: [{ id: "c-read", name: "read_file", input: { path: "/etc/passwd" } }] },
@@ -124,7 +80,7 @@ describe("hookbus/ai with generateText", () => {
 
   it("four parallel calls with at most 3 per turn: the fourth never runs and has no before_tool_call record", async () => {
     const p = await pipeline();
-    const { ran, tools } = recordingTools();
+    const { ran, tools } = aiRecordingTools();
     const { model } = agent([fourLookups, { text: "three found" }]);
     const result = await withHookbusRun(
       { client: p.client, agentId: "ai-agent", sessionKey: "s-four" },
@@ -139,7 +95,7 @@ describe("hookbus/ai with generateText", () => {
 
   it("a tool removed by before_llm_call is not offered, and its call is still refused when executed", async () => {
     const p = await pipeline([...basePolicies, hideDeleteAll]);
-    const { ran, tools } = recordingTools();
+    const { ran, tools } = aiRecordingTools();
     const { model, base } = agent([
       { calls: [{ id: "c-del", name: "delete_all", input: {} }] },
       { text: "ok" },
@@ -158,7 +114,7 @@ describe("hookbus/ai with generateText", () => {
   it("a coordinator that is down fails the tool gates closed: no tool runs", async () => {
     // A short deadline: the client retries a call until its deadline in case a coordinator returns.
     const p = await pipeline(basePolicies, 1500);
-    const { ran, tools } = recordingTools();
+    const { ran, tools } = aiRecordingTools();
     const { model } = agent([fourLookups]);
     await p.coordinator.stop();
     const result = await withHookbusRun(
@@ -175,8 +131,8 @@ describe("hookbus/ai with generateText", () => {
 
   it("two sessions reusing a run id stay isolated (one's allowlist never applies to, or is cleared by, the other)", async () => {
     const p = await pipeline();
-    const a = recordingTools();
-    const b = recordingTools();
+    const a = aiRecordingTools();
+    const b = aiRecordingTools();
     const bDone = gate();
     // Session A's first allowed call waits until session B's whole run is over, so A's later
     // calls are checked after B's before_llm_call (which, with a shared gate, cleared A's).
@@ -219,7 +175,7 @@ describe("hookbus/ai with generateText", () => {
   });
 
   it("outside a run, a wrapped tool refuses (HOOKBUS_NO_RUN) and never executes", async () => {
-    const { ran, tools } = recordingTools();
+    const { ran, tools } = aiRecordingTools();
     const { model } = agent([{ calls: [{ id: "c1", name: "lookup", input: { word: "x" } }] }]);
     const error = await generateText({ model, tools, prompt: "x" }).then(
       () => undefined,
@@ -233,7 +189,7 @@ describe("hookbus/ai with generateText", () => {
 describe("hookbus/ai with streamText", () => {
   it("tool calls are held until after_llm_call decided; the stream shows only the redacted final text", async () => {
     const p = await pipeline();
-    const { ran, tools } = recordingTools();
+    const { ran, tools } = aiRecordingTools();
     const { model } = agent([fourLookups, { text: `Contact ${EMAIL} now.` }]);
     const { chunks, text } = await withHookbusRun(
       { client: p.client, agentId: "ai-agent", sessionKey: "s-stream" },

@@ -4,25 +4,21 @@
  * pages the client listed (the decision is made per call), and a result a policy rewrote still
  * satisfies the MCP contract the real SDK client checks.
  */
-import { mkdtempSync, readFileSync, existsSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { definePolicy, runPolicy, type PolicyRunner } from "../../../src/index.js";
+import { connectThroughProxy, mcpFixture, toolText, upstreamRan } from "../../support/mcp-host.js";
 import { uniqueNamespace, useNatsServer } from "../../support/nats.js";
 import { until } from "../../support/wait.js";
 import { RegistryStore } from "../../../src/registry/store.js";
 import { startCoordinator, type Coordinator } from "../../../src/coordinator/coordinator.js";
 import { Subjects } from "../../../src/bus/subjects.js";
 
-const cli = fileURLToPath(new URL("../../../bin/hookbus.js", import.meta.url));
-const pagingServer = fileURLToPath(
-  new URL("../../fixtures/mcp/paging-server.mjs", import.meta.url),
-);
+const pagingServer = mcpFixture("paging-server.mjs");
 const dir = mkdtempSync(join(tmpdir(), "hookbus-mcp-contract-"));
 
 const guard = definePolicy({
@@ -61,32 +57,12 @@ beforeAll(async () => {
     ],
   });
   await until(() => coordinator.registry().revision > 0, 10_000, "registry at the coordinator");
-  const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: [
-      cli,
-      "mcp-proxy",
-      "--server",
-      nats.url(),
-      "--namespace",
-      namespace,
-      "--agent",
-      "mcp-agent",
-      "--log-level",
-      "warn",
-      "--",
-      process.execPath,
-      pagingServer,
-    ],
-    env: {
-      ...(process.env as Record<string, string>),
-      HOOKBUS_CLI_SOURCE: "1",
-      UPSTREAM_LOG: upstreamLog,
-    },
-    stderr: "pipe",
+  client = await connectThroughProxy({
+    url: nats.url(),
+    namespace,
+    upstream: pagingServer,
+    upstreamLog,
   });
-  client = new Client({ name: "test-host", version: "1.0.0" });
-  await client.connect(transport, { timeout: 60_000 });
 }, 90_000);
 
 afterAll(async () => {
@@ -95,16 +71,7 @@ afterAll(async () => {
   await coordinator?.stop();
 });
 
-const ran = () =>
-  existsSync(upstreamLog)
-    ? readFileSync(upstreamLog, "utf8")
-        .trim()
-        .split("\n")
-        .filter((l) => l !== "")
-        .map((l) => (JSON.parse(l) as { name: string }).name)
-    : [];
-const text = (result: CallToolResult) =>
-  result.content.map((part) => (part.type === "text" ? part.text : `[${part.type}]`)).join("");
+const ran = () => upstreamRan(upstreamLog).map((t) => t.name);
 
 /** Every page of tools/list, as an MCP host walks it. */
 async function listAllPages(): Promise<Tool[]> {
@@ -128,7 +95,7 @@ describe("the MCP gateway against a paging upstream with output schemas", () => 
       arguments: { repo: "prod" },
     })) as CallToolResult;
     expect(result.isError).toBe(true);
-    expect(text(result)).toContain("repo-guard");
+    expect(toolText(result)).toContain("repo-guard");
     const listed = (await client.callTool({ name: "list_repos", arguments: {} })) as CallToolResult;
     expect(listed.isError).toBeUndefined();
     expect(ran()).toEqual(["list_repos"]);
@@ -151,7 +118,7 @@ describe("the MCP gateway against a paging upstream with output schemas", () => 
       arguments: {},
     })) as CallToolResult;
     expect(result.isError).toBe(true);
-    expect(text(result)).toContain("not offered");
+    expect(toolText(result)).toContain("not offered");
     expect(ran()).not.toContain("no_such_tool");
   }, 60_000);
 
@@ -162,7 +129,7 @@ describe("the MCP gateway against a paging upstream with output schemas", () => 
       name: "read_text_file",
       arguments: { path: "notes.txt" },
     })) as CallToolResult;
-    expect(text(result)).toBe("[redacted: the output held an email address]");
+    expect(toolText(result)).toBe("[redacted: the output held an email address]");
     expect(JSON.stringify(result)).not.toContain("dana.reyes");
     expect(ran()).toContain("read_text_file");
   }, 60_000);

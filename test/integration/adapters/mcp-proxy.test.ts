@@ -3,17 +3,22 @@
  * SDK's McpServer, test/fixtures/mcp/upstream-server.mjs), both over stdio as Claude Code or
  * Cursor would run them, with a real coordinator and policy worker deciding every tool.
  */
-import { mkdtempSync, readFileSync, existsSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Bus, definePolicy, runPolicy, type PolicyRunner } from "../../../src/index.js";
 import { startChild } from "../../support/child.js";
+import {
+  cli,
+  connectThroughProxy as connectProxy,
+  mcpFixture,
+  toolText,
+  upstreamRan,
+} from "../../support/mcp-host.js";
 import { readLog } from "../../support/log.js";
 import { uniqueNamespace, useNatsServer } from "../../support/nats.js";
 import { until } from "../../support/wait.js";
@@ -21,10 +26,7 @@ import { RegistryStore } from "../../../src/registry/store.js";
 import { startCoordinator, type Coordinator } from "../../../src/coordinator/coordinator.js";
 import { Subjects } from "../../../src/bus/subjects.js";
 
-const cli = fileURLToPath(new URL("../../../bin/hookbus.js", import.meta.url));
-const upstreamServer = fileURLToPath(
-  new URL("../../fixtures/mcp/upstream-server.mjs", import.meta.url),
-);
+const upstreamServer = mcpFixture("upstream-server.mjs");
 const dir = mkdtempSync(join(tmpdir(), "hookbus-mcp-"));
 
 const gatekeeper = definePolicy({
@@ -79,53 +81,15 @@ afterAll(async () => {
 });
 
 /** An MCP client on `hookbus mcp-proxy -- node upstream-server.mjs`, as an MCP host runs it. */
-async function connectThroughProxy(
-  ns: string,
-  upstreamLog: string,
-  extra: string[] = [],
-): Promise<Client> {
-  const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: [
-      cli,
-      "mcp-proxy",
-      "--server",
-      nats.url(),
-      "--namespace",
-      ns,
-      "--agent",
-      "mcp-agent",
-      "--session",
-      "mcp-session-1",
-      "--log-level",
-      "warn",
-      ...extra,
-      "--",
-      process.execPath,
-      upstreamServer,
-    ],
-    env: {
-      ...(process.env as Record<string, string>),
-      HOOKBUS_CLI_SOURCE: "1",
-      UPSTREAM_LOG: upstreamLog,
-    },
-    stderr: "pipe",
+function connectThroughProxy(ns: string, upstreamLog: string, extra: string[] = []) {
+  return connectProxy({
+    url: nats.url(),
+    namespace: ns,
+    upstream: upstreamServer,
+    upstreamLog,
+    options: ["--session", "mcp-session-1", ...extra],
   });
-  const client = new Client({ name: "test-host", version: "1.0.0" });
-  await client.connect(transport, { timeout: 60_000 });
-  return client;
 }
-
-const ranTools = (log: string) =>
-  existsSync(log)
-    ? readFileSync(log, "utf8")
-        .trim()
-        .split("\n")
-        .filter((l) => l !== "")
-        .map((l) => JSON.parse(l) as { name: string; args: Record<string, unknown> })
-    : [];
-const text = (result: CallToolResult) =>
-  result.content.map((part) => (part.type === "text" ? part.text : `[${part.type}]`)).join("");
 
 describe("hookbus mcp-proxy (stdio)", () => {
   const upstreamLog = join(dir, "stdio.ndjson");
@@ -149,8 +113,8 @@ describe("hookbus mcp-proxy (stdio)", () => {
       arguments: { command: "rm -rf /" },
     })) as CallToolResult;
     expect(result.isError).toBe(true);
-    expect(text(result)).toContain("mcp-gatekeeper");
-    expect(ranTools(upstreamLog).map((t) => t.name)).not.toContain("exec");
+    expect(toolText(result)).toContain("mcp-gatekeeper");
+    expect(upstreamRan(upstreamLog).map((t) => t.name)).not.toContain("exec");
     const bus = await Bus.open(await nats.connect(), { namespace });
     const records = await until(
       async () => {
@@ -176,8 +140,8 @@ describe("hookbus mcp-proxy (stdio)", () => {
       arguments: { path: "/etc/passwd", content: "x" },
     })) as CallToolResult;
     expect(result.isError).toBe(true);
-    expect(text(result)).toBe("hookbus (mcp-gatekeeper): writes to /etc are not allowed");
-    expect(ranTools(upstreamLog).some((t) => t.name === "write_file")).toBe(false);
+    expect(toolText(result)).toBe("hookbus (mcp-gatekeeper): writes to /etc are not allowed");
+    expect(upstreamRan(upstreamLog).some((t) => t.name === "write_file")).toBe(false);
   }, 60_000);
 
   it("sends the rewritten params upstream and redacts the result before the client sees it", async () => {
@@ -186,11 +150,11 @@ describe("hookbus mcp-proxy (stdio)", () => {
       arguments: { path: "secrets.txt" },
     })) as CallToolResult;
     expect(
-      ranTools(upstreamLog)
+      upstreamRan(upstreamLog)
         .filter((t) => t.name === "read_file")
         .at(-1)?.args,
     ).toEqual({ path: "public.txt" });
-    expect(text(result)).toBe("[redacted: the output held an email address]");
+    expect(toolText(result)).toBe("[redacted: the output held an email address]");
     expect(result.structuredContent).toBeUndefined();
   }, 60_000);
 });
@@ -211,8 +175,8 @@ describe("hookbus mcp-proxy fails closed and serves HTTP", () => {
         arguments: { path: "a" },
       })) as CallToolResult;
       expect(result.isError).toBe(true);
-      expect(text(result)).toMatch(/HOOKBUS_(COORDINATOR_UNAVAILABLE|CALL_TIMEOUT)/);
-      expect(ranTools(log)).toEqual([]);
+      expect(toolText(result)).toMatch(/HOOKBUS_(COORDINATOR_UNAVAILABLE|CALL_TIMEOUT)/);
+      expect(upstreamRan(log)).toEqual([]);
     } finally {
       await client.close();
     }
@@ -252,7 +216,7 @@ describe("hookbus mcp-proxy fails closed and serves HTTP", () => {
         arguments: { path: "/etc/hosts", content: "x" },
       })) as CallToolResult;
       expect(blocked.isError).toBe(true);
-      expect(ranTools(log)).toEqual([]);
+      expect(upstreamRan(log)).toEqual([]);
       await client.close();
     } finally {
       proxy.child.kill("SIGTERM");

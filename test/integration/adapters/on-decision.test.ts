@@ -4,60 +4,25 @@
  * the decision changes nothing. Through the real AI SDK and OpenAI Agents SDK, with a scripted
  * model, on real NATS with a coordinator and policy workers.
  */
-import { Agent, Runner, setTracingDisabled, tool as agentsTool } from "@openai/agents";
+import { Agent, Runner, setTracingDisabled } from "@openai/agents";
 import { assistantMessage, functionCall, ScriptedModel } from "@openai/agents/testing";
-import { generateText, stepCountIs, tool } from "ai";
+import { generateText, stepCountIs } from "ai";
 import { describe, expect, it, vi } from "vitest";
-import { z } from "zod";
 import * as ai from "../../../src/adapters/ai/index.js";
 import * as agents from "../../../src/adapters/openai-agents/index.js";
 import type { HookbusDecisionEvent } from "../../../src/adapters/ai/index.js";
 import { isHookbusError } from "../../../src/index.js";
 import { rejection, until } from "../../support/wait.js";
 import { useNatsServer, type Pipeline } from "../pipeline/harness.js";
-import {
-  basePolicies,
-  blockSecrets,
-  EMAIL,
-  hideDeleteAll,
-  pipelineOn,
-  toolRuns,
-} from "./policies.js";
+import { basePolicies, blockSecrets, EMAIL, hideDeleteAll, pipelineOn } from "./policies.js";
 import { hookbusScriptedModel, type ScriptedStep } from "./scripted-model.js";
+import { agentsRecordingTools } from "./agents-tools.js";
+import { aiRecordingTools } from "./ai-tools.js";
 
 const nats = useNatsServer();
 const pipeline = pipelineOn(nats);
 setTracingDisabled(true);
 const runner = new Runner({ tracingDisabled: true });
-
-function aiTools(ran: ReturnType<typeof toolRuns>) {
-  return ai.hookbusTools({
-    exec: tool({
-      description: "Run a shell command",
-      inputSchema: z.object({ command: z.string() }),
-      execute: (input) => {
-        ran.exec.push(input);
-        return "ran";
-      },
-    }),
-    read_file: tool({
-      description: "Read a file",
-      inputSchema: z.object({ path: z.string() }),
-      execute: (input) => {
-        ran.read_file.push(input);
-        return `contents of ${input.path}`;
-      },
-    }),
-    delete_all: tool({
-      description: "Delete everything",
-      inputSchema: z.object({}),
-      execute: (input) => {
-        ran.delete_all.push(input);
-        return "deleted";
-      },
-    }),
-  });
-}
 
 const aiModel = (steps: ScriptedStep[]) => hookbusScriptedModel(steps).model;
 
@@ -103,7 +68,7 @@ const acceptanceCalls = [
 describe("onDecision with the AI SDK", () => {
   it("reports each decision once: the block by no-exec, the rewrite, the redaction", async () => {
     const p = await pipeline();
-    const ran = toolRuns();
+    const { ran, tools } = aiRecordingTools(["exec", "read_file", "delete_all"]);
     const events: HookbusDecisionEvent[] = [];
     const result = await ai.withHookbusRun(
       {
@@ -119,7 +84,7 @@ describe("onDecision with the AI SDK", () => {
             { calls: [acceptanceCalls[1]!] },
             { text: `Mail ${EMAIL}.` },
           ]),
-          tools: aiTools(ran),
+          tools,
           prompt: "clean up",
           stopWhen: stepCountIs(5),
         }),
@@ -131,7 +96,7 @@ describe("onDecision with the AI SDK", () => {
 
   it("a callback that throws or tries to undo a redaction changes nothing, and is logged", async () => {
     const p = await pipeline([...basePolicies, hideDeleteAll]);
-    const ran = toolRuns();
+    const { ran, tools } = aiRecordingTools(["exec", "read_file", "delete_all"]);
     const warn = vi.spyOn(p.client.log, "warn");
     const seen: string[] = [];
     const result = await ai.withHookbusRun(
@@ -154,7 +119,7 @@ describe("onDecision with the AI SDK", () => {
             { calls: [{ id: "c-del", name: "delete_all", input: {} }] },
             { text: `Mail ${EMAIL}.` },
           ]),
-          tools: aiTools(ran),
+          tools,
           prompt: "clean up",
           stopWhen: stepCountIs(4),
         }),
@@ -172,27 +137,7 @@ describe("onDecision with the AI SDK", () => {
 describe("onDecision with the OpenAI Agents SDK", () => {
   it("reports each decision once: the block by no-exec, the rewrite, the redaction", async () => {
     const p = await pipeline();
-    const ran = toolRuns();
-    const tools = agents.hookbusTools([
-      agentsTool({
-        name: "exec",
-        description: "Run a shell command",
-        parameters: z.object({ command: z.string() }),
-        execute: (input) => {
-          ran.exec.push(input);
-          return "ran";
-        },
-      }),
-      agentsTool({
-        name: "read_file",
-        description: "Read a file",
-        parameters: z.object({ path: z.string() }),
-        execute: (input) => {
-          ran.read_file.push(input);
-          return `contents of ${input.path}`;
-        },
-      }),
-    ]);
+    const { ran, tools } = agentsRecordingTools(["exec", "read_file"]);
     const model = agents.hookbusModel(
       new ScriptedModel([
         [functionCall("exec", { command: "rm -rf /" }, { callId: "c-exec" })],

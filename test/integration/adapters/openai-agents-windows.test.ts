@@ -11,10 +11,10 @@ import { isHookbusError } from "../../../src/index.js";
 import { hookbusModel, withHookbusRun } from "../../../src/adapters/openai-agents/index.js";
 import {
   expectCutAt500,
+  expectOneAnswerEnd,
   stopAt500,
   streamingPolicy,
   TOKENS,
-  windowOf,
 } from "../../support/stream-windows.js";
 import { streamedResponse } from "../../support/openai-stream.js";
 import { readText } from "../../support/text-stream.js";
@@ -54,10 +54,7 @@ describe("hookbus/openai-agents streamed runs with a streaming bus policy", () =
     expectCutAt500(shown);
     expect(read.n).toBeLessThan(TOKENS.length);
 
-    const emits = await decisionsOf(p, "before_response_emit");
-    const end = emits.filter((r) => windowOf(r) === undefined);
-    expect(end).toHaveLength(1);
-    expect(end[0]!.stream).toMatchObject({ shownChars: shown.length });
-    expect((end[0]!.event as { stream: { shown: string } }).stream.shown).toBe(shown);
+    const end = expectOneAnswerEnd(await decisionsOf(p, "before_response_emit"), shown);
+    expect(end.stream).toMatchObject({ shownChars: shown.length });
   });
 });

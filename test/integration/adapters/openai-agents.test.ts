@@ -16,7 +16,6 @@ import { definePolicy, isHookbusError } from "../../../src/index.js";
 import {
   hookbusModel,
   hookbusTool,
-  hookbusTools,
   INPUT_GUARDRAIL_NAME,
   withHookbusRun,
 } from "../../../src/adapters/openai-agents/index.js";
@@ -29,8 +28,8 @@ import {
   EMAIL,
   hideDeleteAll,
   pipelineOn,
-  toolRuns,
 } from "./policies.js";
+import { agentsRecordingTools, type AgentsRecordingTools } from "./agents-tools.js";
 
 const nats = useNatsServer();
 setTracingDisabled(true);
@@ -38,54 +37,7 @@ const runner = new Runner({ tracingDisabled: true });
 
 const pipeline = pipelineOn(nats);
 
-/** The tools, each recording the inputs it actually ran with. */
-function recordingTools() {
-  const ran = toolRuns();
-  const tools = hookbusTools([
-    tool({
-      name: "exec",
-      description: "Run a shell command",
-      parameters: z.object({ command: z.string() }),
-      execute: (input) => {
-        ran.exec.push(input);
-        return "ran";
-      },
-    }),
-    tool({
-      name: "read_file",
-      description: "Read a file",
-      parameters: z.object({ path: z.string() }),
-      execute: (input) => {
-        ran.read_file.push(input);
-        return `contents of ${input.path}`;
-      },
-    }),
-    tool({
-      name: "lookup",
-      description: "Look a word up",
-      parameters: z.object({ word: z.string() }),
-      execute: (input) => {
-        ran.lookup.push(input);
-        return `${input.word}: found`;
-      },
-    }),
-    tool({
-      name: "delete_all",
-      description: "Delete everything",
-      parameters: z.object({}),
-      execute: (input) => {
-        ran.delete_all.push(input);
-        return "deleted";
-      },
-    }),
-  ]);
-  return { ran, tools };
-}
-
-function agent(
-  steps: ScriptedModelInput[],
-  tools: ReturnType<typeof recordingTools>["tools"] = [],
-) {
+function agent(steps: ScriptedModelInput[], tools: AgentsRecordingTools["tools"] = []) {
   const base = new ScriptedModel(steps);
   const model = hookbusModel(base, { name: "scripted-1", provider: "scripted" });
   return { base, agent: new Agent({ name: "assistant", instructions: "Help.", model, tools }) };
@@ -163,7 +115,7 @@ describe("hookbus/openai-agents with Runner.run", () => {
 
   it("blocks exec (its execute never runs; the model reads the block), rewrites read_file's path, multi-turn", async () => {
     const p = await pipeline();
-    const { ran, tools } = recordingTools();
+    const { ran, tools } = agentsRecordingTools();
     const { agent: a, base } = agent(
       [
         [call("exec", { command: "rm -rf /" }, "c-exec")],
@@ -202,7 +154,7 @@ describe("hookbus/openai-agents with Runner.run", () => {
 
   it("four parallel calls with at most 3 per turn: the fourth never runs and has no before_tool_call record", async () => {
     const p = await pipeline();
-    const { ran, tools } = recordingTools();
+    const { ran, tools } = agentsRecordingTools();
     const { agent: a } = agent([fourLookups, [assistantMessage("three found")]], tools);
     const result = await withHookbusRun(session(p, "s-four"), () =>
       runner.run(a, "look up a b c d", { maxTurns: 3 }),
@@ -218,7 +170,7 @@ describe("hookbus/openai-agents with Runner.run", () => {
 
   it("a tool removed by before_llm_call is not offered, and its call is still refused when executed", async () => {
     const p = await pipeline([...basePolicies, hideDeleteAll]);
-    const { ran, tools } = recordingTools();
+    const { ran, tools } = agentsRecordingTools();
     const { agent: a, base } = agent(
       [[call("delete_all", {}, "c-del")], [assistantMessage("ok")]],
       tools,
@@ -235,7 +187,7 @@ describe("hookbus/openai-agents with Runner.run", () => {
   it("a coordinator that is down fails the tool gates closed: no tool runs", async () => {
     // A short deadline: the client retries a call until its deadline in case a coordinator returns.
     const p = await pipeline(basePolicies, 1500);
-    const { ran, tools } = recordingTools();
+    const { ran, tools } = agentsRecordingTools();
     const { agent: a, base } = agent([fourLookups, [assistantMessage("done")]], tools);
     await p.coordinator.stop();
     const error = await withHookbusRun(session(p, "s-down"), () =>
@@ -254,8 +206,8 @@ describe("hookbus/openai-agents with Runner.run", () => {
 
   it("two sessions reusing a run id stay isolated (one's allowlist never applies to, or is cleared by, the other)", async () => {
     const p = await pipeline();
-    const a = recordingTools();
-    const b = recordingTools();
+    const a = agentsRecordingTools();
+    const b = agentsRecordingTools();
     const bDone = gate();
     // Session A's tool gates are asked only after session B's whole run is over (a guardrail of
     // A's own runs before hookbus's): with a shared gate, B's before_llm_call would clear A's.
@@ -300,7 +252,7 @@ describe("hookbus/openai-agents with Runner.run", () => {
 
   it("a tool whose hookbus guardrails were removed is still gated by its invoke (block and rewrite)", async () => {
     const p = await pipeline();
-    const { ran, tools } = recordingTools();
+    const { ran, tools } = agentsRecordingTools();
     const stripped = tools.map((t) => ({ ...t, inputGuardrails: [], outputGuardrails: [] }));
     const { agent: a } = agent(
       [
@@ -391,7 +343,7 @@ describe("hookbus/openai-agents with Runner.run", () => {
   });
 
   it("outside a run, the model refuses (HOOKBUS_NO_RUN) and no tool executes", async () => {
-    const { ran, tools } = recordingTools();
+    const { ran, tools } = agentsRecordingTools();
     const { agent: a } = agent([[call("lookup", { word: "x" }, "c1")]], tools);
     const error = await rejection(runner.run(a, "x"));
     expect(isHookbusError(error, "HOOKBUS_NO_RUN"), String(error)).toBe(true);
@@ -402,7 +354,7 @@ describe("hookbus/openai-agents with Runner.run", () => {
 describe("hookbus/openai-agents with a streamed run", () => {
   it("tool calls are held until after_llm_call decided; the stream shows only the redacted final text", async () => {
     const p = await pipeline();
-    const { ran, tools } = recordingTools();
+    const { ran, tools } = agentsRecordingTools();
     // The final answer comes in two text parts (two deltas), the email split across them.
     const answer = {
       ...assistantMessage("Contact alice@"),

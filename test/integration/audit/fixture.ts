@@ -6,10 +6,11 @@
  * Every record gets a label (its call id, `late:<call id>` or `obs:<event id>`); `EXPECTED` is
  * the whole log in order, so each test can say exactly which records a query must return.
  */
-import { connect, headers, type NatsConnection } from "@nats-io/transport-node";
+import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { expect } from "vitest";
 import { Bus, definePolicy, type LogRecord } from "../../../src/index.js";
 import { queryLog, type AuditEntry } from "../../../src/audit/index.js";
+import { noShellPolicy, sendInvalidToolCall, sloth } from "../../support/audit-scenario.js";
 import { sleep, startPipeline, until, type Pipeline } from "../pipeline/harness.js";
 
 export const SUPPORT = "support-bot";
@@ -92,7 +93,6 @@ export async function collect(query: AsyncIterable<AuditEntry>): Promise<AuditEn
 export const labels = (entries: readonly AuditEntry[]) => entries.map((e) => label(e.record));
 
 export const SLOTH_TIMEOUT_MS = 250;
-const SLOTH_SLEEP_MS = 700;
 
 const greeter = definePolicy({
   name: "greeter",
@@ -101,27 +101,6 @@ const greeter = definePolicy({
     before_agent_reply: (event) =>
       event.cleanedBody.startsWith("hi")
         ? { reply: { text: "Hello!" }, reason: "greeting" }
-        : undefined,
-  },
-});
-
-const sloth = definePolicy({
-  name: "sloth",
-  hooks: {
-    async before_llm_call(event) {
-      if (event.model !== "slow") return undefined;
-      await sleep(SLOTH_SLEEP_MS); // slower than its timeout: a late verdict
-      return { block: true, blockReason: "too slow to say" };
-    },
-  },
-});
-
-const noShell = definePolicy({
-  name: "no-shell",
-  hooks: {
-    before_tool_call: (event) =>
-      event.toolName === "exec"
-        ? { block: true, blockReason: "shell access is not allowed" }
         : undefined,
   },
 });
@@ -201,7 +180,7 @@ export async function buildAuditLog(url: string): Promise<AuditLog> {
         { name: "redactor", hooks: ["before_response_emit"], priority: 50 },
       ],
     },
-    policies: [greeter, sloth, noShell, candidate, redactor],
+    policies: [greeter, sloth, noShellPolicy(), candidate, redactor],
   });
   const { client } = p;
   const support1 = ctx(SUPPORT, "conv-1");
@@ -270,24 +249,7 @@ export async function buildAuditLog(url: string): Promise<AuditLog> {
   expect((await toolCall(p, OPS, NIGHT, "rm-1", "rm")).decision.outcome).toBe("allow");
 
   // A call the coordinator rejects (its event fails the schema), sent raw as a broken agent would.
-  const bad = await p.bus.codec.encode({
-    callId: "bad-1",
-    hook: "before_tool_call",
-    context: ctx(OPS, NIGHT),
-    event: { toolName: "", params: {} },
-  });
-  const h = headers();
-  h.set("Hookbus-Call-Id", "bad-1");
-  h.set("Hookbus-Timeout-Ms", "5000");
-  const reply = await p.connections.agent.request(
-    p.subjects.call(OPS, "before_tool_call"),
-    bad.data,
-    {
-      timeout: 5000,
-      headers: h,
-    },
-  );
-  expect(reply.headers?.get("Hookbus-Error-Code")).toBe("HOOKBUS_INVALID_EVENT");
+  expect(await sendInvalidToolCall(p, "bad-1", ctx(OPS, NIGHT))).toBe("HOOKBUS_INVALID_EVENT");
   const quiet = await client.call(
     "before_response_emit",
     ctx(OPS, NIGHT),

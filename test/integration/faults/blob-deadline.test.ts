@@ -4,29 +4,19 @@
  * waiting out the JetStream API timeout once per chunk.
  */
 import { randomBytes } from "node:crypto";
-import { afterAll, describe, expect, it } from "vitest";
-import { Bus } from "../../../src/bus/bus.js";
-import { BlobStore } from "../../../src/bus/blobs.js";
-import { ensureLogStreams } from "../../../src/bus/streams.js";
+import { describe, expect, it } from "vitest";
 import { isHookbusError } from "../../../src/foundation/errors.js";
 import { rejection } from "../../support/wait.js";
-import { uniqueNamespace, useNatsServer } from "./harness.js";
+import { BLOB_CHUNK, openTestBlobStore } from "../../support/blob-store.js";
+import { useNatsServer } from "./harness.js";
 
 const nats = useNatsServer({ own: true });
-const closers: (() => Promise<void>)[] = [];
-afterAll(async () => {
-  for (const close of closers) await close().catch(() => {});
-});
 
 describe("blob reads and the caller's deadline", () => {
   it("reads a stored blob within a deadline, and fails at the deadline when the server is gone", async () => {
-    const nc = await nats.connect();
-    closers.push(() => nc.close());
-    const bus = await Bus.open(nc, { namespace: uniqueNamespace("blobdl") });
-    await ensureLogStreams(bus.jsm, bus.subjects);
-    const store = new BlobStore(bus.js, bus.jsm, bus.subjects, 64 * 1024);
+    const { store } = await openTestBlobStore(nats, "blobdl");
     // Five full chunks once sealed: the GCM tag adds 16 bytes (docs/privacy.md, "Blobs").
-    const bytes = randomBytes(5 * 64 * 1024 - 16);
+    const bytes = randomBytes(5 * BLOB_CHUNK - 16);
     const ref = await store.put(bytes, "agent-a");
     expect(ref.chunks).toBe(5);
     const read = await store.get(ref, { deadline: Date.now() + 10_000 });
@@ -51,7 +41,7 @@ describe("blob reads and the caller's deadline", () => {
       // Storing a large body (the coordinator's policy request) is cut at the deadline too.
       const putStarted = Date.now();
       const putError = await rejection(
-        store.put(randomBytes(3 * 64 * 1024), "agent-a", { deadline: putStarted + 500 }),
+        store.put(randomBytes(3 * BLOB_CHUNK), "agent-a", { deadline: putStarted + 500 }),
       );
       expect(isHookbusError(putError, "HOOKBUS_CALL_TIMEOUT"), String(putError)).toBe(true);
       expect(Date.now() - putStarted).toBeLessThan(4000);

@@ -15,7 +15,7 @@ import {
   runPolicy,
 } from "../../../src/index.js";
 import { startCoordinator } from "../../../src/coordinator/coordinator.js";
-import { useR3Cluster } from "../../support/r3-cluster.js";
+import { logLeaderName, useR3Cluster } from "../../support/r3-cluster.js";
 import { rollNode } from "../../support/nats-cluster-roll.js";
 import {
   applyRegistry,
@@ -51,8 +51,7 @@ describe("JetStream cluster (3 nodes, R3): an announced stop", () => {
     // so one of them is on the node that is stopped (the log stream's leader).
     const first = await startCoordinator({ nc: await connectVia(0), namespace });
     r3.onStop(() => first.stop());
-    const leaderName = (await bus.jsm.streams.info(bus.subjects.logStream)).cluster?.leader;
-    expect(leaderName).toBeDefined();
+    const leaderName = await logLeaderName(bus);
     const stopped = r3.cluster().nodes.findIndex((n) => n.name === leaderName);
     const other = stopped === 0 ? 1 : 0;
     const second = await startCoordinator({

@@ -7,26 +7,14 @@
  * 2 s deadline, sent at the kill, still fails, with a coded outage error.
  */
 import { describe, expect, it } from "vitest";
+import { isHookbusError, type HookbusClient } from "../../../src/index.js";
+import { logLeaderName, useR3Cluster } from "../../support/r3-cluster.js";
 import {
-  Bus,
-  definePolicy,
-  HookbusClient,
-  isHookbusError,
-  MemorySessionStateStore,
-  runPolicy,
-} from "../../../src/index.js";
-import { useR3Cluster } from "../../support/r3-cluster.js";
-import {
-  applyRegistry,
-  countByCallId,
-  decisions,
-  readLog,
-  toolCtx,
-  toolEvent,
-  uniqueNamespace,
-  until,
-} from "./harness.js";
-import { startCoordinator } from "../../../src/coordinator/coordinator.js";
+  decisionsViaSurvivor,
+  expectRecordedOnceAsAnswered,
+  startTaggerDeployment,
+} from "../../support/r3-tagger.js";
+import { toolCtx, toolEvent, uniqueNamespace, until } from "./harness.js";
 
 const LONG_DEADLINE_MS = 15_000;
 const SHORT_DEADLINE_MS = 2_000;
@@ -37,7 +25,6 @@ const OUTAGE_CODES = [
 ];
 
 const r3 = useR3Cluster();
-const { connectVia } = r3;
 
 interface Sent {
   callId: string;
@@ -50,29 +37,7 @@ interface Sent {
 describe("a kill -9 of the log stream's leader (3 nodes, R3)", () => {
   it("fails no call with a 15 s deadline and records each once; a 2 s call fails coded", async () => {
     const namespace = uniqueNamespace("leader-kill");
-    const bus = await applyRegistry(await connectVia(0), namespace, {
-      policies: [{ name: "tagger", hooks: ["before_tool_call"], priority: 5, timeoutMs: 2000 }],
-    });
-    for (const node of [0, 1]) {
-      const coordinator = await startCoordinator({ nc: await connectVia(node), namespace });
-      r3.onStop(() => coordinator.stop());
-    }
-    const tagger = definePolicy({
-      name: "tagger",
-      hooks: { before_tool_call: (event) => ({ params: { ...event.params, tagged: true } }) },
-    });
-    const runner = await runPolicy(tagger, {
-      nc: await connectVia(2),
-      namespace,
-      state: new MemorySessionStateStore(),
-    });
-    r3.onStop(() => runner.stop());
-    const agents = await Promise.all(
-      [await connectVia(1), await connectVia(2)].map((nc) =>
-        HookbusClient.connect({ nc, namespace, timeoutMs: LONG_DEADLINE_MS }),
-      ),
-    );
-    for (const agent of agents) r3.onStop(() => agent.close());
+    const { bus, agents } = await startTaggerDeployment(r3, namespace, LONG_DEADLINE_MS);
 
     const sent: Sent[] = [];
     let stopLoad = false;
@@ -99,9 +64,8 @@ describe("a kill -9 of the log stream's leader (3 nodes, R3)", () => {
     const load = Array.from({ length: 8 }, (_, i) => loop(agents[i % 2]!, `session-${i}`));
 
     await until(() => sent.length >= 50, 20_000, "calls flowing before the fault");
-    const leaderName = (await bus.jsm.streams.info(bus.subjects.logStream)).cluster?.leader;
-    expect(leaderName).toBeDefined();
-    const leader = r3.cluster().node(leaderName!);
+    const leaderName = await logLeaderName(bus);
+    const leader = r3.cluster().node(leaderName);
     const killedAt = Date.now();
     await leader.kill();
     const short = call(agents[0]!, "session-short", SHORT_DEADLINE_MS, "lk-short");
@@ -137,21 +101,7 @@ describe("a kill -9 of the log stream's leader (3 nodes, R3)", () => {
     expect(shortCall.at - shortCall.sentAt).toBeLessThan(SHORT_DEADLINE_MS + 1000);
 
     // Every answered call's record exactly once, with the decision the agent got; nothing extra.
-    const survivor = r3.cluster().nodes.findIndex((node) => node.name !== leaderName);
-    const readerNc = await connectVia(survivor);
-    const records = await until(
-      () =>
-        Bus.open(readerNc, { namespace })
-          .then(async (reader) => decisions(await readLog(reader)))
-          .catch(() => undefined),
-      30_000,
-      "the log readable through a surviving node",
-    );
-    const counts = countByCallId(records);
-    for (const [callId, count] of counts) expect(count, callId).toBe(1);
-    for (const s of sent) {
-      expect(counts.get(s.callId), s.callId).toBe(1);
-      expect(records.find((r) => r.callId === s.callId)?.decision).toEqual(s.decision);
-    }
+    const records = await decisionsViaSurvivor(r3, namespace, leaderName);
+    expectRecordedOnceAsAnswered(records, sent);
   }, 120_000);
 });

@@ -5,26 +5,14 @@
  * (no duplicates, the answer is the record's decision) and calls resume within the election time.
  */
 import { describe, expect, it } from "vitest";
+import { isHookbusError, type HookbusClient } from "../../../src/index.js";
+import { logLeaderName, useR3Cluster } from "../../support/r3-cluster.js";
 import {
-  Bus,
-  definePolicy,
-  HookbusClient,
-  isHookbusError,
-  MemorySessionStateStore,
-  runPolicy,
-} from "../../../src/index.js";
-import { useR3Cluster } from "../../support/r3-cluster.js";
-import {
-  applyRegistry,
-  countByCallId,
-  decisions,
-  readLog,
-  toolCtx,
-  toolEvent,
-  uniqueNamespace,
-  until,
-} from "./harness.js";
-import { startCoordinator } from "../../../src/coordinator/coordinator.js";
+  decisionsViaSurvivor,
+  expectRecordedOnceAsAnswered,
+  startTaggerDeployment,
+} from "../../support/r3-tagger.js";
+import { toolCtx, toolEvent, uniqueNamespace, until } from "./harness.js";
 
 /** Leader election on nats-server 2.9 takes a few seconds; more on a loaded 2-core machine. */
 const RESUME_WITHIN_MS = 15_000;
@@ -35,33 +23,11 @@ const CODES_DURING_FAILOVER = [
 ];
 
 const r3 = useR3Cluster();
-const { connectVia } = r3;
 
 describe("JetStream cluster (3 nodes, R3)", () => {
   it("keeps one record per answered call through a SIGKILL of the log stream's leader", async () => {
     const namespace = uniqueNamespace("cluster");
-    const bus = await applyRegistry(await connectVia(0), namespace, {
-      policies: [{ name: "tagger", hooks: ["before_tool_call"], priority: 5, timeoutMs: 2000 }],
-    });
-    for (const node of [0, 1]) {
-      const coordinator = await startCoordinator({ nc: await connectVia(node), namespace });
-      r3.onStop(() => coordinator.stop());
-    }
-    const tagger = definePolicy({
-      name: "tagger",
-      hooks: { before_tool_call: (event) => ({ params: { ...event.params, tagged: true } }) },
-    });
-    const runner = await runPolicy(tagger, {
-      nc: await connectVia(2),
-      namespace,
-      state: new MemorySessionStateStore(),
-    });
-    r3.onStop(() => runner.stop());
-    const clients = [await connectVia(1), await connectVia(2)].map((nc) =>
-      HookbusClient.connect({ nc, namespace, timeoutMs: 5000 }),
-    );
-    const agents = await Promise.all(clients);
-    for (const agent of agents) r3.onStop(() => agent.close());
+    const { bus, agents } = await startTaggerDeployment(r3, namespace, 5000);
 
     const info = await bus.jsm.streams.info(bus.subjects.logStream);
     expect(info.config.num_replicas).toBe(3);
@@ -90,9 +56,8 @@ describe("JetStream cluster (3 nodes, R3)", () => {
     const load = Array.from({ length: 8 }, (_, i) => loop(agents[i % 2]!, `session-${i}`));
 
     await until(() => answered.length >= 50, 20_000, "calls flowing before the fault");
-    const leaderName = (await bus.jsm.streams.info(bus.subjects.logStream)).cluster?.leader;
-    expect(leaderName).toBeDefined();
-    const leader = r3.cluster().node(leaderName!);
+    const leaderName = await logLeaderName(bus);
+    const leader = r3.cluster().node(leaderName);
     const killedAt = Date.now();
     await leader.kill();
     const resumed = await until(
@@ -112,23 +77,8 @@ describe("JetStream cluster (3 nodes, R3)", () => {
       expect(CODES_DURING_FAILOVER, String(f.error)).toContain((f.error as { code: string }).code);
     }
     // Read the log through a node that never died.
-    const survivor = r3.cluster().nodes.findIndex((node) => node.name !== leaderName);
-    const readerNc = await connectVia(survivor);
-    // A restarted node rejoins and JetStream may hold a new election: its API can time out briefly.
-    const records = await until(
-      () =>
-        Bus.open(readerNc, { namespace })
-          .then(async (reader) => decisions(await readLog(reader)))
-          .catch(() => undefined),
-      30_000,
-      "the log readable through a surviving node",
-    );
-    const counts = countByCallId(records);
-    for (const [callId, count] of counts) expect(count, callId).toBe(1);
-    for (const a of answered) {
-      expect(counts.get(a.callId), a.callId).toBe(1);
-      expect(records.find((r) => r.callId === a.callId)?.decision).toEqual(a.decision);
-    }
+    const records = await decisionsViaSurvivor(r3, namespace, leaderName);
+    expectRecordedOnceAsAnswered(records, answered);
     console.log(
       `cluster: answered=${answered.length} failed=${failures.length} resumed_after_ms=${resumed - killedAt}`,
     );

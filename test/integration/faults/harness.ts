@@ -10,13 +10,13 @@ import {
   type DecisionRecord,
   type LateVerdictRecord,
 } from "../../../src/index.js";
-import { readLog } from "../../support/log.js";
+import { decisions, readLog } from "../../support/log.js";
 import { uniqueNamespace as namespaceWith } from "../../support/nats.js";
 import { RegistryStore } from "../../../src/registry/store.js";
 import { type RegistryDocumentInput } from "../../../src/registry/document.js";
 
 export { startChild, type Child } from "../../support/child.js";
-export { readLog } from "../../support/log.js";
+export { countByCallId, decisions, readLog } from "../../support/log.js";
 export { connectTo, useNatsServer } from "../../support/nats.js";
 export { rejection, sleep, until } from "../../support/wait.js";
 
@@ -34,10 +34,6 @@ export async function applyRegistry(
   return bus;
 }
 
-export function decisions(records: readonly LogRecord[]): DecisionRecord[] {
-  return records.filter((r): r is DecisionRecord => r.kind === "decision");
-}
-
 export function lateVerdicts(records: readonly LogRecord[]): LateVerdictRecord[] {
   return records.filter((r): r is LateVerdictRecord => r.kind === "late");
 }
@@ -45,13 +41,6 @@ export function lateVerdicts(records: readonly LogRecord[]): LateVerdictRecord[]
 /** The decision records of one call (there must be exactly one). */
 export async function decisionsOf(bus: Bus, callId: string): Promise<DecisionRecord[]> {
   return decisions(await readLog(bus)).filter((r) => r.callId === callId);
-}
-
-/** How many records each callId has. */
-export function countByCallId(records: readonly { callId: string }[]): Map<string, number> {
-  const counts = new Map<string, number>();
-  for (const r of records) counts.set(r.callId, (counts.get(r.callId) ?? 0) + 1);
-  return counts;
 }
 
 export const toolCtx = (id: string, sessionKey = "session-1") => ({

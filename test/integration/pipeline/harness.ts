@@ -208,6 +208,16 @@ export interface ExpectedOutcome {
   minLatencyMs?: number;
 }
 
+/** `policy` at `priority` answered `verdict` and the merge applied it (enforced, status ok). */
+export function applied(policy: string, priority: number, verdict: unknown): ExpectedOutcome {
+  return { policy, priority, effect: "applied", verdict };
+}
+
+/** `policy` at `priority` answered nothing (enforced, status ok). */
+export function noOpinion(policy: string, priority: number): ExpectedOutcome {
+  return { policy, priority, effect: "no-opinion", verdict: undefined };
+}
+
 /**
  * The call's one decision record says what the agent was told, who said what in merge order,
  * and the registry revision it was decided with; its subject carries the outcome.

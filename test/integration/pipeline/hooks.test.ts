@@ -11,7 +11,15 @@ import {
   type ToolCall,
   type ToolDefinition,
 } from "../../../src/index.js";
-import { expectDecisionRecord, rejection, sleep, startPipeline, useNatsServer } from "./harness.js";
+import {
+  applied,
+  expectDecisionRecord,
+  noOpinion,
+  rejection,
+  sleep,
+  startPipeline,
+  useNatsServer,
+} from "./harness.js";
 
 const nats = useNatsServer();
 
@@ -73,12 +81,7 @@ describe("before_agent_reply over the wire", () => {
       p,
       { callId: "bar-1", hook: "before_agent_reply", context: run, received: greeted },
       [
-        {
-          policy: "noter",
-          priority: 200,
-          effect: "applied",
-          verdict: { reason: "a reason without a reply" },
-        },
+        applied("noter", 200, { reason: "a reason without a reply" }),
         {
           policy: "greeter",
           priority: 100,
@@ -87,18 +90,8 @@ describe("before_agent_reply over the wire", () => {
           verdict: { reply: { text: "Hello from greeter", card: { id: 7 } }, reason: "greeting" },
           minLatencyMs: 35,
         },
-        {
-          policy: "assistant",
-          priority: 50,
-          effect: "applied",
-          verdict: { reply: { text: "assistant reply" }, reason: "assistant" },
-        },
-        {
-          policy: "wizard",
-          priority: 50,
-          effect: "applied",
-          verdict: { reply: { text: "wizard reply" }, reason: "wizard" },
-        },
+        applied("assistant", 50, { reply: { text: "assistant reply" }, reason: "assistant" }),
+        applied("wizard", 50, { reply: { text: "wizard reply" }, reason: "wizard" }),
       ],
     );
 
@@ -120,25 +113,10 @@ describe("before_agent_reply over the wire", () => {
         received: fallback.decision,
       },
       [
-        {
-          policy: "noter",
-          priority: 200,
-          effect: "applied",
-          verdict: { reason: "a reason without a reply" },
-        },
-        { policy: "greeter", priority: 100, effect: "no-opinion", verdict: undefined },
-        {
-          policy: "assistant",
-          priority: 50,
-          effect: "applied",
-          verdict: { reply: { text: "assistant reply" }, reason: "assistant" },
-        },
-        {
-          policy: "wizard",
-          priority: 50,
-          effect: "applied",
-          verdict: { reply: { text: "wizard reply" }, reason: "wizard" },
-        },
+        applied("noter", 200, { reason: "a reason without a reply" }),
+        noOpinion("greeter", 100),
+        applied("assistant", 50, { reply: { text: "assistant reply" }, reason: "assistant" }),
+        applied("wizard", 50, { reply: { text: "wizard reply" }, reason: "wizard" }),
       ],
     );
     expect(stored.seq).toBe(fallback.recordSeq);
@@ -195,20 +173,20 @@ describe("before_llm_call over the wire", () => {
               },
       },
     });
+    // A fresh copy each time: what the policy answered, and what its record must hold.
+    const prompterVerdict = () => ({
+      messages: [{ role: "user", content: "a lower-priority rewrite" }],
+      systemPrompt: "Never reveal secrets.",
+      tools: [
+        { type: "function" as const, function: { name: "write_file", description: "HIJACKED" } },
+        { name: "read_file" },
+        { name: "exec" },
+        { name: "invented_tool" },
+      ],
+    });
     const prompter = definePolicy({
       name: "prompter",
-      hooks: {
-        before_llm_call: () => ({
-          messages: [{ role: "user", content: "a lower-priority rewrite" }],
-          systemPrompt: "Never reveal secrets.",
-          tools: [
-            { type: "function", function: { name: "write_file", description: "HIJACKED" } },
-            { name: "read_file" },
-            { name: "exec" },
-            { name: "invented_tool" },
-          ],
-        }),
-      },
+      hooks: { before_llm_call: prompterVerdict },
     });
     const quiet = definePolicy({
       name: "quiet",
@@ -242,31 +220,12 @@ describe("before_llm_call over the wire", () => {
       p,
       { callId: "llm-2", hook: "before_llm_call", context: run, received: narrowed },
       [
-        {
-          policy: "redactor",
-          priority: 100,
-          effect: "applied",
-          verdict: {
-            messages: [{ role: "user", content: "my password is [redacted]" }],
-            tools: [{ name: "read_file" }, { name: "write_file" }],
-          },
-        },
-        {
-          policy: "prompter",
-          priority: 50,
-          effect: "applied",
-          verdict: {
-            messages: [{ role: "user", content: "a lower-priority rewrite" }],
-            systemPrompt: "Never reveal secrets.",
-            tools: [
-              { type: "function", function: { name: "write_file", description: "HIJACKED" } },
-              { name: "read_file" },
-              { name: "exec" },
-              { name: "invented_tool" },
-            ],
-          },
-        },
-        { policy: "quiet", priority: 10, effect: "applied", verdict: { systemPrompt: "too late" } },
+        applied("redactor", 100, {
+          messages: [{ role: "user", content: "my password is [redacted]" }],
+          tools: [{ name: "read_file" }, { name: "write_file" }],
+        }),
+        applied("prompter", 50, prompterVerdict()),
+        applied("quiet", 10, { systemPrompt: "too late" }),
       ],
     );
 
@@ -291,14 +250,9 @@ describe("before_llm_call over the wire", () => {
         received: locked.decision,
       },
       [
-        { policy: "redactor", priority: 100, effect: "applied", verdict: { tools: [] } },
-        {
-          policy: "prompter",
-          priority: 50,
-          effect: "applied",
-          verdict: expect.objectContaining({ systemPrompt: "Never reveal secrets." }),
-        },
-        { policy: "quiet", priority: 10, effect: "applied", verdict: { systemPrompt: "too late" } },
+        applied("redactor", 100, { tools: [] }),
+        applied("prompter", 50, expect.objectContaining({ systemPrompt: "Never reveal secrets." })),
+        applied("quiet", 10, { systemPrompt: "too late" }),
       ],
     );
   });
@@ -360,24 +314,14 @@ describe("after_llm_call over the wire", () => {
       p,
       { callId: "after-1", hook: "after_llm_call", context: run, received: decision },
       [
-        {
-          policy: "gate-a",
-          priority: 100,
-          effect: "applied",
-          verdict: { toolCalls: [{ id: "call_read" }, { id: "call_write" }] },
-        },
-        {
-          policy: "gate-b",
-          priority: 50,
-          effect: "applied",
-          verdict: {
-            toolCalls: [
-              { id: "call_write", name: "renamed" },
-              { id: "call_exec" },
-              { id: "call_new" },
-            ],
-          },
-        },
+        applied("gate-a", 100, { toolCalls: [{ id: "call_read" }, { id: "call_write" }] }),
+        applied("gate-b", 50, {
+          toolCalls: [
+            { id: "call_write", name: "renamed" },
+            { id: "call_exec" },
+            { id: "call_new" },
+          ],
+        }),
       ],
     );
 
@@ -414,7 +358,7 @@ describe("after_llm_call over the wire", () => {
         context: toolCtx("call_write"),
         received: allowed.decision,
       },
-      [{ policy: "tool-audit", priority: 1, effect: "no-opinion", verdict: undefined }],
+      [noOpinion("tool-audit", 1)],
     );
   });
 });
@@ -478,12 +422,7 @@ describe("before_tool_call over the wire", () => {
       p,
       { callId: "tool-1", hook: "before_tool_call", context: ctx, received: rewritten },
       [
-        {
-          policy: "sanitizer",
-          priority: 100,
-          effect: "applied",
-          verdict: { params: { cmd: "ls -l" } },
-        },
+        applied("sanitizer", 100, { params: { cmd: "ls -l" } }),
         {
           policy: "guard",
           priority: 50,
@@ -491,13 +430,8 @@ describe("before_tool_call over the wire", () => {
           effect: "applied",
           verdict: { params: { cmd: "rm -rf /" } },
         },
-        { policy: "backstop", priority: 20, effect: "no-opinion", verdict: undefined },
-        {
-          policy: "permissive",
-          priority: 10,
-          effect: "applied",
-          verdict: { block: false, params: { cmd: "whoami" } },
-        },
+        noOpinion("backstop", 20),
+        applied("permissive", 10, { block: false, params: { cmd: "whoami" } }),
       ],
     );
 
@@ -530,30 +464,13 @@ describe("before_tool_call over the wire", () => {
         received: blocked.decision,
       },
       [
-        {
-          policy: "sanitizer",
-          priority: 100,
-          effect: "applied",
-          verdict: { block: false, blockReason: "sanitizer sets a reason but does not block" },
-        },
-        {
-          policy: "guard",
-          priority: 50,
-          effect: "applied",
-          verdict: { block: true, blockReason: "guard: dangerous tool" },
-        },
-        {
-          policy: "backstop",
-          priority: 20,
-          effect: "applied",
-          verdict: { block: true, blockReason: "backstop: also no" },
-        },
-        {
-          policy: "permissive",
-          priority: 10,
-          effect: "applied",
-          verdict: { block: false, params: { cmd: "whoami" } },
-        },
+        applied("sanitizer", 100, {
+          block: false,
+          blockReason: "sanitizer sets a reason but does not block",
+        }),
+        applied("guard", 50, { block: true, blockReason: "guard: dangerous tool" }),
+        applied("backstop", 20, { block: true, blockReason: "backstop: also no" }),
+        applied("permissive", 10, { block: false, params: { cmd: "whoami" } }),
       ],
     );
   });
@@ -608,18 +525,10 @@ describe("before_tool_result over the wire", () => {
       p,
       { callId: "result-1", hook: "before_tool_result", context: ctx, received: scrubbed },
       [
-        {
-          policy: "scrubber",
-          priority: 100,
-          effect: "applied",
-          verdict: { content: "[scrubbed]" },
-        },
-        {
-          policy: "injection-guard",
-          priority: 50,
-          effect: "applied",
-          verdict: { content: [{ type: "text", text: "a lower-priority rewrite" }] },
-        },
+        applied("scrubber", 100, { content: "[scrubbed]" }),
+        applied("injection-guard", 50, {
+          content: [{ type: "text", text: "a lower-priority rewrite" }],
+        }),
       ],
     );
 
@@ -644,18 +553,11 @@ describe("before_tool_result over the wire", () => {
       p,
       { callId: "result-2", hook: "before_tool_result", context: ctx, received: blocked.decision },
       [
-        {
-          policy: "scrubber",
-          priority: 100,
-          effect: "applied",
-          verdict: { content: "[scrubbed]" },
-        },
-        {
-          policy: "injection-guard",
-          priority: 50,
-          effect: "applied",
-          verdict: { block: true, blockReason: "prompt injection in tool output" },
-        },
+        applied("scrubber", 100, { content: "[scrubbed]" }),
+        applied("injection-guard", 50, {
+          block: true,
+          blockReason: "prompt injection in tool output",
+        }),
       ],
     );
   });
@@ -713,13 +615,10 @@ describe("before_response_emit over the wire", () => {
       p,
       { callId: "emit-all", hook: "before_response_emit", context: ctx("all"), received: all },
       [
-        {
-          policy: "high",
-          priority: 100,
-          effect: "applied",
-          verdict: { allContent: ["thinking...", "Your key is [redacted]", "an extra text"] },
-        },
-        { policy: "low", priority: 50, effect: "applied", verdict: { content: "low content" } },
+        applied("high", 100, {
+          allContent: ["thinking...", "Your key is [redacted]", "an extra text"],
+        }),
+        applied("low", 50, { content: "low content" }),
       ],
     );
 
@@ -740,13 +639,8 @@ describe("before_response_emit over the wire", () => {
         received: content,
       },
       [
-        { policy: "high", priority: 100, effect: "applied", verdict: { content: "high content" } },
-        {
-          policy: "low",
-          priority: 50,
-          effect: "applied",
-          verdict: { allContent: ["low a", "low b"] },
-        },
+        applied("high", 100, { content: "high content" }),
+        applied("low", 50, { allContent: ["low a", "low b"] }),
       ],
     );
 
@@ -772,13 +666,8 @@ describe("before_response_emit over the wire", () => {
         received: blocked.decision,
       },
       [
-        { policy: "high", priority: 100, effect: "applied", verdict: { content: "high content" } },
-        {
-          policy: "low",
-          priority: 50,
-          effect: "applied",
-          verdict: { content: "", blockReason: "low silenced it" },
-        },
+        applied("high", 100, { content: "high content" }),
+        applied("low", 50, { content: "", blockReason: "low silenced it" }),
       ],
     );
 
@@ -793,10 +682,7 @@ describe("before_response_emit over the wire", () => {
         context: ctx("web"),
         received: plain.decision,
       },
-      [
-        { policy: "high", priority: 100, effect: "no-opinion", verdict: undefined },
-        { policy: "low", priority: 50, effect: "no-opinion", verdict: undefined },
-      ],
+      [noOpinion("high", 100), noOpinion("low", 50)],
     );
   });
 });

@@ -4,7 +4,6 @@
  * approvers, who hold no KEK, still read them through a coordinator, and an approval settles as
  * before: the agent runs the approved params, the settlement's record is sealed too.
  */
-import { randomBytes } from "node:crypto";
 import { jetstream } from "@nats-io/jetstream";
 import { Kvm } from "@nats-io/kv";
 import { describe, expect, it } from "vitest";
@@ -12,18 +11,13 @@ import { definePolicy } from "../../../src/index.js";
 import { answerApproval, listApprovals, showApproval } from "../../../src/approvals/client.js";
 import type { ApprovalProgress } from "../../../src/agent/approval-wait.js";
 import type { ApprovalRecord } from "../../../src/log/record.js";
-import {
-  DataKeyStore,
-  ENCRYPTED_MARK,
-  RecordKeys,
-  parseKek,
-  subjectDigest,
-} from "../../../src/privacy/index.js";
+import { ENCRYPTED_MARK, subjectDigest } from "../../../src/privacy/index.js";
 import { startPipeline, useNatsServer } from "../pipeline/harness.js";
 import { until } from "../../support/wait.js";
+import { readerRecordKeys, testKek } from "../../support/privacy.js";
 
 const nats = useNatsServer();
-const kek = parseKek(randomBytes(32).toString("base64"), "test");
+const kek = testKek();
 const PAYEE = "Ocelot-Dunmore-5521";
 
 const asker = definePolicy({
@@ -108,7 +102,7 @@ describe("approval texts sealed at rest", () => {
     expect(settledRaw).not.toContain(PAYEE);
 
     // The settlement's record is sealed like every record, and opens with the KEK.
-    const keys = new RecordKeys(await DataKeyStore.open(p.connections.reader, p.subjects, kek));
+    const keys = await readerRecordKeys(p, kek);
     const records = await p.readLog();
     const approval = records
       .map((s) => s.record)

@@ -4,27 +4,17 @@
  * any other key (or a chunk changed in the store) is refused, never read as content.
  */
 import { randomBytes } from "node:crypto";
-import { afterAll, describe, expect, it } from "vitest";
-import { Bus } from "../../../src/bus/bus.js";
-import { BlobStore } from "../../../src/bus/blobs.js";
-import { ensureLogStreams } from "../../../src/bus/streams.js";
+import { describe, expect, it } from "vitest";
 import { isHookbusError } from "../../../src/foundation/errors.js";
 import { rejection } from "../../support/wait.js";
-import { uniqueNamespace, useNatsServer } from "../faults/harness.js";
+import { openTestBlobStore } from "../../support/blob-store.js";
+import { useNatsServer } from "../faults/harness.js";
 
 const nats = useNatsServer();
-const closers: (() => Promise<void>)[] = [];
-afterAll(async () => {
-  for (const close of closers) await close().catch(() => {});
-});
 
 describe("sealed blobs", () => {
   it("stores ciphertext only; the reference's key opens it, no other key does", async () => {
-    const nc = await nats.connect();
-    closers.push(() => nc.close());
-    const bus = await Bus.open(nc, { namespace: uniqueNamespace("blobseal") });
-    await ensureLogStreams(bus.jsm, bus.subjects);
-    const store = new BlobStore(bus.js, bus.jsm, bus.subjects, 64 * 1024);
+    const { bus, store } = await openTestBlobStore(nats, "blobseal");
     const marker = Buffer.from("Pangolin-8812-Harrow");
     const bytes = Buffer.concat([randomBytes(100 * 1024), marker, randomBytes(100 * 1024)]);
 

@@ -4,23 +4,17 @@
  * the agent still gets the decision in clear; a reader holding the KEK opens the record; a
  * coordinator told to encrypt without a KEK does not start.
  */
-import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { definePolicy } from "../../../src/index.js";
 import { startPipeline, useNatsServer } from "../pipeline/harness.js";
-import {
-  DataKeyStore,
-  RecordKeys,
-  ENCRYPTED_MARK,
-  parseKek,
-  subjectDigest,
-} from "../../../src/privacy/index.js";
+import { ENCRYPTED_MARK, subjectDigest } from "../../../src/privacy/index.js";
 import { startCoordinator } from "../../../src/coordinator/coordinator.js";
 import { connectTo, uniqueNamespace } from "../../support/nats.js";
 import { rejection } from "../../support/wait.js";
+import { readerRecordKeys, testKek } from "../../support/privacy.js";
 
 const nats = useNatsServer();
-const kek = parseKek(randomBytes(32).toString("base64"), "test");
+const kek = testKek();
 
 const dlp = definePolicy({
   name: "dlp",
@@ -64,7 +58,7 @@ describe("per-subject encryption of the log", () => {
     expect(stored.outcomes.map((o) => [o.policy, o.status])).toEqual([["dlp", "ok"]]);
     expect(stored.encrypted?.alg).toBe("A256GCM");
 
-    const keys = new RecordKeys(await DataKeyStore.open(p.connections.reader, p.subjects, kek));
+    const keys = await readerRecordKeys(p, kek);
     const opened = await keys.open(stored);
     expect(opened.failure).toBeUndefined();
     expect(opened.record.event.params).toEqual({

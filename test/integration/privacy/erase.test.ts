@@ -26,25 +26,19 @@ import { verifyLog } from "../../../src/audit/verify.js";
 import { createSigningKey, signingKeyFromSeed } from "../../../src/log/sign/keys.js";
 import { startIndexer } from "../../../src/indexer/index.js";
 import { queryIndexAll } from "../../../src/audit/pg/query.js";
-import {
-  DataKeyStore,
-  ERASED_MARK,
-  RecordKeys,
-  keyName,
-  parseKek,
-  subjectDigest,
-} from "../../../src/privacy/index.js";
+import { ERASED_MARK, keyName, subjectDigest } from "../../../src/privacy/index.js";
 import { Replayer } from "../../../src/replay/replay.js";
 import { kvKey } from "../../../src/policy/state/kv-store.js";
 import type { ApprovalRecord, DecisionRecord, ErasureRecord } from "../../../src/log/record.js";
 import { approvalSummary } from "../../../src/audit/timeline.js";
 import { answerApproval, showApproval } from "../../../src/approvals/client.js";
 import type { ApprovalProgress } from "../../../src/agent/approval-wait.js";
+import { readerRecordKeys, testKek } from "../../support/privacy.js";
 
 const SECRET = "Zanzibar-4111-0042-Quokka";
 const SESSION = "sess-erase";
 const OTHER = "sess-keep";
-const kek = parseKek(randomBytes(32).toString("hex"), "test");
+const kek = testKek();
 const coordinatorKey = createSigningKey();
 const privacyKey = createSigningKey();
 
@@ -259,7 +253,7 @@ describe("hookbus erase", () => {
         );
         expect(got.decision.outcome).toBe("block");
       }
-      const keys = new RecordKeys(await DataKeyStore.open(p.connections.reader, p.subjects, kek));
+      const keys = await readerRecordKeys(p, kek);
       const subject = subjectDigest(`session:${SESSION}`);
       const wrapped = (await keys.store.kv.get(keyName(subject)))!.string();
       const wrappedKey = (JSON.parse(wrapped) as { key: string }).key;

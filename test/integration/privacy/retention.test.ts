@@ -5,7 +5,6 @@
  * its index rows scrubbed, an erasure record naming the rule) and leaves the other session
  * readable; `audit verify` still passes under the sealer, coordinator and privacy keys.
  */
-import { randomBytes } from "node:crypto";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -20,19 +19,13 @@ import { verifyLog } from "../../../src/audit/verify.js";
 import { createSigningKey, signingKeyFromSeed } from "../../../src/log/sign/keys.js";
 import { startIndexer } from "../../../src/indexer/index.js";
 import { queryIndexAll } from "../../../src/audit/pg/query.js";
-import {
-  DataKeyStore,
-  ERASED_MARK,
-  RecordKeys,
-  keyName,
-  parseKek,
-  subjectDigest,
-} from "../../../src/privacy/index.js";
+import { ERASED_MARK, keyName, subjectDigest } from "../../../src/privacy/index.js";
 import type { DecisionRecord, ErasureRecord } from "../../../src/log/record.js";
 import { startRetentionSchedule, type RetentionRun } from "../../../src/erasure/retention.js";
+import { readerRecordKeys, testKek } from "../../support/privacy.js";
 
 const SECRET = "Quagga-retention-7731";
-const kek = parseKek(randomBytes(32).toString("hex"), "test");
+const kek = testKek();
 const coordinatorKey = createSigningKey();
 const privacyKey = createSigningKey();
 const privacySeedFile = join(mkdtempSync(join(tmpdir(), "hookbus-retention-key-")), "p.sign.nk");
@@ -83,7 +76,7 @@ describe("retention by rule", () => {
       await record(p, "agent-long", "s-long", "c3");
       await sealedUpToNow(p.bus);
       await until(async () => (await indexer.lag()).records === 0, 20_000, "indexed");
-      const keys = new RecordKeys(await DataKeyStore.open(p.connections.reader, p.subjects, kek));
+      const keys = await readerRecordKeys(p, kek);
       const short = subjectDigest("session:s-short");
       const long = subjectDigest("session:s-long");
 
@@ -172,7 +165,7 @@ describe("retention by rule", () => {
     try {
       await until(() => runs.length >= 1, 10_000, "a first run");
       await record(p, "agent-any", "s-later", "later-1");
-      const keys = new RecordKeys(await DataKeyStore.open(p.connections.reader, p.subjects, kek));
+      const keys = await readerRecordKeys(p, kek);
       const later = subjectDigest("session:s-later");
       const erasedBy = () => runs.flatMap((r) => r.erasures.map((e) => e.record));
       // A run reports once its erasures are recorded, after the key is purged: wait for that.

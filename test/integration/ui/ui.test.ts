@@ -9,7 +9,7 @@
 import { writeFile } from "node:fs/promises";
 import { request } from "node:http";
 import { join } from "node:path";
-import { connect, headers, type NatsConnection } from "@nats-io/transport-node";
+import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { queryLog } from "../../../src/audit/index.js";
 import { Bus, definePolicy } from "../../../src/index.js";
@@ -17,8 +17,9 @@ import { startIndexer, type Indexer, type PgPool } from "../../../src/indexer/in
 import { Replayer, ReplaySummarizer, type ReplayResult } from "../../../src/replay/index.js";
 import { CONTENT_SECURITY_POLICY, startUiServer, type UiServer } from "../../../src/ui/server.js";
 import { IndexAuditSource } from "../../../src/audit/pg/index-source.js";
+import { noShellPolicy, sendInvalidToolCall, sloth } from "../../support/audit-scenario.js";
 import { usePostgres } from "../../support/postgres.js";
-import { sleep, startPipeline, until, useNatsServer, type Pipeline } from "../pipeline/harness.js";
+import { startPipeline, until, useNatsServer, type Pipeline } from "../pipeline/harness.js";
 import { openBrowser, SCREENSHOTS, type Browser } from "./browser.js";
 
 const nats = useNatsServer();
@@ -29,16 +30,6 @@ const SESSION = "conv-ui";
 /** Would run script in the page if any record content reached it as markup. */
 const XSS = `<img src=x onerror="window.__xss=1"><script>window.__xss=2</script>`;
 
-const noShell = definePolicy({
-  name: "no-shell",
-  version: "1.0.0",
-  hooks: {
-    before_tool_call: (event) =>
-      event.toolName === "exec"
-        ? { block: true, blockReason: "shell access is not allowed" }
-        : undefined,
-  },
-});
 /** The candidate of the replay: also blocks reading files. */
 const noShellStrict = definePolicy({
   name: "no-shell",
@@ -48,16 +39,6 @@ const noShellStrict = definePolicy({
       event.toolName === "exec" || event.toolName === "read_file"
         ? { block: true, blockReason: "no tools at all" }
         : undefined,
-  },
-});
-const sloth = definePolicy({
-  name: "sloth",
-  hooks: {
-    async before_llm_call(event) {
-      if (event.model !== "slow") return undefined;
-      await sleep(700);
-      return { block: true, blockReason: "too slow to say" };
-    },
   },
 });
 const dlp = definePolicy({
@@ -98,7 +79,7 @@ const ctx = { agentId: AGENT, sessionKey: SESSION, runId: "run-1" };
 async function pipeline(namespace?: string): Promise<Pipeline> {
   return startPipeline(nats.url(), {
     registry: structuredClone(REGISTRY) as never,
-    policies: [noShell, sloth, dlp],
+    policies: [noShellPolicy("1.0.0"), sloth, dlp],
     ...(namespace === undefined ? {} : { namespace }),
   });
 }
@@ -158,24 +139,7 @@ beforeAll(async () => {
   );
   expect(emitted.decision.outcome).toBe("block");
   // A call the coordinator rejects (its event fails the schema), sent raw as a broken agent would.
-  const bad = await p.bus.codec.encode({
-    callId: "bad-1",
-    hook: "before_tool_call",
-    context: ctx,
-    event: { toolName: "", params: {} },
-  });
-  const h = headers();
-  h.set("Hookbus-Call-Id", "bad-1");
-  h.set("Hookbus-Timeout-Ms", "5000");
-  const reply = await p.connections.agent.request(
-    p.subjects.call(AGENT, "before_tool_call"),
-    bad.data,
-    {
-      timeout: 5000,
-      headers: h,
-    },
-  );
-  expect(reply.headers?.get("Hookbus-Error-Code")).toBe("HOOKBUS_INVALID_EVENT");
+  expect(await sendInvalidToolCall(p, "bad-1", ctx)).toBe("HOOKBUS_INVALID_EVENT");
   await p.stop();
 
   nc = await connect({ servers: nats.url(), name: `${namespace}-ui` });
