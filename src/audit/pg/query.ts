@@ -93,8 +93,12 @@ class Where {
     this.params = [namespace];
   }
   add(sql: (p: string) => string, value: unknown): void {
+    this.parts.push(sql(this.param(value)));
+  }
+  /** Adds a parameter without a condition of its own; returns its placeholder. */
+  param(value: unknown): string {
     this.params.push(value);
-    this.parts.push(sql(`$${this.params.length}`));
+    return `$${this.params.length}`;
   }
   get sql(): string {
     return this.parts.join(" AND ");
@@ -142,25 +146,27 @@ async function whereOf(pool: PgPool, namespace: string, f: IndexFilter): Promise
   if (f.until !== undefined) w.add((p) => `r.stored_at <= ${p}`, f.until);
   if (f.cursor !== undefined)
     w.add((p) => (f.newestFirst === true ? `r.seq < ${p}` : `r.seq > ${p}`), f.cursor);
-  if (f.policy !== undefined || f.status !== undefined) {
-    const conds = ["p.ns = r.ns", "p.seq = r.seq"];
-    if (f.policy !== undefined) {
-      w.params.push(f.policy);
-      conds.push(`p.policy = $${w.params.length}`);
-    }
-    if (f.status !== undefined) {
-      w.params.push(f.status);
-      conds.push(`p.status = $${w.params.length}`);
-    }
-    const asked = `EXISTS (SELECT 1 FROM hookbus_policy_outcomes p WHERE ${conds.join(" AND ")})`;
-    // A refusal the SDK or an adapter recorded (an observation) names its policy in blocked_by.
-    w.parts.push(
-      f.policy !== undefined && f.status === undefined
-        ? `(${asked} OR (r.kind = 'observation' AND r.blocked_by = $${w.params.length}))`
-        : asked,
-    );
-  }
+  if (f.policy !== undefined || f.status !== undefined) w.parts.push(policyCondition(w, f));
   return w;
+}
+
+/**
+ * Records where a policy (`policy`: that one) ended with `status`. A policy's `ok` is an element
+ * of its record's ok_policies, every other status a row of hookbus_policy_outcomes
+ * (migrations/005); without a status, either, or a refusal the SDK or an adapter recorded (an
+ * observation names its policy in blocked_by).
+ */
+function policyCondition(w: Where, { policy, status }: IndexFilter): string {
+  const name = policy === undefined ? undefined : w.param(policy);
+  const answeredOk =
+    name === undefined ? "r.ok_policies IS NOT NULL" : `r.ok_policies @> ARRAY[${name}::text]`;
+  if (status === "ok") return answeredOk;
+  const conds = ["p.ns = r.ns", "p.seq = r.seq"];
+  if (name !== undefined) conds.push(`p.policy = ${name}`);
+  if (status !== undefined) conds.push(`p.status = ${w.param(status)}`);
+  const rare = `EXISTS (SELECT 1 FROM hookbus_policy_outcomes p WHERE ${conds.join(" AND ")})`;
+  if (status !== undefined) return rare;
+  return `(${answeredOk} OR ${rare} OR (r.kind = 'observation' AND r.blocked_by = ${name}))`;
 }
 
 interface EntryRow {
