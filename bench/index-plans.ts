@@ -78,11 +78,11 @@ const QUERIES: [string, (pool: PgPool, i: number) => Promise<unknown>][] = [
     (pool) => queryIndex(pool, INDEX.namespace, { ...filter, newestFirst: true, limit: 100 }),
   ]),
   [
-    "an agent's stats over the last minute (from rows)",
+    "an agent's stats over the last minute written (from rows)",
     (pool, i) =>
       indexStats(pool, INDEX.namespace, {
         agentId: syntheticAgent(i % 20),
-        since: new Date(Date.now() - 60_000),
+        since: new Date(INDEX.startMs + RECORDS - 60_000),
       }),
   ],
 ];

@@ -164,9 +164,12 @@ function policyCondition(w: Where, { policy, status }: IndexFilter): string {
   const conds = ["p.ns = r.ns", "p.seq = r.seq"];
   if (name !== undefined) conds.push(`p.policy = ${name}`);
   if (status !== undefined) conds.push(`p.status = ${w.param(status)}`);
-  const rare = `EXISTS (SELECT 1 FROM hookbus_policy_outcomes p WHERE ${conds.join(" AND ")})`;
-  if (status !== undefined) return rare;
-  return `(${answeredOk} OR ${rare} OR (r.kind = 'observation' AND r.blocked_by = ${name}))`;
+  const rare = `SELECT 1 FROM hookbus_policy_outcomes p WHERE ${conds.join(" AND ")}`;
+  if (status !== undefined) return `EXISTS (${rare})`;
+  // OFFSET 0 keeps the probe per record (a primary-key lookup, made only when the array did not
+  // match): otherwise PostgreSQL hashes all the policy's rare rows first, in every query (22 ms
+  // at 1M records, growing with the namespace: docs/performance.md, "Policy rows as columns").
+  return `(${answeredOk} OR EXISTS (${rare} OFFSET 0) OR (r.kind = 'observation' AND r.blocked_by = ${name}))`;
 }
 
 interface EntryRow {
