@@ -150,6 +150,9 @@ describe("migration 005 on an index holding rows", () => {
     // Every row of schema 4, in one shape again.
     expect(await policyRows("hookbus_policy_rows")).toEqual(rowsBefore);
     await expectSameAnswers(pool, ns);
+    // With statistics, a policy's `ok` may be read in log order instead: the same answers.
+    await pool.query("ANALYZE hookbus_records");
+    await expectSameAnswers(pool, ns);
   });
 
   it("the upgraded tables take the new indexer's writes, both ways (new records and keyed)", async () => {
