@@ -113,6 +113,8 @@ async function main(): Promise<void> {
   const pool = openIndexPool(db.url, { max: 1 });
   try {
     await migrateIndex(pool);
+    // A view pins its columns' types (the collation variant changes them); it costs no write.
+    await pool.query("DROP VIEW hookbus_policy_rows");
     await writeSyntheticRange(pool, INDEX, 0, PREFILL);
     await pool.query("VACUUM ANALYZE");
     let next = PREFILL;
