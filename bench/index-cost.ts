@@ -110,7 +110,8 @@ function collate(name: string): string {
 async function main(): Promise<void> {
   const server = await findPostgres();
   const db = await createTestDatabase(server, "hookbus_cost");
-  const pool = openIndexPool(db.url, { max: 1 });
+  // The variants rewrite the whole table (a type change): minutes on a loaded machine.
+  const pool = openIndexPool(db.url, { max: 1, statementTimeoutMs: 600_000 });
   try {
     await migrateIndex(pool);
     // A view pins its columns' types (the collation variant changes them); it costs no write.
