@@ -9,6 +9,9 @@ const SIGNATURE = Buffer.from("PGCOPY\n\xff\r\n\0", "latin1");
 /** Microseconds between the Unix epoch and PostgreSQL's (2000-01-01T00:00:00Z). */
 const PG_EPOCH_US = 946_684_800_000_000;
 const TWO_32 = 4_294_967_296;
+/** Element type OIDs of the arrays written (pg_type). */
+const TEXT_OID = 25;
+const FLOAT8_OID = 701;
 
 /**
  * Text PostgreSQL cannot store in a text column: NUL (and a lone surrogate, which Buffer's UTF-8
@@ -79,6 +82,29 @@ export class CopyRows {
     this.bytes(json);
   }
 
+  /**
+   * A one-dimensional text[] of the values `name` picks (array_send's layout: dimensions, a
+   * has-nulls flag, the element type, then each element as a field); null when there are none.
+   */
+  textArray<T>(items: readonly T[], name: (item: T) => string): void {
+    if (items.length === 0) return this.null();
+    const start = this.arrayHeader(items.length, false, TEXT_OID);
+    for (const item of items) this.utf8(pgSafeText(name(item)));
+    this.endField(start);
+  }
+
+  /** A one-dimensional float8[] of the values `value` picks, null elements allowed. */
+  float8Array<T>(items: readonly T[], value: (item: T) => number | null): void {
+    if (items.length === 0) return this.null();
+    const start = this.arrayHeader(
+      items.length,
+      items.some((i) => value(i) === null),
+      FLOAT8_OID,
+    );
+    for (const item of items) this.float8(value(item));
+    this.endField(start);
+  }
+
   /** The stream, ended by the trailer. */
   finish(): Buffer {
     this.room(2);
@@ -93,6 +119,23 @@ export class CopyRows {
     const written = this.buf.write(s, this.at + 4, "utf8");
     this.buf.writeInt32BE(written, this.at);
     this.at += 4 + written;
+  }
+
+  /** Opens an array field (its length written by endField) and writes its header. */
+  private arrayHeader(length: number, hasNull: boolean, elementType: number): number {
+    this.int32(0); // the field's length, set by endField
+    const start = this.at;
+    this.int32(1); // dimensions
+    this.int32(hasNull ? 1 : 0);
+    this.int32(elementType);
+    this.int32(length);
+    this.int32(1); // lower bound
+    return start;
+  }
+
+  /** Sets the length of the field whose bytes began at `start`. */
+  private endField(start: number): void {
+    this.buf.writeInt32BE(this.at - start, start - 4);
   }
 
   private int32(n: number): void {

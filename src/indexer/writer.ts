@@ -1,17 +1,19 @@
 /**
- * Writing a batch of projections: one transaction; the records, then the policy rows, COPYed in
- * binary form into staging tables and inserted from there with ON CONFLICT DO NOTHING, so a
- * redelivered or replayed record is written once. A batch of any size is two COPY streams and a
- * fixed number of statements. A batch of records not stored yet (the common case) goes a shorter
- * way: writeNewBatch, below.
+ * Writing a batch of projections: one transaction; the records (a policy's `ok` is two array
+ * elements of its record: migrations/005), then the policy rows, COPYed in binary form into
+ * staging tables and inserted from there with ON CONFLICT DO NOTHING, so a redelivered or
+ * replayed record is written once. Only the rows of a rare status (timeout, error, late, …) are
+ * rows of hookbus_policy_outcomes; the staging table holds every row, for the rollup. A batch of
+ * any size is two COPY streams and a fixed number of statements. A batch of records not stored
+ * yet (the common case) goes a shorter way: writeNewBatch, below.
  *
- * The per-minute rollups (migrations/002) count only what the inserts RETURN, i.e. the rows
- * they really added: a record another indexer (or an earlier delivery) wrote is neither stored
- * nor counted twice. Every writer adds to the same rollup rows (the current minute's), so the
- * upserts come last, just before the commit, and each writer holds those row locks briefly:
- * policy rows are counted by their insert's own statement, then records (their insert returned
- * them grouped by minute, hook and outcome: a handful of rows). Keys are upserted in key order, policies' before records', so writers that share
- * minutes wait for each other instead of deadlocking.
+ * The per-minute rollups (migrations/002) count only the records the insert really added (it
+ * RETURNs their sequences) and their policy rows: a record another indexer (or an earlier
+ * delivery) wrote is neither stored nor counted twice. Every writer adds to the same rollup rows
+ * (the current minute's), so the upserts come last, just before the commit, and each writer
+ * holds those row locks briefly: policy rows first, then records (a handful of rows per batch).
+ * Keys are upserted in key order, policies' before records', so writers that share minutes wait
+ * for each other instead of deadlocking.
  */
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
@@ -19,7 +21,7 @@ import { from as copyFrom } from "pg-copy-streams";
 import { inTransaction, type PgClient, type PgPool } from "../audit/pg/pool.js";
 import type { ParsedAuditSubject } from "../bus/subjects.js";
 import { CopyRows } from "./copy-binary.js";
-import { invalidProjection, type Projection } from "./projection.js";
+import { invalidProjection, type PolicyRow, type Projection } from "./projection.js";
 
 /**
  * Staging tables, one pair per connection (temporary, emptied at every commit): a batch is
@@ -32,7 +34,8 @@ CREATE TEMP TABLE IF NOT EXISTS hookbus_stage_records (seq bigint, subject text,
   stored_at timestamptz, kind text, outcome text, agent_id text, session_key text, run_id text,
   hook text, call_id text, blocked_by text, registry_revision text, received_at timestamptz,
   decided_at timestamptz, latency_ms float8, shadow_changed boolean, index_error text,
-  decision_seq bigint, sealed_for text, record json) ON COMMIT DELETE ROWS;
+  decision_seq bigint, sealed_for text, record json, ok_policies text[],
+  ok_latencies float8[]) ON COMMIT DELETE ROWS;
 CREATE TEMP TABLE IF NOT EXISTS hookbus_stage_policies (seq bigint, policy text, version text,
   mode text, status text, effect text, latency_ms float8, minute bigint) ON COMMIT DELETE ROWS`;
 
@@ -40,23 +43,19 @@ CREATE TEMP TABLE IF NOT EXISTS hookbus_stage_policies (seq bigint, policy text,
 const COPY_RECORDS = "COPY pg_temp.hookbus_stage_records FROM STDIN (FORMAT binary)";
 const COPY_POLICIES = "COPY pg_temp.hookbus_stage_policies FROM STDIN (FORMAT binary)";
 
-// Returns the rows it added grouped as the rollup counts them (a handful of rows, not one per
-// record); the rollup itself is upserted last (see above). In sequence order (see batch-writer).
+// Returns the sequences it added: the policy rows and the rollups count those records alone
+// (the rollups are upserted last, see above). In sequence order (see batch-writer).
 const INSERT_RECORDS = `
-WITH added AS (
 INSERT INTO hookbus_records (ns, seq, subject, stored_at, kind, outcome, agent_id, session_key,
   run_id, hook, call_id, blocked_by, registry_revision, received_at, decided_at, latency_ms,
-  shadow_changed, index_error, decision_seq, sealed_for, record)
+  shadow_changed, index_error, decision_seq, sealed_for, record, ok_policies, ok_latencies)
 SELECT $1, x.seq, x.subject, x.stored_at, x.kind, x.outcome, x.agent_id, x.session_key, x.run_id,
   x.hook, x.call_id, x.blocked_by, x.registry_revision::bigint, x.received_at, x.decided_at,
-  x.latency_ms, x.shadow_changed, x.index_error, x.decision_seq, x.sealed_for, x.record
+  x.latency_ms, x.shadow_changed, x.index_error, x.decision_seq, x.sealed_for, x.record,
+  x.ok_policies, x.ok_latencies
 FROM pg_temp.hookbus_stage_records x ORDER BY x.seq
 ON CONFLICT (ns, seq) DO NOTHING
-RETURNING stored_at, hook, outcome, kind
-)
-SELECT floor(extract(epoch FROM stored_at) / 60)::bigint * 60 AS minute, hook, outcome,
-  kind = 'invalid' AS invalid, count(*)::int AS n
-FROM added GROUP BY 1, 2, 3, 4`;
+RETURNING seq`;
 
 /**
  * The batch's record rows as one binary COPY stream; a record's stored bytes go in as they are.
@@ -67,8 +66,8 @@ function recordRows(batch: readonly Projection[], namespace?: string): Buffer {
   let expected = 64;
   for (const { record } of batch) expected += 400 + (record.recordJson?.length ?? 0);
   const rows = new CopyRows(expected);
-  for (const { record: r } of batch) {
-    rows.row(namespace === undefined ? 20 : 21);
+  for (const { record: r, policies } of batch) {
+    rows.row(namespace === undefined ? 22 : 23);
     if (namespace !== undefined) rows.text(namespace);
     rows.int8(r.seq);
     rows.text(r.subject);
@@ -94,11 +93,23 @@ function recordRows(batch: readonly Projection[], namespace?: string): Buffer {
     else rows.int8(r.decisionSeq);
     rows.text(r.sealedFor);
     rows.json(r.recordJson);
+    const ok = policies.filter(isOk);
+    rows.textArray(ok, (p) => p.policy);
+    rows.float8Array(ok, (p) => p.latencyMs);
   }
   return rows.finish();
 }
 
-/** The batch's policy rows as one binary COPY stream (undefined when it has none). */
+/**
+ * A policy row of status `ok` is two array elements of its record (migrations/005); the other
+ * statuses are rows of hookbus_policy_outcomes.
+ */
+const isOk = (p: PolicyRow) => p.status === "ok";
+
+/**
+ * The batch's policy rows, all of them (the rollup counts every status), as one binary COPY
+ * stream for the staging table (undefined when it has none).
+ */
 function policyRows(batch: readonly Projection[]): Buffer | undefined {
   let count = 0;
   for (const p of batch) count += p.policies.length;
@@ -129,21 +140,22 @@ async function copyInto(client: PgClient, command: string, rows: Buffer): Promis
 // the same UTC minute as hookbus_minute()), so no Date is serialised per row.
 const minuteOf = (t: Date) => Math.floor(t.getTime() / 60_000) * 60;
 
-// A batch may hold one record twice (redelivered while its first delivery waited), so minutes
-// are joined back DISTINCT by sequence.
+// The policy rows of the records the insert added ($2): a batch may hold one record twice
+// (redelivered while its first delivery waited), so each (seq, policy) is taken once. The rows
+// of a rare status are inserted (ON CONFLICT, as the records: a row of the same key never fails
+// the batch); every row is counted in the rollup.
 const INSERT_POLICIES = `
 WITH given AS (
-SELECT * FROM pg_temp.hookbus_stage_policies ORDER BY seq, policy
-), added AS (
+SELECT DISTINCT ON (seq, policy) * FROM pg_temp.hookbus_stage_policies
+WHERE seq = ANY($2::bigint[]) ORDER BY seq, policy
+), rare AS (
 INSERT INTO hookbus_policy_outcomes (ns, seq, policy, version, mode, status, effect, latency_ms)
-SELECT $1, seq, policy, version, mode, status, effect, latency_ms FROM given
+SELECT $1, seq, policy, version, mode, status, effect, latency_ms FROM given WHERE status <> 'ok'
 ON CONFLICT (ns, seq, policy) DO NOTHING
-RETURNING seq, policy, status, latency_ms
 )
 INSERT INTO hookbus_minute_policies AS m (ns, minute, policy, status, bucket, outcomes)
-SELECT $1, to_timestamp(t.minute), a.policy, a.status, hookbus_latency_bucket(a.latency_ms),
-  count(*)
-FROM added a JOIN (SELECT DISTINCT seq, minute FROM given) t ON t.seq = a.seq
+SELECT $1, to_timestamp(minute), policy, status, hookbus_latency_bucket(latency_ms), count(*)
+FROM given
 GROUP BY 2, 3, 4, 5 ORDER BY 2, 3, 4, 5
 ON CONFLICT (ns, minute, policy, status, bucket) DO UPDATE SET outcomes = m.outcomes + EXCLUDED.outcomes`;
 
@@ -165,17 +177,19 @@ ON CONFLICT (ns, minute, hook, outcome) DO UPDATE SET records = m.records + EXCL
  */
 const COPY_NEW_RECORDS = `COPY hookbus_records (ns, seq, subject, stored_at, kind, outcome,
   agent_id, session_key, run_id, hook, call_id, blocked_by, registry_revision, received_at,
-  decided_at, latency_ms, shadow_changed, index_error, decision_seq, sealed_for, record)
+  decided_at, latency_ms, shadow_changed, index_error, decision_seq, sealed_for, record,
+  ok_policies, ok_latencies)
   FROM STDIN (FORMAT binary)`;
 
 // The policy rows of new records are new too (a record's rows are written in its transaction;
 // the projection keeps one row per policy, and a row the key refuses anyway sends the batch the
-// keyed way). Rollup keys in key order, policies' before records' (see the top of the file).
+// keyed way). Only the rare statuses are rows; the rollup counts all. Rollup keys in key order,
+// policies' before records' (see the top of the file).
 const INSERT_NEW_POLICIES = `
-WITH inserted AS (
+WITH rare AS (
 INSERT INTO hookbus_policy_outcomes (ns, seq, policy, version, mode, status, effect, latency_ms)
 SELECT $1, seq, policy, version, mode, status, effect, latency_ms
-FROM pg_temp.hookbus_stage_policies ORDER BY seq, policy
+FROM pg_temp.hookbus_stage_policies WHERE status <> 'ok' ORDER BY seq, policy
 )
 INSERT INTO hookbus_minute_policies AS m (ns, minute, policy, status, bucket, outcomes)
 SELECT $1, to_timestamp(minute), policy, status, hookbus_latency_bucket(latency_ms), count(*)
@@ -198,23 +212,16 @@ function newPathFits(batch: readonly Projection[]): boolean {
   );
 }
 
-/** The batch's records per minute, hook and outcome (invalid ones left out), as columns. */
-function recordCounts(batch: readonly Projection[]): unknown[][] {
+/** The records per minute, hook and outcome (invalid ones left out), as columns. */
+function recordCounts(records: Iterable<Projection>): unknown[][] {
   const counts = new Map<string, AddedCount>();
-  for (const { record: r } of batch) {
+  for (const { record: r } of records) {
     if (r.kind === "invalid") continue;
     const minute = minuteOf(r.storedAt);
     const key = `${minute}\n${r.hook}\n${r.outcome}`;
     const found = counts.get(key);
     if (found !== undefined) found.n++;
-    else
-      counts.set(key, {
-        minute: String(minute),
-        hook: r.hook,
-        outcome: r.outcome,
-        invalid: false,
-        n: 1,
-      });
+    else counts.set(key, { minute: String(minute), hook: r.hook, outcome: r.outcome, n: 1 });
   }
   return columns([...counts.values()], ["minute", "hook", "outcome", "n"]);
 }
@@ -260,18 +267,15 @@ export async function writeBatch(
     if (!staged.has(client)) await client.query(CREATE_STAGE);
     used = client;
     await copyInto(client, COPY_RECORDS, records);
-    const added = await client.query<AddedCount>(INSERT_RECORDS, [namespace]);
-    if (policies !== undefined) {
+    const inserted = await client.query<{ seq: string }>(INSERT_RECORDS, [namespace]);
+    const added = inserted.rows.map((x) => Number(x.seq));
+    if (policies !== undefined && added.length > 0) {
       await copyInto(client, COPY_POLICIES, policies);
-      await client.query(INSERT_POLICIES, [namespace]);
+      await client.query(INSERT_POLICIES, [namespace, added]);
     }
-    const counted = added.rows.filter((x) => !x.invalid);
-    if (counted.length > 0)
-      await client.query(COUNT_RECORDS, [
-        namespace,
-        ...columns(counted, ["minute", "hook", "outcome", "n"]),
-      ]);
-    return added.rows.reduce((sum, x) => sum + x.n, 0);
+    const counted = recordCounts(onceEach(batch, new Set(added)));
+    if (counted[0]!.length > 0) await client.query(COUNT_RECORDS, [namespace, ...counted]);
+    return added.length;
   });
   if (used !== undefined) staged.add(used);
   return n;
@@ -282,12 +286,21 @@ function columns<T>(rows: readonly T[], keys: readonly (keyof T)[]): unknown[][]
   return keys.map((key) => rows.map((row) => row[key]));
 }
 
-/** The records one insert added, per minute (epoch seconds), hook and outcome. */
+/** The batch's records at the `added` sequences, each once (a batch may hold one twice). */
+function* onceEach(batch: readonly Projection[], added: ReadonlySet<number>): Iterable<Projection> {
+  const seen = new Set<number>();
+  for (const p of batch)
+    if (added.has(p.record.seq) && !seen.has(p.record.seq)) {
+      seen.add(p.record.seq);
+      yield p;
+    }
+}
+
+/** Records per minute (epoch seconds), hook and outcome. */
 interface AddedCount {
   minute: string;
   hook: string;
   outcome: string;
-  invalid: boolean;
   n: number;
 }
 

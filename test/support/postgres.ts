@@ -2,7 +2,11 @@
  * PostgreSQL for the integration tests: one server per test file (found by test/support/postgres-server.ts,
  * never skipped), and a fresh, migrated database per call of `database()`, dropped after the file.
  */
+import { cpSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll } from "vitest";
+import { loadMigrations, MIGRATIONS_DIR } from "../../src/audit/pg/schema.js";
 import { migrateIndex, openIndexPool, type PgPool } from "../../src/indexer/index.js";
 import {
   createTestDatabase,
@@ -12,8 +16,11 @@ import {
 } from "./postgres-server.js";
 
 export interface FilePostgres {
-  /** A new database with the index schema applied, and a pool on it (closed after the file). */
-  database(options?: { migrate?: boolean }): Promise<{ url: string; pool: PgPool }>;
+  /**
+   * A new database with the index schema applied (`upTo`: only the migrations up to that
+   * version, an index an older hookbus left, to upgrade), and a pool on it (closed after the file).
+   */
+  database(options?: { migrate?: boolean; upTo?: number }): Promise<{ url: string; pool: PgPool }>;
 }
 
 export function usePostgres(): FilePostgres {
@@ -35,8 +42,26 @@ export function usePostgres(): FilePostgres {
       databases.push(db);
       const pool = openIndexPool(db.url, { max: 4 });
       pools.push(pool);
-      if (options.migrate !== false) await migrateIndex(pool);
+      if (options.upTo !== undefined) await migrateUpTo(pool, options.upTo);
+      else if (options.migrate !== false) await migrateIndex(pool);
       return { url: db.url, pool };
     },
   };
+}
+
+/**
+ * Applies the migrations numbered up to `version` alone (a copy of their files in a folder): an
+ * index as an older hookbus left it, or one upgraded to a given version only.
+ */
+export async function migrateUpTo(pool: PgPool, version: number): Promise<number[]> {
+  const dir = mkdtempSync(join(tmpdir(), "hookbus-migrations-"));
+  try {
+    for (const m of loadMigrations().filter((m) => m.version <= version)) {
+      const file = `${String(m.version).padStart(3, "0")}_${m.name}.sql`;
+      cpSync(join(MIGRATIONS_DIR, file), join(dir, file));
+    }
+    return (await migrateIndex(pool, dir)).applied;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }

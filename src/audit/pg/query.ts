@@ -89,12 +89,21 @@ export function checkIndexFilter(filter: IndexFilter = {}): IndexFilter {
 class Where {
   readonly params: unknown[];
   readonly parts: string[] = ["r.ns = $1", "r.kind <> 'invalid'"];
+  /**
+   * Order by `seq + 0`: the rows are found through another index (the GIN on ok_policies) and
+   * sorted, not read in log order through the primary key until enough match.
+   */
+  sortFound = false;
   constructor(namespace: string) {
     this.params = [namespace];
   }
   add(sql: (p: string) => string, value: unknown): void {
+    this.parts.push(sql(this.param(value)));
+  }
+  /** Adds a parameter without a condition of its own; returns its placeholder. */
+  param(value: unknown): string {
     this.params.push(value);
-    this.parts.push(sql(`$${this.params.length}`));
+    return `$${this.params.length}`;
   }
   get sql(): string {
     return this.parts.join(" AND ");
@@ -142,25 +151,51 @@ async function whereOf(pool: PgPool, namespace: string, f: IndexFilter): Promise
   if (f.until !== undefined) w.add((p) => `r.stored_at <= ${p}`, f.until);
   if (f.cursor !== undefined)
     w.add((p) => (f.newestFirst === true ? `r.seq < ${p}` : `r.seq > ${p}`), f.cursor);
-  if (f.policy !== undefined || f.status !== undefined) {
-    const conds = ["p.ns = r.ns", "p.seq = r.seq"];
-    if (f.policy !== undefined) {
-      w.params.push(f.policy);
-      conds.push(`p.policy = $${w.params.length}`);
-    }
-    if (f.status !== undefined) {
-      w.params.push(f.status);
-      conds.push(`p.status = $${w.params.length}`);
-    }
-    const asked = `EXISTS (SELECT 1 FROM hookbus_policy_outcomes p WHERE ${conds.join(" AND ")})`;
-    // A refusal the SDK or an adapter recorded (an observation) names its policy in blocked_by.
-    w.parts.push(
-      f.policy !== undefined && f.status === undefined
-        ? `(${asked} OR (r.kind = 'observation' AND r.blocked_by = $${w.params.length}))`
-        : asked,
-    );
-  }
+  if (f.policy !== undefined || f.status !== undefined) w.parts.push(policyCondition(w, f));
+  if (f.policy !== undefined && f.status === "ok")
+    w.sortFound = !(await okPolicyIsCommon(pool, f.policy));
   return w;
+}
+
+/**
+ * Whether at least 1 % of the records a policy answered carry `policy`'s `ok`, by ANALYZE's
+ * element statistics of ok_policies. Reading the records in log order finds a page of a common
+ * one at once; for a rare or unknown one it would read the whole namespace (2 s at 1M records),
+ * where the GIN index finds its few records. PostgreSQL's own estimate cannot tell them apart: it
+ * gives every name missing from the statistics the same 0.5 %. Before the first ANALYZE every
+ * policy counts as rare: found through the GIN index and sorted (the same answer, slower for a
+ * common one until autovacuum analyzes the table).
+ */
+async function okPolicyIsCommon(pool: PgPool, policy: string): Promise<boolean> {
+  const r = await pool.query<{ common: boolean }>(
+    `SELECT coalesce(most_common_elem_freqs[array_position(most_common_elems::text::text[], $1)] >= 0.01, false) AS common
+       FROM pg_stats WHERE schemaname = ANY (current_schemas(false))
+        AND tablename = 'hookbus_records' AND attname = 'ok_policies'`,
+    [policy],
+  );
+  return r.rows[0]?.common === true;
+}
+
+/**
+ * Records where a policy (`policy`: that one) ended with `status`. A policy's `ok` is an element
+ * of its record's ok_policies, every other status a row of hookbus_policy_outcomes
+ * (migrations/005); without a status, either, or a refusal the SDK or an adapter recorded (an
+ * observation names its policy in blocked_by).
+ */
+function policyCondition(w: Where, { policy, status }: IndexFilter): string {
+  const name = policy === undefined ? undefined : w.param(policy);
+  const answeredOk =
+    name === undefined ? "r.ok_policies IS NOT NULL" : `r.ok_policies @> ARRAY[${name}::text]`;
+  if (status === "ok") return answeredOk;
+  const conds = ["p.ns = r.ns", "p.seq = r.seq"];
+  if (name !== undefined) conds.push(`p.policy = ${name}`);
+  if (status !== undefined) conds.push(`p.status = ${w.param(status)}`);
+  const rare = `SELECT 1 FROM hookbus_policy_outcomes p WHERE ${conds.join(" AND ")}`;
+  if (status !== undefined) return `EXISTS (${rare})`;
+  // OFFSET 0 keeps the probe per record (a primary-key lookup, made only when the array did not
+  // match): otherwise PostgreSQL hashes all the policy's rare rows first, in every query (22 ms
+  // at 1M records, growing with the namespace: docs/performance.md, "Policy rows as columns").
+  return `(${answeredOk} OR EXISTS (${rare} OFFSET 0) OR (r.kind = 'observation' AND r.blocked_by = ${name}))`;
 }
 
 interface EntryRow {
@@ -209,7 +244,7 @@ export async function queryIndex(
     const w = await whereOf(pool, namespace, f);
     w.params.push(limit + 1);
     const r = await pool.query<EntryRow>(
-      `SELECT ${ENTRY_COLUMNS} FROM hookbus_records r WHERE ${w.sql} ORDER BY r.seq${f.newestFirst === true ? " DESC" : ""} LIMIT $${w.params.length}`,
+      `SELECT ${ENTRY_COLUMNS} FROM hookbus_records r WHERE ${w.sql} ORDER BY r.seq${w.sortFound ? " + 0" : ""}${f.newestFirst === true ? " DESC" : ""} LIMIT $${w.params.length}`,
       w.params,
     );
     const entries = r.rows.slice(0, limit).map(toEntry);

@@ -168,9 +168,15 @@ export async function rolledPolicyCounts(
     namespace,
     range,
     (w) => `SELECT policy, status, bucket, outcomes AS n FROM hookbus_minute_policies WHERE ${w}`,
+    // A policy's `ok` is an element of its record's arrays, every other status a row
+    // (migrations/005).
     (w) =>
       `SELECT p.policy, p.status, hookbus_latency_bucket(p.latency_ms) AS bucket, 1 AS n
        FROM hookbus_records r JOIN hookbus_policy_outcomes p ON p.ns = r.ns AND p.seq = r.seq
+       WHERE ${w}
+       UNION ALL
+       SELECT o.policy, 'ok', hookbus_latency_bucket(o.latency_ms), 1
+       FROM hookbus_records r, unnest(r.ok_policies, r.ok_latencies) AS o(policy, latency_ms)
        WHERE ${w}`,
   );
   const r = await pool.query<{ policy: string; status: string; bucket: number; n: string }>(

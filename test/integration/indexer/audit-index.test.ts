@@ -120,6 +120,31 @@ describe("filters only the index answers", () => {
     expect(labels(await all({ status: "timeout", policy: "no-shell" }))).toEqual([]);
   });
 
+  it("--status ok: the decisions where the policy answered, from the log's outcomes", async () => {
+    // A policy's ok is an element of its record's array (schema 5), not a row: same answer.
+    const answeredOk = (policy: string) =>
+      collect(queryLog(log.bus, { policy })).then((entries) =>
+        labels(
+          entries.filter(
+            (e) =>
+              e.record.kind === "decision" &&
+              e.record.outcomes.some((o) => o.policy === policy && o.status === "ok"),
+          ),
+        ),
+      );
+    for (const policy of ["no-shell", "sloth"]) {
+      const expected = await answeredOk(policy);
+      expect(expected.length, policy).toBeGreaterThan(0);
+      expect(labels(await all({ status: "ok", policy })), policy).toEqual(expected);
+    }
+    const anyOk = labels(
+      (await collect(queryLog(log.bus, {}))).filter(
+        (e) => e.record.kind === "decision" && e.record.outcomes.some((o) => o.status === "ok"),
+      ),
+    );
+    expect(labels(await all({ status: "ok" }))).toEqual(anyOk);
+  });
+
   it("--limit with --cursor pages through the whole result in log order", async () => {
     const seen: string[] = [];
     let cursor: number | undefined;

@@ -91,20 +91,40 @@ describe("hookbus indexer", () => {
         call_id: "ev-9",
       }),
     ]);
+    // A policy's `ok` is an element of its record's arrays, in the record's order with its
+    // latency; any other status is a row (migrations/005). Record 1 (i = 0): path-guard timed out.
     const policies = await pool.query(
-      "SELECT policy, version, mode, status, effect FROM hookbus_policy_outcomes WHERE ns = $1 AND seq = 3 ORDER BY policy",
+      `SELECT seq::int, ok_policies, ok_latencies,
+         (SELECT json_agg(json_build_object('policy', p.policy, 'version', p.version, 'mode', p.mode,
+            'status', p.status, 'effect', p.effect, 'latency_ms', p.latency_ms))
+            FROM hookbus_policy_outcomes p WHERE p.ns = r.ns AND p.seq = r.seq) AS rows
+       FROM hookbus_records r WHERE ns = $1 AND seq IN (1, 3, 10) ORDER BY seq`,
       [namespace],
     );
     expect(policies.rows).toEqual([
-      { policy: "candidate", version: "0.1.0", mode: "shadow", status: "ok", effect: "no-opinion" },
-      { policy: "no-shell", version: "1.0.0", mode: "enforce", status: "ok", effect: "applied" },
       {
-        policy: "path-guard",
-        version: "2.1.0",
-        mode: "enforce",
-        status: "ok",
-        effect: "no-opinion",
+        seq: 1,
+        ok_policies: ["no-shell", "candidate"],
+        ok_latencies: [0.4, 0.8],
+        rows: [
+          {
+            policy: "path-guard",
+            version: "2.1.0",
+            mode: "enforce",
+            status: "timeout",
+            effect: "failed-open",
+            latency_ms: 1,
+          },
+        ],
       },
+      {
+        seq: 3,
+        ok_policies: ["no-shell", "path-guard", "candidate"],
+        ok_latencies: [0.4 + 2 * 0.1, 1 + 2 * 0.2, 0.8],
+        rows: null,
+      },
+      // An observation asks no policy.
+      { seq: 10, ok_policies: null, ok_latencies: null, rows: null },
     ]);
     expect(indexer.stats).toMatchObject({ indexed: 500, duplicates: 0, invalid: 0 });
   });
@@ -204,9 +224,9 @@ describe("hookbus indexer", () => {
   it("two migrators at once take turns: the schema is applied once", async () => {
     const { pool } = await postgres.database({ migrate: false });
     const results = await Promise.all([migrateIndex(pool), migrateIndex(pool)]);
-    expect(results.map((r) => r.applied).sort()).toEqual([[], [1, 2, 3, 4]]);
+    expect(results.map((r) => r.applied).sort()).toEqual([[], [1, 2, 3, 4, 5]]);
     const versions = await pool.query("SELECT version FROM hookbus_migrations ORDER BY version");
-    expect(versions.rows).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }, { version: 4 }]);
+    expect(versions.rows).toEqual([1, 2, 3, 4, 5].map((version) => ({ version })));
   });
 
   it("a run's records are found through an index on the run id (--run ID)", async () => {
@@ -231,8 +251,8 @@ describe("hookbus indexer", () => {
     expect(await main(["indexer", "migrate", "--index", url], out)).toBe(0);
     expect(await main(["indexer", "migrate", "--index", url], out)).toBe(0);
     expect(lines).toEqual([
-      "applied migrations 1, 2, 3, 4; index schema version 4",
-      "index schema is up to date (version 4)",
+      "applied migrations 1, 2, 3, 4, 5; index schema version 5",
+      "index schema is up to date (version 5)",
     ]);
     const saved = process.env.HOOKBUS_INDEX_URL;
     delete process.env.HOOKBUS_INDEX_URL;
@@ -277,7 +297,7 @@ describe("hookbus indexer", () => {
       expect(await main(["indexer", "migrate", "--index", fresh.toString()], out)).toBe(0);
       expect(lines).toEqual([
         `created database "${name}"`,
-        "applied migrations 1, 2, 3, 4; index schema version 4",
+        "applied migrations 1, 2, 3, 4, 5; index schema version 5",
       ]);
     } finally {
       await pool.query(`DROP DATABASE IF EXISTS ${name}`);

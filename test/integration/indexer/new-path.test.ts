@@ -42,8 +42,9 @@ const range = (from: number, to: number) =>
 async function contents(pool: PgPool): Promise<Record<string, string[]>> {
   const tables = {
     records:
-      "SELECT seq, subject, stored_at, kind, outcome, agent_id, session_key, run_id, hook, call_id, blocked_by, registry_revision, received_at, decided_at, latency_ms, shadow_changed, index_error, record FROM hookbus_records",
+      "SELECT seq, subject, stored_at, kind, outcome, agent_id, session_key, run_id, hook, call_id, blocked_by, registry_revision, received_at, decided_at, latency_ms, shadow_changed, index_error, record, ok_policies, ok_latencies FROM hookbus_records",
     policies: "SELECT * FROM hookbus_policy_outcomes",
+    policyRows: "SELECT * FROM hookbus_policy_rows",
     minuteRecords: "SELECT * FROM hookbus_minute_records",
     minutePolicies: "SELECT * FROM hookbus_minute_policies",
   };
@@ -110,7 +111,7 @@ describe("writing a batch of new records straight into the tables", () => {
       asNew: false,
     });
     const rows = await pool.query<{ seq: number; kind: string; policies: number }>(
-      "SELECT seq::int, kind, (SELECT count(*)::int FROM hookbus_policy_outcomes p WHERE p.seq = r.seq) AS policies FROM hookbus_records r ORDER BY seq",
+      "SELECT seq::int, kind, (SELECT count(*)::int FROM hookbus_policy_rows p WHERE p.seq = r.seq) AS policies FROM hookbus_records r ORDER BY seq",
     );
     expect(rows.rows).toEqual([
       { seq: 1, kind: "decision", policies: 3 },

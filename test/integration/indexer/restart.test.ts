@@ -83,7 +83,7 @@ async function expectExactlyOnce(pool: PgPool, namespace: string, bus: Bus, tota
   const r = await pool.query<Record<string, number>>(
     `SELECT count(*)::int AS rows, count(DISTINCT seq)::int AS distinct, min(seq)::int AS min,
             max(seq)::int AS max,
-            (SELECT count(*)::int FROM hookbus_policy_outcomes WHERE ns = $1) AS policy_rows,
+            (SELECT count(*)::int FROM hookbus_policy_rows WHERE ns = $1) AS policy_rows,
             (SELECT sum(records)::int FROM hookbus_minute_records WHERE ns = $1) AS counted,
             (SELECT sum(outcomes)::int FROM hookbus_minute_policies WHERE ns = $1) AS counted_policies
      FROM hookbus_records WHERE ns = $1`,
