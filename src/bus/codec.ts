@@ -141,21 +141,12 @@ export class BodyCodec {
   encodeNow(value: unknown, options: EncodeOptions = {}): MaybePromise<EncodedBody> {
     const json = Buffer.from(JSON.stringify(value), "utf8");
     if (json.length <= this.compressAbove) return { data: json, encoding: "json" };
-    return this.encodeLarge(json, blobOwner(value, options.agentId), options);
-  }
-
-  /**
-   * As `encodeNow`, for a body whose JSON text the caller wrote itself (a record spliced from a
-   * call's text: log/decision-record.ts); a large one is stored under `options.agentId`'s blobs.
-   */
-  encodeJsonNow(json: Uint8Array, options: EncodeOptions = {}): MaybePromise<EncodedBody> {
-    if (json.length <= this.compressAbove) return { data: json, encoding: "json" };
-    return this.encodeLarge(json, blobOwner(undefined, options.agentId), options);
+    return this.encodeLarge(json, value, options);
   }
 
   private async encodeLarge(
-    json: Uint8Array,
-    owner: string,
+    json: Buffer,
+    value: unknown,
     options: EncodeOptions,
   ): Promise<EncodedBody> {
     const zipped = await gzipAsync(json);
@@ -169,7 +160,7 @@ export class BodyCodec {
     }
     const ref: BlobRef = await this.blobs.put(
       zipped,
-      owner,
+      blobOwner(value, options.agentId),
       options.deadline === undefined ? {} : { deadline: options.deadline },
     );
     const body = { ...ref, gzip: true } satisfies z.infer<typeof BlobReference>;

@@ -32,8 +32,7 @@ import { callDigest, callIdConflict, isSameCall, scopedMessageId } from "../log/
 import type { Appended, LogWriter } from "./log-writer.js";
 import type { PolicyAsker } from "./policy-asker.js";
 import { withApprovalId, type ApprovalService } from "./approval-service.js";
-import { buildDecisionRecord, decisionRecordJson } from "../log/decision-record.js";
-import { callText } from "../log/call-text.js";
+import { buildDecisionRecord } from "../log/decision-record.js";
 import type { DecisionRecord } from "../log/record.js";
 import { isCedarPolicy } from "../registry/document.js";
 import { askedAbout } from "./stream-window.js";
@@ -133,11 +132,6 @@ interface AdmittedCall extends Pick<
   facts: () => CallFacts;
   /** The facts when something needed them so far, else undefined. */
   computedFacts: () => CallFacts | undefined;
-  /**
-   * The call's JSON text when its context and event are the very values parsed from it (a plain
-   * JSON body, validated as is): the record may then carry their bytes (log/call-text.ts).
-   */
-  text: Uint8Array | undefined;
 }
 
 /**
@@ -159,12 +153,6 @@ export function withoutRedactedFacts(
 interface RequestBodies {
   plain: EncodedBody | undefined;
   withFacts: EncodedBody | undefined;
-}
-
-/** The record's JSON with the call's bytes of its context and event, where they can be found. */
-function spliced(record: DecisionRecord, body: Uint8Array): Uint8Array | undefined {
-  const text = callText(body);
-  return text === undefined ? undefined : decisionRecordJson(record, text);
 }
 
 /** Time kept back from the policies for writing the record and answering. */
@@ -225,12 +213,11 @@ export class CallHandler {
       sealedBlobsOnly: this.deps.sealedBlobsOnly === true,
     });
     return isPromise(now)
-      ? now.then((decoded) => this.check(arrival, decoded, undefined))
-      : this.check(arrival, now, msg.data);
+      ? now.then((decoded) => this.check(arrival, decoded))
+      : this.check(arrival, now);
   }
 
-  /** `text`: the body's JSON text, when it came as plain JSON (not inflated, not a blob). */
-  private check(arrival: Arrival, decoded: unknown, text: Uint8Array | undefined): AdmittedCall {
+  private check(arrival: Arrival, decoded: unknown): AdmittedCall {
     const { address } = arrival;
     if (typeof decoded === "object" && decoded !== null)
       arrival.raw = decoded as Record<string, unknown>;
@@ -271,8 +258,6 @@ export class CallHandler {
       digest,
       facts: onDemand.facts,
       computedFacts: onDemand.computed,
-      // The decoded values themselves: a validator that copied them (zod) would not hand these on.
-      text: context === arrival.raw?.context && event === arrival.raw.event ? text : undefined,
     };
   }
 
@@ -457,11 +442,8 @@ export class CallHandler {
       call.snapshot,
     );
     const msgID = scopedMessageId("decision", agentId, sessionKey, call.callId);
-    // The record written from its parts with the call's own bytes, unless redaction changed it.
-    const text = logged === record ? call.text : undefined;
-    const json = text === undefined ? undefined : () => spliced(record, text);
     return traced(this.deps.telemetry).appendLog(() =>
-      writer.append(subject, logged, msgID, call.deadline, json),
+      writer.append(subject, logged, msgID, call.deadline),
     );
   }
 

@@ -49,17 +49,11 @@ export class LogWriter {
     private readonly keys?: RecordKeys,
   ) {}
 
-  /**
-   * `json`, when given, writes the record's JSON text from its parts (log/decision-record.ts,
-   * `decisionRecordJson`): used when the record is stored as it was given (no sealing changed
-   * it), and when it has an answer; otherwise the record is written by JSON.stringify.
-   */
   async append(
     subject: string,
     record: LogRecord,
     msgID: string,
     deadline: number,
-    json?: () => Uint8Array | undefined,
   ): Promise<Appended> {
     const extra: Record<string, string> = {};
     if ("callId" in record) extra[Header.CallId] = record.callId;
@@ -71,7 +65,6 @@ export class LogWriter {
     // Sealed once, outside the retries: every attempt stores the same bytes.
     const sealing = this.keys === undefined ? record : this.keys.sealNow(record);
     const stored = isPromise(sealing) ? await sealing : sealing;
-    const text = json === undefined || stored !== record ? undefined : json();
     let encoded: EncodedBody | undefined;
     let attempt = 0;
     let lastError: unknown;
@@ -82,11 +75,9 @@ export class LogWriter {
         // Encoding may store blobs (JetStream) for a large record, so it is retried too, and
         // bounded like the publish (at least 250 ms even for a record written past its deadline).
         if (encoded === undefined) {
-          const by = Date.now() + Math.max(250, remaining);
-          const now =
-            text === undefined
-              ? this.bus.codec.encodeNow(stored, { deadline: by })
-              : this.bus.codec.encodeJsonNow(text, { agentId: agentOf(stored), deadline: by });
+          const now = this.bus.codec.encodeNow(stored, {
+            deadline: Date.now() + Math.max(250, remaining),
+          });
           encoded = isPromise(now) ? await now : now;
         }
         // Over the shared inbox, not js.publish (src/bus/stream-append.ts).
@@ -177,10 +168,4 @@ export class LogWriter {
       );
     return opened.record;
   }
-}
-
-/** The agent whose blobs a large record is stored under (as the codec takes it from a value). */
-function agentOf(record: LogRecord): string | undefined {
-  const agentId = record.context.agentId;
-  return typeof agentId === "string" ? agentId : undefined;
 }

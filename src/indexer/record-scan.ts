@@ -6,9 +6,7 @@
  *
  * Trust boundary: the log is written only by coordinators (the permission matrix gives no one
  * else publish rights on `<ns>.audit.>`), which build each record with JSON.stringify from parts
- * they validated (or, for a decision, with the call's own bytes of its context and event, from a
- * call with no key twice: log/call-text.ts) and check its size and depth before writing it
- * (docs/security.md). The indexer
+ * they validated and check its size and depth before writing it (docs/security.md). The indexer
  * therefore does not validate every byte of a record itself: the one pass checks the record's
  * nesting depth (the same bound as a full decode), finds the values of the fields asked for and
  * parses those alone, and PostgreSQL's JSON parser checks the whole record when it is stored. A

@@ -13,7 +13,6 @@ import { modifyingHooks } from "../catalog/catalog.js";
 import { mergeOutcomes, type MergeResult } from "../merge/merge.js";
 import type { PolicyOutcomeInput } from "../merge/outcome.js";
 import { streamSummaryOf, type StreamSummary } from "./stream-summary.js";
-import type { CallText } from "./call-text.js";
 import type {
   DecisionRecord,
   LateVerdictRecord,
@@ -126,39 +125,6 @@ export function buildDecisionRecord(parts: DecisionParts): DecisionRecord {
     coordinator: parts.coordinator,
   };
 }
-
-/**
- * The JSON text of a record `buildDecisionRecord` made, with the call's own bytes of its context
- * and event (log/call-text.ts) in place of writing the parsed values out again; every other part
- * written by JSON.stringify, in the same key order, so that the text is JSON.stringify(record)'s
- * whenever the call's bytes are. Only for a record nothing changed after it was built (no
- * redaction, no sealing): the caller checks that the record is the one built.
- */
-export function decisionRecordJson(record: DecisionRecord, text: CallText): Uint8Array {
-  const head = `{"v":${record.v},"kind":"decision","callId":${JSON.stringify(record.callId)},"hook":${JSON.stringify(record.hook)},"context":`;
-  let tail = `,"outcomes":${JSON.stringify(record.outcomes)},"decision":${JSON.stringify(record.decision)}`;
-  if (record.facts !== undefined) tail += `,"facts":${JSON.stringify(record.facts)}`;
-  if (record.shadow !== undefined) tail += `,"shadow":${JSON.stringify(record.shadow)}`;
-  tail += `,"callDigest":${JSON.stringify(record.callDigest)},"registryRevision":${record.registryRevision}`;
-  if (record.stopsRevision !== undefined) tail += `,"stopsRevision":${record.stopsRevision}`;
-  if (record.stream !== undefined) tail += `,"stream":${JSON.stringify(record.stream)}`;
-  tail += `,"receivedAt":"${record.receivedAt}","decidedAt":"${record.decidedAt}"`;
-  if (record.coordinator !== undefined)
-    tail += `,"coordinator":${JSON.stringify(record.coordinator)}`;
-  tail += "}";
-  const headBytes = Buffer.from(head, "utf8");
-  const tailBytes = Buffer.from(tail, "utf8");
-  return Buffer.concat(
-    [headBytes, text.context, EVENT_KEY, text.event, tailBytes],
-    headBytes.length +
-      text.context.length +
-      EVENT_KEY.length +
-      text.event.length +
-      tailBytes.length,
-  );
-}
-
-const EVENT_KEY = Buffer.from(',"event":');
 
 /** The record's `stream` summary, for a streamed answer's event only. */
 function streamField(
