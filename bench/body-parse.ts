@@ -3,12 +3,15 @@
  * what the codec does to every body before JSON.parse, on the bodies of one `npm run bench` call
  * (the call, the policy request with its facts, three verdicts, the decision): the depth scan,
  * against the scan as first written (test/support/depth-reference.ts), and the UTF-8 decode,
- * against the Buffer view and `toString` it replaced. Rounds alternate between old and new; the
- * line gives ns per body, medians of the rounds.
+ * against the Buffer view and `toString` it replaced; and the key-twice check's two halves
+ * (foundation/json-keys.ts): the scan that also counts members (`scan_members`, against
+ * `scan_now`) and the count of the parsed value's keys (`walk_members`; the parse not included).
+ * Rounds alternate between the ways; the line gives ns per body, medians of the rounds.
  */
 import { randomUUID } from "node:crypto";
 import { computeActionFacts } from "../src/facts/index.js";
-import { DEFAULT_LIMITS, jsonDepthExceeds } from "../src/foundation/limits.js";
+import { DEFAULT_LIMITS, jsonDepthExceeds, jsonMembers } from "../src/foundation/limits.js";
+import { parsedMembers } from "../src/foundation/json-keys.js";
 import { referenceDepthExceeds } from "../test/support/depth-reference.js";
 import { BENCH_EVENT, laneContext } from "./support/decision-path.js";
 
@@ -44,9 +47,12 @@ function nsPerBody(work: (bytes: Uint8Array) => unknown, bodies: Uint8Array[]): 
 }
 
 const utf8 = new TextDecoder("utf-8", { ignoreBOM: true });
+const parsed = new Map<Uint8Array, unknown>();
 const ways = {
   scan_reference: (b: Uint8Array) => referenceDepthExceeds(b, DEFAULT_LIMITS.maxDepth),
   scan_now: (b: Uint8Array) => jsonDepthExceeds(b, DEFAULT_LIMITS.maxDepth),
+  scan_members: (b: Uint8Array) => jsonMembers(b, DEFAULT_LIMITS.maxDepth) === 0,
+  walk_members: (b: Uint8Array) => parsedMembers(parsed.get(b)) === 0,
   decode_buffer_view: (b: Uint8Array) =>
     Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString("utf8").length === 0,
   decode_now: (b: Uint8Array) => utf8.decode(b).length === 0,
@@ -55,8 +61,15 @@ const ways = {
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[values.length >> 1]!;
 
 const bodies = benchBodies();
-if (bodies.some((body) => jsonDepthExceeds(body, DEFAULT_LIMITS.maxDepth)))
-  throw new Error("a benchmark body counted as too deep");
+for (const body of bodies) parsed.set(body, JSON.parse(utf8.decode(body)));
+if (
+  bodies.some(
+    (body) =>
+      jsonDepthExceeds(body, DEFAULT_LIMITS.maxDepth) ||
+      jsonMembers(body, DEFAULT_LIMITS.maxDepth) !== parsedMembers(parsed.get(body)),
+  )
+)
+  throw new Error("a benchmark body counted as too deep, or as having a key twice");
 const rounds = new Map<string, number[]>(Object.keys(ways).map((name) => [name, []]));
 for (let round = 0; round < ROUNDS; round++)
   for (const [name, work] of Object.entries(ways)) rounds.get(name)!.push(nsPerBody(work, bodies));

@@ -13,9 +13,11 @@ import { injectTraceContext, tracePropagates } from "../observability/trace.js";
 import {
   DEFAULT_LIMITS,
   jsonDepthExceeds,
+  jsonMembers,
   limitExceeded,
   type Limits,
 } from "../foundation/limits.js";
+import { parsedMembers } from "../foundation/json-keys.js";
 import { SHARED_BLOB_OWNER, type BlobRef, type BlobStore } from "./blobs.js";
 import { Header } from "./headers.js";
 import { inflateBounded as inflate } from "./inflate.js";
@@ -43,7 +45,10 @@ export interface DecodeOptions {
    * (an agent cannot make a coordinator read another agent's blob into its own call).
    */
   owner?: string;
-  /** The body is a log record: allow RECORD_DEPTH_ALLOWANCE more levels, RECORD_SIZE_FACTOR × the sizes. */
+  /**
+   * The body is a log record: allow RECORD_DEPTH_ALLOWANCE more levels, RECORD_SIZE_FACTOR × the
+   * sizes, and skip the key-twice check (parseJson says why).
+   */
   record?: boolean;
   /** Epoch ms: a blob-backed body must be read by then (HOOKBUS_CALL_TIMEOUT otherwise). */
   deadline?: number;
@@ -167,14 +172,15 @@ export class BodyCodec {
     encoding: string | undefined,
     options: DecodeOptions = {},
   ): Promise<unknown> {
-    const limits = effectiveLimits(this.limits, options.record === true);
+    const record = options.record === true;
+    const limits = effectiveLimits(this.limits, record);
     try {
       checkEncodedSize(data, limits);
       switch (encoding ?? "json") {
         case "json":
-          return parseInline(data, limits);
+          return parseInline(data, limits, record);
         case "gzip":
-          return parseJson(await inflate(data, limits.maxInflatedBytes), limits.maxDepth);
+          return parseJson(await inflate(data, limits.maxInflatedBytes), limits.maxDepth, record);
         case "blob": {
           if (this.blobs === undefined)
             throw new Error("no blob store to resolve a blob reference");
@@ -187,6 +193,7 @@ export class BodyCodec {
           return parseJson(
             ref.gzip ? await inflate(stored, limits.maxInflatedBytes) : stored,
             limits.maxDepth,
+            record,
           );
         }
         default:
@@ -220,9 +227,10 @@ export class BodyCodec {
     const encoding = header === "" ? undefined : header;
     if (encoding !== undefined && encoding !== "json")
       return this.decode(msg.data, encoding, options);
-    const limits = effectiveLimits(this.limits, options.record === true);
+    const record = options.record === true;
+    const limits = effectiveLimits(this.limits, record);
     try {
-      return parseInline(msg.data, limits);
+      return parseInline(msg.data, limits, record);
     } catch (error) {
       throw asBadMessage(error, "json");
     }
@@ -250,9 +258,9 @@ function checkEncodedSize(data: Uint8Array, limits: BodyLimits): void {
 }
 
 /** A plain JSON body: size and depth checked, then parsed. */
-function parseInline(data: Uint8Array, limits: BodyLimits): unknown {
+function parseInline(data: Uint8Array, limits: BodyLimits, record: boolean): unknown {
   checkEncodedSize(data, limits);
-  return parseJson(data, limits.maxDepth);
+  return parseJson(data, limits.maxDepth, record);
 }
 
 function effectiveLimits(limits: BodyLimits, record: boolean): BodyLimits {
@@ -307,13 +315,35 @@ function checkBlobReference(
  */
 const utf8 = new TextDecoder("utf-8", { ignoreBOM: true });
 
-function parseJson(bytes: Uint8Array, maxDepth: number): unknown {
-  if (jsonDepthExceeds(bytes, maxDepth)) {
+/**
+ * Depth checked before JSON.parse, and (unless `anyKeys`) a key twice in one object refused after
+ * it (docs/protocol.md, "Bodies"; foundation/json-keys.ts says why and how). Every body hookbus
+ * receives is held to it: calls and observations (their text may be passed on as it came),
+ * verdicts (a reply that reads two ways is invalid, and its policy's failure mode decides), policy
+ * requests and decisions (cheap, and one rule for the whole wire). Log records read with `record`
+ * skip it: coordinators alone write the log, from JSON.stringify or from the bytes of a call this
+ * check passed, and replay, audit and the indexer must read whatever the log holds.
+ */
+function parseJson(bytes: Uint8Array, maxDepth: number, anyKeys = false): unknown {
+  const members = anyKeys
+    ? jsonDepthExceeds(bytes, maxDepth)
+      ? -1
+      : 0
+    : jsonMembers(bytes, maxDepth);
+  if (members < 0) {
     throw limitExceeded("maxDepth", `a body nests deeper than the limit of ${maxDepth} levels`, {
       max: maxDepth,
     });
   }
-  return JSON.parse(utf8.decode(bytes));
+  const value: unknown = JSON.parse(utf8.decode(bytes));
+  if (!anyKeys && parsedMembers(value) !== members) {
+    throw new HookbusError(
+      "HOOKBUS_BAD_MESSAGE",
+      "a JSON body has the same key twice in one object: its readers could disagree on its value",
+      { reason: "duplicate-key" },
+    );
+  }
+  return value;
 }
 
 /** The agent token a large body's blob is stored under (docs/protocol.md, "Blobs"). */

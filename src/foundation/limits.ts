@@ -152,7 +152,7 @@ export const JsonByte = {
   COMMA: 0x2c,
   LETTER_U: 0x75,
 } as const;
-const { OPEN_BRACE, OPEN_BRACKET, CLOSE_BRACE, CLOSE_BRACKET, QUOTE, BACKSLASH } = JsonByte;
+const { OPEN_BRACE, OPEN_BRACKET, CLOSE_BRACE, CLOSE_BRACKET, QUOTE, BACKSLASH, COLON } = JsonByte;
 
 /**
  * The nesting depth of JSON text, found by one loop over its bytes (strings skipped), so a
@@ -165,9 +165,19 @@ const { OPEN_BRACE, OPEN_BRACKET, CLOSE_BRACE, CLOSE_BRACKET, QUOTE, BACKSLASH }
  * are inside strings): about half the time of one loop testing every byte for every case.
  */
 export function jsonDepthExceeds(bytes: Uint8Array, maxDepth: number): boolean {
+  return bytes.length > maxDepth && jsonMembers(bytes, maxDepth) < 0;
+}
+
+/**
+ * The depth scan, counting on its way the members of every object (a colon outside a string
+ * separates a key from its value, and only that, in JSON): the count, or -1 when the text nests
+ * deeper than `maxDepth`. The count lets the codec see a key twice (foundation/json-keys.ts);
+ * malformed text gets some count, and the parser refuses it.
+ */
+export function jsonMembers(bytes: Uint8Array, maxDepth: number): number {
   const length = bytes.length;
-  if (length <= maxDepth) return false;
   let depth = 0;
+  let members = 0;
   for (let i = 0; i < length; i++) {
     const b = bytes[i]!;
     if (b === QUOTE) {
@@ -178,11 +188,12 @@ export function jsonDepthExceeds(bytes: Uint8Array, maxDepth: number): boolean {
         if (c === BACKSLASH) i++;
         else if (c === QUOTE) break;
       }
-    } else if (b === OPEN_BRACE || b === OPEN_BRACKET) {
-      if (++depth > maxDepth) return true;
+    } else if (b === COLON) members++;
+    else if (b === OPEN_BRACE || b === OPEN_BRACKET) {
+      if (++depth > maxDepth) return -1;
     } else if (b === CLOSE_BRACE || b === CLOSE_BRACKET) depth--;
   }
-  return false;
+  return members;
 }
 
 /** The deadline a caller asked for (`Hookbus-Timeout-Ms`), defaulted and capped. */

@@ -2,8 +2,41 @@
  * Sending what a hostile agent would send: raw requests on the agent-facing subjects, bypassing
  * the SDK's own checks, with the coordinator's answer decoded.
  */
-import { headers as natsHeaders, type NatsConnection } from "@nats-io/transport-node";
-import type { Pipeline } from "../pipeline/harness.js";
+import {
+  headers as natsHeaders,
+  type Msg,
+  type NatsConnection,
+  type Subscription,
+} from "@nats-io/transport-node";
+import { definePolicy } from "../../../src/index.js";
+import type { Pipeline, PipelineOptions } from "../pipeline/harness.js";
+
+/** The tool gate of these tests: blocks `exec`, has no opinion on anything else. */
+export const execGuard = definePolicy({
+  name: "guard",
+  hooks: {
+    before_tool_call: (e) =>
+      e.toolName === "exec" ? { block: true, blockReason: "no exec" } : undefined,
+  },
+});
+
+/** A pipeline's registry and workers with `execGuard` alone. */
+export const withExecGuard = {
+  registry: { policies: [{ name: "guard", hooks: ["before_tool_call"], priority: 10 }] },
+  policies: [execGuard],
+} satisfies PipelineOptions;
+
+/** A hostile worker of `policy`: answers each request with what `reply` gives, as is. */
+export function rawWorker(
+  p: Pipeline,
+  policy: string,
+  reply: (msg: Msg) => Promise<void> | void,
+): Subscription {
+  return p.connections.workers.subscribe(p.subjects.policyWildcard(policy), {
+    queue: p.subjects.policyQueue(policy),
+    callback: (_e, msg) => void reply(msg),
+  });
+}
 
 export interface RawAnswer {
   code: string | undefined;
@@ -51,4 +84,26 @@ export function toolCall(
 
 export function json(value: unknown): string {
   return JSON.stringify(value);
+}
+
+/**
+ * An `exec` tool call (id `rogue-1`) decided while `reply` answers for the policy "rogue": the
+ * decision's outcome, and the record the coordinator stored for it.
+ */
+export async function rogueExecCall(
+  p: Pipeline,
+  reply: (msg: Msg) => Promise<void> | void,
+): Promise<{ outcome: string; stored: Awaited<ReturnType<Pipeline["decisionRecord"]>> }> {
+  const sub = rawWorker(p, "rogue", reply);
+  try {
+    const result = await p.client.call(
+      "before_tool_call",
+      { agentId: "a", sessionKey: "s", runId: "r" },
+      { toolName: "exec", params: {} },
+      { callId: "rogue-1" },
+    );
+    return { outcome: result.decision.outcome, stored: await p.decisionRecord("rogue-1") };
+  } finally {
+    sub.unsubscribe();
+  }
 }

@@ -3,24 +3,15 @@
  * different call is refused and recorded, never answered with another call's decision.
  */
 import { describe, expect, it } from "vitest";
-import { definePolicy, HookbusError } from "../../../src/index.js";
+import { HookbusError } from "../../../src/index.js";
 import { rejection, startPipeline, useNatsServer, type Pipeline } from "../pipeline/harness.js";
-import { json, rawRequest, toolCall } from "./harness.js";
+import { json, rawRequest, toolCall, withExecGuard } from "./harness.js";
 
 const nats = useNatsServer();
 
-const guard = definePolicy({
-  name: "guard",
-  hooks: {
-    before_tool_call: (e) =>
-      e.toolName === "exec" ? { block: true, blockReason: "no exec" } : undefined,
-  },
-});
-
 function start(): Promise<Pipeline> {
   return startPipeline(nats.url(), {
-    registry: { policies: [{ name: "guard", hooks: ["before_tool_call"], priority: 10 }] },
-    policies: [guard],
+    ...withExecGuard,
   });
 }
 

@@ -7,22 +7,13 @@ import { describe, expect, it } from "vitest";
 import { definePolicy } from "../../../src/index.js";
 import { gate } from "../../support/wait.js";
 import { startPipeline, useNatsServer, type Pipeline } from "../pipeline/harness.js";
-import { json, rawRequest, toolCall } from "./harness.js";
+import { json, rawRequest, toolCall, withExecGuard } from "./harness.js";
 
 const nats = useNatsServer();
 
-const guard = definePolicy({
-  name: "guard",
-  hooks: {
-    before_tool_call: (e) =>
-      e.toolName === "exec" ? { block: true, blockReason: "no exec" } : undefined,
-  },
-});
-
 function start(coordinator: Parameters<typeof startPipeline>[1] = {}): Promise<Pipeline> {
   return startPipeline(nats.url(), {
-    registry: { policies: [{ name: "guard", hooks: ["before_tool_call"], priority: 10 }] },
-    policies: [guard],
+    ...withExecGuard,
     ...coordinator,
   });
 }

@@ -7,6 +7,7 @@ import { describe, expect, it } from "vitest";
 import { bodyHeaders } from "../../../src/bus/codec.js";
 import { LogRecord } from "../../../src/log/record.js";
 import { startPipeline, useNatsServer } from "../pipeline/harness.js";
+import { rogueExecCall } from "./harness.js";
 
 const nats = useNatsServer();
 
@@ -17,28 +18,12 @@ describe("verdicts that fail validation", () => {
     });
     // A worker that answers a field no verdict has, with a large payload.
     const verdict = { exfiltrate: "secret ".repeat(20_000) };
-    const sub = p.connections.workers.subscribe(p.subjects.policyWildcard("rogue"), {
-      queue: p.subjects.policyQueue("rogue"),
-      callback: (_e, msg) => {
-        void (async () => {
-          const encoded = await p.bus.codec.encode({ policy: "rogue", verdict });
-          msg.respond(encoded.data, { headers: bodyHeaders(encoded) });
-        })();
-      },
+    const { outcome: decided, stored } = await rogueExecCall(p, async (msg) => {
+      const encoded = await p.bus.codec.encode({ policy: "rogue", verdict });
+      msg.respond(encoded.data, { headers: bodyHeaders(encoded) });
     });
-    try {
-      const result = await p.client.call(
-        "before_tool_call",
-        { agentId: "a", sessionKey: "s", runId: "r" },
-        { toolName: "exec", params: {} },
-        { callId: "rogue-1" },
-      );
-      // before_tool_call fails closed by default.
-      expect(result.decision.outcome).toBe("block");
-    } finally {
-      sub.unsubscribe();
-    }
-    const stored = await p.decisionRecord("rogue-1");
+    // before_tool_call fails closed by default.
+    expect(decided).toBe("block");
     expect(LogRecord.safeParse(stored.record).success).toBe(true);
     const outcome = stored.record.outcomes[0]!;
     expect(outcome.status).toBe("invalid");

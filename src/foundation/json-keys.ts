@@ -1,0 +1,33 @@
+/**
+ * A key twice in one JSON object, found without a parser of our own: the depth scan that runs
+ * before JSON.parse anyway also counts the members of every object (limits.ts, `jsonMembers`),
+ * and after the parse the parsed value's keys are counted. JSON.parse keeps one key of a pair, so
+ * the two counts differ exactly when some object had a key twice; how the keys were spelled
+ * (`"a"` or `"\u0061"`, two invalid UTF-8 sequences both read as U+FFFD) is the parser's answer.
+ *
+ * Why a key twice is refused: JSON.parse keeps the last of two `"params"`, other parsers (and
+ * people reading the text) the first. A body is validated as JSON.parse reads it; once its text is
+ * passed on as it came (a log record spliced from the call's bytes, docs/performance.md), a reader
+ * with another parser could be shown params other than the ones validated and decided on.
+ *
+ * Measured against comparing each key with its object's earlier keys inside the byte loop (a hash,
+ * a set for large objects): counting and walking cost about half as much on the bodies of one
+ * bench call (bench/body-parse.ts, docs/performance.md).
+ */
+
+/**
+ * The keys of every object in a value JSON.parse returned (its depth already bounded by the
+ * scan). `for…in`, not Object.keys: no array per object. An enumerable property someone added
+ * to Object.prototype would be counted in every object: the counts then differ and the body is
+ * refused, never accepted.
+ */
+export function parsedMembers(value: unknown): number {
+  if (typeof value !== "object" || value === null) return 0;
+  let count = 0;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) count += parsedMembers(value[i]);
+    return count;
+  }
+  for (const key in value) count += 1 + parsedMembers((value as Record<string, unknown>)[key]);
+  return count;
+}
