@@ -17,7 +17,7 @@ import {
   limitExceeded,
   type Limits,
 } from "../foundation/limits.js";
-import { parsedMembers } from "../foundation/json-keys.js";
+import { NON_FINITE_NUMBER, parsedMembers } from "../foundation/json-keys.js";
 import { SHARED_BLOB_OWNER, type BlobRef, type BlobStore } from "./blobs.js";
 import { Header } from "./headers.js";
 import { inflateBounded as inflate } from "./inflate.js";
@@ -316,8 +316,9 @@ function checkBlobReference(
 const utf8 = new TextDecoder("utf-8", { ignoreBOM: true });
 
 /**
- * Depth checked before JSON.parse, and (unless `anyKeys`) a key twice in one object refused after
- * it (docs/protocol.md, "Bodies"; foundation/json-keys.ts says why and how). Every body hookbus
+ * Depth checked before JSON.parse, and (unless `anyKeys`) a key twice in one object or a number
+ * that overflows a double refused after it (docs/protocol.md, "One key once" and "Strict JSON";
+ * foundation/json-keys.ts says why and how). Every body hookbus
  * receives is held to it: calls and observations (their text may be passed on as it came),
  * verdicts (a reply that reads two ways is invalid, and its policy's failure mode decides), policy
  * requests and decisions (cheap, and one rule for the whole wire). Log records read with `record`
@@ -336,7 +337,16 @@ function parseJson(bytes: Uint8Array, maxDepth: number, anyKeys = false): unknow
     });
   }
   const value: unknown = JSON.parse(utf8.decode(bytes));
-  if (!anyKeys && parsedMembers(value) !== members) {
+  if (anyKeys) return value;
+  const parsed = parsedMembers(value);
+  if (parsed === NON_FINITE_NUMBER) {
+    throw new HookbusError(
+      "HOOKBUS_BAD_MESSAGE",
+      "a JSON body holds a number too large for a double (read as Infinity, written back as null)",
+      { reason: "non-finite-number" },
+    );
+  }
+  if (parsed !== members) {
     throw new HookbusError(
       "HOOKBUS_BAD_MESSAGE",
       "a JSON body has the same key twice in one object: its readers could disagree on its value",

@@ -16,18 +16,35 @@
  */
 
 /**
+ * Returned by parsedMembers for a value holding a number JSON.parse read as ±Infinity (`1e999`,
+ * a number that overflows a double): the coordinator's facts and Cedar would see Infinity while
+ * every body written from the value (policy requests, the record) carries `null`, so one call
+ * would be decided on one value and recorded with another.
+ */
+export const NON_FINITE_NUMBER = -1;
+
+/**
  * The keys of every object in a value JSON.parse returned (its depth already bounded by the
- * scan). `for…in`, not Object.keys: no array per object. An enumerable property someone added
- * to Object.prototype would be counted in every object: the counts then differ and the body is
- * refused, never accepted.
+ * scan), or NON_FINITE_NUMBER. `for…in`, not Object.keys: no array per object. An enumerable
+ * property someone added to Object.prototype would be counted in every object: the counts then
+ * differ and the body is refused, never accepted.
  */
 export function parsedMembers(value: unknown): number {
-  if (typeof value !== "object" || value === null) return 0;
+  if (typeof value !== "object" || value === null)
+    return typeof value === "number" && !Number.isFinite(value) ? NON_FINITE_NUMBER : 0;
   let count = 0;
   if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) count += parsedMembers(value[i]);
+    for (let i = 0; i < value.length; i++) {
+      const inner = parsedMembers(value[i]);
+      if (inner < 0) return inner;
+      count += inner;
+    }
     return count;
   }
-  for (const key in value) count += 1 + parsedMembers((value as Record<string, unknown>)[key]);
+  for (const key in value) {
+    const inner = parsedMembers((value as Record<string, unknown>)[key]);
+    if (inner < 0) return inner;
+    count += 1 + inner;
+  }
   return count;
 }

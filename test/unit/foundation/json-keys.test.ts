@@ -162,6 +162,36 @@ describe("a key twice in one object", () => {
   });
 });
 
+describe("a number JSON.parse reads as Infinity", () => {
+  const reasonOf = (text: string) => {
+    try {
+      codec.decodeMessageNow({ data: bytes(text) });
+      return "ok";
+    } catch (error) {
+      return (error as { code: string; details?: { reason?: string } }).details?.reason;
+    }
+  };
+
+  it("is refused at any place (the coordinator would decide on Infinity and write null)", () => {
+    for (const text of [
+      "1e999",
+      '{"event":{"params":{"limit":1e999}}}',
+      '{"a":[1,2,{"b":[-1e400]}]}',
+      '{"a":{"b":1},"c":[0.5e309]}',
+    ])
+      expect(reasonOf(text), text).toBe("non-finite-number");
+  });
+
+  it("is the only number refused: the largest doubles and tiny ones that round to 0 pass", () => {
+    for (const text of ['{"n":1.7976931348623157e308}', '{"n":-1e-400}', '{"n":[0,-0,5e-324]}'])
+      expect(reasonOf(text), text).toBe("ok");
+  });
+
+  it("in a log record read as stored is read as stored", () => {
+    expect(verdictOn(bytes('{"n":1e999}'), true)).toBe("ok");
+  });
+});
+
 describe("depth, in the same pass", () => {
   it("agrees with the depth-only scan on any JSON and any limit, and counts its members", () => {
     fc.assert(
