@@ -50,19 +50,12 @@ export function spliceTimeoutMs(json: Uint8Array, timeoutMs: number): Uint8Array
 }
 
 /**
- * The deadline a request asks for, in ms: the body's `timeoutMs` when it has the field, else the
- * header's. Either is read as before protocol 2 read the header: a finite positive number, and
- * anything else (`-1`, `0`, a string, `null`) names no deadline.
+ * The body's deadline, read as the header always was: a finite positive number of ms; anything
+ * else (`-1`, `0`, a string, `null`) names none. A reader asks for it only when the body has the
+ * field, and then does not read the header.
  */
-export function askedTimeoutMs(
-  bodyTimeoutMs: unknown,
-  headers: MsgHdrs | undefined,
-): number | undefined {
-  if (bodyTimeoutMs !== undefined)
-    return typeof bodyTimeoutMs === "number" && isDeadline(bodyTimeoutMs)
-      ? bodyTimeoutMs
-      : undefined;
-  return headerTimeoutMs(headers);
+export function bodyTimeoutMs(value: unknown): number | undefined {
+  return typeof value === "number" && isDeadline(value) ? value : undefined;
 }
 
 /** The header's deadline (older senders, gzip and blob bodies); undefined without headers. */

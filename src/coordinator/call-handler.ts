@@ -23,7 +23,7 @@ import type { PolicyOutcomeInput } from "../merge/outcome.js";
 import type { RegistrySnapshot } from "../registry/snapshot.js";
 import type { RegistryPolicy } from "../registry/document.js";
 import { callRequestValidator } from "../bus/compiled-validators.js";
-import { askedTimeoutMs, headerTimeoutMs } from "../bus/body-deadline.js";
+import { bodyTimeoutMs, headerTimeoutMs } from "../bus/body-deadline.js";
 import type { EncodedBody } from "../bus/codec.js";
 import { traced, type CallTelemetry } from "./telemetry.js";
 import { recordFailure, toWireError } from "./failure-record.js";
@@ -230,7 +230,7 @@ export class CallHandler {
     const request = (arrival.request = parsed.data);
     if (request.timeoutMs !== undefined)
       arrival.deadline =
-        arrival.receivedAt.getTime() + this.timeoutMs(askedTimeoutMs(request.timeoutMs, undefined));
+        arrival.receivedAt.getTime() + this.timeoutMs(bodyTimeoutMs(request.timeoutMs));
     checkCallIds(this.limits, { callId: request.callId, context: request.context });
     assertIdentity(address, request);
     const hook = assertModifyingHook(request.hook);

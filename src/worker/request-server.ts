@@ -13,7 +13,7 @@ import type { Bus } from "../bus/bus.js";
 import { optionalBodyHeaders, type EncodedBody } from "../bus/codec.js";
 import type { PolicyReply } from "../bus/envelope.js";
 import { Header } from "../bus/headers.js";
-import { askedTimeoutMs, headerTimeoutMs } from "../bus/body-deadline.js";
+import { bodyTimeoutMs, headerTimeoutMs } from "../bus/body-deadline.js";
 import { isHookName, isModifyingHook, type ModifyingHookName } from "../catalog/catalog.js";
 import { HookbusError, isHookbusError } from "../foundation/errors.js";
 import type { WorkerTelemetry } from "./telemetry.js";
@@ -262,7 +262,7 @@ export class RequestServer {
       callId = body.callId;
       // The body's deadline when it names one, else the header's (coordinators before protocol 2).
       const bodyMs = body["timeoutMs"];
-      const timeoutMs = bodyMs === undefined ? headerMs : askedTimeoutMs(bodyMs, undefined);
+      const timeoutMs = bodyMs === undefined ? headerMs : bodyTimeoutMs(bodyMs);
       if (bodyMs !== undefined && this.expiredInQueue(msg, timeoutMs, receivedAt)) return undefined;
       const deadline = deadlineOf(timeoutMs, receivedAt);
       const options = new RequestInvokeOptions(
