@@ -15,6 +15,9 @@
  *   WORKER_COST_WARM=0    no unmeasured first round: a fresh process's cost, JIT included
  *   WORKER_COST_PROFILE=1 also profile each worker's last round with the inspector (self time by
  *                         function) and print its summary
+ *   WORKER_COST_BODY_DEADLINE=name,...  the sides asked as a coordinator of protocol 2 asks: the
+ *                         deadline as the body's `timeoutMs`, no header block (the others get
+ *                         `Hookbus-Timeout-Ms`, as from a coordinator before it)
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -29,6 +32,7 @@ const PROFILE = process.env.WORKER_COST_PROFILE === "1";
 const WARM = process.env.WORKER_COST_WARM !== "0";
 const CONCURRENCY = 64;
 const TIMEOUT_MS = 5000;
+const BODY_DEADLINE = new Set((process.env.WORKER_COST_BODY_DEADLINE ?? "").split(","));
 const HERE = fileURLToPath(import.meta.url);
 
 interface Side {
@@ -81,12 +85,19 @@ async function load(nc: NatsConnection, side: Side): Promise<void> {
     event: BENCH_EVENT,
     context: laneContext(lane),
   }));
+  const inBody = BODY_DEADLINE.has(side.name);
   let next = 0;
   await Promise.all(
     bodies.map(async (body) => {
       while (next < REQUESTS) {
-        const data = JSON.stringify({ callId: `c${next++}`, ...body });
-        await nc.request(subject, data, { timeout: TIMEOUT_MS, headers: hdrs });
+        const callId = `c${next++}`;
+        if (inBody) {
+          const data = JSON.stringify({ timeoutMs: TIMEOUT_MS, callId, ...body });
+          await nc.request(subject, data, { timeout: TIMEOUT_MS });
+        } else {
+          const data = JSON.stringify({ callId, ...body });
+          await nc.request(subject, data, { timeout: TIMEOUT_MS, headers: hdrs });
+        }
       }
     }),
   );

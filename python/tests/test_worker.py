@@ -51,12 +51,24 @@ async def slowpoke(call: Call):
     return BeforeToolCallVerdict(params={"n": count})
 
 
-def _request(tool_ms: int, session: str = "s1"):
+def _request(tool_ms: int, session: str = "s1", timeout_ms: object = None):
+    """A policy request; with ``timeout_ms``, its deadline leads the body (protocol 2)."""
+    deadline = {} if timeout_ms is None else {"timeoutMs": timeout_ms}
     return json.dumps({
+        **deadline,
         "callId": f"c-{time.monotonic_ns()}", "hook": "before_tool_call",
         "context": {"agentId": "a", "sessionKey": session},
         "event": {"toolName": "t", "params": {"ms": tool_ms}},
     }).encode()
+
+
+#: A deadline as a coordinator of protocol 2 sends it (the body, no headers) and as an older one
+#: did (the header): (request body, headers) for a request of ``tool_ms`` due in ``timeout_ms``.
+DEADLINE_WAYS = {
+    "body": lambda tool_ms, session, timeout_ms: (_request(tool_ms, session, timeout_ms), None),
+    "header": lambda tool_ms, session, timeout_ms: (
+        _request(tool_ms, session), {"Hookbus-Timeout-Ms": str(timeout_ms)}),
+}
 
 
 async def _with_worker(url, body):
@@ -86,7 +98,10 @@ def test_answers_with_a_verdict_and_kv_state(nats_url):
     ]
 
 
-def test_no_answer_after_the_deadline(nats_url):
+@pytest.mark.parametrize("way", sorted(DEADLINE_WAYS))
+def test_no_answer_after_the_deadline(nats_url, way):
+    data, headers = DEADLINE_WAYS[way](500, f"s2-{way}", 100)
+
     async def body(nc):
         inbox = nc.new_inbox()
         got = []
@@ -95,13 +110,82 @@ def test_no_answer_after_the_deadline(nats_url):
             got.append(msg)
 
         sub = await nc.subscribe(inbox, cb=keep)
-        await nc.publish("pytest.policy.slowpoke.before_tool_call", _request(500, "s2"),
-                         reply=inbox, headers={"Hookbus-Timeout-Ms": "100"})
+        await nc.publish("pytest.policy.slowpoke.before_tool_call", data, reply=inbox,
+                         headers=headers)
         await asyncio.sleep(1.0)
         await sub.unsubscribe()
         return got
 
     assert asyncio.run(_with_worker(nats_url, body)) == []
+
+
+@pytest.mark.parametrize("way", sorted(DEADLINE_WAYS))
+def test_a_request_expired_while_queued_never_runs(nats_url, way):
+    """Two slow requests hold both handlers; one due in 100 ms waits behind them and is dropped
+    unrun: the session's count after it is 1, not 2."""
+    session = f"s-queued-{way}"
+    data, headers = DEADLINE_WAYS[way](0, session, 100)
+
+    async def body(nc):
+        subject = "pytest.policy.slowpoke.before_tool_call"
+        slow = [asyncio.ensure_future(nc.request(subject, _request(400, f"s-slow-{way}"),
+                                                 timeout=5)) for _ in range(2)]
+        await asyncio.sleep(0.1)  # both slow ones are in their handlers
+        inbox = nc.new_inbox()
+        got = []
+
+        async def keep(msg):
+            got.append(msg)
+
+        sub = await nc.subscribe(inbox, cb=keep)
+        await nc.publish(subject, data, reply=inbox, headers=headers)
+        await asyncio.gather(*slow)
+        after = await nc.request(subject, _request(0, session), timeout=5)
+        await sub.unsubscribe()
+        return got, json.loads(after.data)
+
+    got, after = asyncio.run(_with_worker(nats_url, body))
+    assert got == []
+    assert after["verdict"] == {"params": {"n": 1}}
+
+
+def test_the_body_deadline_wins_over_the_header(nats_url):
+    """A coordinator sends one of the two; a request with both is read by its body: a bad body
+    value names no deadline (the header is not read for it), a good one replaces the header's."""
+    subject = "pytest.policy.slowpoke.before_tool_call"
+
+    async def body(nc):
+        inbox = nc.new_inbox()
+        got = []
+
+        async def keep(msg):
+            got.append(json.loads(msg.data))
+
+        sub = await nc.subscribe(inbox, cb=keep)
+        # Due in 100 ms by the body, in 60 s by the header: dropped.
+        await nc.publish(subject, _request(500, "s-both-1", 100), reply=inbox,
+                         headers={"Hookbus-Timeout-Ms": "60000"})
+        # A string in the body names no deadline, though the header says 100 ms: answered.
+        late = await nc.request(subject, _request(300, "s-both-2", "soon"), timeout=5,
+                                headers={"Hookbus-Timeout-Ms": "100"})
+        await asyncio.sleep(0.5)
+        await sub.unsubscribe()
+        return got, json.loads(late.data)
+
+    got, late = asyncio.run(_with_worker(nats_url, body))
+    assert got == []
+    assert late["verdict"] == {"params": {"n": 1}}
+
+
+@pytest.mark.parametrize("value", [-1, 0, 1e12, 1e30, 1.5e3, "soon", "300", None, True])
+def test_a_hostile_body_deadline_is_read_as_the_header_would_be(nats_url, value):
+    """No deadline, or a far one (1.5 s is enough for a handler that takes none): answered."""
+    async def body(nc):
+        msg = await nc.request("pytest.policy.slowpoke.before_tool_call",
+                               _request(0, f"s-hostile-{value!r}", value), timeout=5)
+        return json.loads(msg.data)
+
+    assert asyncio.run(_with_worker(nats_url, body))["verdict"] == {"params": {"n": 1}}
 
 
 def test_an_ask_asked_again_while_held_is_dropped(nats_url):

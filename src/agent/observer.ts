@@ -52,12 +52,13 @@ export class ObservationPublisher {
     // the coordinator's scoped de-duplication stores it once.
     const reply = await requestWithResend(bus.nc, {
       subject,
-      data: encoded.data,
-      headers: (remainingMs) =>
-        bodyHeaders(encoded, {
+      wire: (remainingMs) => ({
+        data: encoded.data,
+        headers: bodyHeaders(encoded, {
           [Header.CallId]: eventId,
           [Header.TimeoutMs]: String(remainingMs),
         }),
+      }),
       deadline,
       what: `${hook} observation ${eventId}`,
       details: { hook, eventId, stream },

@@ -12,11 +12,11 @@ import {
   RequestError,
   TimeoutError,
   type Msg,
-  type MsgHdrs,
   type NatsConnection,
 } from "@nats-io/transport-node";
 import type { Logger } from "pino";
 import { ConnectionWatch } from "../bus/connection-watch.js";
+import type { RequestWire } from "../bus/body-deadline.js";
 import { Header } from "../bus/headers.js";
 import { ReplyInbox } from "../bus/reply-inbox.js";
 import { HookbusError, type ErrorCode } from "../foundation/errors.js";
@@ -31,9 +31,8 @@ export const FIRST_ATTEMPT_MS = 1000;
 
 export interface ResendRequest {
   subject: string;
-  data: Uint8Array;
-  /** The headers of one attempt, given the milliseconds left before the deadline. */
-  headers: (remainingMs: number) => MsgHdrs;
+  /** What one attempt sends (its body, headers if any), given the milliseconds left before the deadline. */
+  wire: (remainingMs: number) => RequestWire;
   /** Epoch milliseconds: no attempt runs past it. */
   deadline: number;
   /** Names the request in errors, e.g. `before_tool_call call 42`. */
@@ -74,10 +73,12 @@ function attempt(
   remaining: number,
   timeout: number,
 ): Promise<AttemptResult> {
-  const sent = ReplyInbox.of(nc).request(request.subject, request.data, {
-    timeout,
-    headers: request.headers(remaining),
-  });
+  const { data, headers } = request.wire(remaining);
+  const sent = ReplyInbox.of(nc).request(
+    request.subject,
+    data,
+    headers === undefined ? { timeout } : { timeout, headers },
+  );
   return new Promise<AttemptResult>((resolve) => {
     const wake = () => resolve(RECONNECTED);
     watch.wakeAtReconnect(wake);

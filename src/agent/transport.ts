@@ -7,7 +7,8 @@ import type { Msg } from "@nats-io/transport-node";
 import type { Decision, HookContext, HookEvent, ModifyingHookName } from "../catalog/catalog.js";
 import { parseDecision } from "../catalog/validate.js";
 import type { Bus } from "../bus/bus.js";
-import { bodyHeaders, type EncodedBody } from "../bus/codec.js";
+import type { EncodedBody } from "../bus/codec.js";
+import { withDeadline } from "../bus/body-deadline.js";
 import { WireError, type CallRequest } from "../bus/envelope.js";
 import { callReplyValidator } from "../bus/compiled-validators.js";
 import { Header } from "../bus/headers.js";
@@ -64,13 +65,11 @@ export class NatsCallTransport implements CallTransport {
 
     const reply = await requestWithResend(bus.nc, {
       subject,
-      data: encoded.data,
-      // The same callId on every attempt: the coordinator and the log see one call.
-      headers: (remaining) =>
-        bodyHeaders(encoded, {
-          [Header.CallId]: callId,
-          [Header.TimeoutMs]: String(remaining),
-        }),
+      // The same callId on every attempt: the coordinator and the log see one call. The time
+      // left is written into a plain body (protocol 2), so no header block is sent; a gzip or
+      // blob body says it and the call id in headers (the coordinator names an unreadable
+      // body's error record by them).
+      wire: (remaining) => withDeadline(encoded, remaining, { [Header.CallId]: callId }),
       deadline,
       what: `${hook} call ${callId}`,
       details,

@@ -20,8 +20,17 @@ export const WireError = z
   .meta({ id: "WireError" });
 
 /** Agent → coordinator, on `<ns>.call.<agent>.<hook>`. */
+/** A request's deadline in its body (protocol 2): docs/protocol.md, "Deadlines in the body". */
+const TimeoutMs = z
+  .number()
+  .optional()
+  .describe(
+    "How long the sender waits, in ms, from when the request arrives (protocol 2; written first in the body). A number that is not positive names no deadline, as a bad `Hookbus-Timeout-Ms` header does: a coordinator applies its default, a worker none. Absent: the `Hookbus-Timeout-Ms` header says it (gzip and blob bodies, senders before protocol 2); present, it wins over the header.",
+  );
+
 export const CallRequest = z
   .strictObject({
+    timeoutMs: TimeoutMs,
     callId: z
       .string()
       .min(1)
@@ -53,6 +62,7 @@ export const ActionFactsWire = actionFactsSchema(ShellFactsSchema);
 /** Coordinator → one worker of a policy, on `<ns>.policy.<policy>.<hook>`. */
 export const PolicyRequest = z
   .strictObject({
+    timeoutMs: TimeoutMs,
     callId: z.string(),
     hook: ModifyingHookNameSchema,
     policy: z

@@ -228,15 +228,22 @@ const malformedCases: Case[] = [
   })),
 ];
 
-const deadlineCases: Case[] = [
+/** The deadline where a coordinator of protocol 2 writes it, and where an older one did. */
+const DEADLINE_WAYS = [
+  { deadlineIn: "body", named: "in the body" },
+  { deadlineIn: "header", named: "in Hookbus-Timeout-Ms" },
+] as const;
+
+const deadlineCases: Case[] = DEADLINE_WAYS.flatMap(({ deadlineIn, named }): Case[] => [
   {
-    name: "deadline: no answer after it (handler aborted)",
+    name: `deadline ${named}: no answer after it (handler aborted)`,
     async run({ probe }) {
       const body = action("conformance_sleep", { ms: 1500 });
       const replies = await probe.ask({
         hook: "before_tool_call",
         body,
         timeoutMs: 300,
+        deadlineIn,
         windowMs: 2000,
       });
       const answers = replies.filter((r) => r.status === undefined);
@@ -245,7 +252,7 @@ const deadlineCases: Case[] = [
     },
   },
   {
-    name: "deadline: requests expired while queued are dropped",
+    name: `deadline ${named}: requests expired while queued are dropped`,
     async run(setup) {
       const { probe } = setup;
       const asks = Array.from({ length: 200 }, () =>
@@ -253,6 +260,7 @@ const deadlineCases: Case[] = [
           hook: "before_tool_call",
           body: action("conformance_sleep", { ms: 400 }),
           timeoutMs: 300,
+          deadlineIn,
           windowMs: 1500,
         }),
       );
@@ -266,7 +274,7 @@ const deadlineCases: Case[] = [
       if (ms > 2000) fail(`took ${Math.round(ms)} ms to answer after the burst`);
     },
   },
-];
+]);
 
 const stateCases: Case[] = [
   {

@@ -46,16 +46,20 @@ function expectAnswer(replies: readonly Reply[], policy: string, expected: Expec
   expected.verdict(reply.verdict ?? undefined);
 }
 
+/** `timeoutMs`: the request's `Hookbus-Timeout-Ms` (undefined: none, the body says it or not). */
 function hostile(
   name: string,
   raw: () => Raw,
   expected: Expected,
   hook = "before_tool_call",
+  timeoutMs: number | undefined = TIMEOUT_MS,
 ): Case {
   return {
     name: `hostile: ${name}`,
     async run({ probe }) {
-      const replies = await probe.ask({ hook, raw: raw(), timeoutMs: TIMEOUT_MS });
+      const replies = await probe.ask(
+        timeoutMs === undefined ? { hook, raw: raw() } : { hook, raw: raw(), timeoutMs },
+      );
       expectAnswer(replies, probe.policy, expected);
     },
   };
@@ -184,6 +188,36 @@ const headerCases: Case[] = [
   ),
 ];
 
+/** A request whose body's deadline is `value` (JSON text), as protocol 2 writes it: first. */
+const withTimeoutMs = (value: string) =>
+  text(`{"timeoutMs":${value},${JSON.stringify(readFile()).slice(1)}`);
+
+/**
+ * The body's deadline is read as the header is: a number that is not a finite positive one names
+ * no deadline (a far one still leaves time to answer). A value that is not a number at all is
+ * against the schema: reading it as no deadline or refusing the request are both right.
+ */
+const bodyDeadlineCases: Case[] = [
+  ...["-1", "0", "1500.5", "1e12", "99999999999999999999"].map((value) =>
+    hostile(
+      `timeoutMs ${value} in the body (no deadline, or a far one)`,
+      () => ({ data: withTimeoutMs(value) }),
+      { codes: [], verdict: noOpinion },
+      "before_tool_call",
+      undefined,
+    ),
+  ),
+  ...["1e999", '"soon"', '"2000"', "null", "true", "[300]"].map((value) =>
+    hostile(
+      `timeoutMs ${value} in the body (no deadline, or refused)`,
+      () => ({ data: withTimeoutMs(value) }),
+      { ...BAD, verdict: noOpinion },
+      "before_tool_call",
+      undefined,
+    ),
+  ),
+];
+
 const encodedCases: Case[] = [
   hostile(
     "a gzip bomb inside a JSON string",
@@ -242,6 +276,7 @@ export const HOSTILE_CASES: Case[] = [
   ...bodyCases,
   ...numberCases,
   ...headerCases,
+  ...bodyDeadlineCases,
   ...encodedCases,
   ...subjectCases,
 ];

@@ -4,6 +4,8 @@
  */
 import { createInbox, headers as natsHeaders, type MsgHdrs } from "@nats-io/transport-node";
 import type { Bus } from "../bus/bus.js";
+import { bodyHeaders } from "../bus/codec.js";
+import { withDeadline } from "../bus/body-deadline.js";
 import { Header } from "../bus/headers.js";
 
 export interface Reply {
@@ -25,8 +27,15 @@ export interface Ask {
   /** A JSON body (encoded like a coordinator does: gzip or blob when large), or raw bytes. */
   body?: unknown;
   raw?: { data: Uint8Array; encoding?: string; headers?: Record<string, string> };
-  /** Hookbus-Timeout-Ms; absent: no deadline header. */
+  /** The deadline; absent: none. */
   timeoutMs?: number;
+  /**
+   * Where a `body` ask says its deadline: `body` (default) as a coordinator of protocol 2 does
+   * (`timeoutMs` leads a plain JSON body, no header block; a gzip or blob body's header), or
+   * `header` as an older one did (`Hookbus-Timeout-Ms`). A `raw` ask's is always in the header:
+   * its bytes are sent as given.
+   */
+  deadlineIn?: "body" | "header";
   /** How long to collect replies (default: the deadline plus 500 ms, or 3 s). */
   windowMs?: number;
   /** Stop collecting after this many replies (default: collect the whole window). */
@@ -94,7 +103,11 @@ export class Probe {
     try {
       const { data, hdrs } = await this.encode(ask);
       sentAt = performance.now();
-      bus.nc.publish(this.subject(ask.hook), data, { reply: inbox, headers: hdrs });
+      bus.nc.publish(
+        this.subject(ask.hook),
+        data,
+        hdrs === undefined ? { reply: inbox } : { reply: inbox, headers: hdrs },
+      );
       await finished;
     } finally {
       clearTimeout(timer);
@@ -105,16 +118,20 @@ export class Probe {
     return replies.sort((a, b) => a.atMs - b.atMs);
   }
 
-  private async encode(ask: Ask): Promise<{ data: Uint8Array; hdrs: MsgHdrs }> {
-    const hdrs = natsHeaders();
-    if (ask.timeoutMs !== undefined) hdrs.set(Header.TimeoutMs, String(ask.timeoutMs));
+  private async encode(ask: Ask): Promise<{ data: Uint8Array; hdrs: MsgHdrs | undefined }> {
+    const deadline: Record<string, string> =
+      ask.timeoutMs === undefined ? {} : { [Header.TimeoutMs]: String(ask.timeoutMs) };
     if (ask.raw !== undefined) {
-      for (const [name, value] of Object.entries(ask.raw.headers ?? {})) hdrs.set(name, value);
+      const hdrs = natsHeaders();
+      for (const [name, value] of Object.entries({ ...deadline, ...ask.raw.headers }))
+        hdrs.set(name, value);
       if (ask.raw.encoding !== undefined) hdrs.set(Header.Encoding, ask.raw.encoding);
       return { data: ask.raw.data, hdrs };
     }
     const encoded = await this.bus.codec.encode(ask.body);
-    if (encoded.encoding !== "json") hdrs.set(Header.Encoding, encoded.encoding);
-    return { data: encoded.data, hdrs };
+    if (ask.timeoutMs === undefined || ask.deadlineIn === "header")
+      return { data: encoded.data, hdrs: bodyHeaders(encoded, deadline) };
+    const wire = withDeadline(encoded, ask.timeoutMs);
+    return { data: wire.data, hdrs: wire.headers };
   }
 }

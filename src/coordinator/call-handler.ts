@@ -23,6 +23,7 @@ import type { PolicyOutcomeInput } from "../merge/outcome.js";
 import type { RegistrySnapshot } from "../registry/snapshot.js";
 import type { RegistryPolicy } from "../registry/document.js";
 import { callRequestValidator } from "../bus/compiled-validators.js";
+import { bodyTimeoutMs, headerTimeoutMs } from "../bus/body-deadline.js";
 import type { EncodedBody } from "../bus/codec.js";
 import { traced, type CallTelemetry } from "./telemetry.js";
 import { recordFailure, toWireError } from "./failure-record.js";
@@ -171,16 +172,13 @@ export class CallHandler {
 
   async handle(msg: Msg): Promise<void> {
     const receivedAt = new Date();
-    const timeoutMs = callTimeoutMs(
-      msg.headers?.get(Header.TimeoutMs),
-      DEFAULT_CALL_TIMEOUT_MS,
-      this.limits.maxCallTimeoutMs,
-    );
-    // Every field from the start: one shape for every call, filled in as the checks pass.
+    // Every field from the start: one shape for every call, filled in as the checks pass. The
+    // header's deadline (gzip and blob bodies, agents before protocol 2) or the default bounds
+    // the body's decoding; a plain body's own `timeoutMs` replaces it once read (check).
     const arrival: Arrival = {
       msg,
       receivedAt,
-      deadline: receivedAt.getTime() + timeoutMs,
+      deadline: receivedAt.getTime() + this.timeoutMs(headerTimeoutMs(msg.headers)),
       snapshot: this.deps.registry(),
       address: addressOf(msg.subject, this.limits),
       raw: undefined,
@@ -196,6 +194,11 @@ export class CallHandler {
     } finally {
       if (arrival.callKey !== undefined) this.deps.onCallFinished?.(arrival.callKey);
     }
+  }
+
+  /** The call's deadline in ms from its arrival: as asked, else the default; capped. */
+  private timeoutMs(askedMs: number | undefined): number {
+    return callTimeoutMs(askedMs, DEFAULT_CALL_TIMEOUT_MS, this.limits.maxCallTimeoutMs);
   }
 
   /**
@@ -225,6 +228,9 @@ export class CallHandler {
     const parsed = callRequestValidator().safeParse(decoded);
     if (!parsed.success) throw parsed.error;
     const request = (arrival.request = parsed.data);
+    if (request.timeoutMs !== undefined)
+      arrival.deadline =
+        arrival.receivedAt.getTime() + this.timeoutMs(bodyTimeoutMs(request.timeoutMs));
     checkCallIds(this.limits, { callId: request.callId, context: request.context });
     assertIdentity(address, request);
     const hook = assertModifyingHook(request.hook);

@@ -8,6 +8,7 @@ import type { Msg } from "@nats-io/transport-node";
 import type { Bus } from "../bus/bus.js";
 import type { WireError } from "../bus/envelope.js";
 import { Header } from "../bus/headers.js";
+import { leadingCallId } from "../bus/body-deadline.js";
 import { isHookName } from "../catalog/catalog.js";
 import { HookbusError, isHookbusError } from "../foundation/errors.js";
 import { checkIdLimit, type Limits } from "../foundation/limits.js";
@@ -52,6 +53,8 @@ export async function recordFailure(deps: FailureRecorderDeps, failure: Failure)
   const id =
     validId(body?.id, limits.maxIdBytes) ??
     validId(msg.headers?.get(Header.CallId), limits.maxIdBytes) ??
+    // A body that could not be read, sent without headers (protocol 2): its first bytes.
+    validId(leadingCallId(msg.data), limits.maxIdBytes) ??
     `unidentified.${failure.receivedAt.getTime()}`;
   const digest = failure.digest ?? createHash("sha256").update(msg.data).digest("hex").slice(0, 64);
   const hook = isHookName(String(body?.hook)) ? String(body?.hook) : address.hookToken;

@@ -11,6 +11,7 @@
  */
 import type { Msg, PublishOptions } from "@nats-io/transport-node";
 import { Header } from "../bus/headers.js";
+import { afterTimeoutMs, leadingCallId } from "../bus/body-deadline.js";
 
 /** Requests one call may gather; more re-sends than this are answered by their own run. */
 const MAX_JOINED = 16;
@@ -30,21 +31,34 @@ export class JoinedCalls {
    * and a `done` to call when the run is over.
    */
   admit(msg: Msg): { msg: Msg; done: () => void } | undefined {
-    const callId = msg.headers?.get(Header.CallId) ?? "";
-    if (callId === "") return { msg, done: () => {} };
+    const callId = callIdOf(msg);
+    if (callId === undefined) return { msg, done: () => {} };
     const key = `${msg.subject} ${callId}`;
+    // Two sends of one call differ in the deadline left (in the body since protocol 2) only.
+    const data = msg.data.subarray(afterTimeoutMs(msg.data));
     const current = this.running.get(key);
     if (current !== undefined) {
-      if (sameBytes(current.data, msg.data) && current.joined.length < MAX_JOINED) {
+      if (sameBytes(current.data, data) && current.joined.length < MAX_JOINED) {
         if (current.joined.length === 0) answerJoinedToo(current);
         current.joined.push(msg);
         return undefined;
       }
       return { msg, done: () => {} };
     }
-    this.running.set(key, { leader: msg, data: msg.data, joined: [] });
+    this.running.set(key, { leader: msg, data, joined: [] });
     return { msg, done: () => this.running.delete(key) };
   }
+}
+
+/**
+ * The call id: in the `Hookbus-Call-Id` header (gzip and blob bodies, agents before protocol 2),
+ * else read from the body's first bytes as the agent SDK writes them (bus/body-deadline.ts).
+ * A plain message has no header block, and none is decoded for it.
+ */
+function callIdOf(msg: Msg): string | undefined {
+  const headers = msg.headers;
+  const fromHeader = headers === undefined ? "" : headers.get(Header.CallId);
+  return fromHeader === "" ? leadingCallId(msg.data) : fromHeader;
 }
 
 /**

@@ -9,6 +9,7 @@ import type { Msg } from "@nats-io/transport-node";
 import type { Bus } from "../bus/bus.js";
 import { ObserveRequest, type ObserveReply } from "../bus/envelope.js";
 import { Header } from "../bus/headers.js";
+import { headerTimeoutMs } from "../bus/body-deadline.js";
 import { isModifyingHook, type HookName } from "../catalog/catalog.js";
 import { parseContext, parseEvent } from "../catalog/validate.js";
 import { HookbusError } from "../foundation/errors.js";
@@ -52,11 +53,7 @@ export class ObservationHandler {
     const { bus, limits } = this.deps;
     const deadline =
       receivedAt.getTime() +
-      callTimeoutMs(
-        msg.headers?.get(Header.TimeoutMs),
-        DEFAULT_CALL_TIMEOUT_MS,
-        limits.maxCallTimeoutMs,
-      );
+      callTimeoutMs(headerTimeoutMs(msg.headers), DEFAULT_CALL_TIMEOUT_MS, limits.maxCallTimeoutMs);
     const snapshot = this.deps.registry();
     const address = addressOf(msg.subject, limits);
     let raw: Record<string, unknown> | undefined;

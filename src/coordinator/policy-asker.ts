@@ -7,13 +7,13 @@ import {
   createInbox,
   headers as natsHeaders,
   type Msg,
-  type MsgHdrs,
   type NatsConnection,
   type Subscription,
 } from "@nats-io/transport-node";
 import { connectionInboxPrefix } from "../bus/inbox.js";
 import type { Bus } from "../bus/bus.js";
-import { bodyHeaders, type EncodedBody } from "../bus/codec.js";
+import type { EncodedBody } from "../bus/codec.js";
+import { spliceTimeoutMs, withDeadline, type RequestWire } from "../bus/body-deadline.js";
 import type { WireError } from "../bus/envelope.js";
 import { policyReplyValidator } from "../bus/compiled-validators.js";
 import { Header } from "../bus/headers.js";
@@ -45,8 +45,8 @@ interface Pending {
   startedAt: number;
   settle?: (outcome: PolicyOutcomeInput) => void;
   timer: NodeJS.Timeout;
-  /** Its headers, kept for asking again (ask-again.ts) until it is answered or expires. */
-  headers?: MsgHdrs;
+  /** What was sent, kept for asking again (ask-again.ts) until it is answered or expires. */
+  wire?: RequestWire;
   /** Asked again at the half of its timeout: its worker may have vanished (askAgainIfVanished). */
   askedAgain: boolean;
   /** The server said "no responders" for it: no worker took it, none can have vanished. */
@@ -83,8 +83,8 @@ export class PolicyAsker {
   private readonly lateWindowMs: number;
   /** Tokens of timed-out asks, oldest first (a Set keeps insertion order). */
   private readonly late = new Set<string>();
-  /** The headers of the latest ask, for the next ask of the same call (headersFor). */
-  private lastHeaders: { body: EncodedBody; timeoutMs: number; headers: MsgHdrs } | undefined;
+  /** The latest ask as sent, for the next ask of the same call (wireFor). */
+  private lastWire: { body: EncodedBody; timeoutMs: number; wire: RequestWire } | undefined;
   /** When an ask may have been lost (a connection moved, no responders for a moment). */
   private readonly again: AskAgain;
 
@@ -121,20 +121,20 @@ export class PolicyAsker {
           ? setTimeout(() => this.askAgainIfVanished(token), half)
           : setTimeout(() => this.expire(token), request.timeoutMs);
       const startedAt = performance.now();
-      const headers = this.headersFor(request);
+      const wire = this.wireFor(request);
       // Every field in the literal (hot path: foundation/hot-path.ts).
       const entry: Pending = {
         request,
         startedAt,
         settle: resolve,
         timer,
-        headers,
+        wire,
         askedAgain: false,
         noResponders: false,
       };
       this.pending.set(token, entry);
       try {
-        this.publish(token, request, headers);
+        this.publish(token, request, wire);
       } catch (error) {
         // Publishing fails only when the connection is closed or draining: the policy is unreachable.
         this.finish(
@@ -151,14 +151,13 @@ export class PolicyAsker {
     });
   }
 
-  private publish(token: string, request: AskRequest, headers: MsgHdrs): void {
+  private publish(token: string, request: Omit<AskRequest, "body">, wire: RequestWire): void {
+    const reply = `${this.prefix}.${token}`;
     this.bus.nc.publish(
       this.bus.subjects.policy(request.policy.name, request.hook),
-      request.body.data,
-      {
-        reply: `${this.prefix}.${token}`,
-        headers,
-      },
+      wire.data,
+      // No header block at all for a plain JSON ask (its deadline is in its body).
+      wire.headers === undefined ? { reply } : { reply, headers: wire.headers },
     );
   }
 
@@ -174,10 +173,9 @@ export class PolicyAsker {
   }
 
   private askOnceMore(token: string, entry: Pending): void {
-    if (entry.settle === undefined || entry.headers === undefined || !("body" in entry.request))
-      return;
+    if (entry.settle === undefined || entry.wire === undefined) return;
     try {
-      this.publish(token, entry.request, entry.headers);
+      this.publish(token, entry.request, entry.wire);
     } catch (error) {
       // Closed or draining: the ask's own timer settles it.
       this.bus.logger.debug({ err: error }, "could not ask a policy again");
@@ -197,25 +195,26 @@ export class PolicyAsker {
     if (left <= 0) return this.expire(token);
     entry.timer = setTimeout(() => this.expire(token), left);
     // "No responders" already said no worker held it; a timer that fired late leaves no time.
-    if (entry.noResponders || left < MIN_ASK_AGAIN_MS || entry.headers === undefined) return;
+    if (entry.noResponders || left < MIN_ASK_AGAIN_MS) return;
+    if (entry.wire === undefined || !("body" in entry.request)) return;
     entry.askedAgain = true;
-    entry.headers = withTimeout(entry.headers, Math.floor(left));
+    entry.wire = withDeadlineLeft(entry.request.body, entry.wire, Math.floor(left));
     this.askOnceMore(token, entry);
   }
 
   /**
-   * The policy request's headers: the deadline (the body carries the call). The asks of one call
-   * share one body and usually one timeout, so they share one set of headers unless a trace
-   * propagator writes each ask's own span into them.
+   * The policy request as sent: the shared body with this policy's deadline spliced in (a gzip
+   * or blob body: in the header). The asks of one call share one body and usually one timeout,
+   * so they share these bytes unless a trace propagator writes each ask's own span into headers.
    */
-  private headersFor(request: AskRequest): MsgHdrs {
-    const last = this.lastHeaders;
-    if (last?.body === request.body && last.timeoutMs === request.timeoutMs) return last.headers;
-    const headers = bodyHeaders(request.body, { [Header.TimeoutMs]: String(request.timeoutMs) });
-    this.lastHeaders = tracePropagates()
+  private wireFor(request: AskRequest): RequestWire {
+    const last = this.lastWire;
+    if (last?.body === request.body && last.timeoutMs === request.timeoutMs) return last.wire;
+    const wire = withDeadline(request.body, request.timeoutMs);
+    this.lastWire = tracePropagates()
       ? undefined
-      : { body: request.body, timeoutMs: request.timeoutMs, headers };
-    return headers;
+      : { body: request.body, timeoutMs: request.timeoutMs, wire };
+    return wire;
   }
 
   async close(): Promise<void> {
@@ -245,7 +244,7 @@ export class PolicyAsker {
       ),
     );
     delete entry.settle;
-    delete entry.headers;
+    delete entry.wire;
     // Keep listening for a while: a reply now is a late verdict worth recording. The body (up
     // to megabytes) is not needed for that.
     entry.request = {
@@ -376,13 +375,19 @@ export class PolicyAsker {
   }
 }
 
-/** A copy of an ask's headers (its encoding, its trace) with the deadline that is left. */
-function withTimeout(headers: MsgHdrs, timeoutMs: number): MsgHdrs {
+/**
+ * An ask as sent again with the deadline that is left: spliced into its body again, or for a
+ * gzip or blob body a copy of its headers with the new `Hookbus-Timeout-Ms`. Its other headers
+ * (encoding, the trace of the first ask) are kept.
+ */
+function withDeadlineLeft(body: EncodedBody, sent: RequestWire, timeoutMs: number): RequestWire {
+  if (body.encoding === "json")
+    return { data: spliceTimeoutMs(body.data, timeoutMs), headers: sent.headers };
   const copy = natsHeaders();
-  for (const key of headers.keys())
-    for (const value of headers.values(key)) copy.append(key, value);
+  for (const key of sent.headers?.keys() ?? [])
+    for (const value of sent.headers!.values(key)) copy.append(key, value);
   copy.set(Header.TimeoutMs, String(timeoutMs));
-  return copy;
+  return { data: sent.data, headers: copy };
 }
 
 function wireError(code: string, message: string): WireError {

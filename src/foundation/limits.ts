@@ -196,15 +196,17 @@ export function jsonMembers(bytes: Uint8Array, maxDepth: number): number {
   return members;
 }
 
-/** The deadline a caller asked for (`Hookbus-Timeout-Ms`), defaulted and capped. */
+/**
+ * The deadline a caller asked for, defaulted and capped. `askedMs` is what its request said (the
+ * body's `timeoutMs` or the `Hookbus-Timeout-Ms` header, read by bus/body-deadline.ts): a finite
+ * positive number, or undefined when it named none.
+ */
 export function callTimeoutMs(
-  header: string | undefined,
+  askedMs: number | undefined,
   fallbackMs: number,
   maxMs: number,
 ): number {
-  const asked = Number(header);
-  const wanted = header !== undefined && Number.isFinite(asked) && asked > 0 ? asked : fallbackMs;
-  return Math.min(wanted, maxMs);
+  return Math.min(askedMs ?? fallbackMs, maxMs);
 }
 
 /**

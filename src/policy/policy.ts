@@ -28,7 +28,7 @@ export interface PolicyTools {
   /** Bound to the policy, hook and call id. */
   logger: Logger;
   /**
-   * Aborted when the caller stops waiting (the request's `Hookbus-Timeout-Ms` passed) or the
+   * Aborted when the caller stops waiting (the request's `timeoutMs`, or `Hookbus-Timeout-Ms`, passed) or the
    * runner is forced to stop. Pass it to fetch() and the like; an answer sent after the deadline
    * is still recorded by the coordinator as a late verdict.
    */

@@ -13,6 +13,7 @@ import type { Bus } from "../bus/bus.js";
 import { optionalBodyHeaders, type EncodedBody } from "../bus/codec.js";
 import type { PolicyReply } from "../bus/envelope.js";
 import { Header } from "../bus/headers.js";
+import { bodyTimeoutMs, headerTimeoutMs } from "../bus/body-deadline.js";
 import { isHookName, isModifyingHook, type ModifyingHookName } from "../catalog/catalog.js";
 import { HookbusError, isHookbusError } from "../foundation/errors.js";
 import type { WorkerTelemetry } from "./telemetry.js";
@@ -136,6 +137,13 @@ class RequestInvokeOptions implements InvokeOptions {
   }
 }
 
+/** Epoch ms when the caller stops waiting, from its timeout and the request's arrival. */
+function deadlineOf(timeoutMs: number | undefined, receivedAt: number): number | undefined {
+  return timeoutMs === undefined
+    ? undefined
+    : Date.now() + (timeoutMs - (performance.now() - receivedAt));
+}
+
 /** A request's envelope whose hook is the modifying hook of its subject. */
 type CheckedRequest = z.infer<typeof Envelope> & { hook: ModifyingHookName };
 
@@ -240,26 +248,23 @@ export class RequestServer {
   /** Resolves to the error code of the reply (undefined: a verdict, no opinion, or dropped). */
   private async answer(msg: Msg, receivedAt: number): Promise<string | undefined> {
     const { bus, policy, state } = this.options;
-    const timeoutMs = Number(msg.headers?.get(Header.TimeoutMs) ?? "");
-    const hasDeadline = Number.isFinite(timeoutMs) && timeoutMs > 0;
-    const waited = performance.now() - receivedAt;
-    if (hasDeadline && waited >= timeoutMs) {
-      // The caller has stopped waiting: running the handler now would only delay the next request.
-      bus.logger.debug(
-        { policy: policy.name, subject: msg.subject, waitedMs: Math.round(waited) },
-        "request expired in the queue; dropped",
-      );
-      return undefined;
-    }
-    const deadline = hasDeadline ? Date.now() + (timeoutMs - waited) : undefined;
+    // `msg.headers` is undefined, and nothing is decoded, for a plain JSON ask of a protocol 2
+    // coordinator: its deadline is in its body. A gzip or blob body's is in the header.
+    const headerMs = headerTimeoutMs(msg.headers);
+    if (this.expiredInQueue(msg, headerMs, receivedAt)) return undefined;
     // Known once the body is read (requests carry it in the body only).
     let callId: string | undefined;
     let reply: PolicyReply;
     let errorCode: string | undefined;
     try {
-      const read = this.readRequest(msg, deadline);
+      const read = this.readRequest(msg, deadlineOf(headerMs, receivedAt));
       const body = isPromise(read) ? await read : read;
       callId = body.callId;
+      // The body's deadline when it names one, else the header's (coordinators before protocol 2).
+      const bodyMs = body["timeoutMs"];
+      const timeoutMs = bodyMs === undefined ? headerMs : bodyTimeoutMs(bodyMs);
+      if (bodyMs !== undefined && this.expiredInQueue(msg, timeoutMs, receivedAt)) return undefined;
+      const deadline = deadlineOf(timeoutMs, receivedAt);
       const options = new RequestInvokeOptions(
         callId,
         state,
@@ -267,7 +272,7 @@ export class RequestServer {
         bus.logger,
         factsOf(body["facts"]),
         this.options.hardStop,
-        timeoutMs,
+        timeoutMs ?? 0,
         receivedAt,
       );
       // Without a promise when the handler answers at once (most do): foundation/hot-path.ts.
@@ -307,6 +312,22 @@ export class RequestServer {
     const sent = this.respond(msg, callId, reply, errorCode);
     if (isPromise(sent)) await sent;
     return errorCode;
+  }
+
+  /**
+   * The caller has stopped waiting (the request waited for a free handler past its deadline):
+   * running the handler now would only delay the next request, so it is dropped unanswered.
+   */
+  private expiredInQueue(msg: Msg, timeoutMs: number | undefined, receivedAt: number): boolean {
+    if (timeoutMs === undefined) return false;
+    const waited = performance.now() - receivedAt;
+    if (waited < timeoutMs) return false;
+    const { bus, policy } = this.options;
+    bus.logger.debug(
+      { policy: policy.name, subject: msg.subject, waitedMs: Math.round(waited) },
+      "request expired in the queue; dropped",
+    );
+    return true;
   }
 
   /** Decode and check the envelope: it must be for this policy and the hook of its subject. */

@@ -75,11 +75,10 @@ function depthOf(value: unknown): number {
 }
 
 describe("call timeout", () => {
-  it("caps the header at the maximum and defaults a missing or bad one", () => {
-    expect(callTimeoutMs("1000000000000", 5000, 60_000)).toBe(60_000);
+  it("caps the asked deadline at the maximum and defaults a missing one", () => {
+    expect(callTimeoutMs(1_000_000_000_000, 5000, 60_000)).toBe(60_000);
     expect(callTimeoutMs(undefined, 5000, 60_000)).toBe(5000);
-    expect(callTimeoutMs("-3", 5000, 60_000)).toBe(5000);
-    expect(callTimeoutMs("250", 5000, 60_000)).toBe(250);
+    expect(callTimeoutMs(250, 5000, 60_000)).toBe(250);
   });
 });
 

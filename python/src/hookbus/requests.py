@@ -1,10 +1,11 @@
 """Serving one policy's modifying hooks: ``<ns>.policy.<policy>.*`` in queue group ``<ns>-policy-<policy>``.
 
-Each request is stamped on arrival; it is dropped unanswered once its ``Hookbus-Timeout-Ms`` has
-passed (while queued, or while its handler runs: the handler is cancelled), because the
+Each request is stamped on arrival; it is dropped unanswered once its deadline has passed (while
+queued, or while its handler runs: the handler is cancelled), because the
 coordinator has stopped waiting and records a timeout anyway. Every other request gets exactly one
 reply: a verdict (or none), or an error with its code in the body and the ``Hookbus-Error-Code``
-header.
+header. The deadline is the body's ``timeoutMs`` (protocol 2) when the body has one, else the
+``Hookbus-Timeout-Ms`` header (gzip and blob bodies, coordinators before protocol 2).
 """
 
 from __future__ import annotations
@@ -116,11 +117,10 @@ class RequestServer:
         finally:
             self.slots.waiting -= 1
         try:
-            if deadline is not None and time.monotonic() >= deadline:
-                log.debug("request expired in the queue; dropped (%s)", msg.subject)
+            if _expired(deadline, msg):
                 return
             try:
-                reply = await self._answer(msg, deadline)
+                reply, deadline = await self._answer(msg, arrived, deadline)
             except Expired:
                 log.debug("deadline passed while handling %s; no answer", msg.subject)
                 return
@@ -133,9 +133,14 @@ class RequestServer:
         finally:
             self.slots.semaphore.release()
 
-    async def _answer(self, msg: Msg, deadline: float | None) -> dict[str, Any]:
+    async def _answer(self, msg: Msg, arrived: float,
+                      deadline: float | None) -> tuple[dict[str, Any], float | None]:
+        """The reply, and the deadline it is due by (the body's once read, else the header's)."""
         try:
-            call = await self._read(msg, deadline)
+            call = await self._read(msg, arrived, deadline)
+            deadline = call.deadline
+            if _expired(deadline, msg):
+                raise Expired()  # the body's deadline passed while the request was queued
             work = invoke(self.policy, call)
             if deadline is None:
                 verdict = await work
@@ -148,13 +153,13 @@ class RequestServer:
             if error.code == "HOOKBUS_CALL_TIMEOUT":
                 raise Expired() from None
             log.warning("cannot serve %s: %s %s", msg.subject, error.code, error.message)
-            return self._error_reply(error)
+            return self._error_reply(error), deadline
         reply = self._base_reply()
         if verdict is not None:
             reply["verdict"] = verdict
-        return reply
+        return reply, deadline
 
-    async def _read(self, msg: Msg, deadline: float | None) -> Call:
+    async def _read(self, msg: Msg, arrived: float, deadline: float | None) -> Call:
         headers = msg.headers or {}
         timeout = None if deadline is None else max(0.0, deadline - time.monotonic())
         body = await self.codec.decode(msg.data, headers.get("Hookbus-Encoding"), timeout)
@@ -183,6 +188,8 @@ class RequestServer:
                 "HOOKBUS_NOT_MODIFYING_HOOK",
                 f"{hook} is observational: it is delivered from the log, not asked",
                 {"hook": hook, "policy": name})
+        if "timeoutMs" in body:  # the body's deadline wins over the header's (protocol 2)
+            deadline = _deadline_after(arrived, body["timeoutMs"])
         return Call(hook=hook, event=body["event"], context=body["context"],
                     call_id=body["callId"], policy=name, deadline=deadline,
                     facts=facts_of(body.get("facts")), _store=self.state)
@@ -225,10 +232,26 @@ class RequestServer:
 
 
 def _deadline(msg: Msg, arrived: float) -> float | None:
+    """The header's deadline: gzip and blob bodies, and coordinators before protocol 2."""
     raw = (msg.headers or {}).get("Hookbus-Timeout-Ms")
     try:
         ms = float(raw) if raw is not None else 0.0
     except ValueError:
         return None
-    # As the TypeScript SDK reads it: a finite positive number, or no deadline ("NaN", "-1", "0").
+    return _deadline_after(arrived, ms)
+
+
+def _deadline_after(arrived: float, ms: Any) -> float | None:
+    """As the TypeScript SDK reads a deadline: a finite positive number of ms, or none at all
+    (``-1``, ``0``, ``NaN``; in a body also a string, ``null`` or ``true``)."""
+    if isinstance(ms, bool) or not isinstance(ms, (int, float)):
+        return None
     return arrived + ms / 1000.0 if math.isfinite(ms) and ms > 0 else None
+
+
+def _expired(deadline: float | None, msg: Msg) -> bool:
+    """The caller stopped waiting while the request was queued: it is dropped unanswered."""
+    if deadline is None or time.monotonic() < deadline:
+        return False
+    log.debug("request expired in the queue; dropped (%s)", msg.subject)
+    return True

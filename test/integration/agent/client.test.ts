@@ -135,7 +135,7 @@ describe("agent SDK on NATS (no coordinator)", () => {
     // attempts find no coordinator. Were it slower, the test would still pass, only through fewer
     // retries; the assertions below hold either way.
     await new Promise((r) => setTimeout(r, 150));
-    const seen: { callId: string; headerCallId: string; timeoutMs: number }[] = [];
+    const seen: { callId: string; headers: boolean; timeoutMs: number | undefined }[] = [];
     const sub = nc.subscribe(bus.subjects.call(ctx.agentId, "before_agent_reply"), {
       queue: bus.subjects.coordinatorQueue,
       callback: (_e, msg) => {
@@ -143,8 +143,8 @@ describe("agent SDK on NATS (no coordinator)", () => {
           const body = CallRequest.parse(await bus.codec.decodeMessage(msg));
           seen.push({
             callId: body.callId,
-            headerCallId: msg.headers?.get(Header.CallId) ?? "",
-            timeoutMs: Number(msg.headers?.get(Header.TimeoutMs)),
+            headers: msg.headers !== undefined,
+            timeoutMs: body.timeoutMs,
           });
           const reply = {
             callId: body.callId,
@@ -171,7 +171,8 @@ describe("agent SDK on NATS (no coordinator)", () => {
       decidedBy: { reply: ["wiz"] },
     });
     expect(seen).toHaveLength(1);
-    expect(seen[0]).toMatchObject({ callId: "call-42", headerCallId: "call-42" });
+    // Protocol 2: the time left is in the body of each send; a plain body has no header block.
+    expect(seen[0]).toMatchObject({ callId: "call-42", headers: false });
     expect(seen[0]!.timeoutMs).toBeGreaterThan(0);
     expect(seen[0]!.timeoutMs).toBeLessThanOrEqual(3000);
   });

@@ -47,8 +47,7 @@ describe("requestWithResend with no responders", () => {
         const error = await rejection(
           requestWithResend(nc, {
             subject: `${uniqueNamespace("resend")}.nobody.${i}`,
-            data: new Uint8Array(),
-            headers: () => headers(),
+            wire: () => ({ data: new Uint8Array(), headers: headers() }),
             deadline: started + budgetMs,
             what: `request ${i}`,
             unavailableCode: "HOOKBUS_LOG_UNAVAILABLE",

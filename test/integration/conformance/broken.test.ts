@@ -32,7 +32,12 @@ function kit(mode: string, only: string) {
 
 describe("conformance kit: broken workers fail it", () => {
   it.each([
-    ["late", "deadline: no answer after it", /answered \d+ ms after a 300 ms deadline/],
+    ["late", "deadline in the body: no answer after it", /answered \d+ ms after a 300 ms deadline/],
+    [
+      "late",
+      "deadline in Hookbus-Timeout-Ms: no answer after it",
+      /answered \d+ ms after a 300 ms deadline/,
+    ],
     ["twice", "event: before_tool_call", /answered 2 times/],
     ["shape", "verdict: block", /verdict not allowed for before_tool_call/],
   ])(

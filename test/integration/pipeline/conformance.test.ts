@@ -32,6 +32,7 @@ interface Captured {
   subject: string;
   reply: string | undefined;
   headers: MsgHdrs | undefined;
+  data: Uint8Array;
   body: unknown;
 }
 
@@ -110,7 +111,13 @@ describe("wire conformance", () => {
         p.bus.codec
           .decodeMessage(msg)
           .then((body) => {
-            captured.push({ subject: msg.subject, reply: msg.reply, headers: msg.headers, body });
+            captured.push({
+              subject: msg.subject,
+              reply: msg.reply,
+              headers: msg.headers,
+              data: msg.data,
+              body,
+            });
           })
           .catch(() => {
             // JetStream acks and API replies on _INBOX are not hookbus bodies.
@@ -220,9 +227,17 @@ describe("wire conformance", () => {
       expect(c.subject).toBe(
         p.subjects.call(String(body.context.agentId), body.hook as ModifyingHookName),
       );
-      expect(c.headers?.get("Hookbus-Call-Id")).toBe(body.callId);
-      expect(Number(c.headers?.get("Hookbus-Timeout-Ms"))).toBeGreaterThan(0);
-      if (body.callId === "bad-1") continue;
+      if (body.callId === "bad-1") {
+        // Sent by hand as an agent before protocol 2 sends: call id and deadline in headers.
+        expect(c.headers?.get("Hookbus-Call-Id")).toBe(body.callId);
+        expect(Number(c.headers?.get("Hookbus-Timeout-Ms"))).toBeGreaterThan(0);
+        expect(body.timeoutMs).toBeUndefined();
+        continue;
+      }
+      // Protocol 2: the deadline leads the body, and a plain body has no header block at all.
+      expect(c.headers).toBeUndefined();
+      expect(body.timeoutMs).toBeGreaterThan(0);
+      expect(Buffer.from(c.data).toString("utf8")).toMatch(/^\{"timeoutMs":\d+,"callId":/);
       conforms(`hooks/${body.hook}.event.schema.json`, body.event, `${body.hook} event`);
       conforms(`hooks/${body.hook}.context.schema.json`, body.context, `${body.hook} context`);
       parseEvent(body.hook as ModifyingHookName, body.event);
@@ -236,9 +251,10 @@ describe("wire conformance", () => {
       expect(hook).toBe(body.hook);
       expect(["conform", "checker", "candidate"]).toContain(policy);
       if (body.policy !== undefined) expect(body.policy).toBe(policy);
-      // No header repeats the body (docs/protocol.md): the call id is in it.
-      expect(c.headers?.get("Hookbus-Call-Id") ?? "").toBe("");
-      expect(Number(c.headers?.get("Hookbus-Timeout-Ms"))).toBeGreaterThan(0);
+      // No header repeats the body (docs/protocol.md), and since protocol 2 the deadline is in
+      // it too: a plain policy request has no header block at all.
+      expect(c.headers).toBeUndefined();
+      expect(body.timeoutMs).toBeGreaterThan(0);
       conforms(`hooks/${body.hook}.event.schema.json`, body.event, `${body.hook} policy event`);
       conforms(
         `hooks/${body.hook}.context.schema.json`,

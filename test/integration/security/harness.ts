@@ -56,7 +56,8 @@ export async function rawRequest(
   const reply = await nc.request(
     subject,
     typeof data === "string" ? new TextEncoder().encode(data) : data,
-    { timeout: timeoutMs, headers: h },
+    // No header block at all when there is none to send (an agent of protocol 2's plain call).
+    Object.keys(headers).length === 0 ? { timeout: timeoutMs } : { timeout: timeoutMs, headers: h },
   );
   const code = reply.headers?.get("Hookbus-Error-Code") || undefined;
   const body = (await p.bus.codec.decodeMessage(reply)) as Record<string, unknown>;

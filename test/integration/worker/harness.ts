@@ -5,7 +5,7 @@
  */
 import type { MsgHdrs, NatsConnection } from "@nats-io/transport-node";
 import { Bus } from "../../../src/bus/bus.js";
-import { bodyHeaders } from "../../../src/bus/codec.js";
+import { bodyHeaders, optionalBodyHeaders } from "../../../src/bus/codec.js";
 import { PolicyReply } from "../../../src/bus/envelope.js";
 import { Header } from "../../../src/bus/headers.js";
 import { ensureLogStreams } from "../../../src/bus/streams.js";
@@ -86,7 +86,8 @@ export class PolicyAskClient {
       encoded.data,
       {
         timeout: timeoutMs,
-        headers: bodyHeaders(encoded, headers),
+        // No header block at all when there is nothing to say (a protocol 2 coordinator's ask).
+        headers: optionalBodyHeaders(encoded, headers),
       },
     );
     const reply = PolicyReply.parse(await this.bus.codec.decodeMessage(msg));

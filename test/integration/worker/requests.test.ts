@@ -328,43 +328,84 @@ describe("error replies", () => {
   });
 });
 
-describe("deadline", () => {
-  it("aborts tools.signal when the request's Hookbus-Timeout-Ms passes, and still answers", async () => {
-    let abortedAfterMs: number | undefined;
-    const policy = definePolicy({
-      name: "patient",
-      hooks: {
-        async before_tool_call(_event, _ctx, { signal }) {
-          const started = Date.now();
-          await new Promise<void>((resolve) => {
-            signal.addEventListener("abort", () => resolve(), { once: true });
-            setTimeout(resolve, 3000);
-          });
-          abortedAfterMs = signal.aborted ? Date.now() - started : undefined;
-          return { block: true, blockReason: "late" };
-        },
+/**
+ * A request's deadline as a coordinator of protocol 2 sends it (the body's `timeoutMs`, no header
+ * block) and as an older one did (`Hookbus-Timeout-Ms`): a worker honours both.
+ */
+const DEADLINE_WAYS = {
+  body: (body: Record<string, unknown>, ms: number) => ({
+    body: { timeoutMs: ms, ...body },
+    headers: {},
+  }),
+  header: (body: Record<string, unknown>, ms: number) => ({
+    body,
+    headers: { [Header.TimeoutMs]: String(ms) },
+  }),
+};
+
+/** A handler that waits for its signal (or 3 s) and says when it was aborted. */
+function patientPolicy(name: string) {
+  const seen: { abortedAfterMs: number | undefined } = { abortedAfterMs: undefined };
+  const policy = definePolicy({
+    name,
+    hooks: {
+      async before_tool_call(_event, _ctx, { signal }) {
+        const started = Date.now();
+        await new Promise<void>((resolve) => {
+          signal.addEventListener("abort", () => resolve(), { once: true });
+          setTimeout(resolve, 3000);
+        });
+        seen.abortedAfterMs = signal.aborted ? Date.now() - started : undefined;
+        return { block: true, blockReason: "late" };
       },
-    });
+    },
+  });
+  return { policy, seen };
+}
+
+describe.each(Object.entries(DEADLINE_WAYS))("deadline in the %s", (way, sent) => {
+  it("aborts tools.signal when the request's deadline passes, and still answers", async () => {
+    const { policy, seen } = patientPolicy(`patient-${way}`);
     const { client } = await serve(policy);
     const body = {
       callId: "c-late",
       hook: "before_tool_call",
-      policy: "patient",
+      policy: policy.name,
+      event: toolEvent(),
+      context: toolContext(),
+    };
+    const ask = sent(body, 200);
+    const answer = await client.raw(policy.name, "before_tool_call", ask.body, ask.headers, 5000);
+    expect(seen.abortedAfterMs).toBeGreaterThanOrEqual(150);
+    expect(seen.abortedAfterMs).toBeLessThan(2000);
+    // An answer after the deadline is still sent: the coordinator records it as a late verdict.
+    expect(answer.reply.verdict).toEqual({ block: true, blockReason: "late" });
+    expect(answer.reply.policy).toBe(policy.name);
+  });
+});
+
+describe("deadline in both", () => {
+  it("takes the body's deadline over the header's (a coordinator sends only one)", async () => {
+    const { policy, seen } = patientPolicy("patient-both");
+    const { client } = await serve(policy);
+    const body = {
+      timeoutMs: 200,
+      callId: "c-both",
+      hook: "before_tool_call",
+      policy: policy.name,
       event: toolEvent(),
       context: toolContext(),
     };
     const answer = await client.raw(
-      "patient",
+      policy.name,
       "before_tool_call",
       body,
-      { [Header.TimeoutMs]: "200" },
+      { [Header.TimeoutMs]: "60000" },
       5000,
     );
-    expect(abortedAfterMs).toBeGreaterThanOrEqual(150);
-    expect(abortedAfterMs).toBeLessThan(2000);
-    // An answer after the deadline is still sent: the coordinator records it as a late verdict.
+    expect(seen.abortedAfterMs).toBeGreaterThanOrEqual(150);
+    expect(seen.abortedAfterMs).toBeLessThan(2000);
     expect(answer.reply.verdict).toEqual({ block: true, blockReason: "late" });
-    expect(answer.reply.policy).toBe("patient");
   });
 });
 
@@ -385,14 +426,29 @@ describe("queue", () => {
     });
     return { policy, held, seen };
   }
-  const ask = (client: PolicyAskClient, policy: string, callId: string, timeoutMs: number) =>
-    client.raw(
+  const ask = (
+    client: PolicyAskClient,
+    policy: string,
+    callId: string,
+    timeoutMs: number,
+    way: keyof typeof DEADLINE_WAYS = "header",
+  ) => {
+    const request = {
+      callId,
+      hook: "before_tool_call",
+      policy,
+      event: toolEvent(),
+      context: toolContext(),
+    };
+    const sent = DEADLINE_WAYS[way](request, timeoutMs);
+    return client.raw(
       policy,
       "before_tool_call",
-      { callId, hook: "before_tool_call", policy, event: toolEvent(), context: toolContext() },
-      { [Header.CallId]: callId, [Header.TimeoutMs]: String(timeoutMs) },
+      sent.body,
+      sent.headers,
       Math.min(5000, timeoutMs + 1400),
     );
+  };
 
   it("answers HOOKBUS_WORKER_OVERLOADED at once when its queue is full", async () => {
     const { policy, held, seen } = heldPolicy("crowded");
@@ -416,25 +472,31 @@ describe("queue", () => {
     expect(seen.filter((id) => id.startsWith("extra-"))).toEqual([]);
   });
 
-  it("drops a request whose deadline passed while it waited, without running its handler", async () => {
-    const { policy, held, seen } = heldPolicy("expiring");
-    const { client } = await serveWith({ concurrency: 1 }, policy);
-    const first = ask(client, "expiring", "first", 5000);
-    await until(() => seen.includes("first"), 5000, "the first request in its handler");
-    // 100 ms to live, queued behind a handler held for longer than that.
-    const expired = ask(client, "expiring", "expired", 100).catch((error: unknown) => error);
-    const sentAt = Date.now();
-    await until(() => Date.now() - sentAt > 400, 5000, "the short deadline to pass");
-    held.open();
-    await first;
-    // The next request runs; the expired one never reached its handler.
-    expect((await ask(client, "expiring", "after", 5000)).reply.verdict).toEqual({
-      params: { seen: "after" },
-    });
-    expect(seen).toEqual(["first", "after"]);
-    // Its caller got no reply (a timeout on its side), never a late verdict.
-    expect(await expired).toBeInstanceOf(Error);
-  });
+  it.each(Object.keys(DEADLINE_WAYS))(
+    "drops a request whose deadline (in the %s) passed while it waited, without running its handler",
+    async (way) => {
+      const name = `expiring-${way}`;
+      const { policy, held, seen } = heldPolicy(name);
+      const { client } = await serveWith({ concurrency: 1 }, policy);
+      const first = ask(client, name, "first", 5000);
+      await until(() => seen.includes("first"), 5000, "the first request in its handler");
+      // 100 ms to live, queued behind a handler held for longer than that.
+      const expired = ask(client, name, "expired", 100, way as keyof typeof DEADLINE_WAYS).catch(
+        (error: unknown) => error,
+      );
+      const sentAt = Date.now();
+      await until(() => Date.now() - sentAt > 400, 5000, "the short deadline to pass");
+      held.open();
+      await first;
+      // The next request runs; the expired one never reached its handler.
+      expect((await ask(client, name, "after", 5000)).reply.verdict).toEqual({
+        params: { seen: "after" },
+      });
+      expect(seen).toEqual(["first", "after"]);
+      // Its caller got no reply (a timeout on its side), never a late verdict.
+      expect(await expired).toBeInstanceOf(Error);
+    },
+  );
 });
 
 describe("large bodies", () => {

@@ -10,8 +10,9 @@ import { JoinedCalls } from "../../../src/coordinator/joined-calls.js";
 /** A received request as the coordinator sees it: subject, call id header, body, respond. */
 function request(subject: string, callId: string, body: string) {
   const answers: string[] = [];
-  const headers = natsHeaders();
-  if (callId !== "") headers.set(Header.CallId, callId);
+  // As nats.js gives it: no header block at all, or the headers it had.
+  const headers = callId === "" ? undefined : natsHeaders();
+  if (callId !== "") headers!.set(Header.CallId, callId);
   const msg = {
     subject,
     data: new TextEncoder().encode(body),
@@ -57,6 +58,20 @@ describe("JoinedCalls", () => {
     run.msg.respond(answer);
     expect(first.answers).toEqual(["decision"]);
     expect([otherBody.answers, otherSubject.answers, noId.answers]).toEqual([[], [], []]);
+  });
+
+  it("joins a re-send with no headers by the call id its body begins with, whatever time it has left", () => {
+    const calls = new JoinedCalls();
+    const call = (ms: number, x = 1) =>
+      request("ns.call.a.before_tool_call", "", `{"timeoutMs":${ms},"callId":"c1","x":${x}}`);
+    const first = call(5000);
+    const again = call(3990);
+    const other = call(3990, 2);
+    const run = calls.admit(first.msg)!;
+    expect(calls.admit(again.msg)).toBeUndefined();
+    expect(calls.admit(other.msg)).toBeDefined();
+    run.msg.respond(answer);
+    expect([first.answers, again.answers, other.answers]).toEqual([["decision"], ["decision"], []]);
   });
 
   it("answers only the leader when nobody joined", () => {
