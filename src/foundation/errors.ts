@@ -15,7 +15,7 @@ export const ErrorCodes = {
   HOOKBUS_INVALID_DECISION:
     "A merged decision received from a coordinator does not match its hook's decision schema.",
   HOOKBUS_BAD_MESSAGE:
-    "A message body could not be decoded (not JSON, a key twice in one object, bad gzip, malformed blob reference).",
+    "A message body could not be decoded (not JSON, a key twice in one object, a number beyond a double, bad gzip, malformed blob reference).",
   HOOKBUS_PAYLOAD_TOO_LARGE: "A body is larger than one message and no blob store is available.",
   HOOKBUS_BLOB_MISSING: "A large body's stored chunks are missing or corrupt.",
   HOOKBUS_BLOB_UNSEALED:
