@@ -11,6 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { Bus } from "../../../src/bus/bus.js";
+import type { PgPool } from "../../../src/indexer/index.js";
 import { freePort } from "../../../src/testing/free-port.js";
 import { findNatsServerBinary, waitForPort } from "../../../src/testing/nats.js";
 import { publishSyntheticLog } from "../../support/synthetic-log.js";
@@ -26,33 +27,13 @@ describe("hookbus indexer's start", () => {
   it("waits for a log no coordinator has created yet, then indexes it", async () => {
     const namespace = uniqueNamespace("idxwait");
     const { url: indexUrl, pool } = await postgres.database();
-    const child = startChild(["--import", "tsx", "services/indexer.ts", "--batch", "10"], {
-      NATS_URL: nats.url(),
-      HOOKBUS_NAMESPACE: namespace,
-      HOOKBUS_INDEX_URL: indexUrl,
-      LOG_LEVEL: "info",
-    });
+    const child = startIndexerChild(nats.url(), namespace, indexUrl);
     try {
       // It tried, found no log, and is still running: retrying, not exited.
-      await until(
-        () => child.output().includes("indexer start: JetStream did not answer, retrying"),
-        30_000,
-        "a retried start in the log",
-      );
-      expect(child.child.exitCode).toBeNull();
+      await untilRetrying(child);
       const bus = await Bus.open(await nats.connect(), { namespace });
       await publishSyntheticLog(bus, { records: 40, sessions: 4, agents: 1 });
-      await until(
-        async () => {
-          const r = await pool.query<{ n: string }>(
-            "SELECT count(*) AS n FROM hookbus_records WHERE ns = $1",
-            [namespace],
-          );
-          return r.rows[0]?.n === "40";
-        },
-        60_000,
-        "the 40 records indexed",
-      );
+      await untilIndexed(pool, namespace, 40);
     } finally {
       child.child.kill("SIGTERM");
       await child.exited;
@@ -69,22 +50,9 @@ describe("hookbus indexer's start", () => {
     let server = await startServer(binary, ["-a", "127.0.0.1", "-p", String(port)], port);
     const namespace = uniqueNamespace("idxjs");
     const { url: indexUrl, pool } = await postgres.database();
-    const child = startChild(
-      ["--import", "tsx", "services/indexer.ts", "--batch", "10", "--connect-wait", "120000"],
-      {
-        NATS_URL: url,
-        HOOKBUS_NAMESPACE: namespace,
-        HOOKBUS_INDEX_URL: indexUrl,
-        LOG_LEVEL: "info",
-      },
-    );
+    const child = startIndexerChild(url, namespace, indexUrl, ["--connect-wait", "120000"]);
     try {
-      await until(
-        () => child.output().includes("indexer start: JetStream did not answer, retrying"),
-        30_000,
-        "a retried start while JetStream does not answer",
-      );
-      expect(child.child.exitCode).toBeNull();
+      await untilRetrying(child);
       await stopServer(server);
       server = await startServer(
         binary,
@@ -98,17 +66,7 @@ describe("hookbus indexer's start", () => {
           sessions: 2,
           agents: 1,
         });
-        await until(
-          async () => {
-            const r = await pool.query<{ n: string }>(
-              "SELECT count(*) AS n FROM hookbus_records WHERE ns = $1",
-              [namespace],
-            );
-            return r.rows[0]?.n === "20";
-          },
-          60_000,
-          "the 20 records indexed",
-        );
+        await untilIndexed(pool, namespace, 20);
       } finally {
         await nc.close();
       }
@@ -145,4 +103,42 @@ async function stopServer(server: ChildProcess): Promise<void> {
   const exited = new Promise((resolve) => server.once("exit", resolve));
   server.kill("SIGTERM");
   await exited;
+}
+
+function startIndexerChild(
+  natsUrl: string,
+  namespace: string,
+  indexUrl: string,
+  flags: string[] = [],
+) {
+  return startChild(["--import", "tsx", "services/indexer.ts", "--batch", "10", ...flags], {
+    NATS_URL: natsUrl,
+    HOOKBUS_NAMESPACE: namespace,
+    HOOKBUS_INDEX_URL: indexUrl,
+    LOG_LEVEL: "info",
+  });
+}
+
+/** The start failed, is being retried, and the process is still running (not exited). */
+async function untilRetrying(child: ReturnType<typeof startChild>): Promise<void> {
+  await until(
+    () => child.output().includes("indexer start: JetStream did not answer, retrying"),
+    30_000,
+    "a retried start in the log",
+  );
+  expect(child.child.exitCode).toBeNull();
+}
+
+async function untilIndexed(pool: PgPool, namespace: string, records: number): Promise<void> {
+  await until(
+    async () => {
+      const r = await pool.query<{ n: string }>(
+        "SELECT count(*) AS n FROM hookbus_records WHERE ns = $1",
+        [namespace],
+      );
+      return r.rows[0]?.n === String(records);
+    },
+    60_000,
+    `the ${records} records indexed`,
+  );
 }
