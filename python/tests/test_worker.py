@@ -82,6 +82,17 @@ async def _with_worker(url, body):
         await nc.close()
 
 
+async def _collect(nc, decode=False):
+    """An inbox, the list of what arrives on it (bodies decoded when asked) and its subscription."""
+    inbox = nc.new_inbox()
+    got = []
+
+    async def keep(msg):
+        got.append(json.loads(msg.data) if decode else msg)
+
+    return inbox, got, await nc.subscribe(inbox, cb=keep)
+
+
 def test_answers_with_a_verdict_and_kv_state(nats_url):
     async def body(nc):
         replies = []
@@ -103,13 +114,7 @@ def test_no_answer_after_the_deadline(nats_url, way):
     data, headers = DEADLINE_WAYS[way](500, f"s2-{way}", 100)
 
     async def body(nc):
-        inbox = nc.new_inbox()
-        got = []
-
-        async def keep(msg):
-            got.append(msg)
-
-        sub = await nc.subscribe(inbox, cb=keep)
+        inbox, got, sub = await _collect(nc)
         await nc.publish("pytest.policy.slowpoke.before_tool_call", data, reply=inbox,
                          headers=headers)
         await asyncio.sleep(1.0)
@@ -131,13 +136,7 @@ def test_a_request_expired_while_queued_never_runs(nats_url, way):
         slow = [asyncio.ensure_future(nc.request(subject, _request(400, f"s-slow-{way}"),
                                                  timeout=5)) for _ in range(2)]
         await asyncio.sleep(0.1)  # both slow ones are in their handlers
-        inbox = nc.new_inbox()
-        got = []
-
-        async def keep(msg):
-            got.append(msg)
-
-        sub = await nc.subscribe(inbox, cb=keep)
+        inbox, got, sub = await _collect(nc)
         await nc.publish(subject, data, reply=inbox, headers=headers)
         await asyncio.gather(*slow)
         after = await nc.request(subject, _request(0, session), timeout=5)
@@ -155,13 +154,7 @@ def test_the_body_deadline_wins_over_the_header(nats_url):
     subject = "pytest.policy.slowpoke.before_tool_call"
 
     async def body(nc):
-        inbox = nc.new_inbox()
-        got = []
-
-        async def keep(msg):
-            got.append(json.loads(msg.data))
-
-        sub = await nc.subscribe(inbox, cb=keep)
+        inbox, got, sub = await _collect(nc, decode=True)
         # Due in 100 ms by the body, in 60 s by the header: dropped.
         await nc.publish(subject, _request(500, "s-both-1", 100), reply=inbox,
                          headers={"Hookbus-Timeout-Ms": "60000"})
@@ -192,13 +185,7 @@ def test_an_ask_asked_again_while_held_is_dropped(nats_url):
     """The coordinator asks again at half the timeout with the same reply subject: the worker
     holding the first ask drops the second, so the handler runs once (the state counts one)."""
     async def body(nc):
-        inbox = nc.new_inbox()
-        got = []
-
-        async def keep(msg):
-            got.append(json.loads(msg.data))
-
-        sub = await nc.subscribe(inbox, cb=keep)
+        inbox, got, sub = await _collect(nc, decode=True)
         request = _request(300, "s-again")
         for _ in range(2):
             await nc.publish("pytest.policy.slowpoke.before_tool_call", request, reply=inbox,
